@@ -1,0 +1,140 @@
+"""One parameter-validation helper with one message format (ARCHITECTURE.md §5).
+
+Every message reads::
+
+    The 'epsilon' parameter of DPLSW must be a float in (0, inf]. Got -1.0 instead.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from privrl.errors import InvalidParameterError
+
+__all__ = ["check_scalar", "check_option", "check_array", "param_error"]
+
+
+def _owner_part(owner: str | None) -> str:
+    return f" of {owner}" if owner else ""
+
+
+def param_error(name: str, owner: str | None, allowed: str, value: Any) -> InvalidParameterError:
+    """Build the standard message: parameter, allowed range, value received."""
+    return InvalidParameterError(
+        f"The '{name}' parameter{_owner_part(owner)} must be {allowed}. Got {value!r} instead."
+    )
+
+
+def _interval(low: float | None, high: float | None, closed: str, allow_inf: bool = False) -> str:
+    lo = "-inf" if low is None else repr(low)
+    hi = "inf" if high is None else repr(high)
+    left = "[" if low is not None and closed in ("both", "left") else "("
+    closed_high = high is not None and closed in ("both", "right")
+    right = "]" if closed_high or (high is None and allow_inf) else ")"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_scalar(
+    value: Any,
+    name: str,
+    *,
+    owner: str | None = None,
+    kind: type = float,
+    low: float | None = None,
+    high: float | None = None,
+    closed: str = "both",
+    allow_inf: bool = False,
+) -> Any:
+    """Validate a real or integer scalar and return it converted to ``kind``.
+
+    ``closed`` is one of ``"both"``, ``"left"``, ``"right"``, ``"neither"`` and says which of
+    ``low``/``high`` are included. ``allow_inf`` admits ``+inf`` (e.g. "non-private") even when
+    ``high`` is None; NaN is always rejected.
+    """
+    if closed not in ("both", "left", "right", "neither"):
+        raise ValueError(f"closed must be both/left/right/neither, got {closed!r}")
+    type_name = "an int" if kind is int else "a float"
+    allowed = f"{type_name} in {_interval(low, high, closed, allow_inf)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise param_error(name, owner, allowed, value)
+    if kind is int:
+        if not isinstance(value, numbers.Integral):
+            if not (isinstance(value, float) and value.is_integer()):
+                raise param_error(name, owner, allowed, value)
+        value = int(value)
+    else:
+        value = float(value)
+        if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
+            raise param_error(name, owner, allowed, value)
+    inf_ok = allow_inf and value == math.inf
+    if low is not None and not inf_ok:
+        if value < low or (value == low and closed in ("right", "neither")):
+            raise param_error(name, owner, allowed, value)
+    if high is not None and not inf_ok:
+        if value > high or (value == high and closed in ("left", "neither")):
+            raise param_error(name, owner, allowed, value)
+    return value
+
+
+def check_option(value: Any, name: str, options: Iterable[Any], *, owner: str | None = None) -> Any:
+    """Validate that ``value`` is one of ``options``."""
+    options = tuple(options)
+    if value not in options:
+        raise param_error(name, owner, "one of " + ", ".join(repr(o) for o in options), value)
+    return value
+
+
+def check_array(
+    value: Any,
+    name: str,
+    *,
+    owner: str | None = None,
+    ndim: int | None = None,
+    shape: tuple[int | None, ...] | None = None,
+    dtype: Any = float,
+    finite: bool = True,
+    low: float | None = None,
+    high: float | None = None,
+) -> np.ndarray:
+    """Convert ``value`` to an array and check dimension, shape, finiteness and bounds.
+
+    ``shape`` may contain ``None`` for free axes. Bounds are inclusive.
+    """
+    try:
+        arr = np.asarray(value, dtype=dtype)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, f"an array convertible to {np.dtype(dtype).name}", type(value).__name__) from None
+    if ndim is not None and arr.ndim != ndim:
+        raise InvalidParameterError(
+            f"The '{name}' parameter{_owner_part(owner)} must be a {ndim}-dimensional array. "
+            f"Got shape {arr.shape} instead."
+        )
+    if shape is not None:
+        ok = arr.ndim == len(shape) and all(s is None or s == a for s, a in zip(shape, arr.shape))
+        if not ok:
+            want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ")"
+            raise InvalidParameterError(
+                f"The '{name}' parameter{_owner_part(owner)} must have shape {want}. "
+                f"Got shape {arr.shape} instead."
+            )
+    if finite and arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
+        raise InvalidParameterError(
+            f"The '{name}' parameter{_owner_part(owner)} must contain only finite values. "
+            f"Got {int(np.sum(~np.isfinite(arr)))} non-finite entries instead."
+        )
+    if arr.size and low is not None and arr.min() < low:
+        raise InvalidParameterError(
+            f"The '{name}' parameter{_owner_part(owner)} must have entries >= {low!r}. "
+            f"Got minimum {arr.min()!r} instead."
+        )
+    if arr.size and high is not None and arr.max() > high:
+        raise InvalidParameterError(
+            f"The '{name}' parameter{_owner_part(owner)} must have entries <= {high!r}. "
+            f"Got maximum {arr.max()!r} instead."
+        )
+    return arr
