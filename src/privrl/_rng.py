@@ -25,19 +25,31 @@ __all__ = ["RngLike", "as_generator", "child_rngs", "seed_sequence", "derive_see
 
 
 def seed_sequence(rng: RngLike) -> np.random.SeedSequence:
-    """The :class:`~numpy.random.SeedSequence` behind ``rng`` (without advancing a generator)."""
+    """A :class:`~numpy.random.SeedSequence` derived from ``rng``.
+
+    * int / SeedSequence: a pure function of the value (same seed, same sequence);
+    * ``None``: fresh OS entropy;
+    * Generator: a *fresh child* of the generator's seed sequence (``SeedSequence.spawn``, as
+      ``Generator.spawn`` does), so calling this twice with the same generator object gives two
+      independent sequences — exactly like drawing from it twice — while the generator's own
+      stream is not advanced. Two generators built from the same seed give the same children in
+      the same order. (Reusing one sequence for two calls would give two releases the *same*
+      noise, and their difference would reveal the difference of the data exactly.)
+    """
     if isinstance(rng, np.random.SeedSequence):
         return rng
     if rng is None:
         return np.random.SeedSequence()
     if isinstance(rng, np.random.Generator):
-        ss = getattr(rng.bit_generator, "seed_seq", None) or getattr(rng.bit_generator, "_seed_seq", None)
+        ss = getattr(rng.bit_generator, "seed_seq", None)
         if isinstance(ss, np.random.SeedSequence):
-            return ss
+            return ss.spawn(1)[0]
         return np.random.SeedSequence(int(rng.integers(0, 2**63)))
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         if rng < 0:
-            raise InvalidParameterError(f"The 'rng' parameter must be a non-negative int seed. Got {rng!r} instead.")
+            raise InvalidParameterError(
+                f"The 'rng' parameter must be a numpy Generator, an int seed in [0, inf), a SeedSequence "
+                f"or None. Got {rng!r} instead.")
         return np.random.SeedSequence(int(rng))
     raise InvalidParameterError(
         "The 'rng' parameter must be a numpy.random.Generator, a non-negative int, a SeedSequence "
@@ -60,10 +72,18 @@ def child_rngs(rng: RngLike, *names: str) -> dict[str, np.random.Generator]:
     """Independent named child generators, stable under adding or reordering names.
 
     The child for ``name`` depends only on the parent seed and ``name``: ``child_rngs(7, "env")``
-    and ``child_rngs(7, "privacy", "env")`` give the same ``"env"`` stream.
+    and ``child_rngs(7, "privacy", "env")`` give the same ``"env"`` stream. With a Generator,
+    each call derives from a fresh child of its seed sequence (see :func:`seed_sequence`): a
+    fresh ``default_rng(7)`` always gives the same children, but calling twice with one generator
+    object gives new, independent noise.
     """
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise InvalidParameterError(
+                f"The 'names' parameter of child_rngs must be non-empty strings. Got {name!r} instead.")
     if len(set(names)) != len(names):
-        raise InvalidParameterError(f"child_rngs names must be distinct. Got {names!r} instead.")
+        raise InvalidParameterError(
+            f"The 'names' parameter of child_rngs must be distinct strings. Got {names!r} instead.")
     parent = seed_sequence(rng)
     out = {}
     for name in names:

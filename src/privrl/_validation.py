@@ -103,12 +103,27 @@ def check_array(
 ) -> np.ndarray:
     """Convert ``value`` to an array and check dimension, shape, finiteness and bounds.
 
-    ``shape`` may contain ``None`` for free axes. Bounds are inclusive.
+    ``shape`` may contain ``None`` for free axes. Bounds are inclusive. ``dtype=None`` keeps the
+    input's dtype. Conversion to an integer dtype refuses non-integral floats (never truncates).
     """
     try:
-        arr = np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError):
-        raise param_error(name, owner, f"an array convertible to {np.dtype(dtype).name}", type(value).__name__) from None
+        raw = np.asarray(value)
+        target = raw.dtype if dtype is None else np.dtype(dtype)
+        if target.kind in "iu" and raw.dtype.kind in "fc":
+            # never truncate silently: 1.5 -> 1 would change the data (e.g. an action index)
+            if not np.all(np.isfinite(raw)) or not np.all(np.equal(np.mod(raw.real, 1), 0)) \
+                    or (raw.dtype.kind == "c" and np.any(raw.imag != 0)):
+                raise InvalidParameterError(
+                    f"The '{name}' parameter{_owner_part(owner)} must be an array of integers. "
+                    f"Got non-integer values of dtype {raw.dtype} instead.")
+        if target.kind in "iub" and raw.dtype.kind in "OSU":
+            raise TypeError
+        arr = np.asarray(raw, dtype=target)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidParameterError):
+            raise
+        want = "an array" if dtype is None else f"an array convertible to {np.dtype(dtype).name}"
+        raise param_error(name, owner, want, type(value).__name__) from None
     if ndim is not None and arr.ndim != ndim:
         raise InvalidParameterError(
             f"The '{name}' parameter{_owner_part(owner)} must be a {ndim}-dimensional array. "
@@ -130,11 +145,11 @@ def check_array(
     if arr.size and low is not None and arr.min() < low:
         raise InvalidParameterError(
             f"The '{name}' parameter{_owner_part(owner)} must have entries >= {low!r}. "
-            f"Got minimum {arr.min()!r} instead."
+            f"Got minimum {arr.min().item()!r} instead."
         )
     if arr.size and high is not None and arr.max() > high:
         raise InvalidParameterError(
             f"The '{name}' parameter{_owner_part(owner)} must have entries <= {high!r}. "
-            f"Got maximum {arr.max()!r} instead."
+            f"Got maximum {arr.max().item()!r} instead."
         )
     return arr

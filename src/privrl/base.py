@@ -43,7 +43,8 @@ class Estimator:
         for key, value in params.items():
             if key not in valid:
                 raise InvalidParameterError(
-                    f"Invalid parameter {key!r} for {type(self).__name__}. Valid parameters: {sorted(valid)}."
+                    f"The '{key}' parameter of {type(self).__name__} does not exist: parameter names must be "
+                    f"one of {sorted(valid)}. Got {key}={value!r} instead."
                 )
             setattr(self, key, value)
         return self

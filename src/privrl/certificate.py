@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import privrl
-from privrl.base import Estimator
+from privrl.base import Estimator, check_is_fitted
 from privrl.privacy.budget import PrivacyBudget
 
 __all__ = ["make_certificate"]
@@ -42,7 +42,7 @@ def make_certificate(estimator: Estimator, *, algorithm: str, delta: float | Non
     ``delta`` is the δ at which ε is reported (``None`` for pure-DP or non-private fits: ε is then
     computed at δ = 0 where possible). ``extra`` holds further *public* facts (e.g. the F_max used).
     """
-    ledger = estimator.privacy_ledger_
+    ledger = check_is_fitted(estimator, "privacy_ledger_")
     private = estimator.is_private
     eps: float | None
     if not private:

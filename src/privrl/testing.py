@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from privrl.base import Estimator
+from privrl.base import Estimator, check_is_fitted
 from privrl.errors import InvalidParameterError
+from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
 
 __all__ = ["ContractCase", "check_contract", "CHECKS"]
@@ -52,27 +53,53 @@ def _out(case: ContractCase, est: Estimator) -> np.ndarray:
     return np.asarray(case.output(est), dtype=float)
 
 
+_GUARANTEES = ("(epsilon, delta)-DP", "rho-zCDP", "JDP", "LDP", None)
+
+
+def _same_param(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(np.all(a == b)) if isinstance(a, np.ndarray) or isinstance(b, np.ndarray) else bool(a == b)
+    except Exception:  # noqa: BLE001 - incomparable objects are simply not equal
+        return False
+
+
 def check_params_roundtrip(case: ContractCase) -> None:
     est = case.make(case.budget)
     params = est.get_params()
     clone = type(est)(**params)
-    assert clone.get_params().keys() == params.keys(), "get_params does not round-trip"
-    est.set_params(**params)
+    cloned = clone.get_params()
+    assert cloned.keys() == params.keys(), "get_params does not round-trip"
+    changed = [k for k in params if not _same_param(params[k], cloned[k])]
+    assert not changed, f"constructor does not store parameters verbatim: {changed}"
+    assert est.set_params(**params) is est, "set_params must return self"
 
 
 def check_fit_returns_self(case: ContractCase) -> None:
     est = case.make(case.budget)
     assert case.fit(est, np.random.default_rng(0)) is est, "fit must return self"
     assert est.privacy_unit is not None and est.neighboring is not None, "privacy unit/relation unset"
+    assert est.guarantee in _GUARANTEES, f"unknown guarantee {est.guarantee!r}; expected one of {_GUARANTEES}"
+    assert isinstance(getattr(est, "privacy_ledger_", None), Ledger), "fit must set privacy_ledger_ (a Ledger)"
 
 
 def check_bad_params(case: ContractCase) -> None:
     for override in case.bad_params:
+        valid = set(case.make(case.budget).get_params())
+        unknown = set(override) - valid
+        assert not unknown, f"{case.name}: bad_params names unknown parameters {sorted(unknown)}"
         try:
             est = case.make(case.budget).set_params(**override)
             case.fit(est, np.random.default_rng(0))
-        except InvalidParameterError:
+        except InvalidParameterError as exc:
+            named = any(f"'{key}'" in str(exc) for key in override)
+            assert named, (f"{case.name}: the error for bad parameters {dict(override)} does not name the "
+                           f"parameter: {exc}")
             continue
+        except Exception as exc:  # noqa: BLE001 - any other exception is a contract failure
+            raise AssertionError(f"{case.name}: bad parameters {dict(override)} raised {type(exc).__name__} "
+                                 f"instead of InvalidParameterError: {exc}") from exc
         raise AssertionError(f"{case.name}: bad parameters {dict(override)} were accepted")
 
 
@@ -86,6 +113,8 @@ def check_same_rng_same_result(case: ContractCase) -> None:
 
 def check_different_rng_different_noise(case: ContractCase) -> None:
     a = case.make(case.budget)
+    if not a.is_private:  # deterministic non-private algorithms may legitimately ignore rng
+        return
     b = case.make(case.budget)
     case.fit(a, np.random.default_rng(7))
     case.fit(b, np.random.default_rng(8))
@@ -96,6 +125,8 @@ def check_infinite_budget_is_baseline(case: ContractCase) -> None:
     private = case.make(PrivacyBudget.non_private() if case.budget.rho is None
                         else PrivacyBudget(rho=math.inf))
     case.fit(private, np.random.default_rng(3))
+    assert not private.is_private, "an infinite budget must make the estimator non-private"
+    assert private.privacy_spent(case.delta) == math.inf, "an infinite budget must report epsilon = inf"
     if case.make_baseline is None:
         return
     base = case.make_baseline()
@@ -107,12 +138,17 @@ def check_infinite_budget_is_baseline(case: ContractCase) -> None:
 def check_spent_within_budget(case: ContractCase) -> None:
     est = case.make(case.budget)
     case.fit(est, np.random.default_rng(1))
+    if not est.is_private:
+        assert est.privacy_spent(case.delta) == math.inf, "a non-private fit must report epsilon = inf"
+        return
     if case.budget.rho is not None:
-        rho = est.privacy_ledger_.zcdp_rho()
+        ledger: Ledger = check_is_fitted(est, "privacy_ledger_")
+        rho = ledger.zcdp_rho()
         assert rho <= case.budget.rho * (1 + 1e-9), f"spent rho {rho} > budget {case.budget.rho}"
         return
     eps = est.privacy_spent(case.delta)
-    assert eps <= case.budget.epsilon * (1 + 1e-6), f"spent epsilon {eps} > budget {case.budget.epsilon}"
+    target = float(case.budget.epsilon)  # type: ignore[arg-type]  # not a rho budget here
+    assert eps <= target * (1 + 1e-6), f"spent epsilon {eps} > budget {target}"
 
 
 CHECKS = {
@@ -127,8 +163,16 @@ CHECKS = {
 
 
 def check_contract(case: ContractCase, checks: Sequence[str] | None = None) -> None:
-    """Run the named checks (all by default) on ``case``."""
-    for name in checks or CHECKS:
+    """Run the named checks (all by default) on ``case``; the ``AssertionError`` of a failing
+    check names the case and the check."""
+    names = list(CHECKS) if checks is None else list(checks)
+    for name in names:
         if name not in CHECKS:
-            raise InvalidParameterError(f"Unknown contract check {name!r}. Known: {sorted(CHECKS)}.")
-        CHECKS[name](case)
+            raise InvalidParameterError(
+                f"The 'checks' parameter of check_contract must contain only {sorted(CHECKS)}. "
+                f"Got {name!r} instead.")
+    for name in names:
+        try:
+            CHECKS[name](case)
+        except AssertionError as exc:
+            raise AssertionError(f"[{case.name}] contract check '{name}' failed: {exc}") from exc

@@ -9,7 +9,11 @@ from privrl.privacy.calibration import (
     gaussian_sigma_for_zcdp,
     zcdp_to_approx_dp,
 )
-from privrl.privacy.mechanisms import GaussianMechanism, LaplaceMechanism, SymmetricGaussianMatrixMechanism
+from privrl.privacy.mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    SymmetricGaussianMatrixMechanism,
+)
 
 __all__ = [
     "ApproxDpEvent",

@@ -102,8 +102,16 @@ class PrivacyBudget:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PrivacyBudget:
+        """Inverse of :meth:`to_dict` (``"inf"`` strings become ``math.inf``)."""
+        if not isinstance(data, dict):
+            raise param_error("data", "PrivacyBudget.from_dict", "a dict", data)
+        unknown = set(data) - {"epsilon", "delta", "rho"}
+        if unknown:
+            raise param_error("data", "PrivacyBudget.from_dict",
+                              "a dict with keys among 'epsilon', 'delta', 'rho'", data)
+
         def f(v: Any) -> Any:
-            return math.inf if v in ("inf", "Infinity") else v
+            return math.inf if isinstance(v, str) and v in ("inf", "Infinity") else v
         if "rho" in data and data["rho"] is not None:
             return cls(rho=f(data["rho"]))
         return cls(epsilon=f(data.get("epsilon")), delta=data.get("delta"))

@@ -51,6 +51,8 @@ class _AdditiveMechanism:
         else:
             std = check_scalar(noise_std, self._std_name, owner=owner, low=0.0)
             self.noise_multiplier = std / self.sensitivity
+        if not isinstance(secure, (bool, np.bool_)):
+            raise param_error("secure", owner, "a bool", secure)
         self.secure = bool(secure)
 
     @property
@@ -151,8 +153,11 @@ class SymmetricGaussianMatrixMechanism(GaussianMechanism):
         owner = type(self).__name__
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
             raise param_error("value", f"{owner}.release", "a square matrix", f"shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise param_error("value", f"{owner}.release", "finite", "array with non-finite entries")
         if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12):
             raise param_error("value", f"{owner}.release", "a symmetric matrix", "a non-symmetric matrix")
+        arr = np.triu(arr) + np.triu(arr, 1).T  # exactly symmetric (upper triangle mirrored)
         noisy, event = super().release(arr, rng=rng)
         if self.shift:
             noisy = noisy + self.shift * np.eye(arr.shape[0])

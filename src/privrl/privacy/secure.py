@@ -34,17 +34,24 @@ def _opendp():
         raise InvalidParameterError(
             "secure=True needs OpenDP: install privrl with the 'secure' extra (pip install privrl[secure])."
         ) from exc
-    dp.enable_features("contrib", "floating-point")
+    # Only "contrib" is needed for the float vector Gaussian/Laplace samplers; we deliberately do
+    # not enable "floating-point"/"idealized-numerics", which would admit non-hardened constructors.
+    dp.enable_features("contrib")
     return dp
 
 
 def _sample(kind: str, value: np.ndarray, scale: float) -> np.ndarray:
+    """``value`` plus i.i.d. noise of the given scale (Gaussian std σ, or Laplace b) per entry,
+    from OpenDP's ``make_gaussian`` / ``make_laplace`` on a float vector domain."""
     dp = _opendp()
     flat = np.asarray(value, dtype=float).ravel()
-    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float) if kind == "gaussian" \
-        else dp.l1_distance(T=float)
-    make = dp.m.make_gaussian if kind == "gaussian" else dp.m.make_laplace
-    meas = make(*space, scale=float(scale))
+    if flat.size == 0:
+        return np.asarray(value, dtype=float).copy()
+    domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))
+    if kind == "gaussian":
+        meas = dp.m.make_gaussian(domain, dp.l2_distance(T=float), scale=float(scale))
+    else:
+        meas = dp.m.make_laplace(domain, dp.l1_distance(T=float), scale=float(scale))
     return np.asarray(meas(flat.tolist()), dtype=float).reshape(np.shape(value))
 
 

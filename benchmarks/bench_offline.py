@@ -1,0 +1,52 @@
+"""Speed of the offline algorithms (issue #5 §6). Prints one JSON line per measurement.
+
+Targets on one core: DP-VAPVI K=1000, H=20, d=10, |A|=100 < 0.5 s; K=10⁵ < 20 s;
+DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed.
+
+    .venv/bin/python benchmarks/bench_offline.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _util import emit, measure  # noqa: E402
+
+from privrl import PrivacyBudget  # noqa: E402
+from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
+from privrl.envs.linear import sample_episodes  # noqa: E402
+from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp  # noqa: E402
+
+
+def bench_linear() -> None:
+    mdp = synthetic_linear_mdp(horizon=20, seed=0)
+    for K, repeat in ((1000, 5), (100_000, 1)):
+        data = mdp.sample(synthetic_behaviour_policy(), K, rng=0)
+        for name, make in (("dp-vapvi", lambda: DPVAPVI(budget=PrivacyBudget(rho=1.0), split=False)),
+                           ("vapvi", lambda: VAPVI(split=False))):
+            stats = measure(lambda make=make, data=data: make().fit(data, mdp.features, rng=1), repeat=repeat)
+            emit(name, K=K, H=20, d=10, n_actions=100, repeat=repeat, seconds=stats["seconds_per_call"],
+                 peak_mb=stats["peak_mb"], target_seconds=0.5 if K == 1000 else 20.0)
+
+
+def bench_tabular() -> None:
+    S, A, H, n = 100, 10, 20, 100_000
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.full(S, 0.5), size=(H, S, A))
+    r = rng.random((H, S, A))
+    data = sample_episodes(P, r, np.full(S, 1.0 / S), np.full((S, A), 1.0 / A), n, rng=1)
+    for name, make in (("dp-apvi", lambda: DPAPVI(budget=PrivacyBudget(rho=1.0))),
+                       ("dp-apvi-laplace", lambda: DPAPVI(budget=PrivacyBudget(epsilon=1.0))),
+                       ("apvi", APVI)):
+        stats = measure(lambda make=make: make().fit(data, r, rng=2), repeat=2)
+        emit(name, S=S, A=A, H=H, n=n, repeat=2, seconds=stats["seconds_per_call"], peak_mb=stats["peak_mb"],
+             target_seconds=5.0)
+
+
+if __name__ == "__main__":
+    bench_linear()
+    bench_tabular()

@@ -1,0 +1,326 @@
+"""Regularizers / privatizers of Zhou (2022): the source of ``(Λ, u)`` for the ridge estimators (Eqs 1–2).
+
+Interface (spec §2.1). ``start(...)`` returns the statistics for episode 1 (``Λ = Z¹``, ``u = z¹``);
+``update(x_p, y_p, x_r, y_r)`` takes episode k's per-step contributions
+
+* ``x_p[h] = ϕ_h^k(s_h^k, a_h^k)`` (computed in episode k with ``V_{h+1}^k`` and frozen, spec A1),
+* ``y_p[h] = V_{h+1}^k(s_{h+1}^k) ∈ [0, H]``, ``x_r[h] = φ(s_h^k, a_h^k)``, ``y_r[h] = r_h^k ∈ [0, 1]``,
+
+and returns the statistics for episode k+1: ``Λ_p (H,d1,d1)``, ``u_p (H,d1)``, ``Λ_r (H,d2,d2)``,
+``u_r (H,d2)``. ``constants(alpha)`` gives the data-independent Assumption 2 constants.
+
+* :class:`NonPrivate` — ``Λ = λI + G``, ``u = g`` (UCRL-VTR / OPPO).
+* :class:`CentralTreePrivatizer` — JDP (Sec 6.1, Def 6.2/6.3): a *trusted* curator runs 4H binary
+  counters (:class:`privrl.privacy.tree.BinaryCounter`, batched over h) and releases
+  ``Λ = Ĝ + 2Υ I``, ``u = ĝ``; eigenvalues are floored at ``λ_min`` (post-processing, a no-op on
+  the good event ``‖N‖ ≤ Υ``).
+* :class:`LocalPrivatizer` — LDP, **derived** (spec §3.4; the paper only sketches it in Sec 1.1
+  and Remark 6.9): each user adds her own Gaussian noise (σ of Thm 6.4 with ``m = 1``) to her 4H
+  messages before sending; the agent sums messages and adds ``2Ῡ I`` with ``Ῡ`` using ``M = K``.
+
+Privacy accounting (``events()``): the privacy loss of **one user**. Users' data are disjoint, so the
+guarantee for every user is that of one user (parallel composition). Central: each user's item
+enters at most ``m = ⌈log2 K⌉`` nodes of each of the 4H counters (Lemma 6.1(i); ``K − 1`` items are
+inserted), each node a Gaussian release with multiplier ``σ_x/Δ_x``. Local: each user sends 4H
+Gaussian messages once. The ledger always uses the **replacement** sensitivities (sound), also in
+``calibration="paper"`` mode, where σ was computed from the printed (smaller) ones.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import dp_accounting
+import numpy as np
+
+from privrl._rng import RngLike, as_generator
+from privrl._validation import check_option, check_scalar
+from privrl.algorithms.linear_mixture import calibration as cal
+from privrl.errors import InvalidDataError
+from privrl.privacy.tree import BinaryCounter, max_membership, symmetric_gaussian, tree_depth
+
+__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "LocalPrivatizer", "make_regularizer"]
+
+Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+class _RunningSum:
+    """Exact running sum with an optional ``shift·I`` on release (the non-private "counter")."""
+
+    def __init__(self, shape: tuple[int, ...], shift: float = 0.0) -> None:
+        self.shape, self.shift, self.t = shape, shift, 0
+        self._exact = np.zeros(shape)
+
+    def insert(self, item: np.ndarray) -> None:
+        self._exact = self._exact + item
+        self.t += 1
+
+    def release(self) -> np.ndarray:
+        if self.shift:
+            return self._exact + self.shift * np.eye(self.shape[-1])
+        return self._exact
+
+
+class Regularizer:
+    """Base class. Subclasses set ``guarantee`` and build ``self._counters`` in :meth:`start`."""
+
+    guarantee: str | None = None
+    name = "regularizer"
+    _counters: list[Any]
+
+    def __init__(self, *, clip_inputs: bool = False, value_feature_bound: float | None = None) -> None:
+        self.clip_inputs = bool(clip_inputs)
+        self.value_feature_bound = value_feature_bound
+
+    # -- life cycle
+    def start(self, *, n_episodes: int, horizon: int, d1: int, d2: int, rng: RngLike = None) -> Stats:
+        self.n_episodes, self.horizon, self.d1, self.d2 = n_episodes, horizon, d1, d2
+        self.L_phi = math.sqrt(d1) * horizon if self.value_feature_bound is None else float(self.value_feature_bound)
+        self.rng = as_generator(rng)
+        self._setup()
+        return self.statistics()
+
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def statistics(self) -> Stats:
+        Lp, up, Lr, ur = (c.release() for c in self._counters)
+        floor_p, floor_r = self._floors()
+        return _floor_eigenvalues(Lp, floor_p), up, _floor_eigenvalues(Lr, floor_r), ur
+
+    def _floors(self) -> tuple[float, float]:
+        return 0.0, 0.0
+
+    def update(self, x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> Stats:
+        """Insert one user's contributions (all h at once) and return the next statistics."""
+        items = self._items(*self._check(x_p, y_p, x_r, y_r))
+        for counter, item in zip(self._counters, self._privatize(items)):
+            counter.insert(item)
+        return self.statistics()
+
+    # -- inputs
+    def _check(self, x_p, y_p, x_r, y_r):
+        """Enforce the bounds privacy relies on: ``‖x_p‖ ≤ L_ϕ``, ``y_p ∈ [0,H]``, ``‖x_r‖ ≤ 1``,
+        ``y_r ∈ [0,1]``. Out of bounds raises unless ``clip_inputs=True`` (then project, spec §3.1)."""
+        H, tol = float(self.horizon), 1e-9
+        np_ = np.sqrt((x_p * x_p).sum(-1))
+        nr_ = np.sqrt((x_r * x_r).sum(-1))
+        ok = (np_.max() <= self.L_phi * (1 + tol) and nr_.max() <= 1 + tol and y_p.min() >= -tol
+              and y_p.max() <= H * (1 + tol) and y_r.min() >= -tol and y_r.max() <= 1 + tol)
+        if ok:
+            return x_p, y_p, x_r, y_r
+        if not self.clip_inputs:
+            raise InvalidDataError(f"{type(self).__name__}: a contribution is outside the bounds the privacy "
+                                   f"guarantee relies on (||phi_V|| <= {self.L_phi:g}, V in [0, {H:g}], "
+                                   "||phi|| <= 1, r in [0, 1]); pass clip_inputs=True to project.")
+        x_p = x_p * np.minimum(1.0, self.L_phi / np.maximum(np_, 1e-300))[:, None]
+        x_r = x_r * np.minimum(1.0, 1.0 / np.maximum(nr_, 1e-300))[:, None]
+        return x_p, np.clip(y_p, 0.0, H), x_r, np.clip(y_r, 0.0, 1.0)
+
+    @staticmethod
+    def _items(x_p, y_p, x_r, y_r) -> list[np.ndarray]:
+        return [x_p[:, :, None] * x_p[:, None, :], x_p * y_p[:, None], x_r[:, :, None] * x_r[:, None, :],
+                x_r * y_r[:, None]]
+
+    def _privatize(self, items: list[np.ndarray]) -> list[np.ndarray]:
+        return items
+
+    # -- theory
+    def constants(self, alpha: float) -> cal.RegularityConstants:
+        raise NotImplementedError
+
+    def events(self) -> list[dp_accounting.DpEvent]:
+        """The privacy loss of one user (empty for non-private regularizers)."""
+        return []
+
+    def public_parameters(self) -> dict[str, Any]:
+        """Data-independent parameters for certificates and manifests."""
+        return {"name": self.name}
+
+
+def _floor_eigenvalues(Lam: np.ndarray, floor: float) -> np.ndarray:
+    """PD safeguard (spec §3.1): add ``(floor − λ_min)_+ I``; bit-identical when ``λ_min ≥ floor``."""
+    if floor <= 0:
+        return Lam
+    lam_min = np.linalg.eigvalsh(Lam)[..., 0]
+    if np.all(lam_min >= floor):
+        return Lam
+    add = np.maximum(floor - lam_min, 0.0)
+    return Lam + add[:, None, None] * np.eye(Lam.shape[-1])
+
+
+class NonPrivate(Regularizer):
+    """``Z = λI``, ``z = 0``: UCRL-VTR / OPPO. Constants ``λ_max = λ_min = λ``, ``ν = 0``."""
+
+    name = "none"
+
+    def __init__(self, lam: float = 1.0, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.lam = check_scalar(lam, "lam", owner="NonPrivate", low=0.0, closed="neither")
+
+    def _setup(self) -> None:
+        H, d1, d2 = self.horizon, self.d1, self.d2
+        self._counters = [_RunningSum((H, d1, d1), self.lam), _RunningSum((H, d1)),
+                          _RunningSum((H, d2, d2), self.lam), _RunningSum((H, d2))]
+
+    def constants(self, alpha: float) -> cal.RegularityConstants:
+        lam = self.lam
+        return cal.RegularityConstants(lam, lam, 0.0, lam, lam, 0.0, lam, lam)
+
+    def public_parameters(self) -> dict[str, Any]:
+        return {"name": self.name, "lam": self.lam}
+
+
+class _NoisyPrivatizer(Regularizer):
+    """Shared calibration of the central and local privatizers."""
+
+    depth_is_tree = True
+
+    def __init__(self, *, epsilon: float, delta: float, calibration: str = "sound", sigma_rule: str = "paper",
+                 upsilon: str = "theory", shift_scale: float = 1.0, alpha: float = 0.05, lam: float = 1.0,
+                 **kw: Any) -> None:
+        super().__init__(**kw)
+        owner = type(self).__name__
+        self.epsilon = check_scalar(epsilon, "epsilon", owner=owner, low=0.0, closed="right", allow_inf=True)
+        self.delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="neither") \
+            if not math.isinf(self.epsilon) else delta
+        self.calibration = check_option(calibration, "calibration", ("sound", "paper"), owner=owner)
+        self.sigma_rule = check_option(sigma_rule, "sigma_rule", ("paper", "zcdp"), owner=owner)
+        self.upsilon = check_option(upsilon, "upsilon", ("theory", "monte_carlo"), owner=owner)
+        self.shift_scale = check_scalar(shift_scale, "shift_scale", owner=owner, low=0.5, closed="neither")
+        self.alpha = check_scalar(alpha, "alpha", owner=owner, low=0.0, high=1.0, closed="right")
+        self.lam = check_scalar(lam, "lam", owner=owner, low=0.0, closed="neither")
+
+    @property
+    def is_private(self) -> bool:
+        return not math.isinf(self.epsilon)
+
+    def _calibrate(self) -> None:
+        H, K = self.horizon, self.n_episodes
+        self.depth = tree_depth(K) if self.depth_is_tree else 1
+        self.n_noise_terms = tree_depth(K) if self.depth_is_tree else K
+        self.sensitivity = cal.sensitivities(self.d1, H, value_feature_bound=self.L_phi, calibration=self.calibration)
+        self.sound_sensitivity = cal.sensitivities(self.d1, H, value_feature_bound=self.L_phi, calibration="sound")
+        self.sigma = cal.noise_stds(self.sensitivity, horizon=H, epsilon=self.epsilon,
+                                    delta=self.delta if self.is_private else 1.0, depth=self.depth,
+                                    sigma_rule=self.sigma_rule)
+        self._constants = cal.regularity_constants(
+            self.sigma, d1=self.d1, d2=self.d2, n_episodes=K, horizon=H, alpha=self.alpha,
+            n_noise_terms=self.n_noise_terms, upsilon=self.upsilon, shift_scale=self.shift_scale, lam=self.lam)
+
+    def _floors(self) -> tuple[float, float]:
+        if not self.is_private:
+            return 0.0, 0.0
+        return self._constants.lambda_min_p, self._constants.lambda_min_r
+
+    def constants(self, alpha: float) -> cal.RegularityConstants:
+        """Assumption 2 constants. ``alpha`` must equal the one used for the shift (the shift depends on it)."""
+        if not math.isclose(alpha, self.alpha):
+            c = cal.regularity_constants(self.sigma, d1=self.d1, d2=self.d2, n_episodes=self.n_episodes,
+                                         horizon=self.horizon, alpha=alpha, n_noise_terms=self.n_noise_terms,
+                                         upsilon=self.upsilon, shift_scale=self.shift_scale, lam=self.lam)
+            return c
+        return self._constants
+
+    def _node_count(self) -> int:
+        return 1
+
+    def events(self) -> list[dp_accounting.DpEvent]:
+        if not self.is_private:
+            return [dp_accounting.NonPrivateDpEvent()]
+        count = self.horizon * self._node_count()
+        out = []
+        for stream in cal.STREAMS:
+            nm = getattr(self.sigma, stream) / getattr(self.sound_sensitivity, stream)
+            base = dp_accounting.GaussianDpEvent(nm)
+            out.append(base if count == 1 else dp_accounting.SelfComposedDpEvent(base, count))
+        return out
+
+    def public_parameters(self) -> dict[str, Any]:
+        return {"name": self.name, "epsilon": self.epsilon, "delta": self.delta, "calibration": self.calibration,
+                "sigma_rule": self.sigma_rule, "upsilon_rule": self.upsilon, "shift_scale": self.shift_scale,
+                "depth_m": self.depth, "sigma": self.sigma.as_dict(), "sensitivity": self.sensitivity.as_dict(),
+                "constants": self._constants.as_dict()}
+
+
+class CentralTreePrivatizer(_NoisyPrivatizer):
+    """JDP privatizer of Zhou (2022, Sec 6.1): 4H binary counters, ``σ_x`` of Thm 6.4, shift ``2Υ I``.
+
+    ``epsilon = inf`` gives exactly :class:`NonPrivate` ``(lam)`` (no noise, shift ``lam``).
+    """
+
+    guarantee = "JDP"
+    name = "central"
+
+    def _setup(self) -> None:
+        self._calibrate()
+        H, d1, d2, K = self.horizon, self.d1, self.d2, self.n_episodes
+        c = self._constants
+        n_items = max(K - 1, 0)                         # episode K's data is never used (spec A9)
+        spec = [((H, d1, d1), self.sigma.p1, True, c.shift_p, self.sensitivity.p1),
+                ((H, d1), self.sigma.p2, False, 0.0, self.sensitivity.p2),
+                ((H, d2, d2), self.sigma.r1, True, c.shift_r, self.sensitivity.r1),
+                ((H, d2), self.sigma.r2, False, 0.0, self.sensitivity.r2)]
+        self._counters = [BinaryCounter(shape, n_items=n_items, sigma=sigma, symmetric=sym, shift=shift,
+                                        rng=self.rng, sensitivity=sens)
+                          for shape, sigma, sym, shift, sens in spec]
+
+    def _node_count(self) -> int:
+        return max(1, max_membership(max(self.n_episodes - 1, 0)))
+
+    def statistics(self) -> Stats:
+        """As the base class, with a shortcut for the PD safeguard: the curator knows the noise
+        ``N`` (data-independent), and ``‖N‖_F ≤ γ − floor`` implies ``λ_min(G + N + γI) ≥ floor``
+        (``G ⪰ 0``), so the eigenvalue floor would be a no-op and is skipped."""
+        Lp, up, Lr, ur = (c.release() for c in self._counters)
+        floors = self._floors()
+        out = []
+        for Lam, counter, floor in ((Lp, self._counters[0], floors[0]), (Lr, self._counters[2], floors[1])):
+            noise = counter.noise_sum()
+            if floor > 0 and np.sqrt((noise * noise).sum(axis=(-2, -1))).max() > counter.shift - floor:
+                Lam = _floor_eigenvalues(Lam, floor)
+            out.append(Lam)
+        return out[0], up, out[1], ur
+
+
+class LocalPrivatizer(_NoisyPrivatizer):
+    """LDP privatizer, **derived** (spec §3.4; not specified in the paper).
+
+    The user-side randomiser :meth:`local_randomizer` adds ``SymGauss(σ̃_1)`` to her Gram items and
+    ``N(0, σ̃_2² I)`` to her moment items, ``σ̃_x = (HΔ_x/ε)√(32 ln(4H/δ))`` (Thm 6.4's σ with
+    ``m = 1``); the agent only sums messages: ``Λ = Σ_j W_j + 2Ῡ I`` with ``Ῡ`` of ``M = K`` noise terms.
+    """
+
+    guarantee = "LDP"
+    name = "local"
+    depth_is_tree = False
+
+    def _setup(self) -> None:
+        self._calibrate()
+        H, d1, d2 = self.horizon, self.d1, self.d2
+        c = self._constants
+        self._counters = [_RunningSum((H, d1, d1), c.shift_p), _RunningSum((H, d1)),
+                          _RunningSum((H, d2, d2), c.shift_r), _RunningSum((H, d2))]
+
+    def local_randomizer(self, items: list[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
+        """What one user sends: her 4 (batched over h) items plus fresh Gaussian noise."""
+        sig = self.sigma
+        if not self.is_private:
+            return [np.asarray(x, dtype=float) + 0.0 for x in items]
+        return [items[0] + symmetric_gaussian(rng, items[0].shape, sig.p1),
+                items[1] + rng.normal(0.0, sig.p2, size=items[1].shape),
+                items[2] + symmetric_gaussian(rng, items[2].shape, sig.r1),
+                items[3] + rng.normal(0.0, sig.r2, size=items[3].shape)]
+
+    def _privatize(self, items: list[np.ndarray]) -> list[np.ndarray]:
+        return self.local_randomizer(items, self.rng)
+
+
+def make_regularizer(kind: str, *, budget: Any, lam: float, **kw: Any) -> Regularizer:
+    """``"none"`` | ``"central"`` | ``"local"`` from a :class:`~privrl.PrivacyBudget` (ε, δ)."""
+    if kind == "none":
+        return NonPrivate(lam, clip_inputs=kw.get("clip_inputs", False),
+                          value_feature_bound=kw.get("value_feature_bound"))
+    cls = CentralTreePrivatizer if kind == "central" else LocalPrivatizer
+    return cls(epsilon=budget.epsilon, delta=budget.delta, lam=lam, **kw)

@@ -1,0 +1,52 @@
+"""Deliberately broken copies of releases, for the negative controls of the audits.
+
+Nothing here edits an algorithm module: each helper returns a *copy* of a mechanism (or wraps a
+release function) with one privacy-relevant piece removed, so the audit can show that it catches
+the bug. A control that is not caught is a failed audit design, not a pass.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from privrl._validation import check_scalar
+from privrl.privacy.mechanisms import SymmetricGaussianMatrixMechanism
+
+__all__ = ["NOISE_DIVISOR", "divide_noise", "divide_noise_scale", "DiagonalNoiseFreeMatrixMechanism"]
+
+#: The noise divisor of the "noise-div-10" controls.
+NOISE_DIVISOR = 10.0
+
+
+def divide_noise(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:
+    """A copy of an additive mechanism (``noise_multiplier`` attribute) whose noise is ``divisor``
+    times smaller, while its ``event()`` still claims the original multiplier — the bug of a noise
+    scale computed with the wrong sensitivity or budget."""
+    divisor = check_scalar(divisor, "divisor", owner="divide_noise", low=1.0, closed="neither")
+    broken = copy.copy(mechanism)
+    claimed = mechanism.event()
+    broken.noise_multiplier = mechanism.noise_multiplier / divisor
+    broken.event = lambda: claimed  # type: ignore[method-assign]
+    return broken
+
+
+def divide_noise_scale(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:
+    """A copy of a release object whose ``release`` draws ``noise_scale(...)``-scaled noise (DP-LSW,
+    DP-LSL) with that scale ``divisor`` times smaller; works on frozen dataclasses."""
+    divisor = check_scalar(divisor, "divisor", owner="divide_noise_scale", low=1.0, closed="neither")
+    broken = copy.copy(mechanism)
+    object.__setattr__(broken, "noise_scale", lambda *a, **k: mechanism.noise_scale(*a, **k) / divisor)
+    return broken
+
+
+class DiagonalNoiseFreeMatrixMechanism(SymmetricGaussianMatrixMechanism):
+    """The symmetric matrix mechanism with the diagonal's noise dropped (noise drawn on the strict
+    upper triangle only): a classic indexing bug (``triu_indices(d, 1)``). A neighbour that moves a
+    diagonal entry (e.g. φφᵀ with φ a basis vector) is then released exactly."""
+
+    def _add_noise(self, value, rng):
+        noisy = super()._add_noise(value, rng)
+        return noisy - np.diag(np.diag(noisy - value))

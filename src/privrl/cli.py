@@ -1,0 +1,557 @@
+"""The ``privrl`` command line (issue #3 §5).
+
+    privrl list [--json]
+    privrl run ID [ID ...] [--scale smoke|quick|paper] [--seeds N | A:B] [--jobs N]
+               [--backend local|ray] [--ray-address ADDR] [--out DIR] [--set KEY=JSON] [--quiet]
+    privrl reproduce [--scale quick|paper] [--out DIR] [--jobs N] [--backend local|ray] [--only ID ...]
+    privrl plot OUT
+    privrl report OUT
+    privrl calibrate gaussian|laplace --epsilon E [--delta D] [--sensitivity S] [--compositions K] [--json]
+    privrl fit ALGORITHM (--data FILE | --env ENV_ID) (--epsilon E [--delta D] | --rho R)
+               [--out DIR] [--seed S] [algorithm options]
+    privrl check-env ENV_ID
+    privrl audit ...                      (issue #8, when privrl.audit.cli is installed)
+
+Every :class:`~privrl.errors.PrivrlError`, bad argument, unknown id, missing or corrupt file and
+invalid budget ends in one line on stderr and a non-zero exit code (1 for errors, 2 for usage);
+set ``PRIVRL_DEBUG=1`` to see the traceback of an unexpected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import math
+import os
+import re
+import sys
+import warnings
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import privrl
+from privrl.errors import InvalidDataError, InvalidParameterError, PrivrlError
+
+__all__ = ["main", "build_parser"]
+
+PROG = "privrl"
+
+#: the δ at which ε is reported for a pure-DP (δ = 0) calibration
+PURE_DP_DELTA = 1e-12
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
+def _die(prog: str, message: str, code: int = 1) -> int:
+    print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return code
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _pos_int(text: str) -> int:
+    value = _nonneg_int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+# --------------------------------------------------------------------------- list
+def _cmd_list(args: argparse.Namespace) -> int:
+    from privrl.experiments import all_experiments
+
+    exps = all_experiments()
+    if args.json:
+        items = [{"id": e.id, "paper": e.paper, "figure": e.figure, "description": e.description,
+                  "seeds": dict(e.seeds), "deviations": list(e.deviations)} for e in exps.values()]
+        print(json.dumps(items, indent=2))
+        return 0
+    if not exps:
+        print("No experiment is registered.")
+        return 0
+    width = max(len(i) for i in exps)
+    for e in exps.values():
+        print(f"{e.id:<{width}}  {e.paper}, {e.figure}: {e.description}")
+    return 0
+
+
+# --------------------------------------------------------------------------- run / reproduce
+def _add_sweep_options(p: argparse.ArgumentParser, scales: Sequence[str], default_scale: str) -> None:
+    from privrl.experiments.runner import BACKENDS
+
+    p.add_argument("--scale", choices=scales, default=default_scale,
+                   help=f"smoke: seconds; quick: the demo; paper: the paper's full scale (default {default_scale})")
+    p.add_argument("--jobs", type=_pos_int, default=None, help="parallel runs (default: all cores)")
+    p.add_argument("--backend", choices=BACKENDS, default="local",
+                   help="local process pool (default) or Ray")
+    p.add_argument("--ray-address", default=None,
+                   help="address of an existing Ray cluster (default: start a local one)")
+    p.add_argument("--out", default="results", help="results directory (default: results)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _sweep(args: argparse.Namespace, ids: Sequence[str], seeds: list[int] | None,
+           overrides: dict[str, Any] | None) -> tuple[Any, Any]:
+    from privrl.experiments.report import make_plots
+    from privrl.experiments.runner import plan_runs, run_sweep
+
+    specs = [spec for exp_id in ids for spec in plan_runs(exp_id, args.scale, seeds, overrides)]
+    summary = run_sweep(specs, args.out, jobs=args.jobs, backend=args.backend,
+                        ray_address=args.ray_address, quiet=args.quiet)
+    plots = None if getattr(args, "no_plot", False) else make_plots(args.out, list(ids))
+    return summary, plots
+
+
+def _report_sweep(prog: str, summary: Any, plots: Any) -> int:
+    status = 0
+    print(f"{summary.planned} runs: {summary.ok} ran ok, {summary.skipped} already finished, "
+          f"{len(summary.failed)} failed")
+    if plots is not None:
+        n_fig = sum(len(v) for v in plots.figures.values())
+        print(f"{n_fig} figure files written")
+        if plots.errors:
+            status = _die(prog, "plotting failed: " + "; ".join(f"{k}: {v}" for k, v in plots.errors.items()))
+    if summary.failed:
+        status = _die(prog, f"{len(summary.failed)} of {summary.planned} runs failed: " + summary.failures_text())
+    return status
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from privrl.experiments import get_experiment
+    from privrl.experiments.runner import parse_seeds
+
+    ids = list(dict.fromkeys(args.ids))
+    for exp_id in ids:
+        get_experiment(exp_id)  # unknown ids fail before anything runs
+    seeds = parse_seeds(args.seeds)
+    overrides = dict(args.set or [])
+    summary, plots = _sweep(args, ids, seeds, overrides)
+    status = _report_sweep("privrl run", summary, plots)
+    print(f"results in {args.out}")
+    return status
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from privrl.experiments import all_experiments, get_experiment
+    from privrl.experiments.report import write_report
+
+    ids = list(all_experiments())
+    if args.only:
+        for exp_id in args.only:
+            get_experiment(exp_id)  # unknown ids fail before anything runs
+        ids = list(dict.fromkeys(args.only))
+    if not ids:
+        return _die("privrl reproduce", "no experiment is registered")
+    summary, plots = _sweep(args, ids, None, None)
+    status = _report_sweep("privrl reproduce", summary, plots)
+    path = write_report(args.out, ids)
+    print(f"Report: {path}")
+    return status
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from privrl.experiments.report import experiments_in, make_plots
+
+    if not experiments_in(args.out):
+        return _die("privrl plot", f"no runs found under {args.out}")
+    plots = make_plots(args.out)
+    for paths in plots.figures.values():
+        for path in paths:
+            print(path)
+    for exp_id in plots.skipped:
+        print(f"skipped {exp_id} (unregistered, no plot function or no successful run)", file=sys.stderr)
+    if plots.errors:
+        return _die("privrl plot", "; ".join(f"{k}: {v}" for k, v in plots.errors.items()))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from privrl.experiments.report import experiments_in, write_report
+
+    if not experiments_in(args.out):
+        return _die("privrl report", f"no runs found under {args.out}")
+    print(write_report(args.out))
+    return 0
+
+
+# --------------------------------------------------------------------------- calibrate
+def calibration_table(mechanism: str, epsilon: float, delta: float, sensitivity: float = 1.0,
+                      compositions: int = 1) -> dict[str, Any]:
+    """Noise for ``compositions`` releases at (ε, δ) (calibrated with the PLD accountant) and the
+    ε that the PLD and RDP accountants give for it at δ. For pure DP (δ = 0) both are evaluated
+    at δ = :data:`PURE_DP_DELTA` (1e-12): dp-accounting's PLD truncates tails of mass ~1e-15, so
+    it reports ∞ below that; the RDP accountant cannot reach δ = 0 at all."""
+    import dp_accounting
+
+    from privrl.privacy import Ledger, calibrate_gaussian, calibrate_laplace
+
+    if mechanism == "gaussian":
+        scale = calibrate_gaussian(epsilon, delta, sensitivity=sensitivity, compositions=compositions)
+        event = dp_accounting.GaussianDpEvent(scale / sensitivity)
+        std = scale
+    else:
+        scale = calibrate_laplace(epsilon, delta, sensitivity=sensitivity, compositions=compositions)
+        event = dp_accounting.LaplaceDpEvent(scale / sensitivity)
+        std = math.sqrt(2.0) * scale
+    ledger = Ledger([dp_accounting.SelfComposedDpEvent(event, compositions)])
+    at = delta if delta > 0 else PURE_DP_DELTA
+    return {"mechanism": mechanism, "epsilon": epsilon, "delta": delta, "sensitivity": sensitivity,
+            "compositions": compositions, "noise_std": std, "noise_scale": scale,
+            "noise_multiplier": scale / sensitivity, "calibrated_with": "pld",
+            "delta_evaluated": at,
+            "epsilon_pld": ledger.epsilon(at, accountant="pld"),
+            "epsilon_rdp": ledger.epsilon(at, accountant="rdp")}
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from privrl.experiments.results import to_jsonable
+
+    delta = args.delta
+    if delta is None:
+        if args.mechanism == "gaussian":
+            raise InvalidParameterError("The 'delta' parameter of calibrate gaussian is required "
+                                        "(a float in (0, 1)). Got none instead.")
+        delta = 0.0
+    table = calibration_table(args.mechanism, args.epsilon, delta, args.sensitivity, args.compositions)
+    if args.json:
+        print(json.dumps(to_jsonable(table), allow_nan=False))
+        return 0
+    name = "σ (std)" if args.mechanism == "gaussian" else "b (scale)"
+    k = args.compositions
+    print(f"{args.mechanism}: {name} = {table['noise_scale']:.6g} (std {table['noise_std']:.6g}, "
+          f"multiplier {table['noise_multiplier']:.6g}) for {k} release{'s' if k > 1 else ''} of "
+          f"sensitivity {args.sensitivity:g} at ε = {args.epsilon:g}, δ = {delta:g}")
+    at = table["delta_evaluated"]
+    print(f"  ε from the PLD accountant: {table['epsilon_pld']:.6g} (at δ = {at:g})")
+    print(f"  ε from the RDP accountant: {table['epsilon_rdp']:.6g} (at δ = {at:g})")
+    return 0
+
+
+# --------------------------------------------------------------------------- fit
+def _add_fit_common(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--data", help="a .npz dataset file (privrl.data format) or a Minari dataset id")
+    src.add_argument("--env", help="a Gymnasium environment id")
+    p.add_argument("--epsilon", type=_float, default=None, help="ε of an (ε, δ)-DP budget ('inf': non-private)")
+    p.add_argument("--delta", type=_float, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
+    p.add_argument("--rho", type=_float, default=None, help="ρ of a ρ-zCDP budget (instead of ε, δ)")
+    p.add_argument("--out", default=None, help="output directory (default: fit-ALGORITHM)")
+    p.add_argument("--seed", type=_nonneg_int, default=None,
+                   help="random seed (default: fresh OS entropy; a known seed makes the noise "
+                        "predictable, use one only for reproducible experiments)")
+
+
+def _budget_from(args: argparse.Namespace) -> Any:
+    from privrl.privacy import PrivacyBudget
+
+    if args.rho is not None:
+        if args.epsilon is not None or args.delta is not None:
+            raise InvalidParameterError("Give either --epsilon (with --delta) or --rho, not both.")
+        return PrivacyBudget(rho=args.rho)
+    if args.epsilon is None:
+        raise InvalidParameterError("A budget is required: --epsilon E [--delta D] or --rho R.")
+    return PrivacyBudget(epsilon=args.epsilon, delta=args.delta)
+
+
+def _looks_like_file(source: str) -> bool:
+    """A ``.npz`` path (Minari ids such as ``D4RL/door/human-v2`` contain slashes too)."""
+    return source.endswith(".npz")
+
+
+def _npz_bytes(arrays: dict[str, Any]) -> bytes:
+    import numpy as np
+
+    clean = {}
+    for name, value in arrays.items():
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise InvalidDataError(f"Fitted array {name!r} has dtype object; it cannot be saved without pickle.")
+        clean[str(name)] = arr
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **clean)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from privrl.experiments.results import atomic_write_bytes, atomic_write_json, to_jsonable
+    from privrl.fitters import FitOutput, get_fit_command
+
+    command = get_fit_command(args.algorithm)
+    if args.data is not None and _looks_like_file(args.data) and not Path(args.data).is_file():
+        raise InvalidDataError(f"Data file {args.data} does not exist.")
+    args.budget = _budget_from(args)
+    args.rng = np.random.default_rng(args.seed)
+    output = command.run(args)
+    if not isinstance(output, FitOutput):
+        raise InvalidDataError(f"The fit command {args.algorithm!r} returned {type(output).__name__}, "
+                               "not FitOutput.")
+    out = Path(args.out or f"fit-{args.algorithm}")
+    npz = _npz_bytes(output.arrays)
+    result = {"format": "privrl.fit_result", "version": 1, "algorithm": args.algorithm,
+              "source": {"data": args.data, "env": args.env}, "budget": args.budget.to_dict(),
+              "seed": args.seed, "summary": to_jsonable(output.summary),
+              "arrays": sorted(output.arrays), "privrl_version": privrl.__version__}
+    atomic_write_bytes(out / "result.npz", npz)
+    atomic_write_json(out / "result.json", result)
+    atomic_write_json(out / "certificate.json", output.certificate)  # last: the commit point
+    eps = output.certificate.get("epsilon_spent")
+    delta = output.certificate.get("delta")
+    spent = "non-private" if eps is None else f"ε spent {float(eps):.4g}" + (f" at δ = {delta:g}" if delta else "")
+    print(f"{args.algorithm}: budget {args.budget}, {spent}; wrote {out}/certificate.json, "
+          f"result.json, result.npz")
+    return 0
+
+
+# --------------------------------------------------------------------------- check-env
+def check_model(model: Any) -> list[str]:
+    """privrl's checks of an environment's model; returns the names of the checks that ran.
+
+    A model's own ``check()``/``validate()`` runs when it has one; tabular models (``P``, ``r``)
+    are checked for stochastic transitions, finite rewards inside ``reward_bounds`` and a
+    probability vector ``initial``; linear models are checked through ``to_tabular()``.
+    """
+    import numpy as np
+
+    ran = []
+    for name in ("check", "validate"):
+        method = getattr(model, name, None)
+        if callable(method):
+            method()
+            ran.append(f"model.{name}()")
+    target = model
+    if not hasattr(model, "P") and callable(getattr(model, "to_tabular", None)):
+        target = model.to_tabular()
+        ran.append("to_tabular()")
+    if hasattr(target, "P") and hasattr(target, "r"):
+        P, r = np.asarray(target.P, dtype=float), np.asarray(target.r, dtype=float)
+        if np.any(P < -1e-12) or not np.allclose(P.sum(axis=-1), 1.0, atol=1e-8):
+            raise InvalidDataError("Model check failed: the transition kernel P is not stochastic "
+                                   "(rows must be non-negative and sum to 1).")
+        ran.append("P stochastic")
+        if not np.all(np.isfinite(r)):
+            raise InvalidDataError("Model check failed: the reward r has non-finite entries.")
+        bounds = getattr(target, "reward_bounds", None)
+        if bounds is not None:
+            lo, hi = bounds
+            if np.any(r < lo - 1e-12) or np.any(r > hi + 1e-12):
+                raise InvalidDataError(f"Model check failed: rewards outside reward_bounds {tuple(bounds)} "
+                                       f"(min {r.min():g}, max {r.max():g}).")
+            ran.append("rewards within reward_bounds")
+        initial = getattr(target, "initial", None)
+        if initial is not None:
+            init = np.asarray(initial, dtype=float)
+            if np.any(init < -1e-12) or not np.isclose(init.sum(), 1.0, atol=1e-8):
+                raise InvalidDataError("Model check failed: the initial distribution is not a probability vector.")
+            ran.append("initial distribution")
+    return ran
+
+
+def _cmd_check_env(args: argparse.Namespace) -> int:
+    import gymnasium
+    from gymnasium.utils.env_checker import check_env
+
+    try:
+        importlib.import_module("privrl.envs")  # registers the privrl/... ids
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("privrl.envs",):
+            raise
+    try:
+        env = gymnasium.make(args.env_id)
+    except gymnasium.error.Error as exc:
+        raise InvalidParameterError(f"Cannot make environment {args.env_id!r}: {exc}") from None
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                check_env(env.unwrapped, skip_render_check=True)
+            except (AssertionError, gymnasium.error.Error) as exc:
+                return _die("privrl check-env", f"{args.env_id} failed Gymnasium's checker: {exc}")
+        for w in caught:
+            message = re.sub(r"\x1b\[[0-9;]*m", "", str(w.message))
+            print(f"warning: {' '.join(message.split())}", file=sys.stderr)
+        print(f"{args.env_id}: Gymnasium env_checker passed ({len(caught)} warning(s))")
+        model = getattr(env.unwrapped, "model", None)
+        if model is not None:
+            ran = check_model(model)
+            print(f"{args.env_id}: privrl model checks passed ({', '.join(ran) or 'none applicable'})")
+        else:
+            print(f"{args.env_id}: no .model attribute; privrl model checks skipped")
+    finally:
+        env.close()
+    return 0
+
+
+# --------------------------------------------------------------------------- audit
+def _audit_module() -> Any:
+    try:
+        return importlib.import_module("privrl.audit.cli")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("privrl.audit.cli", "privrl.audit"):
+            return None
+        raise
+
+
+def _cmd_audit_unavailable(args: argparse.Namespace) -> int:
+    return _die("privrl audit", "not available: privrl.audit.cli is not installed in this version", 2)
+
+
+# --------------------------------------------------------------------------- parser
+def _first_command(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. ``command`` (the sub-command about to run) loads what only it needs:
+    the fit commands for ``fit``, the audit parser for ``audit``."""
+    parser = _Parser(prog=PROG, description="Differentially private reinforcement learning: "
+                     "reproduce the papers, sweep budgets, fit on your data.")
+    parser.add_argument("--version", action="version", version=f"privrl {privrl.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", help="registered experiments")
+    p.add_argument("--json", action="store_true", help="a JSON list of {id, paper, figure, description}")
+    p.set_defaults(handler=_cmd_list)
+
+    from privrl.experiments.spec import SCALES
+
+    p = sub.add_parser("run", help="run experiments (resumes: finished runs are skipped)")
+    p.add_argument("ids", nargs="+", metavar="ID", help="experiment ids (see 'privrl list')")
+    _add_sweep_options(p, SCALES, "quick")
+    p.add_argument("--seeds", default=None, help="N (seeds 0..N-1) or A:B (seeds A..B-1); default per scale")
+    p.add_argument("--set", type=_key_value, action="append", metavar="KEY=JSON",
+                   help="override a parameter of every setting (repeatable)")
+    p.add_argument("--no-plot", action="store_true", help="do not draw the figures after the runs")
+    p.set_defaults(handler=_cmd_run)
+
+    p = sub.add_parser("reproduce", help="run every experiment, then plot and write the report")
+    _add_sweep_options(p, SCALES, "quick")
+    p.add_argument("--only", nargs="+", metavar="ID", default=None,
+                   help="reproduce only these experiments (default: every registered one)")
+    p.set_defaults(handler=_cmd_reproduce)
+
+    p = sub.add_parser("plot", help="draw the figures of a results directory")
+    p.add_argument("out", metavar="OUT", help="results directory")
+    p.set_defaults(handler=_cmd_plot)
+
+    p = sub.add_parser("report", help="write OUT/report.md")
+    p.add_argument("out", metavar="OUT", help="results directory")
+    p.set_defaults(handler=_cmd_report)
+
+    p = sub.add_parser("calibrate", help="noise scale for a target (ε, δ), and ε by PLD and RDP")
+    p.add_argument("mechanism", choices=("gaussian", "laplace"))
+    p.add_argument("--epsilon", type=_float, required=True)
+    p.add_argument("--delta", type=_float, default=None, help="required for gaussian; laplace default 0")
+    p.add_argument("--sensitivity", type=_float, default=1.0, help="ℓ2 (gaussian) or ℓ1 (laplace) sensitivity")
+    p.add_argument("--compositions", type=_pos_int, default=1, help="number of releases composed")
+    p.add_argument("--json", action="store_true", help="a JSON object with noise_std, epsilon_pld, epsilon_rdp")
+    p.set_defaults(handler=_cmd_calibrate)
+
+    p = sub.add_parser("fit", help="fit one algorithm on a dataset or an environment")
+    if command == "fit":
+        from privrl.fitters import all_fit_commands
+
+        commands = all_fit_commands()
+        algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True,
+                                 help=", ".join(commands) or "(no algorithm registered)")
+        for name, cmd in commands.items():
+            ap = algos.add_parser(name, help=cmd.help, description=cmd.help)
+            _add_fit_common(ap)
+            cmd.add_arguments(ap)
+            ap.set_defaults(handler=_cmd_fit)
+    else:
+        p.add_argument("algorithm", metavar="ALGORITHM", nargs="?")
+    p.set_defaults(handler=_cmd_fit)
+
+    p = sub.add_parser("check-env", help="Gymnasium's env checker and privrl's model checks")
+    p.add_argument("env_id", metavar="ENV_ID")
+    p.set_defaults(handler=_cmd_check_env)
+
+    audit = _audit_module() if command == "audit" else None
+    if audit is not None:
+        audit.add_parser(sub)
+    else:
+        p = sub.add_parser("audit", help="empirical privacy audits (issue #8)")
+        p.add_argument("rest", nargs=argparse.REMAINDER)
+        p.set_defaults(handler=_cmd_audit_unavailable)
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    handler = getattr(args, "handler", None) or getattr(args, "func", None)
+    if handler is None and args.command == "audit":
+        audit = _audit_module()
+        handler = getattr(audit, "run", None) or getattr(audit, "main", None)
+    if handler is None:
+        return _die(PROG, f"command {args.command!r} has no handler")
+    result = handler(args)
+    return int(result or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``privrl``; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    prog = PROG
+    try:
+        parser = build_parser(_first_command(argv))
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse: --help, --version or a usage error
+            return int(exc.code or 0) if not isinstance(exc.code, str) else _die(prog, exc.code, 2)
+        prog = f"{PROG} {args.command}"
+        if args.command == "fit" and getattr(args, "algorithm", None):
+            prog += f" {args.algorithm}"
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except PrivrlError as exc:
+        return _die(prog, str(exc))
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+        if os.environ.get("PRIVRL_DEBUG"):
+            raise
+        return _die(prog, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - never a traceback on the command line
+        if os.environ.get("PRIVRL_DEBUG"):
+            raise
+        return _die(prog, f"internal error: {type(exc).__name__}: {exc} (set PRIVRL_DEBUG=1 for the traceback)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

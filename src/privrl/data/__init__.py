@@ -1,0 +1,20 @@
+"""Trajectory datasets (issue #2): validated arrays, collection, files and Minari import/export."""
+
+from privrl.data.trajectories import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    TrajectoryDataset,
+    collect,
+    load_dataset,
+)
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TrajectoryDataset", "collect", "load_dataset", "from_minari", "to_minari"]
+
+
+def __getattr__(name: str):
+    # Minari is an optional extra: import it only when asked for.
+    if name in ("from_minari", "to_minari"):
+        from privrl.data import minari_io
+
+        return getattr(minari_io, name)
+    raise AttributeError(f"module 'privrl.data' has no attribute {name!r}")

@@ -1,0 +1,209 @@
+"""Minari import/export (extra ``minari``; nothing here downloads).
+
+* :func:`to_minari` writes a :class:`~privrl.data.TrajectoryDataset` as a local Minari dataset
+  with ``minari.create_dataset_from_buffers`` (the ``DataCollector`` path needs jax). Minari
+  stores ``T + 1`` observations per episode, so within each episode ``next_observations[t]`` must
+  equal ``observations[t + 1]``. privrl's own settings (``n_states``, ``n_actions``, ``horizon``,
+  ``reward_bounds``, metadata) go into the Minari metadata under the key ``"privrl"``.
+* :func:`from_minari` reads a ``MinariDataset`` (or a local dataset id). Datasets written by
+  :func:`to_minari` come back identical; for other datasets ``n_states``/``n_actions`` come from
+  ``Discrete`` spaces and ``reward_bounds`` must be declared by the caller (bounds inferred from
+  the data would depend on private data).
+
+Minari stores datasets under ``$MINARI_DATASETS_PATH`` (default ``~/.minari/datasets``).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import Any
+
+import numpy as np
+
+from privrl._validation import param_error
+from privrl.data.trajectories import TrajectoryDataset, _check_bounds
+from privrl.errors import InvalidDataError
+
+__all__ = ["from_minari", "to_minari"]
+
+_META_KEY = "privrl"
+_UNSET = object()
+
+
+def _import_minari():
+    try:
+        import minari
+    except ImportError as exc:  # pragma: no cover - the extra is installed in the test env
+        raise ImportError("Minari support needs the 'minari' extra: pip install 'privrl[minari]'") from exc
+    return minari
+
+
+def to_minari(
+    dataset: TrajectoryDataset,
+    dataset_id: str,
+    *,
+    env: Any = None,
+    algorithm_name: str | None = None,
+    author: str | None = None,
+    author_email: str | None = None,
+    code_permalink: str | None = None,
+    description: str | None = None,
+):
+    """Write ``dataset`` as the local Minari dataset ``dataset_id`` and return the
+    ``MinariDataset``. ``env`` (an id, spec or env) is recorded for ``recover_environment``.
+
+    Tabular data needs ``n_states`` and every dataset needs ``n_actions`` (they define the
+    ``Discrete`` spaces). Raises ``InvalidDataError`` when an episode's ``next_observations`` are
+    not its shifted ``observations`` (Minari cannot represent that)."""
+    minari = _import_minari()
+    import gymnasium as gym
+
+    owner = "to_minari"
+    if not isinstance(dataset, TrajectoryDataset):
+        raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
+    if not isinstance(dataset_id, str) or not dataset_id:
+        raise param_error("dataset_id", owner, "a non-empty str such as 'privrl/frozenlake/random-v0'", dataset_id)
+    if dataset.n_actions is None:
+        raise param_error("dataset", owner, "a dataset with n_actions set (it defines the action space)", dataset)
+    if dataset.is_tabular:
+        if dataset.n_states is None:
+            raise param_error("dataset", owner, "a tabular dataset with n_states set (it defines the observation space)", dataset)
+        obs_space: gym.Space = gym.spaces.Discrete(dataset.n_states)
+    else:
+        obs_space = gym.spaces.Box(-np.inf, np.inf, shape=dataset.observations.shape[1:], dtype=np.float64)
+    act_space = gym.spaces.Discrete(dataset.n_actions)
+
+    obs, nxt, starts = dataset.observations, dataset.next_observations, dataset.episode_starts
+    same_episode = np.ones(len(dataset), dtype=bool)
+    same_episode[starts[1:] - 1] = False  # last transition of each episode
+    if not np.array_equal(nxt[same_episode], obs[np.flatnonzero(same_episode) + 1]):
+        raise InvalidDataError(
+            "The 'next_observations' field of the TrajectoryDataset passed to to_minari must equal "
+            "the next transition's observation within each episode (Minari stores T+1 "
+            "observations per episode). Got a mismatch instead."
+        )
+    terminals = dataset.terminals if dataset.terminals is not None else np.zeros(len(dataset), dtype=bool)
+    buffers = []
+    for e in range(dataset.n_episodes):
+        lo, hi = int(starts[e]), int(starts[e + 1])
+        ep_obs = np.concatenate([obs[lo:hi], nxt[hi - 1 : hi]])
+        term = terminals[lo:hi].copy()
+        trunc = np.zeros(hi - lo, dtype=bool)
+        trunc[-1] = not term[-1]
+        buffers.append(
+            minari.data_collector.EpisodeBuffer(
+                id=e,
+                observations=ep_obs,
+                actions=dataset.actions[lo:hi].copy(),
+                rewards=dataset.rewards[lo:hi].copy(),
+                terminations=term,
+                truncations=trunc,
+                infos={},
+            )
+        )
+    header = {
+        "format": "privrl.TrajectoryDataset",
+        "n_states": dataset.n_states,
+        "n_actions": dataset.n_actions,
+        "horizon": dataset.horizon,
+        "reward_bounds": None if dataset.reward_bounds is None else list(dataset.reward_bounds),
+        "has_terminals": dataset.terminals is not None,
+        "metadata": dataset.metadata,
+    }
+    with warnings.catch_warnings():
+        # Minari warns for every optional field left empty; those are the caller's choice.
+        warnings.simplefilter("ignore", UserWarning)
+        out = minari.create_dataset_from_buffers(
+            dataset_id,
+            buffers,
+            env=env,
+            algorithm_name=algorithm_name,
+            author=author,
+            author_email=author_email,
+            code_permalink=code_permalink,
+            action_space=act_space,
+            observation_space=obs_space,
+            description=description,
+        )
+    out.storage.update_metadata({_META_KEY: json.dumps(header)})
+    return out
+
+
+def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | None = None, n_actions: int | None = None) -> TrajectoryDataset:
+    """A :class:`TrajectoryDataset` from a ``MinariDataset`` or a local Minari dataset id.
+
+    ``reward_bounds`` overrides the bounds recorded by :func:`to_minari`; a dataset not written
+    by privrl has no recorded bounds, so they must be passed (``None`` declares none).
+    ``n_states``/``n_actions`` default to the sizes of ``Discrete`` spaces.
+    """
+    minari = _import_minari()
+    import gymnasium as gym
+
+    owner = "from_minari"
+    if isinstance(dataset, str):
+        try:
+            dataset = minari.load_dataset(dataset, download=False)
+        except FileNotFoundError as exc:
+            raise InvalidDataError(f"No local Minari dataset {dataset!r} ({exc}).") from None
+    if not isinstance(dataset, minari.MinariDataset):
+        raise param_error("dataset", owner, "a MinariDataset or a local Minari dataset id", type(dataset).__name__)
+    raw = dataset.storage.metadata.get(_META_KEY)
+    header: dict[str, Any] = {}
+    if raw is not None:
+        try:
+            header = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not valid JSON ({exc}).") from None
+    if reward_bounds is _UNSET:
+        if "reward_bounds" not in header:
+            raise param_error(
+                "reward_bounds", owner,
+                "declared (a pair (low, high), or None for no bound) for a Minari dataset not written by privrl",
+                "nothing",
+            )
+        reward_bounds = header["reward_bounds"]
+    if reward_bounds is not None:
+        reward_bounds = _check_bounds(reward_bounds)
+
+    obs_space, act_space = dataset.observation_space, dataset.action_space
+    if not isinstance(act_space, gym.spaces.Discrete):
+        raise InvalidDataError(f"The action space of a Minari dataset read by {owner} must be Discrete. Got {act_space} instead.")
+    tabular = isinstance(obs_space, gym.spaces.Discrete)
+    if not tabular and not isinstance(obs_space, gym.spaces.Box):
+        raise InvalidDataError(f"The observation space of a Minari dataset read by {owner} must be Discrete or Box. Got {obs_space} instead.")
+    if n_states is None and tabular:
+        n_states = header.get("n_states", int(obs_space.n))
+    if n_actions is None:
+        n_actions = header.get("n_actions", int(act_space.n))
+    o0 = int(obs_space.start) if tabular else 0
+    a0 = int(act_space.start)
+
+    episodes = []
+    for ep in dataset.iterate_episodes():
+        o = np.asarray(ep.observations)
+        o = (o.astype(np.int64) - o0) if tabular else o.reshape(o.shape[0], -1).astype(float)
+        episodes.append(
+            {
+                "observations": o[:-1],
+                "next_observations": o[1:],
+                "actions": np.asarray(ep.actions).astype(np.int64).reshape(-1) - a0,
+                "rewards": np.asarray(ep.rewards, dtype=float).reshape(-1),
+                "terminals": np.asarray(ep.terminations, dtype=bool).reshape(-1),
+            }
+        )
+    if not episodes:
+        raise InvalidDataError(f"The Minari dataset {dataset.spec.dataset_id!r} has no episodes.")
+    if header and not header.get("has_terminals", True):
+        for ep in episodes:
+            del ep["terminals"]
+    metadata = dict(header.get("metadata") or {})
+    metadata.setdefault("minari_dataset_id", dataset.spec.dataset_id)
+    return TrajectoryDataset.from_episodes(
+        episodes,
+        n_states=n_states if tabular else None,
+        n_actions=n_actions,
+        horizon=header.get("horizon"),
+        reward_bounds=reward_bounds,
+        metadata=metadata,
+    )

@@ -1,0 +1,118 @@
+"""The [0, 1] "stay in the centre" task of Wang & Hegde (2019, App. E.1) and observation rescaling.
+
+``CenterWalkEnv`` (id ``privrl/CenterWalk-v0``): state ``s`` in [0, 1], ``s_0 ~ U[0, 1]``; action 1
+moves right by ``U[0, 0.25]``, action 0 moves left by ``U[0, 0.25]`` (clipped to [0, 1]); reward
+``0.5 - |s - 0.5|`` at every step, evaluated at the post-move state (the authors' code; spec A19 —
+``reward_after_move=False`` evaluates it before the move); episodes end after 50 steps
+(``terminated=True``: the horizon is part of the task, as in the authors' code where the value of
+the last state is 0).
+
+Reference undiscounted returns (spec §5.1; checked in ``tests/q_learning/test_env.py``): threshold
+policy (right iff s < 0.5) 20.71, uniform random 10.86, always one direction 0.92 (post-move
+rewards); 20.54 / 10.90 / 1.17 with pre-move rewards. Maximum possible 25.
+
+:class:`UnitBoxObservation` rescales any Box observation to [0, 1]^d from its declared bounds
+(the paper's "any bounded interval is rescaled", §2.1). States are *not* private in this paper's
+model, so bounds may also be supplied by the user for unbounded coordinates (CartPole), and
+values outside them are clipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from privrl._validation import check_array, check_scalar, param_error
+
+__all__ = ["CenterWalkEnv", "UnitBoxObservation", "threshold_policy", "make_unit_env",
+           "REFERENCE_RETURNS"]
+
+#: spec §5.1 (2e5 simulated episodes): (post-move rewards, pre-move rewards)
+REFERENCE_RETURNS = {"threshold": (20.71, 20.54), "uniform": (10.86, 10.90), "one_direction": (0.92, 1.17)}
+
+
+class CenterWalkEnv(gym.Env):
+    """Wang & Hegde (2019), App. E.1."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, *, horizon: int = 50, max_move: float = 0.25, reward_after_move: bool = True) -> None:
+        self.horizon = check_scalar(horizon, "horizon", owner="CenterWalkEnv", kind=int, low=1)
+        self.max_move = check_scalar(max_move, "max_move", owner="CenterWalkEnv", low=0.0, closed="neither")
+        self.reward_after_move = bool(reward_after_move)
+        self.observation_space = gym.spaces.Box(0.0, 1.0, shape=(1,), dtype=np.float64)
+        self.action_space = gym.spaces.Discrete(2)
+        self.reward_range = (0.0, 0.5)
+        self._s = 0.0
+        self._t = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._s = float(self.np_random.uniform(0.0, 1.0))
+        self._t = 0
+        return np.array([self._s]), {}
+
+    def step(self, action: Any):
+        if action not in (0, 1):
+            raise param_error("action", "CenterWalkEnv.step", "0 or 1", action)
+        before = self._s
+        move = float(self.np_random.uniform(0.0, self.max_move))
+        self._s = min(1.0, before + move) if int(action) == 1 else max(0.0, before - move)
+        where = self._s if self.reward_after_move else before
+        reward = 0.5 - abs(where - 0.5)
+        self._t += 1
+        return np.array([self._s]), reward, self._t >= self.horizon, False, {}
+
+
+def threshold_policy(obs: Any) -> int:
+    """Move right iff s < 0.5 (the optimum used for the reference return)."""
+    return int(float(np.asarray(obs).ravel()[0]) < 0.5)
+
+
+class UnitBoxObservation(gym.ObservationWrapper):
+    """Affine map of a Box observation to [0, 1]^d: ``(obs - low) / (high - low)``.
+
+    ``low``/``high`` default to the space's declared bounds and must be finite.
+    """
+
+    def __init__(self, env: gym.Env, *, low: Any = None, high: Any = None) -> None:
+        super().__init__(env)
+        space = env.observation_space
+        if not isinstance(space, gym.spaces.Box):
+            raise param_error("env", "UnitBoxObservation", "an environment with a Box observation space",
+                              type(space).__name__)
+        lo = np.asarray(space.low if low is None else low, float).ravel()
+        hi = np.asarray(space.high if high is None else high, float).ravel()
+        check_array(lo, "low", owner="UnitBoxObservation", shape=(int(np.prod(space.shape)),))
+        check_array(hi, "high", owner="UnitBoxObservation", shape=(int(np.prod(space.shape)),))
+        if np.any(hi <= lo):
+            raise param_error("high", "UnitBoxObservation", "greater than 'low' in every coordinate", hi.tolist())
+        self._low, self._span = lo, hi - lo
+        self.observation_space = gym.spaces.Box(0.0, 1.0, shape=lo.shape, dtype=np.float64)
+
+    def observation(self, observation: Any) -> np.ndarray:
+        return np.clip((np.asarray(observation, float).ravel() - self._low) / self._span, 0.0, 1.0)
+
+
+def make_unit_env(env_id: str, **kwargs: Any) -> gym.Env:
+    """``gymnasium.make(env_id)`` with a discrete action space, rescaled to [0, 1]^d."""
+    _ensure_registered()
+    env = gym.make(env_id, **kwargs)
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        raise param_error("env", "make_unit_env", "an environment with a Discrete action space",
+                          type(env.action_space).__name__)
+    if env_id == "privrl/CenterWalk-v0":
+        return env
+    return UnitBoxObservation(env)
+
+
+def _ensure_registered() -> None:
+    if "privrl/CenterWalk-v0" not in gym.registry:
+        try:
+            import privrl.envs.registration  # noqa: F401  (issue #2 registers the ids)
+        except ImportError:
+            pass
+    if "privrl/CenterWalk-v0" not in gym.registry:
+        gym.register(id="privrl/CenterWalk-v0", entry_point="privrl.envs.center_walk:CenterWalkEnv")

@@ -1,0 +1,32 @@
+"""Gymnasium ids of privrl's environments (CONTRIBUTING.md, "Models").
+
+Entry points are strings, so registering imports nothing: each environment's module is imported
+by ``gymnasium.make``. :func:`register_envs` is idempotent and is called on ``import privrl.envs``.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+__all__ = ["ENV_IDS", "register_envs"]
+
+#: id -> entry point (``module:callable``).
+ENV_IDS: dict[str, str] = {
+    "privrl/Chain-v0": "privrl.envs.chain:make_chain_env",
+    "privrl/SyntheticLinearMDP-v0": "privrl.envs.synthetic_linear:make_synthetic_linear_env",
+    "privrl/RandomTabularMDP-v0": "privrl.envs.random_tabular:make_random_tabular_env",
+    "privrl/LinearMixtureHard-v0": "privrl.envs.linear_mixture:make_hard_env",
+    "privrl/RandomLinearMixture-v0": "privrl.envs.linear_mixture:make_random_env",
+    "privrl/CenterWalk-v0": "privrl.envs.center_walk:CenterWalkEnv",
+}
+
+
+def register_envs() -> list[str]:
+    """Register every id of :data:`ENV_IDS` not yet in ``gymnasium.registry``; return the ids
+    registered by this call."""
+    added = []
+    for env_id, entry_point in ENV_IDS.items():
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)
+            added.append(env_id)
+    return added

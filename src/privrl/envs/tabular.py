@@ -1,0 +1,651 @@
+"""Finite MDPs with exact solvers: :class:`TabularMDP` and :func:`from_gymnasium_toy_text`.
+
+Two forms share one class:
+
+* **episodic** (finite horizon ``H``, non-stationary, undiscounted): ``P[h, s, a, s']`` and
+  ``r[h, s, a]`` for ``h = 0..H-1``. A stationary model may be given as ``P[s, a, s']`` /
+  ``r[s, a]`` together with ``horizon``; it is stored once and exposed as a read-only broadcast
+  view of shape ``(H, S, A, S)`` (no copy: a 200-step Taxi model stays small).
+* **discounted**: ``P[s, a, s']``, ``r[s, a]``, discount ``gamma`` in [0, 1).
+
+In both forms ``terminal_states`` marks absorbing states (every action stays, reward 0): an
+episode ends when it enters one. Because they are absorbing with zero reward, the exact values
+below equal the expected return of episodes that stop at termination.
+
+Policies are arrays (or, for :meth:`TabularMDP.sample`, a callable ``(obs, step, rng) -> action``):
+
+* deterministic: integer ``(S,)`` (stationary) or ``(H, S)`` (non-stationary, episodic only);
+* stochastic: float ``(S, A)`` or ``(H, S, A)``, rows summing to one.
+
+A stationary policy is broadcast over the steps of an episodic model.
+
+Exact solvers: backward induction for the episodic form (``Q_h = r_h + P_h V_{h+1}``,
+``V_H = 0``); for the discounted form policy evaluation is the linear solve
+``V = (I - γ P_π)^{-1} r_π`` and the optimum comes from policy iteration (finitely many steps,
+each an exact linear solve), so optimal values are exact up to floating point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from privrl._rng import RngLike, as_generator
+from privrl._validation import check_array, check_scalar, param_error
+from privrl.errors import InvalidDataError, InvalidParameterError
+
+__all__ = ["TabularMDP", "from_gymnasium_toy_text", "PROBABILITY_ATOL"]
+
+#: Tolerance on "rows sum to one" for transition kernels, initial distributions and policies.
+PROBABILITY_ATOL = 1e-6
+
+#: Safety cap on episode length when ``max_steps`` is None and episodes end only on termination.
+_MAX_UNBOUNDED_STEPS = 100_000
+
+_OWNER = "TabularMDP"
+
+
+def _data_array(value: Any, name: str, owner: str = _OWNER, **kwargs: Any) -> np.ndarray:
+    """``check_array`` that raises :class:`InvalidDataError` (a bad model, not a bad parameter)."""
+    try:
+        return check_array(value, name, owner=owner, **kwargs)
+    except InvalidParameterError as exc:
+        raise InvalidDataError(str(exc)) from None
+
+
+def _check_distribution_rows(arr: np.ndarray, name: str, owner: str = _OWNER) -> None:
+    """Entries non-negative and rows (last axis) summing to one within :data:`PROBABILITY_ATOL`."""
+    if arr.size and arr.min() < 0:
+        idx = np.unravel_index(int(np.argmin(arr)), arr.shape)
+        raise InvalidDataError(
+            f"The '{name}' field of {owner} must be non-negative. "
+            f"Got {float(arr[idx])!r} at index {tuple(int(i) for i in idx)} instead."
+        )
+    sums = arr.sum(axis=-1)
+    bad = np.abs(sums - 1.0) > PROBABILITY_ATOL
+    if np.any(bad):
+        row = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InvalidDataError(
+            f"The '{name}' field of {owner} must have rows summing to 1 (tolerance "
+            f"{PROBABILITY_ATOL}). Got sum {float(sums[row])!r} for row {row} "
+            f"({int(bad.sum())} bad rows) instead."
+        )
+
+
+def _draw(cum: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One draw per row of the cumulative probabilities ``cum`` (n, K) (inverse-CDF sampling).
+
+    Returns the first index whose cumulative mass exceeds ``u · total``, so zero-probability
+    entries are never drawn and rounding in the last cumulative sum cannot select past the end.
+    """
+    x = rng.random(cum.shape[0]) * cum[:, -1]
+    return (cum <= x[:, None]).sum(axis=1)
+
+
+class TabularMDP:
+    """A finite MDP, episodic (finite horizon, non-stationary) or discounted.
+
+    Parameters
+    ----------
+    P, r
+        Transition kernel and mean reward: ``(H, S, A, S)``/``(H, S, A)`` (episodic),
+        ``(S, A, S)``/``(S, A)`` (discounted, or a stationary episodic model with ``horizon``).
+    horizon
+        Episode length ``H`` (episodic form). Inferred from a 4-D ``P`` when omitted.
+    gamma
+        Discount in [0, 1) (discounted form). Exactly one of ``horizon``/``gamma`` applies.
+    initial
+        Initial-state distribution ``(S,)``; uniform over non-terminal states by default.
+    terminal_states
+        Optional ``(S,)`` bool mask of absorbing states (every action stays with reward 0);
+        episodes end on entering one. The initial distribution must not put mass on them.
+    reward_bounds
+        Declared ``(low, high)`` for ``r`` (default ``(0.0, 1.0)``); ``r`` outside raises.
+        Sampled datasets carry these bounds.
+    name
+        A label used in ``repr`` and dataset metadata.
+    """
+
+    def __init__(
+        self,
+        P: Any,
+        r: Any,
+        *,
+        horizon: int | None = None,
+        gamma: float | None = None,
+        initial: Any = None,
+        terminal_states: Any = None,
+        reward_bounds: tuple[float, float] | None = None,
+        name: str | None = None,
+    ) -> None:
+        P = _data_array(P, "P")
+        r = _data_array(r, "r")
+        if gamma is not None and horizon is not None:
+            raise InvalidParameterError(
+                "The 'gamma' and 'horizon' parameters of TabularMDP are exclusive: give gamma for "
+                f"a discounted model or horizon for an episodic one. Got gamma={gamma!r} and "
+                f"horizon={horizon!r} instead."
+            )
+        if gamma is not None:
+            self._gamma: float | None = check_scalar(
+                gamma, "gamma", owner=_OWNER, low=0.0, high=1.0, closed="left"
+            )
+            self._horizon: int | None = None
+            if P.ndim != 3:
+                raise InvalidDataError(
+                    "The 'P' field of TabularMDP must have shape (S, A, S) for a discounted model. "
+                    f"Got shape {P.shape} instead."
+                )
+        else:
+            self._gamma = None
+            if horizon is None:
+                if P.ndim != 4:
+                    raise InvalidParameterError(
+                        "The 'horizon' parameter of TabularMDP must be an int >= 1 (or pass gamma "
+                        f"for a discounted model) when P has shape (S, A, S). Got None instead "
+                        f"(P has shape {P.shape})."
+                    )
+                horizon = P.shape[0]
+            self._horizon = check_scalar(horizon, "horizon", owner=_OWNER, kind=int, low=1)
+            if P.ndim not in (3, 4):
+                raise InvalidDataError(
+                    "The 'P' field of TabularMDP must have shape (H, S, A, S) or (S, A, S). "
+                    f"Got shape {P.shape} instead."
+                )
+        self._stationary = P.ndim == 3
+        S, A = P.shape[-3], P.shape[-2]
+        if P.shape[-1] != S or S < 1 or A < 1:
+            raise InvalidDataError(
+                "The 'P' field of TabularMDP must have matching state axes (..., S, A, S) with "
+                f"S, A >= 1. Got shape {P.shape} instead."
+            )
+        if not self._stationary and P.shape[0] != self._horizon:
+            raise InvalidDataError(
+                f"The 'P' field of TabularMDP must have shape ({self._horizon}, {S}, {A}, {S}) "
+                f"for horizon={self._horizon}. Got shape {P.shape} instead."
+            )
+        _check_distribution_rows(P, "P")
+        r_shape = (S, A) if self._stationary else (self._horizon, S, A)
+        if r.shape != r_shape:
+            if self._stationary or r.shape != (S, A):
+                raise InvalidDataError(
+                    f"The 'r' field of TabularMDP must have shape {r_shape} to match P of shape "
+                    f"{P.shape}. Got shape {r.shape} instead."
+                )
+            r = np.broadcast_to(r, (P.shape[0], S, A))  # stationary rewards, non-stationary P
+
+        if reward_bounds is None:
+            reward_bounds = (0.0, 1.0)
+        self._reward_bounds = _check_bounds(reward_bounds, "reward_bounds", _OWNER)
+        low, high = self._reward_bounds
+        if r.size and (r.min() < low or r.max() > high):
+            bad = r.min() if r.min() < low else r.max()
+            raise InvalidDataError(
+                f"The 'r' field of TabularMDP must lie inside reward_bounds [{low!r}, {high!r}]. "
+                f"Got {float(bad)!r} instead (declare wider reward_bounds if this is intended)."
+            )
+
+        if terminal_states is None:
+            term = np.zeros(S, dtype=bool)
+        else:
+            term = np.asarray(terminal_states)
+            if term.dtype != bool or term.shape != (S,):
+                raise InvalidDataError(
+                    f"The 'terminal_states' field of TabularMDP must be a bool array of shape "
+                    f"({S},). Got dtype {term.dtype} and shape {term.shape} instead."
+                )
+            term = term.copy()
+        if term.any():
+            idx = np.flatnonzero(term)
+            stay = P[..., idx, :, idx] if self._stationary else P[:, idx, :, idx]
+            # advanced indexing moves the state axis first: stay has shape (k, [H,] A)
+            r_term = r[idx] if self._stationary else r[:, idx]
+            if not np.allclose(stay, 1.0, atol=PROBABILITY_ATOL, rtol=0) or np.any(r_term != 0):
+                raise InvalidDataError(
+                    "The 'terminal_states' field of TabularMDP must mark absorbing states (every "
+                    "action stays with probability 1 and reward 0). Got a terminal state that is "
+                    "not absorbing instead."
+                )
+
+        if initial is None:
+            if term.all():
+                raise InvalidDataError(
+                    "The 'terminal_states' field of TabularMDP must leave at least one "
+                    "non-terminal state. Got all states terminal instead."
+                )
+            initial = (~term).astype(float) / float((~term).sum())
+        initial = _data_array(initial, "initial", shape=(S,))
+        _check_distribution_rows(initial, "initial")
+        if np.any(initial[term] > 0):
+            raise InvalidDataError(
+                "The 'initial' field of TabularMDP must put zero mass on terminal states. "
+                f"Got mass {float(initial[term].sum())!r} instead."
+            )
+
+        # non-optional copies for the solvers (H unused when discounted, γ unused when episodic)
+        self._H: int = self._horizon if self._horizon is not None else 0
+        self._g: float = self._gamma if self._gamma is not None else 1.0
+        # rows passed validation within PROBABILITY_ATOL; store them exactly normalised so that
+        # solvers and samplers see stochastic matrices
+        self._P = _readonly(P / P.sum(axis=-1, keepdims=True))
+        self._r = _readonly(r)
+        self._initial = _readonly(initial / initial.sum())
+        self._terminal = _readonly(term)
+        self.name = name
+        self._optimal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def n_states(self) -> int:
+        return int(self._P.shape[-1])
+
+    @property
+    def n_actions(self) -> int:
+        return int(self._P.shape[-2])
+
+    @property
+    def horizon(self) -> int | None:
+        """Episode length H (episodic form), ``None`` for a discounted model."""
+        return self._horizon
+
+    @property
+    def gamma(self) -> float | None:
+        """Discount γ (discounted form), ``None`` for an (undiscounted) episodic model."""
+        return self._gamma
+
+    @property
+    def is_episodic(self) -> bool:
+        return self._horizon is not None
+
+    @property
+    def is_stationary(self) -> bool:
+        """True when P and r do not depend on the step (always so for a discounted model)."""
+        return self._stationary
+
+    @property
+    def P(self) -> np.ndarray:
+        """Transition kernel, ``(H, S, A, S)`` (episodic, read-only view) or ``(S, A, S)``."""
+        if self.is_episodic and self._stationary:
+            return np.broadcast_to(self._P, (self._H, *self._P.shape))
+        return self._P
+
+    @property
+    def r(self) -> np.ndarray:
+        """Mean rewards, ``(H, S, A)`` (episodic, read-only view) or ``(S, A)``."""
+        if self.is_episodic and self._stationary:
+            return np.broadcast_to(self._r, (self._H, *self._r.shape))
+        return self._r
+
+    @property
+    def initial(self) -> np.ndarray:
+        return self._initial
+
+    @property
+    def terminal_states(self) -> np.ndarray:
+        """``(S,)`` bool mask of absorbing states (all False when none)."""
+        return self._terminal
+
+    @property
+    def reward_bounds(self) -> tuple[float, float]:
+        return self._reward_bounds
+
+    def __repr__(self) -> str:
+        form = f"horizon={self._horizon}" if self.is_episodic else f"gamma={self._gamma}"
+        label = f"{self.name!r}, " if self.name else ""
+        return f"TabularMDP({label}S={self.n_states}, A={self.n_actions}, {form})"
+
+    # ------------------------------------------------------------------ policies
+    def _P_at(self, h: int) -> np.ndarray:
+        return self._P if self._stationary else self._P[h]
+
+    def _r_at(self, h: int) -> np.ndarray:
+        return self._r if self._stationary else self._r[h]
+
+    def policy_probabilities(self, policy: Any) -> np.ndarray:
+        """The policy as action probabilities: ``(H, S, A)`` (episodic) or ``(S, A)``.
+
+        Accepts every array policy described in the module docstring; a stationary policy is
+        broadcast over the steps of an episodic model.
+        """
+        S, A, H = self.n_states, self.n_actions, self._horizon
+        if callable(policy):
+            raise InvalidParameterError(
+                "The 'policy' parameter of TabularMDP.evaluate must be an array policy (int (S,)/"
+                "(H, S) or float (S, A)/(H, S, A)). Got a callable instead."
+            )
+        arr = np.asarray(policy)
+        if arr.dtype.kind in "iu":
+            allowed = f"(S,) = ({S},)" + (f" or (H, S) = ({H}, {S})" if H else "")
+            if arr.shape not in ((S,), (H, S)) or (H is None and arr.ndim != 1):
+                raise param_error("policy", _OWNER, f"an int array of shape {allowed}", f"shape {arr.shape}")
+            if arr.size and (arr.min() < 0 or arr.max() >= A):
+                bad = arr.min() if arr.min() < 0 else arr.max()
+                raise param_error("policy", _OWNER, f"actions in [0, {A - 1}]", int(bad))
+            probs = np.zeros((*arr.shape, A))
+            np.put_along_axis(probs, arr[..., None].astype(np.intp), 1.0, axis=-1)
+        elif arr.dtype.kind == "f":
+            allowed = f"(S, A) = ({S}, {A})" + (f" or (H, S, A) = ({H}, {S}, {A})" if H else "")
+            if arr.shape not in ((S, A), (H, S, A)) or (H is None and arr.ndim != 2):
+                raise param_error("policy", _OWNER, f"a float array of shape {allowed}", f"shape {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise param_error("policy", _OWNER, "finite probabilities", "non-finite entries")
+            try:
+                _check_distribution_rows(arr, "policy")
+            except InvalidDataError as exc:
+                raise InvalidParameterError(str(exc)) from None
+            probs = arr.astype(float)
+        else:
+            raise param_error(
+                "policy", _OWNER, "an int array (deterministic) or a float array (stochastic)",
+                f"dtype {arr.dtype}",
+            )
+        if H is not None and probs.ndim == 2:
+            probs = np.broadcast_to(probs, (H, S, A))
+        return probs
+
+    # ------------------------------------------------------------------ exact solvers
+    def evaluate_q(self, policy: Any) -> np.ndarray:
+        """Q^π: ``(H, S, A)`` by backward induction, or ``(S, A)`` by a linear solve."""
+        probs = self.policy_probabilities(policy)
+        if self.is_episodic:
+            return self._episodic_evaluate(probs)[0]
+        V = self._discounted_evaluate(probs)
+        return self._r + self._g * (self._P @ V)
+
+    def evaluate(self, policy: Any) -> np.ndarray:
+        """V^π: ``(H+1, S)`` with last row 0 (episodic) or ``(S,)`` (discounted)."""
+        probs = self.policy_probabilities(policy)
+        if self.is_episodic:
+            return self._episodic_evaluate(probs)[1]
+        return self._discounted_evaluate(probs)
+
+    def value(self, policy: Any) -> float:
+        """Expected return from the initial distribution: ``initial · V^π_0``."""
+        V = self.evaluate(policy)
+        return float(self._initial @ (V[0] if self.is_episodic else V))
+
+    def optimal_q(self) -> np.ndarray:
+        return self._solve_optimal()[0].copy()
+
+    def optimal_values(self) -> np.ndarray:
+        return self._solve_optimal()[1].copy()
+
+    def optimal_policy(self) -> np.ndarray:
+        """A deterministic optimal policy (lowest action index among ties)."""
+        return self._solve_optimal()[2].copy()
+
+    def optimal_value(self) -> float:
+        V = self._solve_optimal()[1]
+        return float(self._initial @ (V[0] if self.is_episodic else V))
+
+    def _backward_induction(self, state_value: Callable[[int, np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """``Q_h = r_h + P_h V_{h+1}``, ``V_h = state_value(h, Q_h)``, ``V_H = 0``."""
+        H, S, A = self._H, self.n_states, self.n_actions
+        Q = np.zeros((H, S, A))
+        V = np.zeros((H + 1, S))
+        for h in range(H - 1, -1, -1):
+            Q[h] = self._r_at(h) + self._P_at(h) @ V[h + 1]
+            V[h] = state_value(h, Q[h])
+        return Q, V
+
+    def _episodic_evaluate(self, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._backward_induction(lambda h, q: np.einsum("sa,sa->s", probs[h], q))
+
+    def _discounted_evaluate(self, probs: np.ndarray) -> np.ndarray:
+        S = self.n_states
+        P_pi = np.einsum("sa,sat->st", probs, self._P)
+        r_pi = np.einsum("sa,sa->s", probs, self._r)
+        system = np.eye(S) - self._g * P_pi
+        if S >= 200 and np.count_nonzero(P_pi) < 0.05 * S * S:
+            # toy-text kernels are very sparse: a sparse LU is exact and far faster
+            from scipy.sparse import csc_matrix
+            from scipy.sparse.linalg import spsolve
+
+            return np.asarray(spsolve(csc_matrix(system), r_pi), dtype=float)
+        return np.linalg.solve(system, r_pi)
+
+    def _solve_optimal(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._optimal is not None:
+            return self._optimal
+        S, A = self.n_states, self.n_actions
+        if self.is_episodic:
+            Q, V = self._backward_induction(lambda h, q: q.max(axis=1))
+            pi = Q.argmax(axis=2)
+        else:
+            # Policy iteration (Puterman 1994, §6.4): exact evaluation, greedy improvement that
+            # only switches on a strict improvement, so it terminates and ties stay stable.
+            pi = self._r.argmax(axis=1)
+            rows = np.arange(S)
+            scale = max(1.0, float(np.abs(self._r).max())) / (1.0 - self._g)
+            for _ in range(10_000):
+                probs = np.zeros((S, A))
+                probs[rows, pi] = 1.0
+                V = self._discounted_evaluate(probs)
+                Q = self._r + self._g * (self._P @ V)
+                best = Q.argmax(axis=1)
+                improve = Q[rows, best] > Q[rows, pi] + 1e-12 * scale
+                if not improve.any():
+                    break
+                pi = np.where(improve, best, pi)
+            else:  # pragma: no cover - policy iteration terminates in finitely many steps
+                raise RuntimeError("policy iteration did not converge")
+            # report the lowest-index optimal action, as in the episodic form
+            pi = (Q >= Q.max(axis=1, keepdims=True) - 1e-12 * scale).argmax(axis=1)
+        self._optimal = (_readonly(Q), _readonly(V), _readonly(pi))
+        return self._optimal
+
+    # ------------------------------------------------------------------ sampling
+    def sample(
+        self,
+        policy: Any,
+        n_episodes: int,
+        *,
+        rng: RngLike = None,
+        max_steps: int | None = None,
+    ):
+        """Sample ``n_episodes`` episodes under ``policy`` as a :class:`TrajectoryDataset`.
+
+        Array policies run all episodes in lockstep (one vectorised draw per step); a callable
+        ``(obs, step, rng) -> action`` is called per episode and step. Episodes end on entering a
+        terminal state, at the horizon, or after ``max_steps`` steps. ``max_steps`` defaults to
+        the horizon (episodic, and may not exceed it); a discounted model without terminal states
+        needs it. Rewards are the mean rewards ``r``; the dataset carries ``reward_bounds``.
+        """
+        from privrl.data.trajectories import TrajectoryDataset
+
+        n_episodes = check_scalar(n_episodes, "n_episodes", owner="TabularMDP.sample", kind=int, low=1)
+        gen = as_generator(rng)
+        T = self._resolve_max_steps(max_steps)
+        S, A = self.n_states, self.n_actions
+        use_callable = callable(policy)
+        # array policies: deterministic actions (H, S) or probabilities (H, S, A), per step h
+        actions_at: np.ndarray | None = None
+        cum_policy: np.ndarray | None = None
+        if not use_callable:
+            probs = self.policy_probabilities(policy)
+            if np.asarray(policy).dtype.kind in "iu":
+                actions_at = np.asarray(policy, dtype=np.int64)
+                actions_at = actions_at[None] if actions_at.ndim == 1 else actions_at
+            else:
+                cum_policy = np.cumsum(probs[None] if probs.ndim == 2 else probs, axis=-1)
+        # cumulative kernels once (not per step); a stationary model keeps one (S, A, S) copy
+        cum_P = np.cumsum(self._P, axis=-1)
+        cum_P = cum_P[None] if self._stationary else cum_P
+
+        limit = _MAX_UNBOUNDED_STEPS if T is None else T
+        obs_rows, act_rows, rew_rows, next_rows, active_rows = [], [], [], [], []
+        state = _draw(np.broadcast_to(np.cumsum(self._initial), (n_episodes, S)), gen)
+        active = np.ones(n_episodes, dtype=bool)
+        h = 0
+        while active.any():
+            if h >= limit:
+                raise InvalidParameterError(
+                    "The 'max_steps' parameter of TabularMDP.sample must be given when episodes "
+                    f"need not terminate. Got None and some episodes ran {limit} steps instead."
+                )
+            if use_callable:
+                action = np.zeros(n_episodes, dtype=np.int64)
+                for i in np.flatnonzero(active):
+                    action[i] = _check_action(policy(int(state[i]), h, gen), A)
+            elif actions_at is not None:
+                action = actions_at[min(h, actions_at.shape[0] - 1)][state]
+            else:
+                assert cum_policy is not None
+                action = _draw(cum_policy[min(h, cum_policy.shape[0] - 1)][state], gen)
+            reward = self._r_at(h)[state, action]
+            nxt = _draw(cum_P[min(h, cum_P.shape[0] - 1)][state, action], gen)
+            obs_rows.append(state)
+            act_rows.append(action)
+            rew_rows.append(reward)
+            next_rows.append(nxt)
+            active_rows.append(active)
+            active = active & ~self._terminal[nxt]
+            state = nxt
+            h += 1
+            if h == T:
+                break
+        mask = np.stack(active_rows, axis=1)  # (E, T): episode-major after transposition
+        take = lambda rows: np.stack(rows, axis=1)[mask]  # noqa: E731
+        observations, actions = take(obs_rows), take(act_rows)
+        rewards, next_obs = take(rew_rows).astype(float), take(next_rows)
+        terminals = self._terminal[next_obs]
+        lengths = mask.sum(axis=1)
+        starts = np.concatenate([[0], np.cumsum(lengths)])
+        fixed = self.is_episodic and bool(np.all(lengths == self._horizon))
+        return TrajectoryDataset(
+            observations, actions, rewards, next_obs, starts,
+            terminals=terminals, n_states=S, n_actions=A,
+            horizon=self._horizon if fixed else None,
+            reward_bounds=self._reward_bounds,
+            metadata={"source": "TabularMDP.sample", "model": self.name},
+        )
+
+    def _resolve_max_steps(self, max_steps: int | None) -> int | None:
+        owner = "TabularMDP.sample"
+        if self.is_episodic:
+            if max_steps is None:
+                return self._horizon
+            return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1, high=self._horizon)
+        if max_steps is None:
+            if not self._terminal.any():
+                raise InvalidParameterError(
+                    f"The 'max_steps' parameter of {owner} must be an int >= 1 for a discounted "
+                    "model without terminal states (its episodes never end). Got None instead."
+                )
+            return None
+        return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1)
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    out = np.array(arr, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def _check_action(action: Any, n_actions: int) -> int:
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
+        raise param_error("policy", "TabularMDP.sample", f"a callable returning an int action in [0, {n_actions - 1}]", action)
+    return int(action)
+
+
+def _check_bounds(bounds: Any, name: str, owner: str) -> tuple[float, float]:
+    allowed = "a pair (low, high) of finite floats with low <= high"
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, allowed, bounds) from None
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise param_error(name, owner, allowed, bounds)
+    return (low, high)
+
+
+# ---------------------------------------------------------------------- Gymnasium toy text
+def from_gymnasium_toy_text(env: Any, *, gamma: float | None = None, horizon: int | None = None) -> TabularMDP:
+    """The exact :class:`TabularMDP` of a Gymnasium toy-text environment, from ``env.unwrapped.P``.
+
+    Works for FrozenLake (slippery or not), CliffWalking and Taxi (``Taxi-v4`` in gymnasium 1.4):
+    any environment whose ``unwrapped.P[s][a]`` lists ``(prob, next_state, reward, done)``.
+
+    * ``r[s, a]`` is the expected reward ``Σ prob · reward`` (exact values are unchanged).
+    * Terminal transitions become absorbing: every state entered by a ``done`` transition is a
+      terminal state (all actions stay, reward 0). A terminal state entered by a non-``done``
+      transition from a state reachable from the start raises ("done" must be a property of the
+      next state). Taxi's unreachable states (passenger already delivered) may enter terminal
+      states without ``done``; their values here assume termination, which no episode can see.
+    * ``initial`` is ``unwrapped.initial_state_distrib``.
+    * ``reward_bounds`` span every transition reward and 0 (the absorbing reward).
+
+    Give ``gamma`` for the discounted form or ``horizon`` for the episodic one; with neither, the
+    horizon is the environment's ``max_episode_steps`` (FrozenLake 100, Taxi 200).
+    """
+    import gymnasium as gym
+
+    owner = "from_gymnasium_toy_text"
+    base = getattr(env, "unwrapped", env)
+    table = getattr(base, "P", None)
+    obs_space = getattr(base, "observation_space", None)
+    act_space = getattr(base, "action_space", None)
+    if not (isinstance(table, dict) and isinstance(obs_space, gym.spaces.Discrete)
+            and isinstance(act_space, gym.spaces.Discrete)):
+        raise param_error(
+            "env", owner, "a toy-text environment with Discrete spaces and a transition table "
+            "unwrapped.P", type(base).__name__,
+        )
+    if gamma is None and horizon is None:
+        spec = getattr(env, "spec", None) or getattr(base, "spec", None)
+        horizon = getattr(spec, "max_episode_steps", None)
+        if horizon is None:
+            raise param_error("horizon", owner, "an int >= 1 (or give gamma) for an environment without max_episode_steps", None)
+    S, A = int(obs_space.n), int(act_space.n)
+    P = np.zeros((S, A, S))
+    r = np.zeros((S, A))
+    done_into = np.zeros(S, dtype=bool)
+    r_min, r_max = 0.0, 0.0
+    for s in range(S):
+        for a in range(A):
+            for prob, nxt, reward, done in table[s][a]:
+                P[s, a, int(nxt)] += prob
+                r[s, a] += prob * reward
+                if prob > 0:
+                    r_min, r_max = min(r_min, float(reward)), max(r_max, float(reward))
+                    if done:
+                        done_into[int(nxt)] = True
+    terminal = done_into
+    # "done" must be a property of the next state on the part of the table that matters: the
+    # states reachable from the initial distribution without terminating (Taxi lists unreachable
+    # states, e.g. passenger already at the destination, that enter terminal states silently).
+    initial = getattr(base, "initial_state_distrib", None)
+    if initial is None:
+        raise param_error("env", owner, "an environment with unwrapped.initial_state_distrib", type(base).__name__)
+    initial = np.asarray(initial, dtype=float)
+    reachable = (initial > 0) & ~terminal
+    frontier = [int(i) for i in np.flatnonzero(reachable)]
+    while frontier:
+        src = frontier.pop()
+        for a in range(A):
+            for prob, nxt, _, done in table[src][a]:
+                dst = int(nxt)
+                if prob <= 0 or done:
+                    continue
+                if terminal[dst]:
+                    raise InvalidDataError(
+                        f"The 'P' table of {type(base).__name__} must flag 'done' as a property of "
+                        f"the next state. Got state {dst} entered both by terminal and "
+                        f"non-terminal transitions (from reachable state {src}) instead."
+                    )
+                if not reachable[dst]:
+                    reachable[dst] = True
+                    frontier.append(dst)
+    P[terminal] = 0.0
+    for t in np.flatnonzero(terminal):
+        P[t, :, t] = 1.0
+    r[terminal] = 0.0
+    P /= P.sum(axis=2, keepdims=True)  # remove float drift from sums like 3 × 1/3
+    spec = getattr(env, "spec", None) or getattr(base, "spec", None)
+    name = getattr(spec, "id", None) or type(base).__name__
+    return TabularMDP(
+        P, r, gamma=gamma, horizon=horizon, initial=initial,
+        terminal_states=terminal, reward_bounds=(r_min, r_max), name=name,
+    )

@@ -1,0 +1,227 @@
+"""Result files of a sweep: layout, atomic writes and :func:`load_results` (issue #3 §3).
+
+Layout::
+
+    OUT/<experiment-id>/<setting-index>/seed=<s>/metrics.csv     tidy: one row per step/metric/value
+    OUT/<experiment-id>/<setting-index>/seed=<s>/manifest.json   what ran, with what privacy, status
+    OUT/<experiment-id>/*.png|*.pdf                              the figures
+
+Every file is written atomically (a temporary file in the same directory, then ``os.replace``),
+``metrics.csv`` before ``manifest.json``: a run is *finished* when its manifest says
+``status: ok`` and its metrics file exists, so a sweep killed at any instant leaves each run either
+finished or absent/failed, never half-written.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privrl.errors import InvalidDataError
+
+__all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_dir", "to_jsonable", "atomic_write_bytes",
+           "atomic_write_text", "atomic_write_json", "write_metrics", "read_manifest",
+           "is_finished", "iter_run_dirs", "load_manifests", "load_results"]
+
+MANIFEST = "manifest.json"
+METRICS = "metrics.csv"
+
+#: keys every manifest carries (issue #3 §3)
+MANIFEST_KEYS = ("experiment", "setting", "seed", "params", "budget", "privacy_unit", "neighboring",
+                 "epsilon_spent", "accountant", "calibration", "versions", "git_commit",
+                 "wall_time_s", "status")
+
+#: columns ``load_results`` puts first
+BASE_COLUMNS = ("experiment", "setting", "seed", "status", "calibration", "epsilon_spent")
+
+
+def run_dir(out_dir: str | os.PathLike, experiment_id: str, setting_index: int, seed: int) -> Path:
+    """``OUT/<experiment-id>/<setting-index>/seed=<s>``."""
+    return Path(out_dir) / experiment_id / str(int(setting_index)) / f"seed={int(seed)}"
+
+
+# --------------------------------------------------------------------------- JSON and atomic writes
+def to_jsonable(value: Any) -> Any:
+    """``value`` as plain JSON: numpy scalars/arrays unwrapped, enums by value, ±inf/nan as strings."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return str(value) if (math.isinf(value) or math.isnan(value)) else value
+    if isinstance(value, (int, str)) or value is None:
+        return value
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if hasattr(value, "to_dict"):
+        return to_jsonable(value.to_dict())
+    if hasattr(value, "value") and hasattr(value, "name"):  # enums
+        return to_jsonable(value.value)
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return repr(value)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically: temporary file in the same directory, fsync, rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """Write tidy rows (each with at least ``metric`` and ``value``) as CSV, atomically."""
+    import pandas as pd
+
+    rows = list(rows)
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping) or "metric" not in row or "value" not in row:
+            raise InvalidDataError(f"Run row {i} must be a dict with at least 'metric' and 'value'. "
+                                   f"Got {row!r} instead.")
+    frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["metric", "value"])
+    buf = io.StringIO()
+    frame.to_csv(buf, index=False)
+    return atomic_write_text(path, buf.getvalue())
+
+
+# --------------------------------------------------------------------------- reading
+def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
+    """A manifest as a dict; :class:`InvalidDataError` when missing keys or not JSON."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidDataError(f"Manifest {path} does not exist.") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidDataError(f"Manifest {path} is not valid JSON: {exc}.") from None
+    if not isinstance(data, dict) or "status" not in data or "experiment" not in data:
+        raise InvalidDataError(f"Manifest {path} is not a privrl run manifest.")
+    return data
+
+
+def is_finished(directory: str | os.PathLike, params: Mapping[str, Any] | None = None) -> bool:
+    """True when the run in ``directory`` finished: manifest status ``ok`` and metrics present
+    (and, when ``params`` is given, the manifest's params equal them)."""
+    directory = Path(directory)
+    if not (directory / METRICS).is_file():
+        return False
+    try:
+        manifest = read_manifest(directory / MANIFEST)
+    except InvalidDataError:
+        return False
+    if manifest.get("status") != "ok":
+        return False
+    return params is None or manifest.get("params") == to_jsonable(dict(params))
+
+
+def iter_run_dirs(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[Path]:
+    """Every run directory (one holding a manifest) under ``OUT``, sorted."""
+    out = Path(out_dir)
+    pattern = f"{experiment_id}/*/seed=*/{MANIFEST}" if experiment_id else f"*/*/seed=*/{MANIFEST}"
+    return sorted(p.parent for p in out.glob(pattern))
+
+
+def _check_out_dir(out_dir: str | os.PathLike) -> Path:
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise InvalidDataError(f"Results directory {out} does not exist.")
+    return out
+
+
+def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[dict[str, Any]]:
+    """Every run manifest under ``OUT`` (optionally of one experiment), sorted by run."""
+    out = _check_out_dir(out_dir)
+    return [read_manifest(d / MANIFEST) for d in iter_run_dirs(out, experiment_id)]
+
+
+def _param_cell(value: Any) -> Any:
+    if isinstance(value, str) and value in ("inf", "-inf", "nan", "Infinity", "-Infinity", "NaN"):
+        return float(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return value
+
+
+def _float_or_none(value: Any) -> float:
+    if value is None:
+        return math.nan
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *,
+                 include_failed: bool = False):
+    """One pandas table over every run under ``OUT`` (optionally one experiment).
+
+    One row per metrics row, with columns ``experiment, setting, seed, status, calibration,
+    epsilon_spent`` (NaN for non-private runs), every param key (lists/dicts as JSON strings) and every column of the run's
+    rows (``step, metric, value`` and labels; a row column wins over a param of the same name).
+    Failed runs have no metrics; with ``include_failed=True`` each adds one row with NaN
+    ``metric``/``value``. An empty table (with the base columns) when there is no run.
+    """
+    import pandas as pd
+
+    out = _check_out_dir(out_dir)
+    frames = []
+    for directory in iter_run_dirs(out, experiment_id):
+        manifest = read_manifest(directory / MANIFEST)
+        status = manifest.get("status")
+        metrics_path = directory / METRICS
+        if status == "ok" and metrics_path.is_file():
+            try:
+                rows = pd.read_csv(metrics_path)
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+                raise InvalidDataError(f"Metrics file {metrics_path} is corrupt: {exc}.") from None
+        elif include_failed:
+            rows = pd.DataFrame({"metric": [np.nan], "value": [np.nan]})
+        else:
+            continue
+        base = {"experiment": manifest.get("experiment"), "setting": int(manifest.get("setting", -1)),
+                "seed": int(manifest.get("seed", -1)), "status": status,
+                "calibration": manifest.get("calibration"),
+                "epsilon_spent": _float_or_none(manifest.get("epsilon_spent"))}
+        params = {k: _param_cell(v) for k, v in (manifest.get("params") or {}).items()
+                  if k not in rows.columns and k not in base}
+        for key, value in {**base, **params}.items():
+            rows[key] = [value] * len(rows)
+        frames.append(rows)
+    if not frames:
+        return pd.DataFrame(columns=list(BASE_COLUMNS) + ["metric", "value"])
+    df = pd.concat(frames, ignore_index=True, sort=False)
+    first = [c for c in BASE_COLUMNS if c in df.columns]
+    return df[first + [c for c in df.columns if c not in first]]

@@ -1,0 +1,78 @@
+"""``privrl audit``: parser, table, report files, exit codes."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from privrl.audit import cli, registry
+from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant
+from privrl.audit.report import summary_markdown
+from privrl.errors import InvalidParameterError
+from privrl.privacy import GaussianMechanism
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="privrl")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cli.add_parser(sub)
+    return parser
+
+
+def test_parser_options():
+    args = _parser().parse_args(["audit", "gaussian", "--trials", "500", "--epsilon", "2", "--delta", "1e-6",
+                                 "--broken", "noise-div-10", "--out", "x", "--seed", "3"])
+    assert (args.algorithm, args.trials, args.epsilon, args.delta, args.broken, args.out, args.seed) == \
+        ("gaussian", 500, 2.0, 1e-6, "noise-div-10", "x", 3)
+    assert args.func is cli.run
+    assert _parser().parse_args(["audit", "--all"]).all
+
+
+def test_single_audit_prints_table(capsys):
+    args = _parser().parse_args(["audit", "laplace", "--trials", "2000", "--broken", "noise-div-10"])
+    assert args.func(args) == 0  # a caught control is success
+    out = capsys.readouterr().out
+    assert "laplace" in out and "VIOLATION" in out and "caught" in out and "eps_lower" in out
+
+
+def test_algorithm_xor_all_and_unknown_names():
+    with pytest.raises(InvalidParameterError, match="algorithm"):
+        cli.run(_parser().parse_args(["audit"]))
+    with pytest.raises(InvalidParameterError, match="algorithm"):
+        cli.run(_parser().parse_args(["audit", "nope"]))
+    with pytest.raises(InvalidParameterError, match="broken"):
+        cli.run(_parser().parse_args(["audit", "gaussian", "--broken", "nope", "--trials", "100"]))
+    assert cli.main(["audit", "nope"]) == 2  # PrivrlError -> one line, non-zero
+
+
+def _lying_target():
+    """Claims epsilon = 0.1 while its noise is calibrated for epsilon ~ 10: a real violation."""
+    mech = GaussianMechanism(sensitivity=1.0, noise_std=0.5)
+
+    def build(eps, delta, broken):
+        on = lambda v: (lambda n, rng: mech.release(np.full((n, 1), v), rng=rng)[0])  # noqa: E731
+        return AuditPair(on(0.0), on(1.0), 0.1, delta)
+    return AuditTarget(name="lying", description="claims too little", privacy_unit="test", build=build,
+                       variants=(BrokenVariant("same", "identical copy", caught=True),),
+                       trials=2000, fast_trials=2000)
+
+
+def test_all_writes_report_and_flags_violations(tmp_path, monkeypatch, capsys):
+    keep = [registry.get_target("laplace"), _lying_target()]
+    monkeypatch.setattr(cli, "all_targets", lambda: keep)
+    monkeypatch.setitem(registry._REGISTRY, "lying", keep[1])
+    code = cli.run(_parser().parse_args(["audit", "--all", "--fast", "--out", str(tmp_path)]))
+    assert code == 1  # the lying target is a VIOLATION of a non-broken target
+    rows = json.loads((tmp_path / "audit" / "audit.json").read_text())
+    assert {(r["algorithm"], r["broken"]) for r in rows} == {
+        ("laplace", None), ("laplace", "noise-div-10"), ("lying", None), ("lying", "same")}
+    for r in rows:
+        assert {"algorithm", "claimed_epsilon", "epsilon_lower", "ci", "trials", "verdict", "broken"} <= set(r)
+    lying = next(r for r in rows if r["algorithm"] == "lying" and r["broken"] is None)
+    assert lying["verdict"] == "VIOLATION" and lying["status"] == "VIOLATION (bug)"
+    md = (tmp_path / "audit" / "audit.md").read_text()
+    assert "| laplace |" in md and "1 violations" in md
+    assert "VIOLATIONS: lying" in summary_markdown(tmp_path)
+    assert "VIOLATION: lying" in capsys.readouterr().err
+    assert summary_markdown(tmp_path / "missing") is None

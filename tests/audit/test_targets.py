@@ -1,0 +1,77 @@
+"""Fast audits of every registered release and every negative control (issue #8 §3).
+
+Each real target must be *consistent* (ε_lower ≤ claimed ε); each negative control marked
+``caught`` must be a VIOLATION (a control that is not caught is a failed audit design); controls
+that do not touch privacy (a public shift removed; DP-LSW/DP-LSL noise ÷ 10, which Lemma 1's slack
+leaves (near-)private — see ``privrl.audit.targets_policy_evaluation``) must stay consistent.
+Seeds are fixed (the same ``derive_seed(0, name, broken)`` as ``privrl audit --seed 0``).
+"""
+
+import numpy as np
+import pytest
+
+from privrl._rng import derive_seed
+from privrl.audit.registry import all_targets, run_target, unavailable_areas
+
+CASES = [(t.name, None, None) for t in all_targets()] + [
+    (t.name, v.name, v.caught) for t in all_targets() for v in t.variants]
+
+
+def test_every_area_is_audited():
+    assert unavailable_areas() == {}
+    names = {t.name for t in all_targets()}
+    for required in ("gaussian", "laplace", "symmetric-matrix", "tree-counter", "gp-functional", "dp-lsw",
+                     "dp-lsw-counts", "dp-lsl", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-dataset", "dp-vapvi", "dp-vapvi-paper",
+                     "linopt-central", "linopt-local", "dp-q-learning"):
+        assert required in names
+    for t in all_targets():  # every target has at least one control that must be caught
+        assert any(v.caught for v in t.variants), t.name
+
+
+@pytest.mark.parametrize("name,broken,caught", CASES, ids=[f"{n}-{b or 'real'}" for n, b, _ in CASES])
+def test_fast_audit(name, broken, caught):
+    res = run_target(name, broken=broken, fast=True, rng=derive_seed(0, name, broken))
+    assert np.isfinite(res.claimed_epsilon) and res.claimed_epsilon > 0
+    assert res.ci[0] == res.epsilon_lower <= res.ci[1]
+    if broken is None or caught is False:
+        assert res.verdict == "consistent", res
+    else:
+        assert res.verdict == "VIOLATION", f"negative control not caught: {res}"
+        assert res.epsilon_lower > res.claimed_epsilon
+
+
+def test_tabular_neighbours_attain_the_sensitivity():
+    from privrl.audit.targets_offline import H, tabular_neighbours
+
+    (sa, sas), (sa2, sas2) = tabular_neighbours()
+    assert np.linalg.norm(sa - sa2) == pytest.approx(np.sqrt(2 * H))
+    assert np.linalg.norm(sas - sas2) == pytest.approx(np.sqrt(2 * H))
+
+
+def test_generic_trajectory_generator_attains_the_sensitivity_on_sampled_data():
+    from privrl.audit.targets_offline import dataset_neighbours
+
+    (sa, sas), (sa2, sas2) = dataset_neighbours()
+    assert sa.sum() == sa2.sum() == 90  # same size: 30 episodes of H = 3
+    assert np.linalg.norm(sa - sa2) == pytest.approx(np.sqrt(2 * 3))
+    assert np.linalg.norm(sas - sas2) == pytest.approx(np.sqrt(2 * 3))
+
+
+def test_dp_lsw_pairs():
+    from privrl.audit.targets_policy_evaluation import F_MAX, LONG, M_TIGHT, neighbouring_statistics
+
+    d, d2 = neighbouring_statistics("tight")
+    assert d.counts.tolist() == d2.counts.tolist() == [M_TIGHT]
+    assert d2.mean_returns[0] - d.mean_returns[0] == pytest.approx(F_MAX * (1 - 0.5**LONG) / M_TIGHT)
+    c, c2 = neighbouring_statistics("counts")
+    assert c.counts.tolist() == [1, 9, 9] and c2.counts.tolist() == [2, 8, 8]
+
+
+def test_linear_mixture_neighbour_within_declared_bounds():
+    from privrl.algorithms.linear_mixture.regularizers import CentralTreePrivatizer
+    from privrl.audit.targets_linear_mixture import D1, H, K, user_contributions
+
+    reg = CentralTreePrivatizer(epsilon=1.0, delta=1e-5)
+    reg.start(n_episodes=K, horizon=H, d1=D1, d2=D1, rng=0)
+    for which in (0, 1):  # the privatizer accepts both contributions (its bound check would raise)
+        reg.update(*user_contributions(which, reg.L_phi))

@@ -1,0 +1,38 @@
+"""Contract cases for LinOptVI / LinOptPO (Zhou 2022) with the central (JDP) and local (LDP) privatizers."""
+
+import numpy as np
+
+from privrl import PrivacyBudget
+from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI
+from privrl.envs.linear_mixture import random_mixture
+from privrl.testing import ContractCase
+
+_MODEL = random_mixture(4, 3, 3, 2, 2, rng=11)
+_BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
+_BAD = ({"n_episodes": 0}, {"privatizer": "global"}, {"alpha": 2.0}, {"beta_scale": -1.0},
+        {"shift_scale": 0.1}, {"calibration": "loose"})
+
+
+def _fit(est, rng):
+    return est.fit(_MODEL, rng=rng)
+
+
+def _output(est):
+    # θ̂ is the released-statistics output (the regret is a function of the same releases)
+    return np.concatenate([est.theta_p_.ravel(), est.theta_r_.ravel(), est.regret_])
+
+
+CASES = [
+    ContractCase(
+        name=f"{cls.__name__}-{priv}",
+        make=lambda budget, cls=cls, priv=priv: cls(n_episodes=40, privatizer=priv, budget=budget, beta_scale=0.05),
+        fit=_fit,
+        output=_output,
+        budget=_BUDGET,
+        delta=1e-5,
+        make_baseline=lambda cls=cls: cls(n_episodes=40, privatizer="none", beta_scale=0.05),
+        bad_params=_BAD,
+    )
+    for cls in (LinOptVI, LinOptPO)
+    for priv in ("central", "local")
+]

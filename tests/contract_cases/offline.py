@@ -1,0 +1,73 @@
+"""Contract cases for the offline algorithms of Qiao & Wang (2023)."""
+
+import numpy as np
+
+from privrl import PrivacyBudget
+from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, VAPVI
+from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
+from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
+from privrl.testing import ContractCase
+
+_TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
+_TAB_DATA = _TAB.sample(covering_behaviour_policy(_TAB.optimal_policy(), 2), 300, rng=0)
+_LIN = synthetic_linear_mdp(horizon=4, seed=0)
+_LIN_DATA = _LIN.sample(synthetic_behaviour_policy(), 200, rng=0)
+
+
+def _fit_tab(est, rng):
+    return est.fit(_TAB_DATA, _TAB.rewards, rng=rng)
+
+
+def _fit_lin(est, rng):
+    return est.fit(_LIN_DATA, _LIN.features, rng=rng)
+
+
+def _tab_output(est):
+    # the released noisy counts (the policy alone is often identical across noise draws)
+    return np.concatenate([est.counts_.ravel(), est.q_values_.ravel()])
+
+
+def _lin_output(est):
+    return np.concatenate([est.weights_.ravel(), est.q_values_.ravel()])
+
+
+CASES = [
+    ContractCase(
+        name="DPAPVI-zCDP",
+        make=lambda budget: DPAPVI(budget=budget),
+        fit=_fit_tab,
+        output=_tab_output,
+        budget=PrivacyBudget(rho=0.5),
+        make_baseline=APVI,
+        bad_params=[{"delta_fail": 0.0}, {"c1": -1.0}, {"c_unvisited": 0.5}, {"mechanism": "x"},
+                    {"budget": "rho=1"}],
+    ),
+    ContractCase(
+        name="DPAPVI-Laplace",
+        make=lambda budget: DPAPVI(budget=budget),
+        fit=_fit_tab,
+        output=_tab_output,
+        budget=PrivacyBudget(epsilon=2.0),
+        delta=1e-6,
+        make_baseline=APVI,
+        bad_params=[{"c2": -1.0}, {"threshold_multiplier": -0.1}],
+    ),
+    ContractCase(
+        name="DPVAPVI",
+        make=lambda budget: DPVAPVI(budget=budget),
+        fit=_fit_lin,
+        output=_lin_output,
+        budget=PrivacyBudget(rho=1.0),
+        make_baseline=VAPVI,
+        bad_params=[{"lam": 0.0}, {"C": -1.0}, {"D": -1.0}, {"delta_fail": 1.0}, {"calibration": "loose"},
+                    {"feature_norm_bound": 0.0}],
+    ),
+    ContractCase(
+        name="DPVAPVI-approxDP",
+        make=lambda budget: DPVAPVI(budget=budget, split=False),
+        fit=_fit_lin,
+        output=_lin_output,
+        budget=PrivacyBudget(epsilon=4.0, delta=1e-5),
+        make_baseline=lambda: VAPVI(split=False),
+    ),
+]

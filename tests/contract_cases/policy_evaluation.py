@@ -1,0 +1,41 @@
+"""Contract cases for DP-LSW and DP-LSL (Balle et al. 2016) on a small chain batch."""
+
+import numpy as np
+
+from privrl.algorithms.policy_evaluation import DPLSL, DPLSW, LSL, LSW
+from privrl.data.features import state_aggregation
+from privrl.envs.chain import sample_chain
+from privrl.privacy import PrivacyBudget
+from privrl.testing import ContractCase
+
+_DATA = sample_chain(200, n_states=8, rng=0)
+_PHI = state_aggregation(8, 2)
+_BUDGET = PrivacyBudget(epsilon=0.5, delta=0.1)
+
+
+def _fit(est, rng):
+    return est.fit(_DATA, rng=rng)
+
+
+def _out(est):
+    return est.theta_
+
+
+CASES = [
+    ContractCase(
+        name="DPLSW",
+        make=lambda budget: DPLSW(budget=budget, gamma=0.9, features=_PHI, F_max=1.0),
+        fit=_fit, output=_out, budget=_BUDGET, delta=0.1,
+        make_baseline=lambda: LSW(gamma=0.9, features=_PHI, F_max=1.0),
+        bad_params=({"gamma": 1.5}, {"F_max": 0.0}, {"constants": "other"},
+                    {"weights": -np.ones(8)}, {"budget": PrivacyBudget(epsilon=1.0, delta=0.0)}),
+    ),
+    ContractCase(
+        name="DPLSL",
+        make=lambda budget: DPLSL(budget=budget, gamma=0.9, lam=5.0, features=_PHI, F_max=1.0),
+        fit=_fit, output=_out, budget=_BUDGET, delta=0.1,
+        make_baseline=lambda: LSL(gamma=0.9, lam=5.0, features=_PHI, F_max=1.0),
+        bad_params=({"lam": 0.1}, {"relevance": np.full(8, 2.0)}, {"gamma": -0.1},
+                    {"budget": PrivacyBudget(rho=1.0)}),
+    ),
+]

@@ -1,0 +1,62 @@
+"""Contract cases for DP Q-learning (Wang & Hegde 2019) and its baselines."""
+
+import numpy as np
+import torch
+
+from privrl.algorithms.q_learning import (
+    DPQLearning,
+    DPSGDQLearning,
+    InputPerturbationQLearning,
+    QLearning,
+)
+from privrl.algorithms.q_learning.balle import BalleQLearning
+from privrl.privacy import PrivacyBudget
+from privrl.testing import ContractCase
+
+torch.set_num_threads(1)
+_SMALL = dict(config="paper", n_samples=256, hidden=(8,))
+_GRID = np.linspace(0.0, 1.0, 11)
+
+
+def _fit(est, rng):
+    return est.fit(rng=rng)
+
+
+def _out(est):
+    return est.release_q(_GRID)
+
+
+CASES = [
+    ContractCase(
+        name="DPQLearning",
+        make=lambda budget: DPQLearning(budget=budget, **_SMALL),
+        fit=_fit, output=_out, budget=PrivacyBudget(epsilon=0.9, delta=1e-4), delta=1e-4,
+        make_baseline=lambda: QLearning(**_SMALL),
+        bad_params=[{"reset": "often"}, {"calibration": "nope"}, {"lipschitz": -1.0}, {"n_samples": 0},
+                    {"kappa": -3.0}],
+    ),
+    ContractCase(
+        name="DPQLearning-paper-calibration",
+        make=lambda budget: DPQLearning(budget=budget, calibration="paper", **_SMALL),
+        fit=_fit, output=_out, budget=PrivacyBudget(epsilon=0.9, delta=1e-4), delta=1e-4,
+        make_baseline=lambda: QLearning(**_SMALL),
+    ),
+    ContractCase(
+        name="InputPerturbationQLearning",
+        make=lambda budget: InputPerturbationQLearning(budget=budget, **_SMALL),
+        fit=_fit, output=_out, budget=PrivacyBudget(epsilon=0.9, delta=1e-4), delta=1e-4,
+        make_baseline=lambda: QLearning(**_SMALL), bad_params=[{"calibration": "x"}],
+    ),
+    ContractCase(
+        name="DPSGDQLearning",
+        make=lambda budget: DPSGDQLearning(budget=budget, **_SMALL),
+        fit=_fit, output=_out, budget=PrivacyBudget(epsilon=0.9, delta=1e-4), delta=1e-4,
+        bad_params=[{"clip_norm": 0.0}],
+    ),
+    ContractCase(
+        name="BalleQLearning",
+        make=lambda budget: BalleQLearning(budget=budget, n_samples=300, n_rounds=3),
+        fit=_fit, output=_out, budget=PrivacyBudget(epsilon=0.9, delta=1e-4), delta=1e-4,
+        bad_params=[{"n_bins": 0}, {"gamma": 1.0}, {"n_rounds": 0}],
+    ),
+]

@@ -1,0 +1,102 @@
+"""Figures and report.md: figures, claims beside measurements, ε per curve, deviations, audit."""
+
+import json
+
+import pytest
+
+from privrl.errors import InvalidDataError
+from privrl.experiments import get_experiment
+from privrl.experiments.report import experiments_in, make_plots, write_report
+from privrl.experiments.results import atomic_write_json, run_dir
+from privrl.experiments.runner import plan_runs, run_sweep
+
+EXP = "example-gaussian"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    specs = plan_runs(EXP, "smoke")
+    run_sweep(specs, out, jobs=1, quiet=True)
+    return out
+
+
+def test_make_plots_writes_png_and_pdf_with_paper_label(results, monkeypatch):
+    summary = make_plots(results)
+    assert not summary.errors and not summary.skipped
+    names = sorted(p.name for p in summary.figures[EXP])
+    assert names == ["example-gaussian.pdf", "example-gaussian.png"]
+    assert all((results / EXP / n).stat().st_size > 1000 for n in names)
+    # the paper-calibration curve is labelled in the figure (PDF text is compressed: check the legend)
+    import matplotlib.pyplot as plt
+
+    from privrl.experiments.results import load_results
+
+    captured = []
+    real_save = plt.Figure.savefig
+
+    def spy(fig, *args, **kwargs):
+        captured.extend(t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts())
+        return real_save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", spy)
+    get_experiment(EXP).plot(load_results(results, EXP), results / "spy")
+    assert "ε = 4 (paper calibration)" in captured and "ε = 1" in captured
+
+
+def test_report_sections(results):
+    make_plots(results)
+    path = write_report(results)
+    assert path == results / "report.md"
+    text = path.read_text()
+    exp = get_experiment(EXP)
+    assert f"## {EXP} — {exp.paper}, {exp.figure}" in text
+    assert f"![example-gaussian]({EXP}/example-gaussian.png)" in text
+    assert "| Claim | Measured | Supported |" in text
+    assert "Sound calibration spends at most the target ε (PLD accountant). | max ε spent / target = 1.0000 | yes |" in text
+    for deviation in exp.deviations:
+        assert f"- {deviation}" in text
+    assert "**Paper calibration**" in text
+    # privacy spent per curve: one row per setting, ε from the manifests
+    table = [ln for ln in text.splitlines() if ln.startswith("| ") and "trajectory" in ln]
+    assert len(table) == len(exp.settings_for("smoke"))
+    manifest = json.loads((run_dir(results, EXP, 0, 0) / "manifest.json").read_text())
+    assert f"{manifest['epsilon_spent']:.4g} at δ = 1e-05" in table[0]
+    assert any("— (non-private)" in row for row in table)
+    assert "## Privacy audit" not in text
+
+
+def test_report_lists_failed_runs(tmp_path):
+    run_sweep(plan_runs(EXP, "smoke", [0, 1], {"fail_seeds": [1]})[:2], tmp_path, jobs=1, quiet=True)
+    run_sweep(plan_runs(EXP, "smoke", [1], {"fail_seeds": [1]})[:1], tmp_path, jobs=1, quiet=True)
+    text = write_report(tmp_path).read_text()
+    assert "### Failed runs" in text
+    assert "RuntimeError: example-gaussian: failing on purpose at seed 1" in text
+
+
+def test_report_audit_section(results):
+    audit = [{"algorithm": "DPLSW", "claimed_epsilon": 1.0, "epsilon_lower": 0.42, "ci": [0.3, 0.55],
+              "trials": 10000, "verdict": "pass"},
+             {"algorithm": "DPLSW", "claimed_epsilon": 1.0, "epsilon_lower": "inf", "ci": [2.8, "inf"],
+              "trials": 10000, "verdict": "FAIL", "broken": "no-noise"}]
+    atomic_write_json(results / "audit" / "audit.json", audit)
+    try:
+        text = write_report(results).read_text()
+        assert "## Privacy audit" in text
+        assert "| DPLSW | — | 1 | 0.42 | [0.3, 0.55] | 10000 | pass |" in text
+        assert "| DPLSW | no-noise | 1 | ∞ | [2.8, ∞] | 10000 | FAIL |" in text
+        (results / "audit" / "audit.json").write_text("{corrupt")
+        text = write_report(results).read_text()
+        assert "audit/audit.json could not be read" in text
+    finally:
+        (results / "audit" / "audit.json").unlink()
+
+
+def test_unknown_experiment_dir_is_reported_not_plotted(results, tmp_path):
+    atomic_write_json(run_dir(tmp_path, "gone-exp", 0, 0) / "manifest.json",
+                      {"experiment": "gone-exp", "setting": 0, "seed": 0, "status": "ok", "params": {}})
+    assert experiments_in(tmp_path) == ["gone-exp"]
+    assert make_plots(tmp_path).skipped == ["gone-exp"]
+    assert "not registered" in write_report(tmp_path).read_text()
+    with pytest.raises(InvalidDataError, match="does not exist"):
+        experiments_in(tmp_path / "nothing")

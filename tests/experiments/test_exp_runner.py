@@ -1,0 +1,197 @@
+"""The runner: seeds, layout and manifests, skipping finished runs, failure isolation, backends."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privrl._rng import derive_seed
+from privrl.errors import InvalidParameterError
+from privrl.experiments import RunContext, get_experiment
+from privrl.experiments.results import MANIFEST_KEYS, load_manifests, load_results, run_dir
+from privrl.experiments.runner import execute_run, parse_seeds, plan_runs, run_seed, run_sweep
+
+EXP = "example-gaussian"
+
+
+def test_parse_seeds():
+    assert parse_seeds(None) is None
+    assert parse_seeds("3") == [0, 1, 2]
+    assert parse_seeds("5:8") == [5, 6, 7]
+    for bad in ("0", "x", "4:2", "-1:3", "1:x"):
+        with pytest.raises(InvalidParameterError, match="'seeds'"):
+            parse_seeds(bad)
+
+
+def test_plan_covers_every_setting_and_seed_once():
+    exp = get_experiment(EXP)
+    specs = plan_runs(EXP, "smoke")
+    n_settings = len(exp.settings_for("smoke"))
+    assert len(specs) == n_settings * exp.n_seeds("smoke")
+    assert len({(s.setting, s.seed) for s in specs}) == len(specs)
+    assert all(s.params["sleep"] == 1 for s in plan_runs(EXP, "smoke", [7], {"sleep": 1}))
+    assert {s.seed for s in plan_runs(EXP, "smoke", [7, 9])} == {7, 9}
+    with pytest.raises(InvalidParameterError, match="Unknown experiment"):
+        plan_runs("no-such-experiment", "smoke")
+    with pytest.raises(InvalidParameterError, match="'scale'"):
+        plan_runs(EXP, "huge")
+
+
+def test_seed_derivation_is_per_run_and_data_is_shared_across_settings():
+    assert run_seed(EXP, 1, 2) == derive_seed(EXP, 1, 2)
+    seeds = {run_seed(EXP, i, s) for i in range(6) for s in range(4)}
+    assert len(seeds) == 24  # no two runs share a generator
+    assert run_seed(EXP, 0, 0) != run_seed("other", 0, 0)
+    spec = plan_runs(EXP, "smoke")[0]
+    outcome = execute_run(spec)
+    assert outcome.manifest["run_seed"] == run_seed(EXP, spec.setting, spec.seed)
+    # what the run drew equals a run with ctx.rng seeded from derive_seed(id, setting, seed)
+    ctx = RunContext(EXP, spec.setting, spec.seed, "smoke", np.random.default_rng(derive_seed(EXP, spec.setting, spec.seed)))
+    again = get_experiment(EXP).run(spec.params, ctx)
+    assert again.rows == outcome.rows
+    # the shared data stream depends on (experiment, seed, name) only
+    a = RunContext(EXP, 0, 3, "smoke", np.random.default_rng(0)).shared_rng("data").random(3)
+    b = RunContext(EXP, 5, 3, "smoke", np.random.default_rng(1)).shared_rng("data").random(3)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_layout_and_manifest(tmp_path):
+    specs = plan_runs(EXP, "smoke")
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert summary.success and summary.ok == len(specs) and summary.skipped == 0
+    exp = get_experiment(EXP)
+    settings = exp.settings_for("smoke")
+    for spec in specs:
+        d = run_dir(tmp_path, EXP, spec.setting, spec.seed)
+        assert d == tmp_path / EXP / str(spec.setting) / f"seed={spec.seed}"
+        assert (d / "metrics.csv").is_file()
+        manifest = json.loads((d / "manifest.json").read_text())
+        assert set(MANIFEST_KEYS) <= set(manifest)
+        assert manifest["status"] == "ok" and "error" not in manifest
+        assert manifest["setting"] == spec.setting and manifest["seed"] == spec.seed
+        params = settings[spec.setting]
+        assert manifest["calibration"] == params["calibration"]
+        assert manifest["privacy_unit"] == "trajectory" and manifest["neighboring"] == "replace_one"
+        assert manifest["accountant"] == "pld"
+        assert {"privrl", "numpy", "dp-accounting", "gymnasium"} <= set(manifest["versions"])
+        assert manifest["wall_time_s"] >= 0
+        if np.isinf(params["epsilon"]):
+            assert manifest["epsilon_spent"] is None and manifest["budget"] == {"epsilon": "inf", "delta": 0.0}
+        elif params["calibration"] == "sound":
+            # calibrated to the target with the same accountant: spent within [0.999 ε, ε]
+            assert 0.999 * params["epsilon"] <= manifest["epsilon_spent"] <= params["epsilon"]
+            assert manifest["delta"] == 1e-5
+        else:
+            assert manifest["epsilon_spent"] > 0
+    df = load_results(tmp_path)
+    assert len(df) == len(specs)
+    assert set(df["status"]) == {"ok"}
+
+
+def test_rerun_skips_finished_and_reruns_failed_or_stale(tmp_path):
+    specs = plan_runs(EXP, "smoke", [0])
+    run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    first = {d: (d / "manifest.json").read_bytes() for d in tmp_path.glob(f"{EXP}/*/seed=0")}
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert summary.skipped == len(specs) and summary.ok == 0
+    assert {d: (d / "manifest.json").read_bytes() for d in first} == first  # untouched
+    victim = run_dir(tmp_path, EXP, 1, 0)
+    manifest = json.loads((victim / "manifest.json").read_text())
+    manifest["status"] = "failed"
+    (victim / "manifest.json").write_text(json.dumps(manifest))
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert (summary.ok, summary.skipped) == (1, len(specs) - 1)
+    # changed parameters make a finished run stale
+    summary = run_sweep(plan_runs(EXP, "smoke", [0], {"sleep": 0.0}), tmp_path, jobs=1, quiet=True)
+    assert summary.ok == len(specs)
+
+
+def test_failure_isolation(tmp_path):
+    specs = plan_runs(EXP, "smoke", [0, 1], {"fail_seeds": [1]})
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    n_per_seed = len(specs) // 2
+    assert summary.ok == n_per_seed and len(summary.failed) == n_per_seed
+    assert not summary.success
+    assert "failing on purpose at seed 1" in summary.line()
+    manifests = load_manifests(tmp_path, EXP)
+    failed = [m for m in manifests if m["status"] == "failed"]
+    assert len(failed) == n_per_seed and all(m["seed"] == 1 for m in failed)
+    assert all("Traceback" in m["error"] and "RuntimeError" in m["error"] for m in failed)
+    assert all(not (run_dir(tmp_path, EXP, m["setting"], 1) / "metrics.csv").exists() for m in failed)
+    assert set(load_results(tmp_path)["seed"]) == {0}
+
+
+def test_process_pool_gives_the_same_results_as_in_process(tmp_path):
+    specs = plan_runs(EXP, "smoke", [0])
+    run_sweep(specs, tmp_path / "serial", jobs=1, quiet=True)
+    summary = run_sweep(specs, tmp_path / "pool", jobs=2, quiet=True)
+    assert summary.ok == len(specs)
+    pd.testing.assert_frame_equal(load_results(tmp_path / "serial"), load_results(tmp_path / "pool"))
+
+
+def test_ray_backend_gives_the_same_results_as_local(tmp_path):
+    pytest.importorskip("ray")
+    specs = plan_runs(EXP, "smoke", [1])[:4]
+    run_sweep(specs, tmp_path / "local", jobs=1, quiet=True)
+    summary = run_sweep(specs, tmp_path / "ray", jobs=1, backend="ray", quiet=True)
+    assert summary.ok == len(specs), summary.line()
+    local, ray = load_results(tmp_path / "local"), load_results(tmp_path / "ray")
+    assert len(local) == len(specs)
+    pd.testing.assert_frame_equal(local, ray)
+    assert [m["run_seed"] for m in load_manifests(tmp_path / "ray")] == \
+        [m["run_seed"] for m in load_manifests(tmp_path / "local")]
+
+
+def test_bad_sweep_arguments(tmp_path):
+    with pytest.raises(InvalidParameterError, match="'backend'"):
+        run_sweep([], tmp_path, backend="slurm")
+    with pytest.raises(InvalidParameterError, match="'jobs'"):
+        run_sweep([], tmp_path, jobs=0)
+
+
+def test_metrics_are_committed_before_the_manifest(tmp_path, monkeypatch):
+    from privrl.experiments import results as R
+
+    order = []
+    real_replace = R.os.replace
+
+    def spy(src, dst):
+        order.append(os.path.basename(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(R.os, "replace", spy)
+    run_sweep(plan_runs(EXP, "smoke", [0])[:2], tmp_path, jobs=1, quiet=True)
+    assert order == ["metrics.csv", "manifest.json"] * 2
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path, capsys, monkeypatch):
+    specs = plan_runs(EXP, "smoke", [0])[:2]
+    run_sweep(specs, tmp_path / "a", jobs=1)  # pytest's stdout is not a terminal
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    run_sweep(specs, tmp_path / "b", jobs=1, quiet=True)
+    assert capsys.readouterr().err == ""
+    run_sweep(specs, tmp_path / "c", jobs=1)
+    bar = capsys.readouterr().err
+    assert "2/2" in bar and "<" in bar and "run/s" in bar  # count, ETA and rate
+
+
+def test_example_noise_scale_matches_the_accountant():
+    """σ = Δ · multiplier(ε, δ): the PLD ledger of one release at σ/Δ spends ε (to 1e-3), for any Δ;
+    the classical (paper) formula is Δ·√(2 ln(1.25/δ))/ε."""
+    import dp_accounting
+
+    from privrl.experiments.example import classical_gaussian_sigma, sound_gaussian_sigma
+    from privrl.privacy import Ledger, calibrate_gaussian
+
+    eps = 1.0  # the smoke grid's ε: its calibration is usually cached already
+    assert sound_gaussian_sigma(eps, 1e-5, 1e-3) == pytest.approx(
+        calibrate_gaussian(eps, 1e-5, sensitivity=1e-3), rel=1e-6)
+    for n in (7, 100, 1000):
+        sigma = sound_gaussian_sigma(eps, 1e-5, 1.0 / n)
+        spent = Ledger([dp_accounting.GaussianDpEvent(sigma * n)]).epsilon(1e-5, accountant="pld")
+        assert eps * 0.999 <= spent <= eps
+    assert classical_gaussian_sigma(1.0, 1e-5, 0.5) == pytest.approx(0.5 * np.sqrt(2 * np.log(1.25e5)))

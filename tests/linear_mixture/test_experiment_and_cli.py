@@ -1,0 +1,87 @@
+"""The ``zhou2022-regret`` experiment and ``privrl fit linopt-vi|linopt-po``."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privrl.cli import main
+from privrl.experiments import get_experiment
+from privrl.experiments.spec import RunContext
+from privrl.experiments.zhou2022 import checkpoints, fitted_slopes
+
+
+def test_settings_cover_the_issue_grid():
+    exp = get_experiment("zhou2022-regret")
+    paper = exp.settings_for("paper")
+    assert {s["K"] for s in paper} == {10**5} and exp.n_seeds("paper") >= 10
+    assert {s["delta"] for s in paper} == {1e-5}
+    combos = {(s["privatizer"], s["epsilon"]) for s in paper}
+    assert combos == {("none", "inf"), ("central", 0.1), ("central", 1.0), ("central", 10.0), ("local", 1.0),
+                      ("local", 10.0)}
+    assert {s["env"] for s in paper} == {"E1", "E2"} and {s["panel"] for s in paper} == {"theory", "tuned"}
+    assert {s["algorithm"] for s in paper} == {"VI", "PO"}
+    json.dumps(paper)
+
+
+def test_run_records_regret_bounds_and_ledger():
+    exp = get_experiment("zhou2022-regret")
+    setting = next(s for s in exp.settings_for("smoke") if s["privatizer"] == "central" and s["panel"] == "tuned")
+    ctx = RunContext(exp.id, 0, 0, "smoke", np.random.default_rng(0))
+    res = exp.run(setting, ctx)
+    df = pd.DataFrame(res.rows)
+    reg = df[df.metric == "cumulative_regret"].sort_values("episodes")
+    assert list(reg.episodes) == checkpoints(setting["K"])
+    assert np.all(np.diff(reg.value) >= -1e-12)
+    assert (df[df.metric == "regret_bound"].value > 0).all()
+    assert res.ledger is not None and res.ledger.epsilon(1e-5) <= setting["epsilon"]
+    assert res.privacy_unit.value == "user_episode"
+
+
+def test_fitted_slopes_and_claims_on_synthetic_curves(tmp_path):
+    rows = []
+    ks = np.array(checkpoints(10**4, n=10))
+    for seed in range(2):
+        for label, privatizer, eps, power in (("UCRL-VTR", "none", "inf", 0.5), ("LinOpt-VI JDP ε=1", "central", 1.0, 1.0),
+                                              ("LinOpt-VI JDP ε=10", "central", 10.0, 0.5),
+                                              ("LinOpt-VI LDP ε=10", "local", 10.0, 0.75)):
+            for panel in ("theory", "tuned"):
+                for k in ks:
+                    base = dict(env="E2", panel=panel, label=label, algorithm="VI", privatizer=privatizer,
+                                epsilon=eps, seed=seed, episodes=int(k), T_per_episode=5, calibration="sound")
+                    rows.append({**base, "metric": "cumulative_regret", "value": 3.0 * k**power * (1 + 0.01 * seed)})
+                    rows.append({**base, "metric": "regret_bound", "value": 100.0 * k})
+    df = pd.DataFrame(rows)
+    slopes = fitted_slopes(df)
+    got = dict(zip(slopes[slopes.panel == "tuned"].label, slopes[slopes.panel == "tuned"].slope))
+    assert got["UCRL-VTR"] == pytest.approx(0.5, abs=1e-9) and got["LinOpt-VI LDP ε=10"] == pytest.approx(0.75, abs=1e-9)
+    exp = get_experiment("zhou2022-regret")
+    claims = {c.claim[:30]: c.supported for c in exp.claims(df)}
+    assert list(claims.values()) == [False, True, True, False, True]
+    paths = exp.plot(df, tmp_path)
+    assert any(p.suffix == ".png" for p in paths)
+    assert "| E2 | tuned | UCRL-VTR | 10000 | 0.500 |" in (tmp_path / "zhou2022-slopes.md").read_text()
+
+
+@pytest.mark.parametrize("algorithm,privatizer", [("linopt-vi", "central"), ("linopt-po", "local")])
+def test_cli_fit_writes_curve_and_certificate(tmp_path, algorithm, privatizer):
+    out = tmp_path / "fit"
+    code = main(["fit", algorithm, "--env", "privrl/RandomLinearMixture-v0", "--epsilon", "1", "--delta", "1e-5",
+                 "--privatizer", privatizer, "--episodes", "60", "--out", str(out), "--seed", "0"])
+    assert code == 0
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["guarantee"] == ("JDP" if privatizer == "central" else "LDP")
+    assert cert["privacy_unit"] == "user_episode" and cert["calibration"] == "sound"
+    assert 0 < cert["epsilon_spent"] <= 1.0
+    arrays = np.load(out / "result.npz")
+    assert arrays["cumulative_regret"].shape == (60,)
+    summary = json.loads((out / "result.json").read_text())["summary"]
+    assert summary["paper_epsilon_closed_form"] == pytest.approx(1 + 1 / (16 * 5 * math.log(20 / 1e-5)))
+
+
+def test_cli_fit_rejects_data_and_rho(tmp_path, capsys):
+    assert main(["fit", "linopt-vi", "--env", "privrl/RandomLinearMixture-v0", "--rho", "1", "--episodes", "5",
+                 "--out", str(tmp_path / "a")]) != 0
+    assert "rho" in capsys.readouterr().err

@@ -1,0 +1,306 @@
+"""DP-APVI / APVI (Qiao & Wang 2023, Algorithm 1): calibration, post-processing, utility."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget
+from privrl.algorithms.offline import APVI, DPAPVI
+from privrl.algorithms.offline.tabular import (
+    consistent_counts,
+    count_mechanisms,
+    count_statistics,
+    dp_apvi_from_counts,
+    gaussian_noise_bound,
+    laplace_noise_bound,
+    pessimistic_value_iteration,
+    private_transitions,
+    release_counts,
+)
+from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
+
+
+@pytest.fixture(scope="module")
+def small():
+    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
+    mu = covering_behaviour_policy(mdp.optimal_policy(), 2)
+    return mdp, mu
+
+
+# ----------------------------------------------------------------------------- calibration
+@pytest.mark.parametrize("rho,var", [(1.0, 40.0), (0.1, 400.0), (5.0, 8.0), (25.0, 1.6)])
+def test_gaussian_count_noise_variance(rho, var):
+    mech, _ = count_mechanisms(20, rho=rho)
+    assert mech.scale**2 == pytest.approx(var, rel=1e-12)
+    assert mech.sensitivity == pytest.approx(math.sqrt(40.0))
+
+
+@pytest.mark.parametrize("H,rho", [(1, 0.3), (20, 1.0), (7, 25.0)])
+def test_gaussian_counts_spend_exactly_rho(H, rho):
+    n_sa, n_sas = np.zeros((H, 2, 2)), np.zeros((H, 2, 2, 2))
+    _, _, events = release_counts(n_sa, n_sas, rho=rho, rng=0)
+    from privrl import Ledger
+    assert Ledger(events).zcdp_rho() == pytest.approx(rho, rel=1e-12)
+
+
+def test_dpapvi_ledger_matches_budget(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 50, rng=0)
+    est = DPAPVI(budget=PrivacyBudget(rho=0.7)).fit(data, mdp.rewards, rng=1)
+    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(0.7, rel=1e-12)
+    from privrl.privacy import zcdp_to_approx_dp
+    assert est.privacy_spent(1e-5) <= zcdp_to_approx_dp(0.7, 1e-5) + 1e-9
+
+
+def test_laplace_scale_and_epsilon(small):
+    mech, _ = count_mechanisms(20, epsilon=1.0)
+    assert mech.scale == pytest.approx(80.0)
+    mdp, mu = small
+    data = mdp.sample(mu, 50, rng=0)
+    est = DPAPVI(budget=PrivacyBudget(epsilon=2.0)).fit(data, mdp.rewards, rng=1)
+    events = est.privacy_ledger_.events
+    assert sum(1.0 / e.noise_multiplier for e in events) == pytest.approx(2.0)   # pure ε adds up
+    assert est.privacy_spent(1e-6) <= 2.0 + 1e-3
+    assert est.guarantee == "(epsilon, delta)-DP"
+    assert est.noise_bound_ == pytest.approx(laplace_noise_bound(4, 3, 2, 2.0, 0.05))
+
+
+@pytest.mark.parametrize("rho,expected", [(0.1, 206.8369), (1.0, 65.40758), (5.0, 29.25116), (25.0, 13.08152)])
+def test_noise_bound_values(rho, expected):
+    assert gaussian_noise_bound(20, 2, 100, rho, 0.05) == pytest.approx(expected, rel=1e-6)
+
+
+def test_laplace_bound_formula():
+    assert laplace_noise_bound(20, 2, 100, 1.0, 0.05) == pytest.approx(160 * math.log(2 * 20 * 4 * 100 / 0.05))
+
+
+def _replace_one(data, i, other, j):
+    out = {k: v.copy() for k, v in data.items()}
+    for k in out:
+        out[k][i] = other[k][j]
+    return out
+
+
+def test_count_sensitivity_replace_one(small):
+    mdp, mu = small
+    rng = np.random.default_rng(0)
+    data = mdp.sample(mu, 30, rng=1)
+    other = mdp.sample(np.full((3, 2), 0.5), 200, rng=2)
+    H = 4
+    worst2, worst1 = 0.0, 0.0
+    for j in range(200):
+        d2 = _replace_one(data, rng.integers(30), other, j)
+        a = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
+        b = count_statistics(d2["observations"], d2["actions"], d2["next_observations"], 3, 2)
+        for x, y in zip(a, b):
+            worst2 = max(worst2, np.linalg.norm((x - y).ravel()))
+        worst1 = max(worst1, sum(np.abs(x - y).sum() for x, y in zip(a, b)))
+    assert worst2 <= math.sqrt(2 * H) + 1e-12
+    assert worst1 <= 4 * H
+    # adversarial: a trajectory on entirely different pairs attains the bound
+    adv = {k: np.zeros((1, H), dtype=int) for k in ("observations", "actions", "next_observations")}
+    adv2 = {k: np.ones((1, H), dtype=int) for k in adv}
+    a = count_statistics(adv["observations"], adv["actions"], adv["next_observations"], 3, 2)
+    b = count_statistics(adv2["observations"], adv2["actions"], adv2["next_observations"], 3, 2)
+    assert np.linalg.norm((a[0] - b[0]).ravel()) == pytest.approx(math.sqrt(2 * H))
+
+
+def test_noise_scale_is_data_independent(small):
+    mdp, mu = small
+    a = DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(mdp.sample(mu, 20, rng=0), mdp.rewards, rng=1)
+    b = DPAPVI(budget=PrivacyBudget(rho=1.0), delta_fail=0.3, c2=1.0).fit(mdp.sample(mu, 900, rng=5),
+                                                                        mdp.rewards, rng=1)
+    assert a.privacy_ledger_.events == b.privacy_ledger_.events
+
+
+# ----------------------------------------------------------------------------- post-processing
+def _lp_value(n_sas, n_sa, E):
+    S = len(n_sas)
+    c = np.zeros(S + 1)
+    c[-1] = 1.0
+    eye = np.eye(S)
+    # x_i − t <= n_i, −x_i − t <= −n_i, Σx <= n_sa + E/2, −Σx <= −(n_sa − E/2)
+    A_ub = np.vstack([np.c_[eye, -np.ones(S)], np.c_[-eye, -np.ones(S)],
+                      np.r_[np.ones(S), 0.0], np.r_[-np.ones(S), 0.0]])
+    b_ub = np.r_[n_sas, -n_sas, n_sa + E / 2, -(n_sa - E / 2)]
+    res = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=[(0, None)] * (S + 1), method="highs")
+    assert res.status == 0
+    return res.fun
+
+
+def test_consistency_closed_form_matches_linprog():
+    rng = np.random.default_rng(0)
+    cases = []
+    for _ in range(1000):
+        S = int(rng.integers(1, 7))
+        n_sas = np.maximum(rng.normal(5, 6, S), 0) * (rng.random() > 0.1)
+        n_sa = max(rng.normal(n_sas.sum(), 15), 0.0) * (rng.random() > 0.1)
+        cases.append((n_sas, n_sa, float(rng.uniform(0, 20))))
+    cases += [(np.zeros(3), 0.0, 4.0), (np.zeros(1), 7.0, 1.0), (np.array([9.0]), 0.0, 2.0),
+              (np.zeros(4), 30.0, 0.0), (np.array([3.0, 1.0]), 0.0, 0.0)]
+    for n_sas, n_sa, E in cases:
+        _, x = consistent_counts(np.array([n_sa]), n_sas[None], E)
+        x = x[0]
+        assert x.min() >= 0
+        assert abs(x.sum() - n_sa) <= E / 2 + 1e-9
+        assert np.abs(x - n_sas).max() == pytest.approx(_lp_value(n_sas, n_sa, E), abs=1e-9)
+
+
+def test_lemmas_c2_c3_monte_carlo(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 200, rng=0)
+    n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
+    rho, delta = 1.0, 0.05
+    E = gaussian_noise_bound(4, 3, 2, rho, delta)
+    rng = np.random.default_rng(1)
+    bad2 = bad3 = 0
+    for _ in range(2000):
+        a, b, _ = release_counts(n_sa, n_sas, rho=rho, rng=rng)
+        bad2 += max(np.abs(a - n_sa).max(), np.abs(b - n_sas).max()) > E / 2
+        ta, tb = consistent_counts(a, b, E)
+        bad3 += max(np.abs(ta - n_sa).max(), np.abs(tb - n_sas).max()) > E
+    assert bad2 / 2000 <= delta and bad3 / 2000 <= delta
+
+
+def test_private_transitions_rows_and_fallback():
+    rng = np.random.default_rng(2)
+    n_sas = np.maximum(rng.normal(3, 5, (4, 3, 2, 3)), 0)
+    n_sa, n_sas = consistent_counts(np.maximum(n_sas.sum(-1) + rng.normal(0, 2, (4, 3, 2)), 0), n_sas, 4.0)
+    P = private_transitions(n_sa, n_sas, 4.0)
+    assert P.min() >= 0 and np.allclose(P.sum(-1), 1.0, atol=1e-12)
+    fallback = np.all(P == 1 / 3, axis=-1)
+    assert np.array_equal(fallback | (n_sa > 4.0), np.ones_like(fallback)) and np.all(fallback[n_sa <= 4.0])
+
+
+def test_lemma_c4_transition_error(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 20000, rng=0)
+    n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
+    E = gaussian_noise_bound(4, 3, 2, 1.0, 0.05)
+    a, b, _ = release_counts(n_sa, n_sas, rho=1.0, rng=3)
+    t_sa, t_sas = consistent_counts(a, b, E)
+    P_t = private_transitions(t_sa, t_sas, E)
+    P_hat = private_transitions(n_sa, n_sas, 0.0)
+    ok = t_sa >= 3 * E
+    assert ok.any()
+    err = np.abs(P_t - P_hat).sum(-1)
+    assert np.all(err[ok] <= 5 * 3 * E / t_sa[ok])
+
+
+def test_value_bounds_and_unvisited_branch():
+    rng = np.random.default_rng(4)
+    H, S, A = 5, 4, 3
+    P = rng.dirichlet(np.ones(S), size=(H, S, A))
+    counts = rng.integers(0, 50, (H, S, A)).astype(float)
+    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, bound=10.0, iota=2.0, c1=1.4,
+                                          c2=0.1, c_unvisited=1.5, threshold=10.0)
+    for h in range(H):
+        assert Q[h].min() >= 0 and Q[h].max() <= H - h
+        assert V[h].min() >= 0 and V[h].max() <= H - h
+    assert np.all(Q[counts <= 10.0] == 0)
+
+
+# ----------------------------------------------------------------------------- reductions and utility
+def test_infinite_budget_equals_apvi(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 300, rng=0)
+    base = APVI().fit(data, mdp.rewards)
+    for budget in (PrivacyBudget(rho=math.inf), PrivacyBudget.non_private()):
+        dp = DPAPVI(budget=budget).fit(data, mdp.rewards, rng=1)
+        np.testing.assert_array_equal(dp.policy_, base.policy_)
+        np.testing.assert_array_equal(dp.q_values_, base.q_values_)
+
+
+def test_pessimism_and_gap_trends(small):
+    mdp, mu = small
+    v_star = mdp.optimal_value()
+    gaps = {}
+    for n in (1000, 100000):
+        for rho in (1.0, 100.0):
+            g = []
+            for seed in range(4):
+                data = mdp.sample(mu, n, rng=seed)
+                est = DPAPVI(budget=PrivacyBudget(rho=rho)).fit(data, mdp.rewards, rng=10 + seed)
+                V_pi = mdp.evaluate(est.policy_)
+                assert np.all(est.values_[0] <= V_pi[0] + 1e-9)      # pessimism, Eq. (34)
+                g.append(v_star - mdp.value(est.policy_))
+            assert min(g) >= -1e-12
+            gaps[n, rho] = np.mean(g)
+    assert gaps[100000, 1.0] < gaps[1000, 1.0] - 0.1
+    assert gaps[100000, 100.0] < gaps[100000, 1.0] - 0.1
+    apvi_small = np.mean([v_star - mdp.value(APVI().fit(mdp.sample(mu, 30, rng=s), mdp.rewards).policy_)
+                          for s in range(4)])
+    apvi_big = np.mean([v_star - mdp.value(APVI().fit(mdp.sample(mu, 3000, rng=s), mdp.rewards).policy_)
+                        for s in range(4)])
+    assert apvi_big < apvi_small
+
+
+def test_kernel_matches_estimator(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 100, rng=0)
+    n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
+    fit = dp_apvi_from_counts(n_sa, n_sas, mdp.rewards, rho=2.0, rng=np.random.default_rng(5))
+    est = DPAPVI(budget=PrivacyBudget(rho=2.0)).fit(data, mdp.rewards, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(fit.q_values, est.q_values_)
+
+
+# ----------------------------------------------------------------------------- bad input
+def test_bad_inputs(small):
+    mdp, mu = small
+    data = mdp.sample(mu, 10, rng=0)
+    r = mdp.rewards
+    ok = DPAPVI(budget=PrivacyBudget(rho=1.0))
+    bad_state = {k: v.copy() for k, v in data.items()}
+    bad_state["observations"][0, 0] = 3
+    with pytest.raises(InvalidDataError, match="observations"):
+        ok.fit(bad_state, r, rng=0)
+    bad_action = {k: v.copy() for k, v in data.items()}
+    bad_action["actions"][0, 0] = -1
+    with pytest.raises(InvalidDataError, match="actions"):
+        ok.fit(bad_action, r, rng=0)
+    with pytest.raises(InvalidDataError, match="horizon"):
+        ok.fit({k: v[:, :3] for k, v in data.items()}, r, rng=0)
+    with pytest.raises(InvalidDataError, match="empty"):
+        ok.fit({k: v[:0] for k, v in data.items()}, r, rng=0)
+    with pytest.raises(InvalidParameterError, match="rho"):
+        DPAPVI(budget=PrivacyBudget(rho=-1.0))
+    with pytest.raises(InvalidParameterError, match="epsilon"):
+        DPAPVI(budget=PrivacyBudget(epsilon=0.0))
+    with pytest.raises(InvalidParameterError, match="budget"):
+        DPAPVI().fit(data, r, rng=0)
+    with pytest.raises(InvalidParameterError, match="budget"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), mechanism="laplace").fit(data, r, rng=0)
+    with pytest.raises(InvalidParameterError, match="delta_fail"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), delta_fail=1.5).fit(data, r, rng=0)
+    with pytest.raises(InvalidParameterError, match="c_unvisited"):
+        APVI(c_unvisited=1.0).fit(data, r)
+    with pytest.raises(InvalidParameterError, match="reward"):
+        APVI().fit(data, r + 1.0)
+
+
+def test_kernel_rejects_bad_counts():
+    n_sa, n_sas, r = np.ones((2, 2, 1)), np.full((2, 2, 1, 2), 0.5), np.zeros((2, 2, 1))
+    dp_apvi_from_counts(n_sa, n_sas, r, rho=1.0, rng=0)
+    with pytest.raises(InvalidParameterError, match="n_sa"):
+        dp_apvi_from_counts(-n_sa, n_sas, r, rho=1.0, rng=0)
+    with pytest.raises(InvalidParameterError, match="n_sas"):
+        dp_apvi_from_counts(n_sa, n_sas[:, :, :, :1], r, rho=1.0, rng=0)
+    with pytest.raises(InvalidParameterError, match="n_sas"):
+        dp_apvi_from_counts(n_sa, n_sas * 2, r, rho=1.0, rng=0)
+    with pytest.raises(InvalidParameterError, match="rho"):
+        dp_apvi_from_counts(n_sa, n_sas, r, rho=0.0, rng=0)
+    with pytest.raises(InvalidParameterError, match="rho/epsilon"):
+        dp_apvi_from_counts(n_sa, n_sas, r, rng=0)
+
+
+def test_accepts_trajectory_dataset(small):
+    from privrl.envs.linear import to_dataset
+
+    mdp, mu = small
+    data = mdp.sample(mu, 40, rng=0)
+    ds = to_dataset(data, n_states=3, n_actions=2)
+    a = DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(ds, mdp.rewards, rng=3)
+    b = DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(data, mdp.rewards, rng=3)
+    np.testing.assert_array_equal(a.q_values_, b.q_values_)
