@@ -82,3 +82,23 @@ def test_save_figure_rejects_paths_as_names(tmp_path):
     with pytest.raises(InvalidParameterError, match="'name'"):
         save_figure(fig, tmp_path, "../escape")
     plt.close(fig)
+
+
+def test_std_band_is_sqrt_n_times_the_se_band():
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    from privrl.experiments.plots import mean_se_band
+
+    df = pd.DataFrame({"x": [1, 1, 1, 1], "seed": [0, 1, 2, 3], "value": [0.0, 2.0, 4.0, 6.0]})
+    widths = {}
+    for band in ("se", "std"):
+        fig, ax = plt.subplots()
+        mean_se_band(ax, df, "x", label="c", band=band)
+        verts = ax.collections[0].get_paths()[0].vertices[:, 1]
+        widths[band] = verts.max() - verts.min()
+        plt.close(fig)
+    std = np.std([0.0, 2.0, 4.0, 6.0], ddof=1)
+    assert np.isclose(widths["std"], 2 * std)
+    assert np.isclose(widths["se"], 2 * std / 2.0)

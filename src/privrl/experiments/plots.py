@@ -82,8 +82,11 @@ def mean_se(df: Any, x: str, y: str = "value", seed_col: str = "seed"):
 def mean_se_band(ax: Any, df: Any, x: str, y: str = "value", label: str | None = None,
                  calibration: Any = None, logx: bool = False, logy: bool = False,
                  color: Any = None, alpha: float = 0.2, marker: str | None = None,
-                 linestyle: str | None = None, seed_col: str = "seed", **plot_kwargs: Any):
-    """Plot the mean of ``y`` over seeds against ``x`` with a ± 1 standard-error band.
+                 linestyle: str | None = None, seed_col: str = "seed", band: str = "se",
+                 **plot_kwargs: Any):
+    """Plot the mean of ``y`` over seeds against ``x`` with a ± 1 standard-error band
+    (``band="se"``, default) or a ± 1 standard-deviation band (``band="std"``, as in
+    Wang & Hegde 2019, Figures 1–2).
 
     ``calibration`` may be ``"sound"``/``"paper"``/``None``; when omitted and ``df`` has a
     ``calibration`` column, that column decides. Curves in paper calibration get a visible
@@ -97,7 +100,11 @@ def mean_se_band(ax: Any, df: Any, x: str, y: str = "value", label: str | None =
     stats = mean_se(df, x, y, seed_col=seed_col)
     xs = stats[x].to_numpy()
     mean = stats["mean"].to_numpy(dtype=float)
+    if band not in ("se", "std"):
+        raise InvalidDataError(f"mean_se_band: band must be 'se' or 'std'. Got {band!r} instead.")
     se = stats["se"].to_numpy(dtype=float)
+    if band == "std":
+        se = se * np.sqrt(stats["n_seeds"].to_numpy(dtype=float))
     paper = is_paper_calibration(calibration)
     if linestyle is None:
         linestyle = "--" if paper else "-"

@@ -164,7 +164,7 @@ def _plot(df, out_dir: Path, name: str, group: list[str], title: str) -> list[Pa
             key = key if isinstance(key, tuple) else (key,)
             label = ", ".join(f"{g}={k}" if g not in ("label", "calibration") else str(k)
                               for g, k in zip(group, key) if g != "calibration")
-            mean_se_band(ax, curve, "step", label=label, calibration=curve["calibration"].iloc[0]
+            mean_se_band(ax, curve, "step", label=label, band="std", calibration=curve["calibration"].iloc[0]
                          if "calibration" in group else None)
         ax.set_xlabel("samples")
         ax.set_ylabel("return (50 steps)")
