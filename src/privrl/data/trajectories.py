@@ -17,9 +17,9 @@ returns a partial dataset.
 
 from __future__ import annotations
 
+import io
 import json
 import os
-import tempfile
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._io import atomic_write_bytes
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.errors import InvalidDataError, InvalidParameterError
@@ -477,20 +478,9 @@ class TrajectoryDataset:
         header["reward_bounds"] = None if self.reward_bounds is None else list(self.reward_bounds)
         arrays = {**self._arrays(), "episode_starts": self._starts}
         arrays[_HEADER_KEY] = np.array(json.dumps(header))
-        directory = path.parent if str(path.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)  # type: ignore[arg-type]
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)  # type: ignore[arg-type]
+        atomic_write_bytes(path, buffer.getvalue(), make_parents=False)
         return path
 
     @classmethod

@@ -11,8 +11,8 @@ Every experiment's ``plot(df, out_dir)`` uses these so that figures look alike:
 
 from __future__ import annotations
 
+import io
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from privrl._io import atomic_write_bytes  # noqa: E402
 from privrl.errors import InvalidDataError, InvalidParameterError  # noqa: E402
 
 __all__ = ["PAPER_SUFFIX", "paper_label", "is_paper_calibration", "mean_se", "mean_se_band",
@@ -128,17 +129,9 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 5.0, height: fl
 
 
 def _atomic_savefig(fig: Any, path: Path, fmt: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fig.savefig(fh, format=fmt, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, bbox_inches="tight")
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def save_figure(fig: Any, out_dir: str | os.PathLike, name: str,
