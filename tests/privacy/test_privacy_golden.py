@@ -91,7 +91,10 @@ def test_mechanism_with_replace_one_sensitivity_matches_the_pair_of_gaussians():
     mech = GaussianMechanism(sensitivity=2.0, noise_std=6.0)
     _, event = mech.release(0.0, rng=0)
     assert event == GaussianDpEvent(3.0)
-    assert Ledger([event]).epsilon(1e-5) == pytest.approx(dp_accounting.get_epsilon_gaussian(3.0, 1e-5), rel=1e-12)
+    exact = dp_accounting.get_epsilon_gaussian(3.0, 1e-5)
+    # the ledger's exact Gaussian ε is a certified upper bound (bisection keeps the feasible end,
+    # relative tolerance 1e-10), so it may sit just above dp-accounting's root-finder value
+    assert exact <= Ledger([event]).epsilon(1e-5) <= exact * (1 + 1e-9)
 
 
 # --------------------------------------------------------------------------- independent accountants

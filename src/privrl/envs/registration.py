@@ -6,8 +6,6 @@ by ``gymnasium.make``. :func:`register_envs` is idempotent and is called on ``im
 
 from __future__ import annotations
 
-import gymnasium as gym
-
 __all__ = ["ENV_IDS", "register_envs"]
 
 #: id -> entry point (``module:callable``).
@@ -24,6 +22,8 @@ ENV_IDS: dict[str, str] = {
 def register_envs() -> list[str]:
     """Register every id of :data:`ENV_IDS` not yet in ``gymnasium.registry``; return the ids
     registered by this call."""
+    import gymnasium as gym  # here, not at module level: ``import privrl`` registers through a hook
+
     added = []
     for env_id, entry_point in ENV_IDS.items():
         if env_id not in gym.registry:
