@@ -3,7 +3,7 @@
 import numpy as np
 
 from privrl import PrivacyBudget
-from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, VAPVI
+from privrl.offline import APVI, DPAPVI, DPVAPVI, VAPVI
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.testing import ContractCase

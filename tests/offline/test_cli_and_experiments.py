@@ -69,7 +69,7 @@ def test_experiment_smoke_runs_and_claims(exp_id):
 
 def test_shared_data_across_algorithms():
     """Every algorithm and budget of a seed sees the same dataset (ctx.shared_rng)."""
-    from privrl.experiments.qiao2023 import linear_gap
+    from privrl.offline.experiments import linear_gap
 
     exp = get_experiment("qiao2023-fig1a")
     a = RunContext(exp.id, 0, 3, "smoke", np.random.default_rng(0)).shared_rng("data-K10")

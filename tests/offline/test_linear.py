@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget, PrivacyLeakWarning
-from privrl.algorithms.offline import DPVAPVI, PEVI, VAPVI
-from privrl.algorithms.offline.linear import (
+from privrl.offline import DPVAPVI, PEVI, VAPVI
+from privrl.offline.linear import (
     _release_matrix,
     linear_mechanisms,
     release_statistic,

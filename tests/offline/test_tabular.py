@@ -7,8 +7,8 @@ import pytest
 from scipy.optimize import linprog
 
 from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget
-from privrl.algorithms.offline import APVI, DPAPVI
-from privrl.algorithms.offline.tabular import (
+from privrl.offline import APVI, DPAPVI
+from privrl.offline.tabular import (
     consistent_counts,
     count_mechanisms,
     count_statistics,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 from privrl.envs.linear import LinearMDP
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import (

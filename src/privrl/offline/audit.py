@@ -1,9 +1,9 @@
 """Audit targets of DP-APVI (both variants) and DP-VAPVI (Qiao & Wang 2023, Algorithms 1 and 2).
 
 DP-APVI (``dp-apvi-gaussian``, ``dp-apvi-laplace``). The audit calls the module's own
-:func:`~privrl.algorithms.offline.tabular.release_counts` (Eq. 2, the only step that touches the
+:func:`~privrl.offline.tabular.release_counts` (Eq. 2, the only step that touches the
 data; the rest of Algorithm 1 is post-processing) on the counts of two neighbouring datasets built
-with :func:`~privrl.algorithms.offline.tabular.count_statistics`. H = S = A = 2, K = 7 trajectories
+with :func:`~privrl.offline.tabular.count_statistics`. H = S = A = 2, K = 7 trajectories
 with unequal pair counts; D' replaces a trajectory by :func:`~privrl.audit.neighbors.rarest_episode`
 — the least-visited pair at every step — chosen so that at every step both families move in two
 entries (‖Δn_sa‖₂ = ‖Δn_sas'‖₂ = √(2H), the sensitivity of Lemma C.1: the worst case). The output
@@ -15,7 +15,7 @@ on a dataset sampled from a seeded random MDP, with the neighbour made by the ge
 
 DP-VAPVI (``dp-vapvi``, ``dp-vapvi-paper``). Algorithm 2 releases 5H statistics adaptively (step h
 uses Ṽ_{h+1}, itself computed from released values). The audit runs the module's own
-:func:`~privrl.algorithms.offline.linear.linear_pessimistic_vi` with the module's own
+:func:`~privrl.offline.linear.linear_pessimistic_vi` with the module's own
 :func:`linear_mechanisms`, wrapped only to *record* every released statistic: the audited output is
 the whole transcript (every noisy statistic; the policy and values are post-processing of it).
 H = 2, S = A = 2, d = 2, unit-norm features φ(0,0) = e₁, φ(1,1) = e₂, no split (``split=False``,
@@ -36,8 +36,8 @@ import copy
 import dp_accounting
 import numpy as np
 
-from privrl.algorithms.offline.linear import LinearNoise, linear_mechanisms, linear_pessimistic_vi
-from privrl.algorithms.offline.tabular import count_statistics, release_counts
+from privrl.offline.linear import LinearNoise, linear_mechanisms, linear_pessimistic_vi
+from privrl.offline.tabular import count_statistics, release_counts
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.neighbors import rarest_episode
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
@@ -67,7 +67,7 @@ def dataset_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarra
     """Counts of a sampled dataset and of its worst-case neighbour from the generic generator:
     30 episodes of a seeded random MDP (S = 3, A = 2, H = 3) under the uniform policy, one
     trajectory replaced by :func:`~privrl.audit.neighbors.replace_one_trajectory` (``"rarest"``)."""
-    from privrl.algorithms.offline._common import padded_episodes
+    from privrl.offline._common import padded_episodes
     from privrl.audit.neighbors import replace_one_trajectory
     from privrl.envs.random_tabular import random_tabular_mdp
 

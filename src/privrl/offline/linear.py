@@ -48,7 +48,7 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_option, check_scalar, param_error
-from privrl.algorithms.offline._common import budget_to_rho, check_budget, greedy, padded_episodes
+from privrl.offline._common import budget_to_rho, check_budget, greedy, padded_episodes
 from privrl.base import Estimator
 from privrl.errors import InvalidDataError, PrivacyLeakWarning
 from privrl.privacy.accounting import Ledger
