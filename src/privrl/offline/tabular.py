@@ -1,10 +1,12 @@
 """APVI and DP-APVI (Qiao & Wang 2023, Section 3, Algorithm 1) — tabular offline RL.
 
 Every step after :func:`release_counts` reads only the released counts, so it is post-processing.
-The kernels are pure functions of sufficient statistics (per-step counts) and ``rng``:
+The kernels are pure functions of sufficient statistics (per-step counts) and a releaser:
 
 * :func:`count_statistics` — ``n_{s,a}`` ``(H,S,A)`` and ``n_{s,a,s'}`` ``(H,S,A,S)`` per step h;
-* :func:`release_counts` — Eq. (2) (Gaussian, ρ-zCDP) or the Laplace variant (ε-DP), then ``{·}^+``;
+* :func:`release_counts` — Eq. (2) (Gaussian) or the Laplace variant, then ``{·}^+``, drawn through
+  a :class:`~privrl.privacy.release.Releaser` with the scales of a
+  :class:`~privrl.offline.noise.CountNoise` plan;
 * :func:`consistent_counts` — Eq. (3)/(4) solved exactly in closed form;
 * :func:`private_transitions` — Eq. (5);
 * :func:`pessimistic_value_iteration` — lines 3–9 of Algorithm 1 (Bernstein penalty, truncation,
@@ -15,13 +17,13 @@ Privacy unit: one trajectory, replace-one neighbours, dataset size public.
 
 Sensitivities (Lemma C.1). Replacing one trajectory changes, at each step h, one visit
 ``(s_h, a_h)`` (and one ``(s_h, a_h, s_{h+1})``) into another: at most two entries of each family
-move by ±1 per step, so over the ``H`` steps
+move by ±1 per step, so over the ``H`` steps ℓ2 ``sqrt(2H)`` and ℓ1 ``2H`` for each family. The noise
+scales per calibration are in :mod:`privrl.offline.noise` (tight: exact μ split (1, S) across the
+families; sound/paper: σ² = 2H/ρ per entry, or b = 4H/ε).
 
-* ℓ2: ``||Δ n_{sa}||_2 <= sqrt(2H)`` and ``||Δ n_{sas'}||_2 <= sqrt(2H)``;
-* ℓ1: ``||Δ n_{sa}||_1 <= 2H`` and ``||Δ n_{sas'}||_1 <= 2H`` (4H jointly).
-
-Gaussian: σ² = 2H/ρ per entry gives each family ρ/2-zCDP (Δ²/(2σ²) = 2H·ρ/(4H)), ρ in total.
-Laplace: b = 4H/ε per entry gives each family ε/2-DP (Δ1/b = 2H·ε/(4H)), ε in total.
+Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
+presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"practical"``
+(:data:`TABULAR_PRESETS`; how they were chosen: ``docs/offline.md``).
 """
 
 from __future__ import annotations
@@ -31,77 +33,66 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from privrl._rng import RngLike, as_generator
-from privrl._validation import check_array, check_option, check_scalar, param_error
-from privrl.offline._common import budget_to_rho, check_budget, greedy, padded_episodes
-from privrl.base import Estimator
+from privrl._params import Param
+from privrl._rng import RngLike
+from privrl._validation import check_array, param_error
+from privrl.base import CONSTANTS, PRIVATE_PARAMS, Estimator, PrivateEstimator
+from privrl.offline._common import (
+    Statistics,
+    check_statistics,
+    degenerate_output,
+    greedy,
+    padded_episodes,
+    public_reward,
+    transition_statistics,
+    warn_degenerate,
+)
+from privrl.offline.noise import MECHANISMS, CountNoise, count_noise, resolve_mechanism
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
-from privrl.privacy.mechanisms import GaussianMechanism, LaplaceMechanism
 
 __all__ = ["APVI", "DPAPVI", "TabularFit", "count_statistics", "release_counts", "consistent_counts",
-           "private_transitions", "pessimistic_value_iteration", "gaussian_noise_bound",
-           "laplace_noise_bound", "dp_apvi_from_counts"]
+           "private_transitions", "pessimistic_value_iteration", "dp_apvi_from_counts", "TABULAR_PRESETS"]
+
+#: Utility presets of APVI / DP-APVI. ``theory``: Algorithm 1's C1 = √2, C2 = 16, C' = 2 and the
+#: threshold E (spec A-T3, A-T4, A-T7). ``practical``: chosen once on held-out instances (random
+#: tabular MDPs with instance seeds 1–4; never the benchmark's seed 0 nor FrozenLake) by
+#: ``benchmarks/tune_offline.py``: C2 = 0 (the privacy penalty is what makes the output trivial),
+#: threshold E/4, C1 = 0.5 (tied for DP-APVI, best for APVI) and the count split (S, 1) (k = 1: the
+#: n_sa family gets the smaller noise, which the coverage threshold needs); theory keeps the paper's
+#: even split (k = 0). See ``docs/offline.md``.
+TABULAR_PRESETS: dict[str, dict[str, float]] = {
+    "theory": {"c1": math.sqrt(2.0), "c2": 16.0, "c_unvisited": 2.0, "threshold_multiplier": 1.0,
+               "split_power": 0.0},
+    "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": 1.0},
+}
 
 
 # --------------------------------------------------------------------------- statistics and noise
 def count_statistics(observations: np.ndarray, actions: np.ndarray, next_observations: np.ndarray,
                      n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-step counts from ``(K, H)`` index arrays: ``n_sa`` ``(H,S,A)``, ``n_sas`` ``(H,S,A,S)``."""
-    K, H = actions.shape
-    S, A = n_states, n_actions
-    h = np.broadcast_to(np.arange(H), (K, H))
-    flat = ((h * S + observations) * A + actions) * S + next_observations
-    n_sas = np.bincount(flat.ravel(), minlength=H * S * A * S).reshape(H, S, A, S).astype(float)
-    return n_sas.sum(axis=-1), n_sas
+    stats = transition_statistics({"observations": observations, "actions": actions,
+                                   "next_observations": next_observations,
+                                   "rewards": np.zeros(np.shape(actions))}, n_states, n_actions)
+    return stats.n_sa, stats.counts  # type: ignore[union-attr]
 
 
-def gaussian_noise_bound(horizon: int, n_states: int, n_actions: int, rho: float, delta_fail: float) -> float:
-    """``E_ρ = 4 sqrt(H log(4HS²A/δ) / ρ)`` (Algorithm 1 line 2): w.p. ≥ 1−δ every Gaussian count
-    noise is at most ``E_ρ/2`` (Lemma C.2). 0 for ρ = ∞."""
-    if math.isinf(rho):
-        return 0.0
-    H, S, A = horizon, n_states, n_actions
-    return 4.0 * math.sqrt(H * math.log(4 * H * S * S * A / delta_fail) / rho)
-
-
-def laplace_noise_bound(horizon: int, n_states: int, n_actions: int, epsilon: float, delta_fail: float) -> float:
-    """``E_ε = (8H/ε) log(2HS²A/δ)`` (our constant for the paper's ``Õ(H/ε)``, spec §2.3): the
-    union bound over ≤ 2HS²A Laplace(4H/ε) variables gives every noise ≤ ``E_ε/2`` w.p. ≥ 1−δ."""
-    if math.isinf(epsilon):
-        return 0.0
-    H, S, A = horizon, n_states, n_actions
-    return 8.0 * H / epsilon * math.log(2 * H * S * S * A / delta_fail)
-
-
-def count_mechanisms(horizon: int, *, rho: float | None = None, epsilon: float | None = None
-                     ) -> tuple[Any, Any]:
-    """The two mechanisms of Eq. (2): one per count family (see the module docstring)."""
-    H = horizon
-    mech: Any
-    if rho is not None:
-        std = 0.0 if math.isinf(rho) else math.sqrt(2.0 * H / rho)
-        mech = GaussianMechanism(sensitivity=math.sqrt(2.0 * H), noise_std=std)
-    else:
-        assert epsilon is not None
-        scale = 0.0 if math.isinf(epsilon) else 4.0 * H / epsilon
-        mech = LaplaceMechanism(sensitivity=2.0 * H, noise_scale=scale)
-    return mech, mech
-
-
-def release_counts(n_sa: np.ndarray, n_sas: np.ndarray, *, rho: float | None = None,
-                   epsilon: float | None = None, rng: RngLike = None
-                   ) -> tuple[np.ndarray, np.ndarray, list]:
-    """Eq. (2): ``n' = {n + noise}^+`` for every ``(h, s, a[, s'])``, independent noise per entry.
-
-    Exactly one of ``rho`` (Gaussian, σ² = 2H/ρ) or ``epsilon`` (Laplace, b = 4H/ε). Returns the
-    two noisy families and the two DpEvents. ``{·}^+`` is post-processing (spec A-T1).
-    """
-    rng = as_generator(rng)
-    mech_sa, mech_sas = count_mechanisms(n_sa.shape[0], rho=rho, epsilon=epsilon)
-    noisy_sa, ev_sa = mech_sa.release(n_sa, rng=rng)
-    noisy_sas, ev_sas = mech_sas.release(n_sas, rng=rng)
-    return np.maximum(noisy_sa, 0.0), np.maximum(noisy_sas, 0.0), [ev_sa, ev_sas]
+def release_counts(n_sa: np.ndarray, n_sas: np.ndarray, noise: CountNoise | None, rel: Any
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. (2): ``n' = {n + noise}^+`` for every ``(h, s, a[, s'])``, independent noise per entry,
+    drawn through ``rel`` (a :class:`~privrl.privacy.release.Releaser`, which records the two
+    events) with the scales of ``noise``. ``{·}^+`` is post-processing (spec A-T1). ``noise=None``
+    or an infinite budget releases the counts unchanged (no event)."""
+    if noise is None or not noise.is_private:
+        return np.array(n_sa, dtype=float), np.array(n_sas, dtype=float)
+    out = []
+    for value, sens, scale in zip((n_sa, n_sas), noise.sensitivity, noise.scale):
+        if noise.mechanism == "gaussian":
+            out.append(rel.gaussian(value, sensitivity=sens, std=scale))
+        else:
+            out.append(rel.laplace(value, sensitivity=sens, scale=scale))
+    return np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
 
 
 # --------------------------------------------------------------------------- post-processing
@@ -142,13 +133,14 @@ def private_transitions(n_sa: np.ndarray, n_sas: np.ndarray, threshold: float) -
     return np.where(ok[..., None], n_sas / safe[..., None], 1.0 / S)
 
 
-def pessimistic_value_iteration(P: np.ndarray, reward: np.ndarray, counts: np.ndarray, *, bound: float,
-                                iota: float, c1: float, c2: float, c_unvisited: float, threshold: float
-                                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pessimistic_value_iteration(P: np.ndarray, reward: np.ndarray, counts: np.ndarray, *, gap_bound: float,
+                                penalty_bound: float, iota: float, c1: float, c2: float, c_unvisited: float,
+                                threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Lines 3–9 of Algorithm 1, vectorised over ``(s, a)``.
 
-    ``Γ = c1 sqrt(Var_P(V) ι / (n − E)) + c2 S H E ι / n`` where ``n > threshold``, ``c_unvisited·H``
-    elsewhere; ``Q̄_h = min{r + PV − Γ, H − h}^+`` (0-indexed h); greedy policy. Returns
+    ``Γ = c1 sqrt(Var_P(V) ι / (n − E_sa)) + c2 S H Ē ι / n`` where ``n > threshold``, ``c_unvisited·H``
+    elsewhere (``gap_bound`` = E_sa, ``penalty_bound`` = Ē, both E in the paper);
+    ``Q̄_h = min{r + PV − Γ, H − h}^+`` (0-indexed h); greedy policy. Returns
     ``(policy (H,S), V (H+1,S), Q̄ (H,S,A))``.
     """
     H, S, A, _ = P.shape
@@ -156,8 +148,8 @@ def pessimistic_value_iteration(P: np.ndarray, reward: np.ndarray, counts: np.nd
     Q = np.zeros((H, S, A))
     ok = counts > threshold
     safe_n = np.where(ok, counts, 1.0)
-    safe_gap = np.where(ok, np.maximum(counts - bound, 1e-300), 1.0)
-    lower = c2 * S * H * bound * iota / safe_n
+    safe_gap = np.where(ok, np.maximum(counts - gap_bound, 1e-300), 1.0)
+    lower = c2 * S * H * penalty_bound * iota / safe_n
     for h in range(H - 1, -1, -1):
         pv = P[h] @ V[h + 1]
         var = np.maximum(P[h] @ (V[h + 1] ** 2) - pv**2, 0.0)
@@ -173,17 +165,17 @@ class TabularFit(NamedTuple):
     q_values: np.ndarray
     transitions: np.ndarray
     counts: np.ndarray
-    events: list
 
 
-def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, delta_fail: float = 0.05,
-                        rho: float | None = None, epsilon: float | None = None, c1: float = math.sqrt(2.0),
-                        c2: float = 16.0, c_unvisited: float = 2.0, threshold_multiplier: float = 1.0,
-                        rng: RngLike = None) -> TabularFit:
-    """Algorithm 1 on sufficient statistics: release (2), consistency (3), P̃ (5), lines 3–9.
+def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
+                        rel: Any = None, delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0,
+                        c_unvisited: float = 2.0, threshold_multiplier: float = 1.0) -> TabularFit:
+    """Algorithm 1 on sufficient statistics: release (2) through ``rel``, consistency (3) with the
+    ``n_sa`` bound, P̃ (5) with threshold ``threshold_multiplier·E_sa``, lines 3–9 with the penalty
+    bound Ē (:attr:`CountNoise.penalty_bound`).
 
-    With ``rho = inf`` (or ``epsilon = inf``) no noise is added, ``E = 0`` and the result is APVI.
-    Counts must be non-negative with ``n_sas.sum(-1) == n_sa`` (what one fixed-horizon dataset gives).
+    ``noise=None`` (or an infinite budget) adds no noise, E = 0, and the result is APVI. Counts must
+    be non-negative with ``n_sas.sum(-1) == n_sa`` (what one fixed-horizon dataset gives).
     """
     owner = "dp_apvi_from_counts"
     n_sa = check_array(n_sa, "n_sa", owner=owner, ndim=3, low=0.0)
@@ -192,57 +184,59 @@ def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray,
     reward = check_array(reward, "reward", owner=owner, shape=(H, S, A), low=0.0, high=1.0)
     if not np.allclose(n_sas.sum(axis=-1), n_sa, rtol=0.0, atol=1e-9):
         raise param_error("n_sas", owner, "counts whose sum over s' equals n_sa", "inconsistent counts")
-    if (rho is None) == (epsilon is None):
-        raise param_error("rho/epsilon", owner, "exactly one of rho or epsilon", {"rho": rho, "epsilon": epsilon})
-    if rho is not None:
-        rho = check_scalar(rho, "rho", owner=owner, low=0.0, closed="right", allow_inf=True)
-    else:
-        epsilon = check_scalar(epsilon, "epsilon", owner=owner, low=0.0, closed="right", allow_inf=True)
-    if rho is not None:
-        bound = gaussian_noise_bound(H, S, A, rho, delta_fail)
-    else:
-        bound = laplace_noise_bound(H, S, A, epsilon, delta_fail)  # type: ignore[arg-type]
-    noisy_sa, noisy_sas, events = release_counts(n_sa, n_sas, rho=rho, epsilon=epsilon, rng=rng)
-    cnt_sa, cnt_sas = consistent_counts(noisy_sa, noisy_sas, bound)
-    threshold = threshold_multiplier * bound
+    if noise is not None and not isinstance(noise, CountNoise):
+        raise param_error("noise", owner, "a CountNoise plan (privrl.offline.noise.count_noise) or None",
+                          type(noise).__name__)
+    noisy_sa, noisy_sas = release_counts(n_sa, n_sas, noise, rel)
+    gap_bound = penalty = 0.0
+    if noise is not None and noise.is_private:
+        gap_bound, penalty = noise.bound[0], noise.penalty_bound
+    cnt_sa, cnt_sas = consistent_counts(noisy_sa, noisy_sas, gap_bound)
+    threshold = threshold_multiplier * gap_bound
     P = private_transitions(cnt_sa, cnt_sas, threshold)
     iota = math.log(H * S * A / delta_fail)
-    policy, V, Q = pessimistic_value_iteration(P, reward, cnt_sa, bound=bound, iota=iota, c1=c1, c2=c2,
-                                               c_unvisited=c_unvisited, threshold=threshold)
-    return TabularFit(policy, V, Q, P, cnt_sa, events)
+    policy, V, Q = pessimistic_value_iteration(P, reward, cnt_sa, gap_bound=gap_bound, penalty_bound=penalty,
+                                               iota=iota, c1=c1, c2=c2, c_unvisited=c_unvisited,
+                                               threshold=threshold)
+    return TabularFit(policy, V, Q, P, cnt_sa)
 
 
 # --------------------------------------------------------------------------- estimators
-def _check_reward(reward: Any, owner: str) -> np.ndarray:
-    r = check_array(reward, "reward", owner=owner, low=0.0, high=1.0)
-    if r.ndim not in (2, 3):
-        raise param_error("reward", owner, "an (H, S, A) or (S, A) array", f"shape {r.shape}")
-    return r
+def _knob(name: str, low: float, closed: str, help_text: str) -> Param:
+    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
+                 none_ok=True)
+
+
+DELTA_FAIL = Param("delta_fail", 0.05, "failure probability δ of the utility analysis (not a DP δ)",
+                   low=0.0, high=1.0, closed="neither")
+C1 = _knob("c1", 0.0, "left", "C1, scale of the Bernstein penalty")
+C_UNVISITED = _knob("c_unvisited", 1.0, "neither", "C' > 1: penalty C'·H of pairs below the threshold")
 
 
 class _TabularBase(Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
-    delta_fail: float
-    c1: float
-    c_unvisited: float
+    _knob_hint = ""
 
-    def _common_checks(self) -> None:
-        owner = type(self).__name__
-        check_scalar(self.delta_fail, "delta_fail", owner=owner, low=0.0, high=1.0, closed="neither")
-        check_scalar(self.c1, "c1", owner=owner, low=0.0)
-        check_scalar(self.c_unvisited, "c_unvisited", owner=owner, low=1.0, closed="neither")
+    def _constants(self, p: dict[str, Any]) -> dict[str, float]:
+        preset = dict(TABULAR_PRESETS[p["constants"]])
+        return {k: (preset[k] if p[k] is None else float(p[k])) for k in preset if k in p}
 
-    def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         owner = type(self).__name__
-        r = _check_reward(reward, owner)
+        r = public_reward(reward, owner)
         S, A = r.shape[-2:]
+        if isinstance(dataset, Statistics):
+            K = check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=r.shape[0] if r.ndim == 3 else None)
+            H = dataset.counts.shape[0]
+            r = np.broadcast_to(r, (H, S, A)).astype(float)
+            return dataset.n_sa, np.asarray(dataset.counts, dtype=float), r, K
         data = padded_episodes(dataset, owner, n_states=S, n_actions=A,
                                horizon=r.shape[0] if r.ndim == 3 else None)
-        H = data["actions"].shape[1]
+        K, H = data["actions"].shape
         r = np.broadcast_to(r, (H, S, A)).astype(float)
-        n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], S, A)
-        return n_sa, n_sas, r
+        stats = transition_statistics(data, S, A)
+        return stats.n_sa, stats.counts, r, K  # type: ignore[union-attr]
 
     def _store(self, fit: TabularFit) -> None:
         self.policy_ = fit.policy
@@ -250,82 +244,97 @@ class _TabularBase(Estimator):
         self.q_values_ = fit.q_values
         self.transitions_ = fit.transitions
         self.counts_ = fit.counts
-        self.privacy_ledger_ = Ledger(fit.events if self.guarantee is not None else [])
+        knobs = getattr(self, "_used_constants", {})
+        hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
+        warn_degenerate(type(self).__name__, degenerate_output(fit.q_values, fit.policy), hint)
 
 
 class APVI(_TabularBase):
     """Adaptive pessimistic value iteration (Yin & Wang 2021b), the non-private baseline.
 
-    Exactly Algorithm 1 with the raw counts ``n``, ``P̂`` (Eq. 15) and ``E_ρ = 0``: penalty
+    Exactly Algorithm 1 with the raw counts ``n``, ``P̂`` (Eq. 15) and ``E = 0``: penalty
     ``c1 sqrt(Var_P̂(V) ι / n)`` for visited pairs, ``c_unvisited·H`` otherwise. APVI's lower-order
     ``O(Hι/n)`` term is set to 0 so that DP-APVI with an infinite budget equals APVI exactly.
-    ``fit(dataset, reward)``: ``reward`` is the public reward function, ``(H,S,A)`` or ``(S,A)`` in [0, 1].
+    ``fit(dataset, reward)``: ``reward`` is the public reward function, ``(H,S,A)`` or ``(S,A)`` in
+    [0, 1], or a model carrying it (e.g. ``from_gymnasium_toy_text(env, horizon=H)``).
     """
 
     guarantee = None
-
-    def __init__(self, *, delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c_unvisited: float = 2.0) -> None:
-        self.delta_fail = delta_fail
-        self.c1 = c1
-        self.c_unvisited = c_unvisited
+    params = (CONSTANTS, DELTA_FAIL, C1, C_UNVISITED)
+    _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
+                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
 
     def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> APVI:
-        self._common_checks()
-        n_sa, n_sas, r = self._statistics(dataset, reward)
-        self._store(dp_apvi_from_counts(n_sa, n_sas, r, delta_fail=self.delta_fail, rho=math.inf,
-                                        c1=self.c1, c2=0.0, c_unvisited=self.c_unvisited))
+        p = self._validated()
+        n_sa, n_sas, r, _ = self._statistics(dataset, reward)
+        self.privacy_ledger_ = Ledger()
+        k = self._constants(p)
+        self._store(dp_apvi_from_counts(n_sa, n_sas, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"],
+                                        c2=0.0, c_unvisited=k["c_unvisited"]))
         return self
 
 
-class DPAPVI(_TabularBase):
-    """DP-APVI (Qiao & Wang 2023, Algorithm 1): ρ-zCDP (Gaussian, Eq. 2) or ε-DP (Laplace).
+class DPAPVI(PrivateEstimator, _TabularBase):
+    """DP-APVI (Qiao & Wang 2023, Algorithm 1): ρ-zCDP / (ε, δ)-DP (Gaussian, Eq. 2) or ε-DP (Laplace).
 
-    ``mechanism="auto"`` uses Gaussian noise for a ρ budget or an (ε, δ>0) budget (ρ from the
-    zCDP→DP conversion) and Laplace noise for a pure ε budget. ``delta_fail`` is the failure
-    probability of the utility analysis (not a DP δ); ``c1, c2, c_unvisited`` (C1 = √2, C2 = 16,
-    C' > 1) and ``threshold_multiplier`` are public, data-independent constants. None of them
-    affects privacy. ``fit(dataset, reward)`` with a public reward ``(H,S,A)`` or ``(S,A)`` in [0, 1].
+    ``mechanism="auto"`` resolves from the budget before any fit: Laplace for a pure ε budget
+    (δ = 0), Gaussian otherwise; ``guarantee`` follows from the parameters and never changes in a
+    fit. ``calibration`` "tight" (default) / "sound" / "paper" (:mod:`privrl.offline.noise`).
+    ``delta_fail`` is the failure probability of the utility analysis (not a DP δ); ``c1, c2,
+    c_unvisited, threshold_multiplier`` (presets ``constants``) are public, data-independent
+    constants: none of them affects privacy. ``fit(dataset, reward, *, rng)`` with a public reward
+    ``(H,S,A)``/``(S,A)`` in [0, 1] or a model carrying it.
     """
 
-    guarantee = "rho-zCDP"
+    params = PRIVATE_PARAMS + (
+        CONSTANTS,
+        Param("mechanism", "auto", "noise: 'auto' (Laplace for a pure epsilon budget, Gaussian otherwise), "
+              "'gaussian' or 'laplace'", kind="option", options=MECHANISMS),
+        DELTA_FAIL, C1,
+        _knob("c2", 0.0, "left", "C2, scale of the privacy penalty C2·S·H·E·ι/ñ"),
+        C_UNVISITED,
+        _knob("threshold_multiplier", 0.0, "left", "pairs with ñ_sa <= threshold_multiplier·E use the "
+              "uniform transition and penalty C'·H"),
+        Param("split_power", None, "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count "
+              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S)); never changes "
+              "the privacy loss "
+              "(None: from the 'constants' preset)", low=-3.0, high=3.0, none_ok=True),
+    )
+    _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
+                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
 
-    def __init__(self, *, budget: PrivacyBudget | None = None, mechanism: str = "auto", delta_fail: float = 0.05,
-                 c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
-                 threshold_multiplier: float = 1.0) -> None:
-        self.budget = budget
-        self.mechanism = mechanism
-        self.delta_fail = delta_fail
-        self.c1 = c1
-        self.c2 = c2
-        self.c_unvisited = c_unvisited
-        self.threshold_multiplier = threshold_multiplier
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        """``"rho-zCDP"`` for a ρ budget (Gaussian), ``"(epsilon, delta)-DP"`` for an (ε, δ) budget
+        (Gaussian calibrated to it, or Laplace: δ = 0). A property of the parameters only."""
+        budget = getattr(self, "budget", None)
+        return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
-    def _noise(self) -> dict[str, float]:
-        owner = type(self).__name__
-        budget = check_budget(self.budget, owner)
-        mech = check_option(self.mechanism, "mechanism", ("auto", "gaussian", "laplace"), owner=owner)
-        if mech == "auto":
-            mech = "gaussian" if (budget.rho is not None or budget.delta) else "laplace"
-        if mech == "laplace":
-            if budget.epsilon is None:
-                raise param_error("budget", owner, "an epsilon budget when mechanism='laplace'", budget)
-            self.guarantee = "(epsilon, delta)-DP"  # type: ignore[misc]  # per fit: Laplace is pure DP
-            return {"epsilon": float(budget.epsilon)}  # type: ignore[arg-type]
-        self.guarantee = "rho-zCDP"  # type: ignore[misc]
-        return {"rho": budget_to_rho(budget, owner)}
+    def count_noise(self, horizon: int, n_states: int, n_actions: int) -> CountNoise:
+        """The noise plan of a fit on data of this size (public: no data needed)."""
+        p = self._validated()
+        k = self._constants(p)
+        return count_noise(horizon, n_states, n_actions, p["budget"], mechanism=p["mechanism"],
+                           calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=k["split_power"],
+                           owner=type(self).__name__)
+
+    def resolved_mechanism(self) -> str:
+        """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
+        p = self._validated()
+        return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
 
     def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> DPAPVI:
-        owner = type(self).__name__
-        self._common_checks()
-        check_scalar(self.c2, "c2", owner=owner, low=0.0)
-        check_scalar(self.threshold_multiplier, "threshold_multiplier", owner=owner, low=0.0)
-        noise = self._noise()
-        n_sa, n_sas, r = self._statistics(dataset, reward)
-        fit = dp_apvi_from_counts(n_sa, n_sas, r, delta_fail=self.delta_fail, c1=self.c1, c2=self.c2,
-                                  c_unvisited=self.c_unvisited, threshold_multiplier=self.threshold_multiplier,
-                                  rng=as_generator(rng), **noise)
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        n_sa, n_sas, r, K = self._statistics(dataset, reward)
         H, S, A = n_sa.shape
-        self.noise_bound_ = (gaussian_noise_bound(H, S, A, noise["rho"], self.delta_fail) if "rho" in noise
-                             else laplace_noise_bound(H, S, A, noise["epsilon"], self.delta_fail))
+        noise = self.count_noise(H, S, A)
+        rel = self._privacy(rng, n_units=K)   # the fit draws no other randomness: rng is the noise's
+        k = self._constants(p)
+        k.pop("split_power")
+        self._used_constants = k
+        fit = dp_apvi_from_counts(n_sa, n_sas, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], **k)
+        self.noise_std_ = noise.noise_std
+        self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
         self._store(fit)
         return self
