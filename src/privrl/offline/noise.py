@@ -83,6 +83,9 @@ __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "Line
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
+# tight plans sit exactly on the budget; this relative slack keeps float rounding of the ledger's
+# own sums (Σ Δ²/(2σ²), Σ Δ/b) from reporting a spend an ulp above it
+_SLACK = 1.0 + 1e-9
 
 
 # --------------------------------------------------------------------------- budgets
@@ -172,7 +175,7 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
         sens = math.sqrt(2.0 * H)
         if calibration == "tight":
             mu = gaussian_mu(budget)
-            scale = split_gaussian_streams(mu, [sens, sens], weights=w) if math.isfinite(mu) else np.zeros(2)
+            scale = split_gaussian_streams(mu, [sens, sens], weights=w) * _SLACK if math.isfinite(mu) else np.zeros(2)
         else:
             rho = budget_rho(budget, calibration, owner)
             scale = np.full(2, 0.0 if math.isinf(rho) else math.sqrt(2.0 * H / rho))
@@ -184,7 +187,7 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
         if math.isinf(eps):
             scale = np.zeros(2)
         elif calibration == "tight":
-            scale = sens * np.sqrt(w).sum() / (eps * np.sqrt(w))
+            scale = sens * np.sqrt(w).sum() / (eps * np.sqrt(w)) * _SLACK
         else:
             scale = np.full(2, 4.0 * H / eps)
         bound = 2.0 * scale * math.log(2.0 * H * S * S * A / delta_fail)
@@ -253,7 +256,7 @@ def linear_noise(horizon: int, d: int, budget: PrivacyBudget, *, calibration: st
         on = sens.ravel() > 0
         std = np.zeros(sens.size)
         if math.isfinite(mu):
-            std[on] = split_gaussian_streams(mu, sens.ravel()[on], weights=weight.ravel()[on])
+            std[on] = split_gaussian_streams(mu, sens.ravel()[on], weights=weight.ravel()[on]) * _SLACK
         std = std.reshape(sens.shape)
     else:
         rho = budget_rho(budget, calibration, owner)
