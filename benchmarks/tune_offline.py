@@ -31,7 +31,7 @@ from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp  # noqa: E402
 from privrl.offline._common import transition_statistics  # noqa: E402
 from privrl.offline.linear import linear_pessimistic_vi  # noqa: E402
-from privrl.offline.noise import count_noise, linear_noise  # noqa: E402
+from privrl.offline.noise import auto_split_power, count_noise, linear_noise  # noqa: E402
 from privrl.offline.tabular import dp_apvi_from_counts  # noqa: E402
 from privrl.privacy import Ledger, Releaser, make_noise  # noqa: E402
 
@@ -39,10 +39,10 @@ TAB_SIZES = (1_000, 10_000, 100_000)
 TAB_BUDGETS = (PrivacyBudget(rho=0.1), PrivacyBudget(rho=1.0), PrivacyBudget(epsilon=1.0, delta=1e-5),
                PrivacyBudget(epsilon=1.0))
 TAB_GRID = {"c1": (math.sqrt(2.0), 0.5, 0.1), "c2": (16.0, 1.0, 0.0), "threshold_multiplier": (1.0, 0.5, 0.25, 0.1),
-            "split_power": (-1.0, 0.0, 1.0, 2.0)}
+            "split_power": (-1.0, 0.0, 1.0, 2.0, "auto")}
 LIN_SIZES = (1_000, 10_000, 100_000)
-LIN_BUDGETS = (PrivacyBudget(rho=1.0), PrivacyBudget(rho=25.0))
-LIN_GRID = {"C": (0.1, 1.0), "lam_shift": (0.0, 0.25, 0.5, 1.0, 2.0)}   # λ = B² + lam_shift·E (B = 1 here)
+LIN_BUDGETS = (PrivacyBudget(epsilon=1.0, delta=1e-5), PrivacyBudget(rho=1.0), PrivacyBudget(rho=25.0))
+LIN_GRID = {"C": (0.1, 1.0), "lam_shift": (0.0, 0.1, 0.25, 0.5, 1.0)}   # λ = B² + lam_shift·E (B = 1 here)
 
 
 def _tabular_cases(seeds: int):
@@ -62,10 +62,13 @@ def tune_tabular(seeds: int) -> dict:
         knobs = dict(zip(TAB_GRID, values))
         start = time.perf_counter()
         scores = []
-        for mdp, _n, stats, noise_seed in cases:
+        for mdp, n, stats, noise_seed in cases:
             v_star = mdp.optimal_value()
             for budget in TAB_BUDGETS:
-                plan = count_noise(10, 10, 5, budget, split_power=knobs["split_power"])
+                power = knobs["split_power"]
+                if power == "auto":
+                    power = auto_split_power(10, 10, 5, budget, n)
+                plan = count_noise(10, 10, 5, budget, split_power=power)
                 fit = dp_apvi_from_counts(stats.n_sa, stats.counts, mdp.rewards, noise=plan,
                                           rel=Releaser(make_noise(noise_seed), Ledger()), c_unvisited=2.0,
                                           **{k: v for k, v in knobs.items() if k != "split_power"})

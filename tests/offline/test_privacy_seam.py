@@ -46,7 +46,7 @@ def test_dpapvi_with_zero_noise_keeps_the_counts_and_records_the_planned_events(
     est.fit(TAB_DATA, TAB, rng=0)
     n_sa, _ = count_statistics(TAB_DATA["observations"], TAB_DATA["actions"], TAB_DATA["next_observations"], 3, 2)
     np.testing.assert_array_equal(est.counts_, n_sa)          # consistency keeps exact counts
-    plan = est.count_noise(4, 3, 2)
+    plan = est.count_noise(4, 3, 2, 200)
     assert [e.noise_multiplier for e in est.privacy_ledger_.events] == pytest.approx(
         [plan.scale[0] / plan.sensitivity[0], plan.scale[1] / plan.sensitivity[1]])
 

@@ -109,7 +109,7 @@ def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datase
     est = DPAPVI(budget=_budget(epsilon, delta), constants="practical")
     horizon = d["actions"].shape[1]
     est.fit(d, np.zeros((horizon, n_states, n_actions)), rng=0)
-    plan = est.count_noise(horizon, n_states, n_actions)
+    plan = est.count_noise(horizon, n_states, n_actions, d["actions"].shape[0])
     if delta:
         claimed = est.privacy_spent(delta)
     else:   # pure ε-DP: the ledger's Laplace events compose additively

@@ -87,9 +87,13 @@ def release_statistic(rel: Any, noise: LinearNoise, stream: int, h: int, value: 
     std, sens = float(noise.std[stream, h]), float(noise.sensitivity[stream, h])
     if stream not in MATRIX_STREAMS:
         return rel.gaussian(value, sensitivity=sens, std=std)
-    off = ~np.eye(value.shape[0], dtype=bool)
-    noisy = rel.gaussian(np.where(off, value * _SQRT2, value), sensitivity=sens, std=std, symmetric=True)
-    return np.where(off, noisy / _SQRT2, noisy) + noise.shift[MATRIX_STREAMS.index(stream), h] * np.eye(value.shape[0])
+    diag = np.arange(value.shape[0])
+    scaled = value * _SQRT2
+    scaled[diag, diag] = value[diag, diag]
+    noisy = rel.gaussian(scaled, sensitivity=sens, std=std, symmetric=True)
+    out = noisy / _SQRT2
+    out[diag, diag] = noisy[diag, diag] + noise.shift[MATRIX_STREAMS.index(stream), h]
+    return out
 
 
 def theory_L(horizon: int, d: int, rho: float, delta_fail: float) -> float:

@@ -31,7 +31,9 @@ normalised gap at n = 3000, ε = 1 is 0.28 with (1, S), 0.18 with the even split
 while at n ≥ 10⁴ all three are within 10⁻³ of 0. With the coverage constant unspecified, no split
 follows from the bound alone, so the split is a utility knob of DP-APVI (``split_power`` k: weights
 (S^k, 1); it never changes μ, i.e. the privacy loss): ``constants="theory"`` keeps the paper's even
-split (k = 0), ``"practical"`` uses k = 1, chosen on held-out instances. The pessimism term uses the
+split (k = 0); ``"practical"`` uses ``"auto"`` (:func:`auto_split_power`): k = 1 when the data are
+coverage-limited (average pair count n/(SA) below E/2), the even split otherwise — chosen on
+held-out instances (``benchmarks/tune_offline.py``). The pessimism term uses the
 combination of the lemma, ``c2·H·ι·(S·E_sas + E_sa)/((1 + 1/S)·ñ)`` — exactly the paper's
 ``c2·S·H·E·ι/ñ`` when E_sa = E_sas. Pure ε budgets use Laplace noise; the same weights give
 b_i ∝ 1/√w_i (minimising Σ w_i b_i subject to Σ 2H/b_i = ε).
@@ -79,7 +81,7 @@ from privrl.privacy.calibration import (
 )
 
 __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "LinearNoise", "linear_noise",
-           "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift"]
+           "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
@@ -152,6 +154,16 @@ class CountNoise(NamedTuple):
         """Per-family standard deviation (σ, or √2·b for Laplace)."""
         f = 1.0 if self.mechanism == "gaussian" else _SQRT2
         return (f * self.scale[0], f * self.scale[1])
+
+
+def auto_split_power(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudget, n_episodes: int, *,
+                     mechanism: str = "auto", delta_fail: float = 0.05) -> float:
+    """``split_power="auto"``: 1 — weights (S, 1), the smaller noise on n_sa — when the data are
+    coverage-limited, i.e. the average count of a step's pair, n/(S·A), is below half the even
+    split's noise bound E; 0 (the even split) otherwise. Public: n, S, A, H, the budget."""
+    even = count_noise(horizon, n_states, n_actions, budget, mechanism=mechanism, delta_fail=delta_fail,
+                       split_power=0.0)
+    return 1.0 if n_episodes / (n_states * n_actions) < 0.5 * even.bound[0] else 0.0
 
 
 def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudget, *, mechanism: str = "auto",

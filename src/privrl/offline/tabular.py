@@ -47,7 +47,7 @@ from privrl.offline._common import (
     transition_statistics,
     warn_degenerate,
 )
-from privrl.offline.noise import MECHANISMS, CountNoise, count_noise, resolve_mechanism
+from privrl.offline.noise import MECHANISMS, CountNoise, auto_split_power, count_noise, resolve_mechanism
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -64,7 +64,7 @@ __all__ = ["APVI", "DPAPVI", "TabularFit", "count_statistics", "release_counts",
 TABULAR_PRESETS: dict[str, dict[str, float]] = {
     "theory": {"c1": math.sqrt(2.0), "c2": 16.0, "c_unvisited": 2.0, "threshold_multiplier": 1.0,
                "split_power": 0.0},
-    "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": 1.0},
+    "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": "auto"},
 }
 
 
@@ -220,7 +220,8 @@ class _TabularBase(Estimator):
 
     def _constants(self, p: dict[str, Any]) -> dict[str, float]:
         preset = dict(TABULAR_PRESETS[p["constants"]])
-        return {k: (preset[k] if p[k] is None else float(p[k])) for k in preset if k in p}
+        return {k: (preset[k] if p[k] is None else (p[k] if isinstance(p[k], str) else float(p[k])))
+                for k in preset if k in p}
 
     def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         owner = type(self).__name__
@@ -296,9 +297,9 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         _knob("threshold_multiplier", 0.0, "left", "pairs with ñ_sa <= threshold_multiplier·E use the "
               "uniform transition and penalty C'·H"),
         Param("split_power", None, "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count "
-              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S)); never changes "
-              "the privacy loss "
-              "(None: from the 'constants' preset)", low=-3.0, high=3.0, none_ok=True),
+              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 "
+              "when the data are coverage-limited, else 0); never changes the privacy loss (None: from the "
+              "'constants' preset)", low=-3.0, high=3.0, none_ok=True, options=("auto",)),
     )
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
                   "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
@@ -310,13 +311,22 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         budget = getattr(self, "budget", None)
         return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
-    def count_noise(self, horizon: int, n_states: int, n_actions: int) -> CountNoise:
-        """The noise plan of a fit on data of this size (public: no data needed)."""
+    def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None) -> CountNoise:
+        """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
+        needed; ``n_episodes`` is used only by ``split_power="auto"``)."""
         p = self._validated()
-        k = self._constants(p)
+        owner = type(self).__name__
+        power = self._constants(p)["split_power"]
+        if power == "auto":
+            if n_episodes is None:
+                raise param_error("n_episodes", f"{owner}.count_noise", "the number of trajectories when "
+                                  "split_power='auto'", None)
+            power = auto_split_power(horizon, n_states, n_actions, p["budget"], int(n_episodes),
+                                     mechanism=resolve_mechanism(p["mechanism"], p["budget"], owner),
+                                     delta_fail=p["delta_fail"])
         return count_noise(horizon, n_states, n_actions, p["budget"], mechanism=p["mechanism"],
-                           calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=k["split_power"],
-                           owner=type(self).__name__)
+                           calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=power,
+                           owner=owner)
 
     def resolved_mechanism(self) -> str:
         """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
@@ -328,7 +338,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         rng = self._fit_rng(rng)
         n_sa, n_sas, r, K = self._statistics(dataset, reward)
         H, S, A = n_sa.shape
-        noise = self.count_noise(H, S, A)
+        noise = self.count_noise(H, S, A, K)
         rel = self._privacy(rng, n_units=K)   # the fit draws no other randomness: rng is the noise's
         k = self._constants(p)
         k.pop("split_power")
