@@ -22,9 +22,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _util import emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
-from privrl.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
 from privrl.envs.linear import sample_episodes  # noqa: E402
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp  # noqa: E402
+from privrl.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
 
 
 def bench_linear() -> None:

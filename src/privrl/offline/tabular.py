@@ -47,7 +47,13 @@ from privrl.offline._common import (
     transition_statistics,
     warn_degenerate,
 )
-from privrl.offline.noise import MECHANISMS, CountNoise, auto_split_power, count_noise, resolve_mechanism
+from privrl.offline.noise import (
+    MECHANISMS,
+    CountNoise,
+    auto_split_power,
+    count_noise,
+    resolve_mechanism,
+)
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
