@@ -560,8 +560,10 @@ def _plot_frontier(df: Any, out: Path, name: str, title: str) -> list[Path]:
     if len(gaps):
         ax.axhline(float(gaps["trivial_gap"].iloc[0]), color="grey", linestyle=":", label="trivial policy (action 0)")
     ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=1e-3)     # gaps span 0 (optimal) to the trivial policy's
+    ax.set_ylim(bottom=0.0)
     ax.set_xlabel("ε (δ = 1e-5)")
-    ax.set_ylabel("sub-optimality gap (lower is better)")
+    ax.set_ylabel("sub-optimality gap (symlog; lower is better)")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     return save_figure(fig, out, name)
