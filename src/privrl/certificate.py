@@ -204,12 +204,14 @@ def make_certificate(estimator: Estimator, *, algorithm: str, delta: float | Non
         if rounded:
             cert["spent_rounded_from"] = rounded
     elif not certified:
-        cert["note"] = ("noise was added, but this run is not certified: no privacy guarantee is claimed "
-                        "(see the ledger)")
+        cert["uncertified"] = True
+        cert["note"] = ("this run may have added noise, but it is not certified: no privacy guarantee is "
+                        "claimed")
     if inputs:
         cert["inputs"] = _public(inputs, "inputs", arrays)
     if extra:
         cert["extra"] = _public(extra, "extra", arrays)
+    cert.arrays = arrays
     return cert
 
 

@@ -143,8 +143,13 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+#: the most seeds one sweep may plan
+MAX_SEEDS = 100_000
+
+
 def parse_seeds(text: str | int | None) -> list[int] | None:
-    """``"N"`` → seeds 0..N-1; ``"A:B"`` → seeds A..B-1; ``None`` → the scale's default."""
+    """``"N"`` → seeds 0..N-1; ``"A:B"`` → seeds A..B-1 (at most :data:`MAX_SEEDS` seeds);
+    ``None`` → the scale's default."""
     if text is None:
         return None
     raw = str(text).strip()
@@ -158,6 +163,8 @@ def parse_seeds(text: str | int | None) -> list[int] | None:
         raise param_error("seeds", "privrl run", "N or A:B with integers", text) from None
     if lo < 0 or hi <= lo:
         raise param_error("seeds", "privrl run", "N >= 1 or A:B with 0 <= A < B", text)
+    if hi - lo > MAX_SEEDS:
+        raise param_error("seeds", "privrl run", f"N or A:B giving at most {MAX_SEEDS} seeds", text)
     return list(range(lo, hi))
 
 
@@ -488,6 +495,24 @@ def _host_port(address: str) -> tuple[str, int] | None:
     return host.strip("[]"), int(port)
 
 
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 sent to the null device (C++ logging bypasses ``sys.stderr``)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real stderr: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _connect_ray(ray: Any, address: str, timeout: float) -> None:
     """``ray.init(address=...)`` that fails within ``timeout`` seconds with a one-line error naming
     ``--ray-address`` (Ray itself retries an unreachable cluster for minutes)."""
@@ -509,8 +534,9 @@ def _connect_ray(ray: Any, address: str, timeout: float) -> None:
             outcome["error"] = exc
 
     thread = threading.Thread(target=connect, name="privrl-ray-connect", daemon=True)
-    thread.start()
-    thread.join(timeout)
+    with _quiet_stderr():  # Ray's core logs a line to fd 2 for every failed attempt
+        thread.start()
+        thread.join(timeout)
     if thread.is_alive():
         raise _ray_address_error(address, f"no answer within {timeout:g} s")
     error = outcome.get("error")

@@ -168,6 +168,18 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
         if args.episodes is not None:
             raise InvalidParameterError("--episodes applies to --env only (with --data the dataset has its episodes).")
         data = load_user_dataset(args)
+        if getattr(data, "horizon", 0) is None:
+            raise InvalidDataError(
+                f"The offline algorithms need fixed-horizon data, and the episodes of '--data' {args.data} "
+                "have different lengths: give '--pad-to-horizon H' (episodes shorter than H must end in a "
+                "terminal state)."
+            )
+        model_h = None if model is None else _arrays_of(model)[0].shape[0]
+        if model_h is not None and data.horizon != model_h:
+            raise InvalidParameterError(
+                f"The horizon of '--data' ({data.horizon} steps) must equal the model's ({model_h}): give "
+                f"'--horizon {data.horizon}' or '--pad-to-horizon {model_h}'."
+            )
         if rmap is not None:
             from privrl.data import rescale_rewards
 
