@@ -539,6 +539,13 @@ def _cmd_check_env(args: argparse.Namespace) -> int:
             print(f"warning: {' '.join(message.split())}", file=sys.stderr)
         print(f"{args.env_id}: Gymnasium env_checker passed ({len(caught)} warning(s))")
         model = getattr(env.unwrapped, "model", None)
+        if model is None and isinstance(getattr(env.unwrapped, "P", None), dict):
+            from privrl.envs.tabular import from_gymnasium_toy_text
+
+            # a toy-text table: check the exact model privrl builds from it (the discount only
+            # selects the form; the checks do not depend on it)
+            model = from_gymnasium_toy_text(env, gamma=0.99)
+            print(f"{args.env_id}: toy-text model built from unwrapped.P")
         if model is not None:
             ran = check_model(model)
             print(f"{args.env_id}: privrl model checks passed ({', '.join(ran) or 'none applicable'})")

@@ -155,8 +155,9 @@ def make_env(env_id: str, option: str = "--env") -> Any:
             return gym.make(env_id)
         except gym.error.Error as exc:
             why = " ".join(str(exc).split()).replace("`", "'")
+            kind = "option" if option.startswith("-") else "argument"
             raise InvalidParameterError(
-                f"The '{option}' option must be a registered Gymnasium environment id. Got "
+                f"The '{option}' {kind} must be a registered Gymnasium environment id. Got "
                 f"{env_id!r} instead ({why})."
             ) from None
 

@@ -15,7 +15,7 @@ import numpy as np
 from privrl.algorithms.policy_evaluation import DPLSL, DPLSW, LSL, LSW, sqrt_lambda_schedule
 from privrl.certificate import make_certificate
 from privrl.data.features import feature_matrix, one_hot, state_aggregation
-from privrl.errors import InvalidParameterError
+from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import FitCommand, FitOutput, count_type, load_user_dataset, register_fit
 from privrl.privacy.smooth_sensitivity import CONSTANT_SETS
 
@@ -90,7 +90,16 @@ def _make_run(name: str, cls: type, lsl: bool, private: bool):
         if private:
             kwargs["budget"] = args.budget
             kwargs["constants"] = args.constants
-        est = cls(**kwargs).fit(dataset, rng=args.rng)
+        try:
+            est = cls(**kwargs).fit(dataset, rng=args.rng)
+        except InvalidDataError as exc:
+            if "clip_returns" not in str(exc):
+                raise
+            # in CLI terms, and without the (private) values the estimator's message shows
+            raise InvalidDataError(
+                f"The rewards or first-visit returns of '--data' {args.data} exceed the public bounds "
+                "(--r-max, --F-max): declare bounds that hold for every trajectory, or give --clip-returns."
+            ) from None
         delta = None
         if private and est.is_private:
             delta = float(args.budget.delta)
