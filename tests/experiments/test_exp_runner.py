@@ -289,3 +289,35 @@ def test_example_noise_scale_matches_the_accountant():
         spent = Ledger([dp_accounting.GaussianDpEvent(sigma * n)]).epsilon(1e-5, accountant="pld")
         assert eps * 0.999 <= spent <= eps
     assert classical_gaussian_sigma(1.0, 1e-5, 0.5) == pytest.approx(0.5 * np.sqrt(2 * np.log(1.25e5)))
+
+
+def test_ray_connection_is_bounded_in_time():
+    import threading
+
+    from privrl.experiments import runner
+
+    release = threading.Event()
+
+    class HangingRay:
+        def init(self, **kwargs):
+            release.wait(60)  # a cluster that never answers
+
+    class FailingRay:
+        def init(self, **kwargs):
+            raise ConnectionError("no GCS\nat that address")
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)  # accepts TCP, speaks no Ray
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    try:
+        with pytest.raises(InvalidParameterError, match=rf"'--ray-address' .* Got '{address}' instead "
+                           r"\(no answer within 0.2 s\)"):
+            runner._connect_ray(HangingRay(), address, 0.2)
+        with pytest.raises(InvalidParameterError, match=r"\(no GCS at that address\)"):
+            runner._connect_ray(FailingRay(), address, 5.0)
+    finally:
+        release.set()
+        server.close()
+    with pytest.raises(InvalidParameterError, match="cannot connect"):
+        runner._connect_ray(HangingRay(), address, 5.0)  # the port is closed now: refused at once
