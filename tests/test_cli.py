@@ -6,7 +6,6 @@ of one test are started together (``_run_all``) to keep the suite quick.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -569,11 +568,12 @@ def test_run_into_an_out_another_run_is_writing(tmp_path, inproc):
     assert_one_line_error(res, f"privrl run pid {os.getpid()} on host", "is writing into", "--out")
 
 
-def test_unreachable_ray_address_is_one_line():
+def test_unreachable_ray_address_is_one_line(tmp_path):
     pytest.importorskip("ray")
     res = _run("run", EXP, "--scale", "smoke", "--backend", "ray", "--ray-address", "127.0.0.1:1", "--quiet",
-               "--no-plot", "--out", Path(__file__).parent / "never-created")
+               "--no-plot", "--out", tmp_path / "never-created")
     assert_one_line_error(res, "The '--ray-address' option must name a reachable Ray cluster", "'127.0.0.1:1'")
+    assert not (tmp_path / "never-created").exists()
 
 
 def test_os_errors_name_the_file_asked_for_not_a_temporary_file(tmp_path, monkeypatch):

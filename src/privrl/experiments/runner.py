@@ -513,16 +513,21 @@ def _quiet_stderr():
         os.close(saved)
 
 
-def _connect_ray(ray: Any, address: str, timeout: float) -> None:
-    """``ray.init(address=...)`` that fails within ``timeout`` seconds with a one-line error naming
-    ``--ray-address`` (Ray itself retries an unreachable cluster for minutes)."""
+def _check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Fail at once when ``host:port`` refuses TCP connections (before Ray retries for minutes)."""
     target = _host_port(address)
     if target is not None:
         try:
-            with socket.create_connection(target, timeout=min(5.0, timeout)):
+            with socket.create_connection(target, timeout=timeout):
                 pass
         except OSError as exc:
             raise _ray_address_error(address, f"cannot connect: {exc.strerror or exc}") from None
+
+
+def _connect_ray(ray: Any, address: str, timeout: float) -> None:
+    """``ray.init(address=...)`` that fails within ``timeout`` seconds with a one-line error naming
+    ``--ray-address`` (Ray itself retries an unreachable cluster for minutes)."""
+    _check_ray_address(address, min(5.0, timeout))
     outcome: dict[str, BaseException | None] = {}
 
     def connect() -> None:
@@ -591,6 +596,8 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
     summary = SweepSummary(planned=len(specs))
     if not specs:
         return summary
+    if backend == "ray" and ray_address:
+        _check_ray_address(ray_address)  # before anything is created
     with sweep_lock(out_dir):
         todo = [s for s in specs
                 if not is_finished(run_dir(out_dir, s.experiment, s.key, s.seed), to_jsonable(s.params))]
