@@ -320,3 +320,23 @@ def test_ray_connection_is_bounded_in_time():
         server.close()
     with pytest.raises(InvalidParameterError, match="cannot connect"):
         runner._connect_ray(HangingRay(), address, 5.0)  # the port is closed now: refused at once
+
+
+def test_runs_of_the_former_layout_are_not_listed_twice(tmp_path):
+    specs = plan_runs(EXP, "smoke", [0])[:2]
+    run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    for spec in specs:  # turn them into runs of the former layout: OUT/<id>/<index>/seed=<s>, no checksum
+        new = run_dir(tmp_path, EXP, spec.key, spec.seed)
+        manifest = json.loads((new / "manifest.json").read_text())
+        del manifest["metrics_sha256"], manifest["run_key"]
+        (new / "manifest.json").write_text(json.dumps(manifest))
+        old = tmp_path / EXP / str(spec.setting) / f"seed={spec.seed}"
+        old.parent.mkdir(parents=True)
+        os.replace(new, old)
+        new.parent.rmdir()
+    assert len(load_manifests(tmp_path, EXP)) == 2
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert summary.ok == 2  # recomputed: an old manifest proves nothing about its metrics
+    manifests = load_manifests(tmp_path, EXP)
+    assert len(manifests) == 2 and all("metrics_sha256" in m for m in manifests)
+    assert sorted(p.name for p in (tmp_path / EXP).iterdir()) == sorted(s.key for s in specs)

@@ -599,6 +599,8 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
     if backend == "ray" and ray_address:
         _check_ray_address(ray_address)  # before anything is created
     with sweep_lock(out_dir):
+        for spec in specs:
+            _adopt_legacy(out_dir, spec)
         todo = [s for s in specs
                 if not is_finished(run_dir(out_dir, s.experiment, s.key, s.seed), to_jsonable(s.params))]
         summary.skipped = len(specs) - len(todo)
@@ -620,6 +622,26 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
                 bar.set_postfix(failed=len(summary.failed), refresh=False)
                 bar.update(1)
     return summary
+
+
+def _adopt_legacy(out_dir: str | os.PathLike, spec: RunSpec) -> None:
+    """Move a run of the former layout (``OUT/<id>/<index>/seed=<s>``, before run keys) with this
+    spec's scale and params to its run-key directory, so that it is not listed twice; its manifest
+    has no checksum, so the run is recomputed there."""
+    legacy = Path(out_dir) / spec.experiment / str(spec.setting) / f"seed={spec.seed}"
+    target = run_dir(out_dir, spec.experiment, spec.key, spec.seed)
+    if not (legacy / MANIFEST).is_file() or target.exists():
+        return
+    try:
+        manifest = json.loads((legacy / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return
+    if (isinstance(manifest, dict) and manifest.get("scale") == spec.scale
+            and manifest.get("params") == to_jsonable(spec.params)):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(legacy, target)
+        with contextlib.suppress(OSError):
+            legacy.parent.rmdir()  # only when empty
 
 
 # --------------------------------------------------------------------------- lock
