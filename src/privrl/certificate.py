@@ -92,27 +92,13 @@ def _public(value: Any, name: str, arrays: dict[str, np.ndarray]) -> Any:
     return {"repr": repr(value), "type": type(value).__name__}
 
 
-def _leaves(ledger: Any) -> list[Any]:
-    from privrl.privacy.accounting import _flatten
-
-    return [base for event in ledger.events for base, _ in _flatten(event)]
-
-
 def _mechanisms(ledger: Any) -> list[str]:
-    from dp_accounting import dp_event
-
-    names = {_EVENT_NAMES.get(type(e).__name__, type(e).__name__) for e in _leaves(ledger)
-             if not isinstance(e, dp_event.NoOpDpEvent)}
-    return sorted(names)
+    return sorted({_EVENT_NAMES.get(type(e).__name__, type(e).__name__) for e, _ in ledger.leaves()})
 
 
 def _pure_epsilon(ledger: Any) -> float | None:
     """Σ ε of a ledger of pure-DP releases only (basic composition, exact), else None."""
-    from privrl.privacy.accounting import _pure_epsilon as pure
-
-    if ledger.is_empty:
-        return 0.0
-    return pure(ledger.composed_event())
+    return ledger.pure_epsilon()
 
 
 def _guarantee(estimator: Estimator, pure_eps: float | None) -> str:
