@@ -575,6 +575,83 @@ def _first_command(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _epsilon_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers such as 0.1,1,10; got {text!r}") from None
+    if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise argparse.ArgumentTypeError(f"expected finite epsilons > 0 such as 0.1,1,10; got {text!r}")
+    return values
+
+
+def _cmd_frontier(args: argparse.Namespace) -> int:
+    """``privrl frontier ALGORITHM``: the frontier experiment of the algorithm re-gridded over
+    ``--epsilons`` (paper / sound / tight and the non-private reference), then a CSV and a plot."""
+    from privrl._io import atomic_write_bytes
+    from privrl.experiments import get_experiment
+    from privrl.experiments.frontier import (
+        frontier_settings,
+        frontier_table,
+        get_frontier,
+        plot_frontier,
+    )
+    from privrl.experiments.results import load_results
+    from privrl.experiments.runner import RunSpec, check_overrides, parse_seeds, run_sweep
+
+    frontier = get_frontier(args.algorithm)
+    exp = get_experiment(frontier.experiment_id)
+    overrides: dict[str, Any] = {}
+    for option, key, value in (("--env", frontier.env_key, args.env), ("--data", frontier.data_key, args.data)):
+        if value is None:
+            continue
+        if key is None:
+            raise InvalidParameterError(f"The '{option}' option is not available for the {args.algorithm} frontier "
+                                        f"(it runs on its paper's instance).")
+        overrides[key] = value
+    overrides = check_overrides(exp.id, overrides)
+    settings = frontier_settings(exp.settings_for(args.scale), epsilons=args.epsilons, overrides=overrides)
+    seeds = parse_seeds(args.seeds)
+    seed_list = list(range(exp.n_seeds(args.scale))) if seeds is None else seeds
+    specs = [RunSpec(exp.id, i, s, params, args.scale) for s in seed_list for i, params in enumerate(settings)]
+    out = _check_out_dir(args.out)
+    summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
+                        quiet=args.quiet)
+    status = _report_sweep("privrl frontier", summary, None)
+    df = load_results(out, exp.id)
+    keys = {json.dumps(spec.params, sort_keys=True, default=str) for spec in specs}
+    param_cols = sorted({k for spec in specs for k in spec.params})
+    if not df.empty:
+        mine = df[param_cols].apply(lambda row: json.dumps(_row_params(row), sort_keys=True, default=str) in keys,
+                                    axis=1)
+        df = df[mine]
+    table = frontier_table(df, frontier.metric)
+    csv_path = out / exp.id / "frontier.csv"
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(csv_path, table.to_csv(index=False).encode())
+    figures = plot_frontier(df, out / exp.id, frontier) if not table.empty else []
+    print(f"frontier of {args.algorithm}: {csv_path}" + (f", {figures[0]}" if figures else ""))
+    return status
+
+
+def _row_params(row: Any) -> dict[str, Any]:
+    """A results row's params in the JSON form of a RunSpec's params (lists/dicts are stored as JSON
+    strings, infinities as floats)."""
+    import numpy as np
+
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+        if isinstance(value, np.generic):
+            value = value.item()
+        out[key] = value
+    return out
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser. ``command`` (the sub-command about to run) loads what only it needs:
     the fit commands for ``fit``, the audit parser for ``audit``."""
@@ -603,6 +680,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", metavar="ID", default=None,
                    help="reproduce only these experiments (default: every registered one)")
     p.set_defaults(handler=_cmd_reproduce)
+
+    p = sub.add_parser("frontier", help="privacy–utility frontier of one algorithm: utility against epsilon "
+                       "for paper / sound / tight calibration beside the non-private reference (CSV + plot)")
+    p.add_argument("algorithm", metavar="ALGORITHM", help="e.g. dp-lsw, dp-apvi, dp-vapvi, linopt-vi, dp-q-learning")
+    p.add_argument("--env", default=None, help="environment id (where the algorithm's frontier takes one)")
+    p.add_argument("--data", default=None, help="dataset file or Minari id (where the frontier takes one)")
+    p.add_argument("--epsilons", type=_epsilon_list, default=None,
+                   help="comma-separated epsilons, e.g. 0.1,1,10 (default: the experiment's grid)")
+    p.add_argument("--seeds", default=None, help="N (seeds 0..N-1) or A:B; default per scale")
+    _add_sweep_options(p, SCALES, "quick")
+    p.set_defaults(handler=_cmd_frontier, out="frontier")
 
     p = sub.add_parser("plot", help="draw the figures of a results directory")
     p.add_argument("out", metavar="OUT", help="results directory")

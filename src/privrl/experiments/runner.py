@@ -68,6 +68,7 @@ from privrl.experiments.results import (
     to_jsonable,
 )
 from privrl.experiments.spec import SCALES, Experiment, RunContext, RunResult
+from privrl.privacy.calibration import CALIBRATIONS
 
 __all__ = ["BACKENDS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
            "RunLockedError", "check_overrides", "known_params", "plan_runs", "parse_seeds", "run_seed",
@@ -362,7 +363,7 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
             if "metric" not in row or "value" not in row:
                 raise ValueError(f"row {i} of {spec.experiment} lacks 'metric'/'value': {row!r}")
         eps, delta = _epsilon_spent(result)
-        check_option(result.calibration, "calibration", ("sound", "paper"), owner=spec.experiment)
+        check_option(result.calibration, "calibration", (*CALIBRATIONS, "none"), owner=spec.experiment)
         manifest.update({
             "budget": to_jsonable(result.budget), "privacy_unit": to_jsonable(result.privacy_unit),
             "neighboring": to_jsonable(result.neighboring), "epsilon_spent": eps, "delta": delta,
