@@ -566,11 +566,9 @@ def collect(
     ``reward_bounds`` declares the bounds of the collected rewards; by default the model's bounds,
     or the environment's own ``reward_bounds`` attribute if it has one, else ``None`` (undeclared).
     """
-    from privrl.envs.tabular import TabularMDP
-
     n_trajectories = check_scalar(n_trajectories, "n_trajectories", owner="collect", kind=int, low=1)
     gen = as_generator(rng)
-    if isinstance(env_or_model, TabularMDP):
+    if _samples_itself(env_or_model):  # a model (TabularMDP): no import of privrl.envs here
         data = env_or_model.sample(policy, n_trajectories, rng=gen, max_steps=max_steps)
         if reward_bounds is not None and tuple(reward_bounds) != data.reward_bounds:
             data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=_check_bounds(reward_bounds))
@@ -580,6 +578,14 @@ def collect(
     if not isinstance(env_or_model, gym.Env):
         raise param_error("env_or_model", "collect", "a TabularMDP or a gymnasium.Env", type(env_or_model).__name__)
     return _collect_gym(env_or_model, policy, n_trajectories, gen, max_steps, reward_bounds, gym)
+
+
+def _samples_itself(obj: Any) -> bool:
+    """A model that samples its own episodes into a dataset (``sample(policy, n, *, rng, max_steps)``,
+    e.g. :class:`~privrl.envs.tabular.TabularMDP`), told apart by duck typing so that this module
+    never imports :mod:`privrl.envs` (which imports it)."""
+    return (callable(getattr(obj, "sample", None)) and callable(getattr(obj, "policy_probabilities", None))
+            and not callable(getattr(obj, "step", None)))
 
 
 def _collect_gym(env, policy, n_trajectories, gen, max_steps, reward_bounds, gym) -> TrajectoryDataset:
