@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from privrl import registry as _registry
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar
 from privrl.audit.core import (
@@ -23,7 +24,6 @@ from privrl.audit.core import (
     StatisticLike,
     audit_mechanism,
 )
-from privrl import registry as _registry
 
 __all__ = ["AuditPair", "AuditTarget", "BrokenVariant", "register_target", "get_target", "all_targets",
            "run_target", "unavailable_areas"]
