@@ -7,7 +7,7 @@ import pytest
 from privrl.errors import InvalidDataError
 from privrl.experiments import get_experiment
 from privrl.experiments.report import experiments_in, make_plots, write_report
-from privrl.experiments.results import atomic_write_json, run_dir
+from privrl.experiments.results import atomic_write_json, load_results, run_dir
 from privrl.experiments.runner import plan_runs, run_sweep
 
 EXP = "example-gaussian"
@@ -52,18 +52,32 @@ def test_report_sections(results):
     exp = get_experiment(EXP)
     assert f"## {EXP} — {exp.paper}, {exp.figure}" in text
     assert f"![example-gaussian]({EXP}/example-gaussian.png)" in text
-    assert "| Claim | Measured | Supported |" in text
-    assert "Sound calibration spends at most the target ε (PLD accountant). | max ε spent / target = 1.0000 | yes |" in text
-    for deviation in exp.deviations:
+    assert "| Claim | Measured | Verdict |" in text
+    assert "Sound calibration spends at most the target ε (PLD accountant). | max ε spent / target = 1.0000 | holds |" in text
+    for deviation in exp.deviations_for("smoke"):
         assert f"- {deviation}" in text
     assert "**Paper calibration**" in text
-    # privacy spent per curve: one row per setting, ε from the manifests
+    # privacy per curve: settings that differ only in the x-axis parameter n form one curve
     table = [ln for ln in text.splitlines() if ln.startswith("| ") and "trajectory" in ln]
-    assert len(table) == len(exp.settings_for("smoke"))
+    curves = {(s["epsilon"], s["calibration"]) for s in exp.settings_for("smoke")}
+    assert len(table) == len(curves) < len(exp.settings_for("smoke"))
     manifest = json.loads((run_dir(results, EXP, 0, 0) / "manifest.json").read_text())
-    assert f"{manifest['epsilon_spent']:.4g} at δ = 1e-05" in table[0]
-    assert any("— (non-private)" in row for row in table)
+    first = next(row for row in table if row.startswith(f"| epsilon={manifest['params']['epsilon']:g} |"))
+    assert f"{manifest['epsilon_spent']:.4g}" in first and "δ = 1e-05" in first and "n = 100…" in first
+    assert any("non-private" in row for row in table)
     assert "## Privacy audit" not in text
+
+
+def test_report_top_has_verdicts_and_headline(results):
+    text = write_report(results).read_text()
+    verdicts, headline, runs = (text.index("## Verdicts"), text.index("## Headline"), text.index("## Runs"))
+    assert verdicts < headline < runs < text.index(f"## {EXP} —")
+    claims = get_experiment(EXP).claims(load_results(results, EXP))
+    n_hold = sum(c.verdict == "holds" for c in claims)
+    n_fail = sum(c.verdict == "fails" for c in claims)
+    n_und = sum(c.verdict == "undecided" for c in claims)
+    assert f"| [{EXP}](#{EXP}) | {n_hold} | {n_fail} | {n_und} |" in text
+    assert "| Claim | Paper | privrl (paper calibration) | privrl (tight calibration) | Holds? |" in text
 
 
 def test_report_lists_failed_runs(tmp_path):
@@ -76,15 +90,17 @@ def test_report_lists_failed_runs(tmp_path):
 
 def test_report_audit_section(results):
     audit = [{"algorithm": "DPLSW", "claimed_epsilon": 1.0, "epsilon_lower": 0.42, "ci": [0.3, 0.55],
-              "trials": 10000, "verdict": "pass"},
+              "delta": 1e-5, "trials": 10000, "verdict": "pass", "broken": None, "status": "pass"},
              {"algorithm": "DPLSW", "claimed_epsilon": 1.0, "epsilon_lower": "inf", "ci": [2.8, "inf"],
-              "trials": 10000, "verdict": "FAIL", "broken": "no-noise"}]
+              "delta": 1e-5, "trials": 10000, "verdict": "VIOLATION", "broken": "no-noise", "status": "caught"}]
     atomic_write_json(results / "audit" / "audit.json", audit)
     try:
         text = write_report(results).read_text()
         assert "## Privacy audit" in text
-        assert "| DPLSW | — | 1 | 0.42 | [0.3, 0.55] | 10000 | pass |" in text
-        assert "| DPLSW | no-noise | 1 | ∞ | [2.8, ∞] | 10000 | FAIL |" in text
+        assert "| algorithm | broken |" in text  # the audit CLI's own table, with its broken column
+        assert "| DPLSW | - | 1e-05 | 1.000 | 0.420 [0.300, 0.550] |" in text
+        assert "| DPLSW | no-noise | 1e-05 | 1.000 | inf [2.800, inf] |" in text
+        assert "1 releases audited" in text and "1 negative controls" in text
         (results / "audit" / "audit.json").write_text("{corrupt")
         text = write_report(results).read_text()
         assert "audit/audit.json could not be read" in text
