@@ -116,3 +116,68 @@ def test_unknown_experiment_dir_is_reported_not_plotted(results, tmp_path):
     assert "not registered" in write_report(tmp_path).read_text()
     with pytest.raises(InvalidDataError, match="does not exist"):
         experiments_in(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("manifest,status", [
+    ({"epsilon_spent": 0.5}, "epsilon"),
+    ({"epsilon_spent": None, "params": {"sigma": 0.4}}, "uncertified"),
+    ({"epsilon_spent": None, "params": {"sigma": 0.0}}, "non-private"),
+    ({"epsilon_spent": None, "extra": {"sigma": 1.2}}, "uncertified"),
+    ({"epsilon_spent": None, "extra": {"certified": False}}, "uncertified"),
+    ({"epsilon_spent": None, "extra": {"refused": "the proof's condition fails"}}, "refused"),
+    ({"epsilon_spent": 1.0, "status": "refused"}, "refused"),
+    ({}, "non-private"),
+])
+def test_privacy_status(manifest, status):
+    from privrl.experiments.report import privacy_status
+
+    assert privacy_status(manifest) == status
+
+
+def test_curves_group_settings_that_differ_only_in_the_x_axis():
+    from privrl.experiments.report import curves
+
+    ms = [{"setting": i, "seed": s, "params": {"algorithm": alg, "K": K}}
+          for i, (alg, K) in enumerate([("a", 10), ("a", 100), ("b", 10), ("b", 100), ("b", 1000)])
+          for s in (0, 1)]
+    found = curves(ms, ("K",))
+    assert [(c["params"], c["x"], c["settings"]) for c in found] == [
+        ({"algorithm": "a"}, {"K": [10, 100]}, [0, 1]),
+        ({"algorithm": "b"}, {"K": [10, 100, 1000]}, [2, 3, 4])]
+    assert all(len(c["manifests"]) == 2 * len(c["settings"]) for c in found)
+    assert len(curves(ms, ())) == 5  # no x-axis: one curve per setting
+
+
+def test_report_shows_refused_and_uncertified_curves_and_scale_deviations(tmp_path, monkeypatch):
+    from privrl.experiments import registry
+    from privrl.experiments.spec import Claim, Experiment
+
+    def claims(df):
+        assert set(df["scale"]) == {"quick"}  # the report tells claims the scale
+        return [Claim("A beats B", "A 1 vs B 2", verdict="undecided", reason="needs paper scale",
+                      paper_value="A < B", tight_value="1 vs 2"),
+                Claim("B is slow", "yes", False)]
+
+    exp = Experiment(id="fake-exp", paper="Fake 2020", figure="Fig. 9", description="d",
+                     settings=lambda s: [], seeds={"smoke": 1, "quick": 1, "paper": 1},
+                     run=lambda p, c: None, claims=claims,
+                     deviations=lambda scale: [f"grid stops at 1e5 at {scale} scale"])
+    monkeypatch.setitem(registry._registry.storage("experiment"), "fake-exp", exp)
+    base = {"experiment": "fake-exp", "status": "ok", "scale": "quick", "calibration": "sound"}
+    runs = [(0, {"algorithm": "refused-one", "K": 1}, {"extra": {"refused": "no"}}),
+            (1, {"algorithm": "noisy", "K": 1, "sigma": 0.3}, {}),
+            (2, {"algorithm": "noisy", "K": 2, "sigma": 0.3}, {}),
+            (3, {"algorithm": "dp", "K": 1}, {"epsilon_spent": 0.9, "delta": 1e-5})]
+    for setting, params, extra in runs:
+        d = run_dir(tmp_path, "fake-exp", setting, 0)
+        atomic_write_json(d / "manifest.json", {**base, "setting": setting, "seed": 0, "params": params, **extra})
+        (d / "metrics.csv").write_text("metric,value\nx,1.0\n")
+    text = write_report(tmp_path).read_text()
+    assert "| [fake-exp](#fake-exp) | 0 | 1 | 1 | needs paper scale |" in text
+    assert "| A beats B ([fake-exp](#fake-exp)) | A < B |  | 1 vs 2 | undecided: needs paper scale |" in text
+    assert "- grid stops at 1e5 at quick scale" in text
+    rows = [ln for ln in text.splitlines() if ln.startswith("| algorithm=")]
+    assert len(rows) == 3  # noisy K=1 and K=2 are one curve
+    assert any("refused-one" in r and "**refused**" in r for r in rows)
+    assert any("noisy" in r and "uncertified" in r and "K = 1…2 (2 points)" in r for r in rows)
+    assert any("algorithm=dp" in r and "ε = 0.9 at δ = 1e-05" in r for r in rows)
