@@ -127,7 +127,7 @@ def _origin(obj: Any) -> str:
     module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "?")
     if isinstance(obj, str):  # entry points name their module
         module = obj.partition(":")[0]
-    return module
+    return str(module)
 
 
 def _import_error(module: str, kind: str, exc: BaseException) -> RegistryImportError:

@@ -331,7 +331,7 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims]) -> li
              "How many of each paper's claims the measurement decides. *Undecided* claims say why "
              "(too few seeds, a best hyper-parameter on its grid boundary, predictors no better than "
              "the trivial one, a scale-dependent claim below paper scale...).", ""]
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     totals = dict.fromkeys(("holds", "fails", "undecided"), 0)
     for exp_id in ids:
         ev = evaluated[exp_id]

@@ -165,7 +165,8 @@ class Experiment:
         extra: Sequence[str] = ()
         if self.scale_deviations is not None and scale is not None:
             extra = self.scale_deviations(scale)
-        return tuple(self.deviations) + tuple(str(d) for d in extra)
+        static = self.deviations if isinstance(self.deviations, tuple) else ()  # a tuple after __post_init__
+        return static + tuple(str(d) for d in extra)
 
     def curve_params(self) -> tuple[str, ...]:
         """The x-axis parameters of this experiment's curves (see ``curve_x``)."""
