@@ -76,7 +76,7 @@ def test_report_top_has_verdicts_and_headline(results):
     n_hold = sum(c.verdict == "holds" for c in claims)
     n_fail = sum(c.verdict == "fails" for c in claims)
     n_und = sum(c.verdict == "undecided" for c in claims)
-    assert f"| [{EXP}](#{EXP}) | {n_hold} | {n_fail} | {n_und} |" in text
+    assert f"| [{EXP}](#{EXP}) | smoke | {n_hold} | {n_fail} | {n_und} |" in text
     assert "| Claim | Paper | privrl (paper calibration) | privrl (tight calibration) | Holds? |" in text
 
 
@@ -173,7 +173,7 @@ def test_report_shows_refused_and_uncertified_curves_and_scale_deviations(tmp_pa
         atomic_write_json(d / "manifest.json", {**base, "setting": setting, "seed": 0, "params": params, **extra})
         (d / "metrics.csv").write_text("metric,value\nx,1.0\n")
     text = write_report(tmp_path).read_text()
-    assert "| [fake-exp](#fake-exp) | 0 | 1 | 1 | needs paper scale |" in text
+    assert "| [fake-exp](#fake-exp) | quick | 0 | 1 | 1 | needs paper scale |" in text
     assert "| A beats B ([fake-exp](#fake-exp)) | A < B |  | 1 vs 2 | undecided: needs paper scale |" in text
     assert "- grid stops at 1e5 at quick scale" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("| algorithm=")]

@@ -324,7 +324,8 @@ def _reasons_text(claims: Sequence[Claim]) -> str:
     return "; ".join(f"{r} ×{n}" if n > 1 else r for r, n in counts.items()) or "—"
 
 
-def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims]) -> list[str]:
+def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
+                     scales: Mapping[str, str]) -> list[str]:
     from privrl.experiments.verdicts import verdict_counts
 
     lines = ["## Verdicts", "",
@@ -336,16 +337,17 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims]) -> li
     for exp_id in ids:
         ev = evaluated[exp_id]
         if ev.claims is None:
-            rows.append((f"[{exp_id}](#{exp_id})", "—", "—", "—", ev.error and f"claims could not be "
+            rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), "—", "—", "—",
+                         ev.error and f"claims could not be "
                          f"evaluated: {ev.error}" or ev.note or "—"))
             continue
         counts = verdict_counts(ev.claims)
         for k in totals:
             totals[k] += counts[k]
-        rows.append((f"[{exp_id}](#{exp_id})", counts["holds"], counts["fails"], counts["undecided"],
-                     _reasons_text(ev.claims)))
-    rows.append(("**total**", totals["holds"], totals["fails"], totals["undecided"], ""))
-    return lines + _table(["Experiment", "Holds", "Fails", "Undecided", "Why undecided"], rows) + [""]
+        rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), counts["holds"], counts["fails"],
+                     counts["undecided"], _reasons_text(ev.claims)))
+    rows.append(("**total**", "", totals["holds"], totals["fails"], totals["undecided"], ""))
+    return lines + _table(["Experiment", "Scale", "Holds", "Fails", "Undecided", "Why undecided"], rows) + [""]
 
 
 def _headline(ids: Sequence[str], evaluated: Mapping[str, _Claims]) -> list[str]:
@@ -487,7 +489,9 @@ def write_report(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | Non
                  for exp_id in ids}
     runs_table = _table(["Experiment", "Paper", "Figure", "Runs ok", "Failed", "Calibration"], summary_rows)
     if ids:
-        lines += _verdict_summary(ids, evaluated) + _headline(ids, evaluated)
+        scales = {exp_id: ", ".join(sorted({str(m.get("scale")) for m in manifests_by_id[exp_id]
+                                            if m.get("scale")})) or "?" for exp_id in ids}
+        lines += _verdict_summary(ids, evaluated, scales) + _headline(ids, evaluated)
     lines += ["## Runs", ""] + runs_table + [""]
     if not ids:
         lines += ["*No runs found.*", ""]
