@@ -202,3 +202,27 @@ def test_verdict_builds_a_claim_and_counts():
                                                                              "A 1 vs B 2", "yes", None)
     claims = [c, Claim("x", "m", True), Claim("y", "m", False), Claim("z", "m", True)]
     assert verdict_counts(claims) == {"holds": 2, "fails": 1, "undecided": 1}
+
+
+def _example_frame(scales: dict[float, float], seeds: int, rng_seed: int = 0) -> pd.DataFrame:
+    """abs_error rows as the example experiment writes them: |N(0, (s/n)^2)| per (ε, n, seed)."""
+    rng = np.random.default_rng(rng_seed)
+    rows = [{"metric": "abs_error", "calibration": "sound", "epsilon": eps, "n": n, "seed": seed,
+             "value": abs(rng.normal(0.0, s / n)), "epsilon_spent": eps}
+            for eps, s in scales.items() for n in (100, 1000, 10_000) for seed in range(seeds)]
+    return pd.DataFrame(rows)
+
+
+def test_example_claims_use_the_shared_checks():
+    from privrl.experiments import get_experiment
+
+    claims = get_experiment("example-gaussian").claims
+    # noise scale falling 4-fold per ε level: 5 seeds × 3 n decide it at this seed (holds at 25 of
+    # data seeds 0-29, undecided at the other 5, never fails: both neighbouring pairs must be significant)
+    first = claims(_example_frame({0.5: 16.0, 1.0: 4.0, 4.0: 1.0}, seeds=5))[0]
+    assert first.verdict == "holds"
+    # the error grows with ε (a bug): decided the other way
+    assert claims(_example_frame({0.5: 1.0, 1.0: 4.0, 4.0: 16.0}, seeds=5))[0].verdict == "fails"
+    # two seeds cannot decide
+    two = claims(_example_frame({0.5: 8.0, 1.0: 4.0}, seeds=2))[0]
+    assert (two.verdict, two.reason) == ("undecided", "2 seeds < 3")
