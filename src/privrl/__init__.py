@@ -1,13 +1,18 @@
 """privrl — differentially private reinforcement learning.
 
-The flat public API. Algorithms import lazily (``privrl.DPLSW`` imports
-:mod:`privrl.algorithms.policy_evaluation` on first use) so that ``import privrl`` stays fast and
-does not need the optional extras (torch for DP Q-learning).
+The flat public API. Algorithms import lazily (``privrl.DPLSW`` imports its family's module on
+first use) so that ``import privrl`` stays fast (no dp-accounting, no Gymnasium, no torch) and does
+not need the optional extras (torch for DP Q-learning).
+
+``import privrl`` registers the ``privrl/...`` Gymnasium ids: at once when Gymnasium is already
+imported, otherwise as soon as it is (a one-shot import hook), so ``gymnasium.make("privrl/Chain-v0")``
+works in either import order without making ``import privrl`` pay for Gymnasium.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 from privrl.errors import (
@@ -21,12 +26,15 @@ from privrl.errors import (
     UtilityWarning,
 )
 from privrl.privacy import (
+    ConstantNoise,
     GaussianMechanism,
     LaplaceMechanism,
     Ledger,
     Neighboring,
     PrivacyBudget,
     PrivacyUnit,
+    ScaledNoise,
+    SecureNoise,
     SymmetricGaussianMatrixMechanism,
     approx_dp_to_zcdp,
     calibrate_gaussian,
@@ -58,12 +66,22 @@ _LAZY = {
     "LinOptVI": "privrl.algorithms.linear_mixture",
     "LinOptPO": "privrl.algorithms.linear_mixture",
     "DPQLearning": "privrl.algorithms.q_learning",
+    "QLearning": "privrl.algorithms.q_learning",
+    "InputPerturbationQLearning": "privrl.algorithms.q_learning",
+    "DPSGDQLearning": "privrl.algorithms.q_learning",
+    "BalleQLearning": "privrl.algorithms.q_learning.balle",
+    # contract
+    "Estimator": "privrl.base",
+    "PrivateEstimator": "privrl.base",
+    "Param": "privrl._params",
+    "use_noise": "privrl.testing",
 }
 
 __all__ = [
     "__version__",
     "BudgetExceededError",
     "CertificationError",
+    "ConstantNoise",
     "GaussianMechanism",
     "InvalidDataError",
     "InvalidParameterError",
@@ -75,6 +93,8 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivacyUnit",
     "PrivrlError",
+    "ScaledNoise",
+    "SecureNoise",
     "SymmetricGaussianMatrixMechanism",
     "UtilityWarning",
     "approx_dp_to_zcdp",
@@ -94,3 +114,38 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+def _register_gym_ids() -> None:
+    from privrl.envs.registration import register_envs
+
+    register_envs()
+
+
+class _RegisterWhenGymnasiumLoads:
+    """Runs :func:`_register_gym_ids` right after ``gymnasium`` is first imported (then removes itself)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "gymnasium":
+            return None
+        import importlib.util
+
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        exec_module = loader.exec_module
+
+        def exec_then_register(module: Any) -> None:
+            exec_module(module)
+            _register_gym_ids()
+
+        loader.exec_module = exec_then_register  # type: ignore[method-assign]
+        return spec
+
+
+if "gymnasium" in sys.modules:
+    _register_gym_ids()
+elif not any(isinstance(f, _RegisterWhenGymnasiumLoads) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterWhenGymnasiumLoads())

@@ -19,7 +19,21 @@ from privrl.errors import InvalidParameterError
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
 
-__all__ = ["ContractCase", "check_contract", "CHECKS"]
+__all__ = ["ContractCase", "check_contract", "CHECKS", "use_noise"]
+
+
+def use_noise(estimator: Estimator, noise: Any) -> Estimator:
+    """Make ``estimator`` draw its privacy noise from ``noise`` (a
+    :class:`~privrl.privacy.noise.NoiseSource`, e.g. ``ConstantNoise`` for structure tests or
+    ``ScaledNoise`` for an audit's negative control) in its next fits; ``None`` restores the
+    default. Not a constructor parameter: ``clone``/``get_params`` do not carry it."""
+    from privrl.privacy.noise import NoiseSource
+
+    if noise is not None and not isinstance(noise, NoiseSource):
+        raise InvalidParameterError(
+            f"The 'noise' parameter of use_noise must be a NoiseSource or None. Got {type(noise).__name__} instead.")
+    estimator._noise_override = noise  # type: ignore[attr-defined]
+    return estimator
 
 
 @dataclass(frozen=True)
@@ -103,6 +117,49 @@ def check_bad_params(case: ContractCase) -> None:
         raise AssertionError(f"{case.name}: bad parameters {dict(override)} were accepted")
 
 
+def check_declared_params(case: ContractCase) -> None:
+    """The declaration (``params``) is the constructor, and every value it calls bad is refused
+    with an ``InvalidParameterError`` naming the parameter."""
+    est = case.make(case.budget)
+    declared = [p.name for p in type(est).params]
+    if not declared:
+        return
+    assert declared == type(est)._param_names(), (
+        f"{case.name}: declared params {declared} differ from the constructor {type(est)._param_names()}")
+    for p in type(est).params:
+        for bad in p.bad_values():
+            try:
+                fresh = case.make(case.budget).set_params(**{p.name: bad})
+                case.fit(fresh, np.random.default_rng(0))
+            except InvalidParameterError as exc:
+                assert f"'{p.name}'" in str(exc), (
+                    f"{case.name}: the error for {p.name}={bad!r} does not name the parameter: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - any other exception is a contract failure
+                raise AssertionError(f"{case.name}: {p.name}={bad!r} raised {type(exc).__name__} instead of "
+                                     f"InvalidParameterError: {exc}") from exc
+            raise AssertionError(f"{case.name}: {p.name}={bad!r} was accepted")
+
+
+def check_secure(case: ContractCase) -> None:
+    """``secure=True``: a seed is refused (naming 'rng'); without a seed the fit runs on OpenDP noise."""
+    est = case.make(case.budget)
+    if "secure" not in est.get_params() or not est.is_private:
+        return
+    est.set_params(secure=True)
+    try:
+        case.fit(est, np.random.default_rng(0))
+    except InvalidParameterError as exc:
+        assert "'rng'" in str(exc), f"{case.name}: secure=True with a seed raised without naming 'rng': {exc}"
+    else:
+        raise AssertionError(f"{case.name}: secure=True accepted a seeded rng")
+    try:
+        import opendp  # noqa: F401
+    except ImportError:  # pragma: no cover - the 'secure' extra is part of the test install
+        return
+    assert case.fit(case.make(case.budget).set_params(secure=True), None) is not None
+
+
 def check_same_rng_same_result(case: ContractCase) -> None:
     a = case.make(case.budget)
     b = case.make(case.budget)
@@ -155,6 +212,8 @@ CHECKS = {
     "params_roundtrip": check_params_roundtrip,
     "fit_returns_self": check_fit_returns_self,
     "bad_params": check_bad_params,
+    "declared_params": check_declared_params,
+    "secure": check_secure,
     "same_rng_same_result": check_same_rng_same_result,
     "different_rng_different_noise": check_different_rng_different_noise,
     "infinite_budget_is_baseline": check_infinite_budget_is_baseline,

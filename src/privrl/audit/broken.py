@@ -14,6 +14,7 @@ import numpy as np
 
 from privrl._validation import check_scalar
 from privrl.privacy.mechanisms import SymmetricGaussianMatrixMechanism
+from privrl.privacy.release import Release
 
 __all__ = ["NOISE_DIVISOR", "divide_noise", "divide_noise_scale", "DiagonalNoiseFreeMatrixMechanism"]
 
@@ -47,6 +48,8 @@ class DiagonalNoiseFreeMatrixMechanism(SymmetricGaussianMatrixMechanism):
     upper triangle only): a classic indexing bug (``triu_indices(d, 1)``). A neighbour that moves a
     diagonal entry (e.g. φφᵀ with φ a basis vector) is then released exactly."""
 
-    def _add_noise(self, value, rng):
-        noisy = super()._add_noise(value, rng)
-        return noisy - np.diag(np.diag(noisy - value))
+    def _release(self, value, noise):
+        noisy, event = super()._release(value, noise)
+        exact = np.triu(np.asarray(value, dtype=float)) + np.triu(np.asarray(value, dtype=float), 1).T
+        diagonal_noise = np.diag(np.diag(noisy - exact - self.shift * np.eye(exact.shape[0])))
+        return Release(noisy - diagonal_noise, event)

@@ -3,12 +3,11 @@
 Each id is an entry of kind ``"env"`` in :mod:`privrl.registry`, whose value is the entry point.
 Entry points are strings, so registering imports nothing: each environment's module is imported
 by ``gymnasium.make``. :func:`register_envs` hands every ``env`` entry to Gymnasium; it is
-idempotent and is called on ``import privrl.envs``.
+idempotent and is called on ``import privrl.envs`` and when Gymnasium is imported after
+``import privrl`` (see :mod:`privrl`).
 """
 
 from __future__ import annotations
-
-import gymnasium as gym
 
 from privrl import registry as _registry
 
@@ -31,6 +30,8 @@ for _env_id, _entry_point in ENV_IDS.items():
 def register_envs() -> list[str]:
     """Register every ``env`` entry of :mod:`privrl.registry` not yet in ``gymnasium.registry``;
     return the ids registered by this call."""
+    import gymnasium as gym  # here, not at module level: ``import privrl`` registers through a hook
+
     added = []
     for env_id, entry_point in _registry.entries("env").items():
         if env_id not in gym.registry:

@@ -29,15 +29,19 @@ are Gaussian and their means and variances add; Dong, Roth & Su 2022, Cor. 3.3),
 Gaussian is α/(2σ²), additive in 1/σ². A ledger whose releases are all Gaussian is then
 answered by the exact analytic Gaussian curve (Balle & Wang 2018, Thm. 8;
 ``dp_accounting.get_epsilon_gaussian``) under ``accountant="pld"``/``"auto"``: the PLD accountant
-converges to it from above, so this is both faster and tighter, never looser. When other events
-are present, their pessimistic PLD is composed with the *exact* Gaussian hockey-stick curve
-(:func:`_gaussian_with_pld_delta`) instead of a discretised Gaussian PLD, whose size grows like
-1/σ_eff² and dominated the cost of long mixed ledgers (10⁴ events: ~1 s → ~0.03 s CPU; the two
-agree to ~1e-8 in ε, ``tests/privacy/test_privacy_ledger.py``). Under
-``accountant="rdp"`` a ledger whose every event is ρ-zCDP also gets min(RDP, Bun–Steinke(Σρ)),
+converges to it from above, so this is both faster and tighter, never looser. A ledger of Gaussian
+releases and :class:`ApproxDpEvent`s (DP Q-learning's tail event, DP-LSW's smoothed release) is
+also answered exactly: the (ε, δ) events' worst-case privacy-loss distributions are discrete
+(:func:`_approx_losses`) and their composition with the Gaussian loss is a finite sum of exact
+Gaussian hockey-stick curves (:func:`_delta_fn`). Other mixtures (e.g. Laplace with Gaussian) are
+composed as pessimistic PLDs built with dp-accounting's public constructors (:func:`_pld_of`).
+Under ``accountant="rdp"`` a ledger whose every event is ρ-zCDP also gets min(RDP, Bun–Steinke(Σρ)),
 the same conversion as :func:`privrl.privacy.zcdp_to_approx_dp`, so that a ρ calibrated with
 ``approx_dp_to_zcdp`` is certified by the ledger. A ledger of pure-DP releases (Laplace,
 ``ApproxDpEvent`` with δ = 0) never reports more than basic composition Σ ε_i.
+
+Only dp-accounting's public API is used, and it is imported on first use
+(:mod:`privrl.privacy.events`): ``import privrl`` does not pay for it.
 
 Events
 ------
@@ -56,79 +60,89 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-import attr
-import dp_accounting
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting.pld import pld_privacy_accountant
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from dp_accounting.pld.common import DifferentialPrivacyParameters
-from scipy import special
 
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError
+from privrl.privacy import events as _events
 
-__all__ = ["ApproxDpEvent", "Ledger", "ACCOUNTANTS", "event_from_json", "event_to_json",
-           "make_accountant", "epsilon_of", "delta_of", "group_events", "gaussian_delta"]
+# ApproxDpEvent is built on first access (module __getattr__), so ruff cannot see it
+__all__ = ["ApproxDpEvent", "Ledger", "ACCOUNTANTS", "event_from_json", "event_to_json",  # noqa: F822
+           "make_accountant", "epsilon_of", "delta_of", "group_events", "gaussian_delta", "gaussian_epsilon"]
 
 ACCOUNTANTS = ("pld", "rdp", "auto")
-_RELATION = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
+_INTERVAL = 1e-4  # PLD value discretisation interval (pessimistic: never under-reports ε)
 
 
-def _check_approx_epsilon(instance: Any, attribute: Any, value: Any) -> None:
-    check_scalar(value, "epsilon", owner="ApproxDpEvent", low=0.0, allow_inf=True)
+def __getattr__(name: str) -> Any:
+    if name == "ApproxDpEvent":
+        return _events.approx_event_class()
+    raise AttributeError(f"module 'privrl.privacy.accounting' has no attribute {name!r}")
 
 
-def _check_approx_delta(instance: Any, attribute: Any, value: Any) -> None:
-    check_scalar(value, "delta", owner="ApproxDpEvent", low=0.0, high=1.0)
+def _dp() -> Any:
+    return _events.dp()
 
 
-@attr.define(frozen=True)
-class ApproxDpEvent(dp_event.DpEvent):
-    """An (ε, δ)-DP release of a mechanism that has no closer description.
-
-    ``epsilon`` in [0, inf] (``inf``: non-private), ``delta`` in [0, 1]. Only the PLD accountant
-    supports it (as the worst-case privacy-loss distribution of an (ε, δ)-DP mechanism,
-    ``from_privacy_parameters``); RDP has no finite curve for δ > 0.
-    """
-
-    epsilon: float = attr.field(validator=_check_approx_epsilon)
-    delta: float = attr.field(validator=_check_approx_delta)
+def _approx_cls() -> type:
+    return _events.approx_event_class()
 
 
-class _PLDAccountant(pld_privacy_accountant.PLDAccountant):
-    """dp-accounting's PLD accountant plus :class:`ApproxDpEvent`."""
-
-    def _maybe_compose(self, event, count, do_compose):  # type: ignore[override]
-        if isinstance(event, ApproxDpEvent):
-            if do_compose:
-                pld = pld_lib.from_privacy_parameters(
-                    DifferentialPrivacyParameters(event.epsilon, event.delta),
-                    value_discretization_interval=self._value_discretization_interval,
-                )
-                self._pld = self._pld.compose(pld if count == 1 else pld.self_compose(count))
-            return None
-        if isinstance(event, (dp_event.SelfComposedDpEvent,)) and isinstance(event.event, ApproxDpEvent):
-            return self._maybe_compose(event.event, event.count * count, do_compose)
-        return super()._maybe_compose(event, count, do_compose)
-
-
-def make_accountant(kind: str = "pld") -> dp_accounting.PrivacyAccountant:
-    """A fresh accountant (``"pld"`` or ``"rdp"``) with privrl's neighbouring convention."""
+def make_accountant(kind: str = "pld") -> Any:
+    """A fresh dp-accounting accountant (``"pld"`` or ``"rdp"``) with privrl's neighbouring
+    convention (add/remove, see the module docstring). The ledger's own PLD path
+    (:func:`_pld_of`) also handles :class:`ApproxDpEvent`, which dp-accounting's accountant does not."""
     check_option(kind, "accountant", ("pld", "rdp"))
+    relation = _dp().NeighboringRelation.ADD_OR_REMOVE_ONE
     if kind == "pld":
-        return _PLDAccountant(neighboring_relation=_RELATION, value_discretization_interval=1e-4)
-    return dp_accounting.rdp.RdpAccountant(neighboring_relation=_RELATION)
+        return _dp().pld.PLDAccountant(neighboring_relation=relation, value_discretization_interval=_INTERVAL)
+    return _dp().rdp.RdpAccountant(neighboring_relation=relation)
 
 
-def _resolve(kind: str, event: dp_event.DpEvent) -> str:
+def _pld_of(event: Any) -> Any:
+    """The pessimistic privacy-loss distribution of ``event`` from dp-accounting's public PLD
+    constructors (Gaussian, Laplace, and :class:`ApproxDpEvent` as the worst-case PLD of an
+    (ε, δ)-DP mechanism, ``from_privacy_parameters``), composed. The discretisation interval is
+    1e-4·max(1, μ) for Gaussian releases of total μ = √(Σ n/σ²): a tiny-noise Gaussian has a loss
+    spread over ~μ², and a fixed interval would need ~μ²·10⁴ points (the bound stays pessimistic)."""
+    pld = _dp().pld.privacy_loss_distribution
+    params = _dp().pld.common.DifferentialPrivacyParameters
+    pairs = [(b, n) for b, n in _flatten(event) if not isinstance(b, _dp().NoOpDpEvent)]
+    mu2 = sum(n / float(b.noise_multiplier) ** 2 for b, n in pairs if isinstance(b, _dp().GaussianDpEvent))
+    step = _INTERVAL * max(1.0, math.sqrt(mu2))
+    out = pld.identity(value_discretization_interval=step)
+    for base, n in pairs:
+        if isinstance(base, _dp().GaussianDpEvent):
+            one = pld.from_gaussian_mechanism(float(base.noise_multiplier), value_discretization_interval=step)
+        elif isinstance(base, _dp().LaplaceDpEvent):
+            one = pld.from_laplace_mechanism(float(base.noise_multiplier), value_discretization_interval=step)
+        else:
+            one = pld.from_privacy_parameters(params(float(base.epsilon), float(base.delta)),
+                                              value_discretization_interval=step)
+        out = out.compose(one if n == 1 else one.self_compose(int(n)))
+    return out
+
+
+def _own_pld_supports(event: Any) -> bool:
+    """Whether :func:`_pld_of` handles every base event (else dp-accounting's PLD accountant is
+    asked, which supports sampled mechanisms but not :class:`ApproxDpEvent`)."""
+    ok = (_dp().NoOpDpEvent, _dp().GaussianDpEvent, _dp().LaplaceDpEvent, _approx_cls())
+    return all(isinstance(base, ok) for base, _ in _flatten(event))
+
+
+def _supports(kind: str, event: Any) -> bool:
+    if kind == "pld" and _own_pld_supports(event):
+        return not (_zero_noise(event) or _contains(event, _dp().NonPrivateDpEvent))
+    return make_accountant(kind).supports(event)
+
+
+def _resolve(kind: str, event: Any) -> str:
     check_option(kind, "accountant", ACCOUNTANTS)
     if kind != "auto":
         return kind
-    if make_accountant("pld").supports(event):
-        return "pld"
-    if make_accountant("rdp").supports(event):
-        return "rdp"
+    for candidate in ("pld", "rdp"):
+        if _supports(candidate, event):
+            return candidate
     raise InvalidParameterError(
         f"No accountant can account for this ledger ({_describe(event)}): the PLD accountant "
         "does not support zCDP or tree-aggregation events, the RDP accountant does not support "
@@ -137,48 +151,54 @@ def _resolve(kind: str, event: dp_event.DpEvent) -> str:
     )
 
 
-def _composed(event: dp_event.DpEvent, kind: str) -> dp_accounting.PrivacyAccountant:
+def _unsupported(kind: str, event: Any) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The '{kind}' accountant cannot account for this ledger ({_describe(event)}). "
+        "Use accountant='pld' for (epsilon, delta) events such as ApproxDpEvent and 'rdp' for "
+        "zCDP events, or accountant='auto'."
+    )
+
+
+def _epsilon_delta_fns(event: Any, kind: str) -> tuple[Callable[[float], float], Callable[[float], float]]:
+    """(ε(δ), δ(ε)) of ``event`` under one accountant, without shortcuts."""
+    if kind == "pld" and _own_pld_supports(event):
+        pld = _pld_of(event)
+        return (lambda d: float(pld.get_epsilon_for_delta(d)), lambda e: float(pld.get_delta_for_epsilon(e)))
     acc = make_accountant(kind)
     if not acc.supports(event):
-        raise InvalidParameterError(
-            f"The '{kind}' accountant cannot account for this ledger ({_describe(event)}). "
-            "Use accountant='pld' for (epsilon, delta) events such as ApproxDpEvent and 'rdp' for "
-            "zCDP events, or accountant='auto'."
-        )
+        raise _unsupported(kind, event)
     acc.compose(event)
-    return acc
+    return (lambda d: float(acc.get_epsilon(d)), lambda e: float(acc.get_delta(e)))
 
 
-def epsilon_of(event: dp_event.DpEvent, delta: float, accountant: str = "auto") -> float:
+def epsilon_of(event: Any, delta: float, accountant: str = "auto") -> float:
     """ε(δ) of one (possibly composed) event, exactly as the chosen accountant reports it (no
     Gaussian merging or exact shortcut; :meth:`Ledger.epsilon` adds those)."""
     delta = check_scalar(delta, "delta", low=0.0, high=1.0, closed="neither")
-    kind = _resolve(accountant, event)
-    return float(_composed(event, kind).get_epsilon(delta))
+    return _epsilon_delta_fns(event, _resolve(accountant, event))[0](delta)
 
 
-def delta_of(event: dp_event.DpEvent, epsilon: float, accountant: str = "auto") -> float:
+def delta_of(event: Any, epsilon: float, accountant: str = "auto") -> float:
     """δ(ε) of one (possibly composed) event."""
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
-    kind = _resolve(accountant, event)
-    return float(_composed(event, kind).get_delta(epsilon))
+    return _epsilon_delta_fns(event, _resolve(accountant, event))[1](epsilon)
 
 
-def _describe(event: dp_event.DpEvent) -> str:
+def _describe(event: Any) -> str:
     names = sorted({type(base).__name__ for base, _ in _flatten(event)})
     return "events: " + ", ".join(names) if names else type(event).__name__
 
 
-def _flatten(event: dp_event.DpEvent, count: int = 1) -> list[tuple[dp_event.DpEvent, int]]:
+def _flatten(event: Any, count: int = 1) -> list[tuple[Any, int]]:
     """``event`` as (base event, count) pairs: nested Composed/SelfComposed events unrolled."""
-    if isinstance(event, dp_event.ComposedDpEvent):
+    if isinstance(event, _dp().ComposedDpEvent):
         return [pair for e in event.events for pair in _flatten(e, count)]
-    if isinstance(event, dp_event.SelfComposedDpEvent):
+    if isinstance(event, _dp().SelfComposedDpEvent):
         return _flatten(event.event, count * int(event.count))
     return [(event, count)]
 
 
-def _key(event: dp_event.DpEvent) -> Any:
+def _key(event: Any) -> Any:
     """A hashable identity for grouping (some dp-accounting events hold lists)."""
     try:
         hash(event)
@@ -187,20 +207,20 @@ def _key(event: dp_event.DpEvent) -> Any:
         return json.dumps(event_to_json(event), sort_keys=True)
 
 
-def group_events(events: Iterable[dp_event.DpEvent], *, merge_gaussians: bool = False) -> dp_event.DpEvent:
+def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any:
     """One ``ComposedDpEvent`` equivalent to composing ``events``: flattened, identical events
     grouped into ``SelfComposedDpEvent``s (first-seen order), ``NoOpDpEvent``s dropped, and with
     ``merge_gaussians`` every ``GaussianDpEvent`` merged into one with
     σ_eff = (Σ count/σ²)^(-1/2) (exact; see the module docstring)."""
     counts: dict[Any, int] = {}
-    bases: dict[Any, dp_event.DpEvent] = {}
+    bases: dict[Any, Any] = {}
     inv_var = 0.0
     gaussian_at: int | None = None
     for event in events:
         for base, n in _flatten(event):
-            if isinstance(base, dp_event.NoOpDpEvent):
+            if isinstance(base, _dp().NoOpDpEvent):
                 continue
-            if merge_gaussians and isinstance(base, dp_event.GaussianDpEvent) and base.noise_multiplier > 0:
+            if merge_gaussians and isinstance(base, _dp().GaussianDpEvent) and base.noise_multiplier > 0:
                 inv_var += n / float(base.noise_multiplier) ** 2
                 if gaussian_at is None:
                     gaussian_at = len(bases)
@@ -215,20 +235,20 @@ def group_events(events: Iterable[dp_event.DpEvent], *, merge_gaussians: bool = 
     grouped = []
     for k, base in bases.items():
         if k == "__gaussian__":
-            grouped.append(dp_event.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
+            grouped.append(_dp().GaussianDpEvent(1.0 / math.sqrt(inv_var)))
         else:
-            grouped.append(base if counts[k] == 1 else dp_event.SelfComposedDpEvent(base, counts[k]))
-    return dp_event.ComposedDpEvent(grouped)
+            grouped.append(base if counts[k] == 1 else _dp().SelfComposedDpEvent(base, counts[k]))
+    return _dp().ComposedDpEvent(grouped)
 
 
-def _pure_epsilon(event: dp_event.ComposedDpEvent) -> float | None:
+def _pure_epsilon(event: Any) -> float | None:
     """Σ count·ε_i (basic composition) when every event is pure DP (Laplace: ε = 1/multiplier;
     ApproxDpEvent with δ = 0), else None. Always a valid ε at any δ."""
     total = 0.0
     for base, n in _flatten(event):
-        if isinstance(base, dp_event.LaplaceDpEvent):
+        if isinstance(base, _dp().LaplaceDpEvent):
             total += n / float(base.noise_multiplier)
-        elif isinstance(base, ApproxDpEvent) and base.delta == 0:
+        elif isinstance(base, _approx_cls()) and base.delta == 0:
             total += n * float(base.epsilon)
         else:
             return None
@@ -239,6 +259,8 @@ def _gaussian_hockey_stick(sigma: float, x: np.ndarray) -> np.ndarray:
     """E[(1 − e^{x − L})₊] for the Gaussian privacy loss L ~ N(μ²/2, μ²), μ = 1/σ, at every real x
     (Balle & Wang 2018, Thm. 8): Φ(μ/2 − x/μ) − e^x Φ(−μ/2 − x/μ), computed in log space."""
     t = x * sigma + 1.0 / (2.0 * sigma)
+    from scipy import special
+
     log_a = special.log_ndtr(1.0 / sigma - t)
     log_b = x + special.log_ndtr(-t)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -254,33 +276,64 @@ def gaussian_delta(sigma: float, epsilon: float) -> float:
     return float(_gaussian_hockey_stick(sigma, np.asarray(float(epsilon))))
 
 
-def _gaussian_with_pld_delta(sigma: float, other: dp_event.DpEvent) -> Callable[[float], float]:
-    """δ(ε) of one Gaussian release (multiplier σ) composed with ``other``, whose privacy loss
-    comes from dp-accounting's pessimistic PLD. With L = L_G + L_O independent,
+_MAX_ATOMS = 20_000
 
-        δ(ε) = E[(1 − e^{ε − L})₊] = p_∞ + Σ_j p_j · δ_G(ε − l_j),
 
-    summed over the (discretised, rounded-up) losses l_j of ``other`` with masses p_j, where
-    δ_G(x) = E[(1 − e^{x − L_G})₊] is the exact Gaussian hockey stick and p_∞ the mass at +∞.
-    The hockey stick grows with the loss, so the pessimistic PLD of ``other`` keeps the result an
-    upper bound; the Gaussian part is exact instead of discretised (which is what made a large
-    Gaussian composition slow: its PLD has ~1/σ²·1e4 points). Both neighbouring directions
-    (remove, add) are bounded and the larger δ is returned, as the PLD accountant does."""
-    acc = make_accountant("pld")
-    acc.compose(other)
-    pld = acc._pld  # noqa: SLF001 - the accountant's composed PrivacyLossDistribution
-    pmfs = [pld._pmf_remove] if pld._symmetric else [pld._pmf_remove, pld._pmf_add]  # noqa: SLF001
-    parts = []
-    for pmf in pmfs:
-        dense = pmf.to_dense_pmf()
-        losses = (dense._lower_loss + np.arange(dense._probs.size)) * dense._discretization  # noqa: SLF001
-        parts.append((losses, np.asarray(dense._probs, dtype=float), float(dense._infinity_mass)))  # noqa: SLF001
+def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The exact privacy-loss distribution of a composition of :class:`ApproxDpEvent`s: (finite
+    losses, their masses, mass at +∞), or None when ``others`` holds other events (or too many
+    atoms). One (ε, δ) event's worst-case pair (Kairouz, Oh & Viswanath 2015) has loss +∞ with
+    mass δ, +ε with mass (1−δ)e^ε/(1+e^ε) and −ε with mass (1−δ)/(1+e^ε); it is symmetric in the
+    two neighbouring directions, and independent losses add."""
+    losses, probs, inf_mass = np.zeros(1), np.ones(1), 0.0
+    for base, n in _flatten(others):
+        if isinstance(base, _dp().NoOpDpEvent):
+            continue
+        if not isinstance(base, _approx_cls()):
+            return None
+        eps, dlt = float(base.epsilon), float(base.delta)
+        from scipy import special
+
+        up = (1.0 - dlt) * special.expit(eps)
+        down = (1.0 - dlt) * special.expit(-eps)
+        for _ in range(int(n)):
+            inf_mass = inf_mass + (1.0 - inf_mass) * dlt
+            if eps == 0.0:
+                probs = probs * (1.0 - dlt)
+                continue
+            losses = np.concatenate([losses + eps, losses - eps])
+            probs = np.concatenate([probs * up, probs * down])
+            losses, idx = np.unique(np.round(losses, 12), return_inverse=True)
+            probs = np.bincount(idx, weights=probs)
+            if losses.size > _MAX_ATOMS:
+                return None
+    return losses, probs, inf_mass
+
+
+def _delta_fn(sigma: float | None, parts: tuple[np.ndarray, np.ndarray, float]) -> Callable[[float], float]:
+    """δ(ε) = p_∞ + Σ_j p_j · h(ε − l_j) for the loss L = L_G + L_A, L_A with atoms (l_j, p_j)
+    and mass p_∞ at +∞ and L_G the Gaussian loss of multiplier σ (h = the exact Gaussian hockey
+    stick, Balle & Wang 2018, Thm. 8) or none (h(x) = (1 − e^x)₊)."""
+    losses, probs, inf_mass = parts
 
     def delta(epsilon: float) -> float:
-        return min(1.0, max(inf + float(np.dot(probs, _gaussian_hockey_stick(sigma, epsilon - losses)))
-                            for losses, probs, inf in parts))
+        x = epsilon - losses
+        h = _gaussian_hockey_stick(sigma, x) if sigma is not None else -np.expm1(np.minimum(x, 0.0))
+        return min(1.0, inf_mass + float(np.dot(probs, h)))
 
     return delta
+
+
+def _exact_delta_fn(event: Any) -> tuple[float | None, Callable[[float], float]] | None:
+    """For a grouped ledger that is Gaussian releases plus :class:`ApproxDpEvent`s only: (σ of the
+    merged Gaussian when it is the only event, else None; the exact δ(ε)). None otherwise."""
+    sigma, others = _split_gaussian(event)
+    parts = _approx_losses(others)
+    if parts is None:
+        return None
+    only_gaussian = sigma is not None and not any(
+        not isinstance(base, _dp().NoOpDpEvent) for base, _ in _flatten(others))
+    return (sigma if only_gaussian else None), _delta_fn(sigma, parts)
 
 
 def _epsilon_from_delta_fn(delta_fn: Callable[[float], float], delta: float) -> float:
@@ -301,15 +354,35 @@ def _epsilon_from_delta_fn(delta_fn: Callable[[float], float], delta: float) -> 
     return hi
 
 
-def _split_gaussian(event: dp_event.ComposedDpEvent) -> tuple[float | None, dp_event.ComposedDpEvent]:
+def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
+    """The exact ε(δ) of the Gaussian mechanism with multiplier σ/Δ (Balle & Wang 2018, Thm. 8),
+    as a certified upper bound: bisection on the exact δ(ε) keeping the feasible end, to a relative
+    tolerance of 1e-10 (dp-accounting's ``get_epsilon_gaussian`` may land just below the root)."""
+    if noise_multiplier == 0 or delta == 0:
+        return math.inf
+    if math.isinf(noise_multiplier) or delta >= 1 or gaussian_delta(noise_multiplier, 0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0 / noise_multiplier + 1.0
+    while gaussian_delta(noise_multiplier, hi) > delta:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 1e-10 * hi:
+        mid = 0.5 * (lo + hi)
+        if gaussian_delta(noise_multiplier, mid) <= delta:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _split_gaussian(event: Any) -> tuple[float | None, Any]:
     """(σ of the merged Gaussian or None, the other events) of :func:`group_events` output."""
     sigma, others = None, []
     for e in event.events:
-        if isinstance(e, dp_event.GaussianDpEvent) and sigma is None:
+        if isinstance(e, _dp().GaussianDpEvent) and sigma is None:
             sigma = float(e.noise_multiplier)
         else:
             others.append(e)
-    return sigma, dp_event.ComposedDpEvent(others)
+    return sigma, _dp().ComposedDpEvent(others)
 
 
 # --------------------------------------------------------------------------- serialisation
@@ -323,7 +396,7 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
-def event_to_json(event: dp_event.DpEvent) -> dict[str, Any]:
+def event_to_json(event: Any) -> dict[str, Any]:
     """A JSON-ready dict of ``event`` (dp-accounting's ``to_named_tuple`` layout)."""
     return _to_plain(event.to_named_tuple())
 
@@ -342,7 +415,7 @@ def event_from_json(data: Any) -> Any:
     if not (module.startswith("dp_accounting.") or module.startswith("privrl.")):
         raise InvalidParameterError(f"Refusing to build event class from module {module!r}.")
     cls = getattr(importlib.import_module(module), name, None)
-    if cls is None or not (isinstance(cls, type) and issubclass(cls, dp_event.DpEvent)):
+    if cls is None or not (isinstance(cls, type) and issubclass(cls, _dp().DpEvent)):
         raise InvalidParameterError(f"Unknown DpEvent class {module}.{name}.")
     fields = {k: event_from_json(v) for k, v in data.items() if k not in ("module_name", "class_name")}
     if "events" in fields and isinstance(fields["events"], list):
@@ -364,23 +437,23 @@ class Ledger:
     4.38
     """
 
-    def __init__(self, events: Iterable[dp_event.DpEvent] = ()) -> None:
-        self._events: list[dp_event.DpEvent] = []
+    def __init__(self, events: Iterable[Any] = ()) -> None:
+        self._events: list[Any] = []
         for e in events:
             self.append(e)
 
     # -- recording
-    def append(self, event: dp_event.DpEvent, label: str | None = None) -> None:
-        if not isinstance(event, dp_event.DpEvent):
+    def append(self, event: Any, label: str | None = None) -> None:
+        if not isinstance(event, _dp().DpEvent):
             raise param_error("event", "Ledger.append", "a dp_accounting DpEvent", event)
         self._events.append(event)
 
-    def extend(self, events: Iterable[dp_event.DpEvent]) -> None:
+    def extend(self, events: Iterable[Any]) -> None:
         for e in events:
             self.append(e)
 
     @property
-    def events(self) -> tuple[dp_event.DpEvent, ...]:
+    def events(self) -> tuple[Any, ...]:
         return tuple(self._events)
 
     def __len__(self) -> int:
@@ -398,14 +471,14 @@ class Ledger:
     # -- queries
     @property
     def is_empty(self) -> bool:
-        return all(isinstance(e, dp_event.NoOpDpEvent) for e in self._events)
+        return all(isinstance(e, _dp().NoOpDpEvent) for e in self._events)
 
     @property
     def is_non_private(self) -> bool:
         """True when some release was made without noise (ε = ∞)."""
-        return any(_contains(e, dp_event.NonPrivateDpEvent) or _zero_noise(e) for e in self._events)
+        return any(_contains(e, _dp().NonPrivateDpEvent) or _zero_noise(e) for e in self._events)
 
-    def composed_event(self, *, merge_gaussians: bool = False) -> dp_event.DpEvent:
+    def composed_event(self, *, merge_gaussians: bool = False) -> Any:
         """All events as one ``ComposedDpEvent``: nested compositions flattened, identical events
         grouped, no-ops dropped; with ``merge_gaussians`` all Gaussian releases merged into one
         (exact, see the module docstring)."""
@@ -427,18 +500,22 @@ class Ledger:
             return math.inf
         event = self.composed_event(merge_gaussians=True)
         kind = _resolve(accountant, event)
-        sigma, others = _split_gaussian(event)
-        if sigma is not None and kind == "pld":
-            if not others.events:
-                return float(dp_accounting.get_epsilon_gaussian(sigma, delta))
-            return _epsilon_from_delta_fn(_gaussian_with_pld_delta(sigma, others), delta)
         pure = _pure_epsilon(event)
-        if pure is not None and not make_accountant(kind).supports(event):
-            return pure  # e.g. RDP with a pure ApproxDpEvent: basic composition still holds
-        eps = float(_composed(event, kind).get_epsilon(delta))
-        if kind == "rdp" and self._all_zcdp():
-            rho = self.zcdp_rho()
-            eps = min(eps, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)))
+        if kind == "pld":
+            exact = _exact_delta_fn(event)
+            if exact is None:
+                eps = _epsilon_delta_fns(event, kind)[0](delta)
+            elif exact[0] is not None:
+                return gaussian_epsilon(exact[0], delta)
+            else:
+                eps = _epsilon_from_delta_fn(exact[1], delta)
+        else:
+            if pure is not None and not make_accountant(kind).supports(event):
+                return pure  # e.g. RDP with a pure ApproxDpEvent: basic composition still holds
+            eps = _epsilon_delta_fns(event, kind)[0](delta)
+            if self._all_zcdp():
+                rho = self.zcdp_rho()
+                eps = min(eps, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)))
         return eps if pure is None else min(eps, pure)
 
     def delta(self, epsilon: float, accountant: str = "auto") -> float:
@@ -452,15 +529,13 @@ class Ledger:
             return 1.0
         event = self.composed_event(merge_gaussians=True)
         kind = _resolve(accountant, event)
-        sigma, others = _split_gaussian(event)
-        if sigma is not None and kind == "pld":
-            if not others.events:
-                return gaussian_delta(sigma, epsilon)
-            return _gaussian_with_pld_delta(sigma, others)(epsilon)
         pure = _pure_epsilon(event)
         if pure is not None and epsilon >= pure:
             return 0.0
-        return float(_composed(event, kind).get_delta(epsilon))
+        exact = _exact_delta_fn(event) if kind == "pld" else None
+        if exact is not None:
+            return exact[1](epsilon)
+        return _epsilon_delta_fns(event, kind)[1](epsilon)
 
     def _all_zcdp(self) -> bool:
         try:
@@ -494,46 +569,46 @@ class Ledger:
         return cls(event_from_json(e) for e in data.get("events", []))
 
 
-def _contains(event: dp_event.DpEvent, kind: type) -> bool:
+def _contains(event: Any, kind: type) -> bool:
     if isinstance(event, kind):
         return True
-    if isinstance(event, dp_event.SelfComposedDpEvent):
+    if isinstance(event, _dp().SelfComposedDpEvent):
         return _contains(event.event, kind)
-    if isinstance(event, dp_event.ComposedDpEvent):
+    if isinstance(event, _dp().ComposedDpEvent):
         return any(_contains(e, kind) for e in event.events)
     return False
 
 
-def _zero_noise(event: dp_event.DpEvent) -> bool:
-    if isinstance(event, (dp_event.GaussianDpEvent, dp_event.LaplaceDpEvent)):
+def _zero_noise(event: Any) -> bool:
+    if isinstance(event, (_dp().GaussianDpEvent, _dp().LaplaceDpEvent)):
         return event.noise_multiplier == 0
-    if isinstance(event, ApproxDpEvent):
+    if isinstance(event, _approx_cls()):
         return math.isinf(event.epsilon) or event.delta >= 1
-    if isinstance(event, dp_event.ZCDpEvent):
+    if isinstance(event, _dp().ZCDpEvent):
         return math.isinf(event.rho)
-    if isinstance(event, dp_event.SelfComposedDpEvent):
+    if isinstance(event, _dp().SelfComposedDpEvent):
         return _zero_noise(event.event)
-    if isinstance(event, dp_event.ComposedDpEvent):
+    if isinstance(event, _dp().ComposedDpEvent):
         return any(_zero_noise(e) for e in event.events)
     return False
 
 
-def _rho(event: dp_event.DpEvent) -> float:
-    if isinstance(event, dp_event.NoOpDpEvent):
+def _rho(event: Any) -> float:
+    if isinstance(event, _dp().NoOpDpEvent):
         return 0.0
-    if isinstance(event, dp_event.ZCDpEvent):
+    if isinstance(event, _dp().ZCDpEvent):
         return float(event.rho)
-    if isinstance(event, dp_event.GaussianDpEvent):
+    if isinstance(event, _dp().GaussianDpEvent):
         return math.inf if event.noise_multiplier == 0 else 1.0 / (2.0 * event.noise_multiplier**2)
-    if isinstance(event, dp_event.SelfComposedDpEvent):
+    if isinstance(event, _dp().SelfComposedDpEvent):
         return event.count * _rho(event.event)
-    if isinstance(event, dp_event.ComposedDpEvent):
+    if isinstance(event, _dp().ComposedDpEvent):
         return sum(_rho(e) for e in event.events)
     raise InvalidParameterError(
         f"The ledger holds a {type(event).__name__}, which is not zCDP; use Ledger.epsilon(delta)."
     )
 
 
-def compose_all(events: Sequence[dp_event.DpEvent]) -> dp_event.DpEvent:
+def compose_all(events: Sequence[Any]) -> Any:
     """One event for a sequence of events."""
     return group_events(events)

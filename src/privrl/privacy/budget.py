@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from privrl._validation import check_scalar, param_error
 
@@ -60,6 +60,9 @@ class PrivacyBudget:
     delta: float | None = None
     rho: float | None = None
 
+    #: δ at which ε is reported when the budget has none (ρ-zCDP and pure ε-DP budgets)
+    DEFAULT_DELTA: ClassVar[float] = 1e-5
+
     def __post_init__(self) -> None:
         owner = "PrivacyBudget"
         if (self.epsilon is None) == (self.rho is None):
@@ -94,6 +97,12 @@ class PrivacyBudget:
     @property
     def is_zcdp(self) -> bool:
         return self.rho is not None
+
+    @property
+    def reporting_delta(self) -> float:
+        """The δ at which ε spent is reported — the one place privrl chooses it: the budget's own
+        δ when positive, else :attr:`DEFAULT_DELTA` (ρ-zCDP and pure ε-DP budgets)."""
+        return float(self.delta) if self.delta else self.DEFAULT_DELTA
 
     def to_dict(self) -> dict[str, Any]:
         if self.rho is not None:

@@ -17,6 +17,9 @@ Guarantees (Dwork & Roth 2014; Balle & Wang 2018):
 
 A noise multiplier of 0 is allowed and means "no noise" (non-private); its event is
 ``NonPrivateDpEvent`` and the ledger then reports ε = ∞.
+
+Every draw goes through :mod:`privrl.privacy.release` and a pluggable
+:class:`~privrl.privacy.noise.NoiseSource`.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import dp_accounting
 import numpy as np
 
-from privrl._rng import RngLike, as_generator
+from privrl._rng import RngLike
 from privrl._validation import check_scalar, param_error
-from privrl.privacy.secure import check_secure_rng, secure_gaussian, secure_laplace
+from privrl.privacy import events
+from privrl.privacy.noise import NoiseSource, make_noise
+from privrl.privacy.release import Release, release_gaussian, release_laplace
 
 __all__ = ["GaussianMechanism", "LaplaceMechanism", "SymmetricGaussianMatrixMechanism"]
 
@@ -60,32 +64,29 @@ class _AdditiveMechanism:
         """The per-coordinate noise scale (σ, or b for Laplace)."""
         return self.noise_multiplier * self.sensitivity
 
-    def _noise_event(self) -> dp_accounting.DpEvent:
-        raise NotImplementedError
-
-    def event(self) -> dp_accounting.DpEvent:
+    def event(self) -> Any:
         """The event of one release."""
-        if self.noise_multiplier == 0:
-            return dp_accounting.NonPrivateDpEvent()
-        return self._noise_event()
-
-    def _add_noise(self, value: np.ndarray, rng: RngLike) -> np.ndarray:
         raise NotImplementedError
 
-    def release(self, value: Any, *, rng: RngLike = None) -> tuple[np.ndarray, dp_accounting.DpEvent]:
-        """Return ``(value + noise, event)``. ``rng`` must be None when ``secure=True``."""
-        owner = type(self).__name__
-        arr = np.asarray(value, dtype=float)
-        if not np.all(np.isfinite(arr)):
-            raise param_error("value", f"{owner}.release", "finite", "array with non-finite entries")
-        if self.secure:
-            check_secure_rng(rng, f"{owner}.release")
-        elif rng is None:
-            raise param_error("rng", f"{owner}.release",
-                              "a numpy Generator or int seed (or secure=True for unseeded OS randomness)", rng)
-        if self.noise_multiplier == 0:
-            return arr.copy(), self.event()
-        return self._add_noise(arr, rng), self.event()
+    def _release(self, value: Any, noise: NoiseSource) -> Release:
+        raise NotImplementedError
+
+    def release(self, value: Any, *, rng: RngLike = None,
+                noise: NoiseSource | None = None) -> tuple[np.ndarray, Any]:
+        """Return ``(value + noise, event)``.
+
+        The noise comes from ``noise`` (any :class:`~privrl.privacy.noise.NoiseSource`) or, when it
+        is None, from ``rng`` (seeded NumPy) — or from OpenDP when ``secure=True``, which refuses
+        ``rng``.
+        """
+        owner = f"{type(self).__name__}.release"
+        if not np.all(np.isfinite(np.asarray(value, dtype=float))):
+            raise param_error("value", owner, "finite", "array with non-finite entries")
+        if noise is None:
+            noise = make_noise(rng, secure=self.secure, owner=owner)
+        elif rng is not None:
+            raise param_error("rng", owner, "None when a noise source is given", type(rng).__name__)
+        return tuple(self._release(value, noise))  # type: ignore[return-value]
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(sensitivity={self.sensitivity!r}, "
@@ -95,18 +96,16 @@ class _AdditiveMechanism:
 class GaussianMechanism(_AdditiveMechanism):
     """``value + N(0, σ² I)`` for a query of ℓ2-sensitivity Δ; event ``GaussianDpEvent(σ/Δ)``."""
 
-    def _noise_event(self) -> dp_accounting.DpEvent:
-        return dp_accounting.GaussianDpEvent(self.noise_multiplier)
+    def event(self) -> Any:
+        return events.gaussian(self.noise_multiplier)
 
     @property
     def rho(self) -> float:
         """zCDP parameter Δ²/(2σ²) of one release."""
         return math.inf if self.noise_multiplier == 0 else 1.0 / (2.0 * self.noise_multiplier**2)
 
-    def _add_noise(self, value, rng):
-        if self.secure:
-            return secure_gaussian(value, self.scale)
-        return value + as_generator(rng).normal(0.0, self.scale, size=value.shape)
+    def _release(self, value: Any, noise: NoiseSource) -> Release:
+        return release_gaussian(value, sensitivity=self.sensitivity, std=self.scale, noise=noise)
 
 
 class LaplaceMechanism(_AdditiveMechanism):
@@ -124,13 +123,11 @@ class LaplaceMechanism(_AdditiveMechanism):
         """Pure ε = Δ/b of one release."""
         return math.inf if self.noise_multiplier == 0 else 1.0 / self.noise_multiplier
 
-    def _noise_event(self) -> dp_accounting.DpEvent:
-        return dp_accounting.LaplaceDpEvent(self.noise_multiplier)
+    def event(self) -> Any:
+        return events.laplace(self.noise_multiplier)
 
-    def _add_noise(self, value, rng):
-        if self.secure:
-            return secure_laplace(value, self.scale)
-        return value + as_generator(rng).laplace(0.0, self.scale, size=value.shape)
+    def _release(self, value: Any, noise: NoiseSource) -> Release:
+        return release_laplace(value, sensitivity=self.sensitivity, scale=self.scale, noise=noise)
 
 
 class SymmetricGaussianMatrixMechanism(GaussianMechanism):
@@ -148,29 +145,18 @@ class SymmetricGaussianMatrixMechanism(GaussianMechanism):
                          noise_std=noise_std, secure=secure)
         self.shift = check_scalar(shift, "shift", owner=type(self).__name__)
 
-    def release(self, value: Any, *, rng: RngLike = None) -> tuple[np.ndarray, dp_accounting.DpEvent]:
+    def _release(self, value: Any, noise: NoiseSource) -> Release:
         arr = np.asarray(value, dtype=float)
-        owner = type(self).__name__
+        owner = f"{type(self).__name__}.release"
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-            raise param_error("value", f"{owner}.release", "a square matrix", f"shape {arr.shape}")
+            raise param_error("value", owner, "a square matrix", f"shape {arr.shape}")
         if not np.all(np.isfinite(arr)):
-            raise param_error("value", f"{owner}.release", "finite", "array with non-finite entries")
+            raise param_error("value", owner, "finite", "array with non-finite entries")
         if not np.allclose(arr, arr.T, rtol=1e-10, atol=1e-12):
-            raise param_error("value", f"{owner}.release", "a symmetric matrix", "a non-symmetric matrix")
+            raise param_error("value", owner, "a symmetric matrix", "a non-symmetric matrix")
         arr = np.triu(arr) + np.triu(arr, 1).T  # exactly symmetric (upper triangle mirrored)
-        noisy, event = super().release(arr, rng=rng)
+        noisy, event = release_gaussian(arr, sensitivity=self.sensitivity, std=self.scale, noise=noise,
+                                        symmetric=True)
         if self.shift:
             noisy = noisy + self.shift * np.eye(arr.shape[0])
-        return noisy, event
-
-    def _add_noise(self, value, rng):
-        d = value.shape[0]
-        iu = np.triu_indices(d)
-        if self.secure:
-            upper = secure_gaussian(np.zeros(len(iu[0])), self.scale)
-        else:
-            upper = as_generator(rng).normal(0.0, self.scale, size=len(iu[0]))
-        noise = np.zeros((d, d))
-        noise[iu] = upper
-        noise = noise + np.triu(noise, 1).T
-        return value + noise
+        return Release(noisy, event)

@@ -1,0 +1,175 @@
+"""Noise sources: where every privacy-noise draw of privrl comes from (ARCHITECTURE.md §1.1).
+
+A :class:`NoiseSource` draws i.i.d. Gaussian or Laplace noise of a given scale. Algorithms never
+call a random generator for privacy noise themselves: they pass a source to the release functions
+of :mod:`privrl.privacy.release` (or to a streaming privatizer that draws through it), so the noise
+is pluggable without touching an algorithm:
+
+* :class:`NumpyNoise` — seeded NumPy (the default; reproducible, not a CSPRNG);
+* :class:`SecureNoise` — OpenDP's samplers (OS CSPRNG, exact sampling; refuses seeds);
+* :class:`ConstantNoise` — deterministic values, for structure tests;
+* :class:`ScaledNoise` — another source's noise times a factor: the one generic "noise ÷ k"
+  negative control of the audits (the ledger still claims the unscaled noise).
+
+Draw semantics are *standardised*: ``gaussian(shape, std)`` returns ``std · Z`` where ``Z`` is the
+source's standard draw, so a :class:`ConstantNoise` of value ``c`` yields ``c · std`` and a
+structure test checks the noise scale as well as where the noise lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from privrl._rng import RngLike, as_generator
+from privrl._validation import check_scalar, param_error
+from privrl.privacy.secure import check_secure_rng, secure_gaussian, secure_laplace
+
+__all__ = ["NoiseSource", "NumpyNoise", "SecureNoise", "ConstantNoise", "ScaledNoise", "make_noise",
+           "triu_pairs"]
+
+Shape = tuple[int, ...]
+
+
+def _shape(shape: Any) -> Shape:
+    return (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+
+
+_TRIU: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def triu_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices of the upper triangle (diagonal included) of an ``n × n`` matrix and of their
+    mirror images (cached)."""
+    if n not in _TRIU:
+        rows, cols = np.triu_indices(n)
+        _TRIU[n] = (rows * n + cols, cols * n + rows)
+    return _TRIU[n]
+
+
+class NoiseSource:
+    """Base class. Subclasses implement :meth:`_standard` (``kind`` "gaussian" or "laplace")."""
+
+    secure: bool = False
+
+    def _standard(self, kind: str, shape: Shape) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def gaussian(self, shape: Any, std: float) -> np.ndarray:
+        """i.i.d. ``N(0, std²)`` of ``shape`` (zeros when ``std == 0``, no draw)."""
+        shape = _shape(shape)
+        if std == 0:
+            return np.zeros(shape)
+        return float(std) * self._standard("gaussian", shape)
+
+    def laplace(self, shape: Any, scale: float) -> np.ndarray:
+        """i.i.d. ``Lap(scale)`` of ``shape`` (zeros when ``scale == 0``, no draw)."""
+        shape = _shape(shape)
+        if scale == 0:
+            return np.zeros(shape)
+        return float(scale) * self._standard("laplace", shape)
+
+    def symmetric_gaussian(self, shape: Any, std: float) -> np.ndarray:
+        """Symmetric Gaussian matrices of ``shape = (..., n, n)``: the upper triangle (diagonal
+        included) i.i.d. ``N(0, std²)``, mirrored below (the diagonal has variance std², not 2std²)."""
+        shape = _shape(shape)
+        n = shape[-1]
+        if len(shape) < 2 or shape[-2] != n:
+            raise param_error("shape", "NoiseSource.symmetric_gaussian", "(..., n, n)", shape)
+        flat, flat_t = triu_pairs(n)
+        upper = self.gaussian((*shape[:-2], flat.size), std)
+        out = np.empty((*shape[:-2], n * n))
+        out[..., flat] = upper
+        out[..., flat_t] = upper
+        return out.reshape(shape)
+
+
+class NumpyNoise(NoiseSource):
+    """Seeded NumPy noise (PCG64): reproducible; not a CSPRNG and not hardened against
+    floating-point attacks (Mironov 2012)."""
+
+    def __init__(self, rng: RngLike) -> None:
+        if rng is None:
+            raise param_error("rng", "NumpyNoise", "a numpy Generator or int seed (or use SecureNoise)", rng)
+        self.rng = as_generator(rng)
+
+    def _standard(self, kind: str, shape: Shape) -> np.ndarray:
+        if kind == "gaussian":
+            return self.rng.standard_normal(shape)
+        return self.rng.laplace(0.0, 1.0, size=shape)
+
+
+class SecureNoise(NoiseSource):
+    """OpenDP's samplers (extra ``secure``): OS CSPRNG, exact sampling, never seeded."""
+
+    secure = True
+
+    def gaussian(self, shape: Any, std: float) -> np.ndarray:
+        shape = _shape(shape)
+        return np.zeros(shape) if std == 0 else secure_gaussian(np.zeros(shape), float(std))
+
+    def laplace(self, shape: Any, scale: float) -> np.ndarray:
+        shape = _shape(shape)
+        return np.zeros(shape) if scale == 0 else secure_laplace(np.zeros(shape), float(scale))
+
+    def _standard(self, kind: str, shape: Shape) -> np.ndarray:
+        return self.gaussian(shape, 1.0) if kind == "gaussian" else self.laplace(shape, 1.0)
+
+
+class ConstantNoise(NoiseSource):
+    """Deterministic test noise: the ``j``-th draw (call) is filled with ``values[j]`` (standardised:
+    times the std/scale), cycling when ``values`` is shorter than the number of draws; a scalar is
+    used for every draw. ``calls`` counts draws."""
+
+    def __init__(self, values: float | Sequence[float] = 1.0) -> None:
+        self.values = np.atleast_1d(np.asarray(values, dtype=float))
+        if self.values.size == 0 or not np.all(np.isfinite(self.values)):
+            raise param_error("values", "ConstantNoise", "a non-empty sequence of finite floats", values)
+        self.calls = 0
+
+    def _standard(self, kind: str, shape: Shape) -> np.ndarray:
+        value = self.values[self.calls % self.values.size]
+        self.calls += 1
+        return np.full(shape, value)
+
+
+class ScaledNoise(NoiseSource):
+    """``factor`` × the noise of ``base``: a deliberately broken implementation for the audits'
+    negative controls ("noise ÷ 10" is ``ScaledNoise(base, 0.1)``). The events still claim the
+    unscaled noise, so an audit must find the violation."""
+
+    def __init__(self, base: NoiseSource, factor: float) -> None:
+        if not isinstance(base, NoiseSource):
+            raise param_error("base", "ScaledNoise", "a NoiseSource", base)
+        self.base = base
+        self.factor = check_scalar(factor, "factor", owner="ScaledNoise", low=0.0)
+        self.secure = base.secure
+
+    def _standard(self, kind: str, shape: Shape) -> np.ndarray:
+        return self.factor * self.base._standard(kind, shape)
+
+    def gaussian(self, shape: Any, std: float) -> np.ndarray:
+        return self.base.gaussian(shape, std) * self.factor
+
+    def laplace(self, shape: Any, scale: float) -> np.ndarray:
+        return self.base.laplace(shape, scale) * self.factor
+
+
+def make_noise(rng: RngLike | NoiseSource = None, *, secure: bool = False,
+               owner: str = "make_noise") -> NoiseSource:
+    """The noise source for ``rng``: a :class:`NoiseSource` is used as it is; ``secure=True`` gives
+    :class:`SecureNoise` and refuses any seed; otherwise seeded :class:`NumpyNoise` (``rng`` required:
+    an unseeded default would make results irreproducible without making them secure)."""
+    if isinstance(rng, NoiseSource):
+        return rng
+    if not isinstance(secure, (bool, np.bool_)):
+        raise param_error("secure", owner, "a bool", secure)
+    if secure:
+        check_secure_rng(rng, owner)
+        return SecureNoise()
+    if rng is None:
+        raise param_error("rng", owner,
+                          "a numpy Generator or int seed (or secure=True for unseeded OS randomness)", rng)
+    return NumpyNoise(rng)

@@ -1,0 +1,133 @@
+"""The release seam: ``value → (value + noise, DpEvent)`` (ARCHITECTURE.md §1.1).
+
+Every privacy-noise draw of every private algorithm goes through this module: the functions draw
+from a :class:`~privrl.privacy.noise.NoiseSource` and return a :class:`Release` (the noisy value and
+the event that describes it), and a :class:`Releaser` does the same while appending each event to
+one :class:`~privrl.privacy.accounting.Ledger` — the estimator base class gives every ``fit`` one.
+
+Sensitivity convention (see :mod:`privrl.privacy.accounting`): Δ is measured under the algorithm's
+own neighbouring relation; a Gaussian release of std σ has the event ``GaussianDpEvent(σ/Δ)``
+(ρ-zCDP with ρ = Δ²/(2σ²)); a Laplace release of scale b on an ℓ1-sensitivity-Δ query has
+``LaplaceDpEvent(b/Δ)`` ((Δ/b)-DP).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from privrl._validation import check_scalar, param_error
+from privrl.privacy import events
+from privrl.privacy.noise import NoiseSource
+
+__all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser"]
+
+
+class Release(NamedTuple):
+    """A noisy value and the privacy event of producing it."""
+
+    value: np.ndarray
+    event: Any
+
+
+def _finite(value: Any, owner: str) -> np.ndarray:
+    arr = np.array(value, dtype=float)  # a copy: the caller's array is never modified
+    if not np.all(np.isfinite(arr)):
+        raise param_error("value", owner, "finite", "an array with non-finite entries")
+    return arr
+
+
+def _check_source(noise: Any, owner: str) -> NoiseSource:
+    if not isinstance(noise, NoiseSource):
+        raise param_error("noise", owner, "a privrl NoiseSource (see privrl.privacy.make_noise)",
+                          type(noise).__name__)
+    return noise
+
+
+def release_gaussian(value: Any, *, sensitivity: float, std: float, noise: NoiseSource,
+                     symmetric: bool = False) -> Release:
+    """``value + N(0, σ² I)`` for a query of ℓ2-sensitivity Δ; event ``GaussianDpEvent(σ/Δ)``.
+
+    ``symmetric=True``: ``value`` is a symmetric matrix (or a stack of them) and the noise is
+    symmetric — i.i.d. on the upper triangle, diagonal included, mirrored; Δ is then the
+    ℓ2-sensitivity of the upper-triangle vector (at most the Frobenius sensitivity). ``std = 0``
+    is a non-private release; Δ = 0 (the query ignores the data) is a no-op event.
+    """
+    owner = "release_gaussian"
+    sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
+    std = check_scalar(std, "std", owner=owner, low=0.0)
+    noise = _check_source(noise, owner)
+    arr = _finite(value, owner)
+    if symmetric:
+        if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
+            raise param_error("value", owner, "a square matrix (or a stack of them) when symmetric=True",
+                              f"shape {arr.shape}")
+        arr += noise.symmetric_gaussian(arr.shape, std)
+    else:
+        arr += noise.gaussian(arr.shape, std)
+    nm = math.inf if sensitivity == 0 else std / sensitivity
+    return Release(arr, events.gaussian(nm))
+
+
+def release_laplace(value: Any, *, sensitivity: float, scale: float, noise: NoiseSource) -> Release:
+    """``value + Lap(b)`` i.i.d. for a query of ℓ1-sensitivity Δ; (Δ/b)-DP, event
+    ``LaplaceDpEvent(b/Δ)``. ``scale = 0`` is a non-private release."""
+    owner = "release_laplace"
+    sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
+    scale = check_scalar(scale, "scale", owner=owner, low=0.0)
+    noise = _check_source(noise, owner)
+    arr = _finite(value, owner)
+    arr += noise.laplace(arr.shape, scale)
+    nm = math.inf if sensitivity == 0 else scale / sensitivity
+    return Release(arr, events.laplace(nm))
+
+
+def release_with_event(value: Any, *, std: float, event: Any, noise: NoiseSource) -> Release:
+    """``value + N(0, σ² I)`` whose privacy is stated by ``event`` rather than by a sensitivity —
+    for mechanisms whose guarantee is a lemma of their own (DP-LSW's smoothed, data-dependent σ_X
+    is (ε, δ)-DP by Balle et al. 2016, Lemma 1). σ itself is never part of the release."""
+    owner = "release_with_event"
+    std = check_scalar(std, "std", owner=owner, low=0.0)
+    noise = _check_source(noise, owner)
+    if not events.is_event(event):
+        raise param_error("event", owner, "a dp_accounting DpEvent", type(event).__name__)
+    arr = _finite(value, owner)
+    arr += noise.gaussian(arr.shape, std)
+    return Release(arr, event)
+
+
+class Releaser:
+    """One fit's privacy: draws from ``noise`` and appends every event to ``ledger``.
+
+    The methods mirror the release functions and return only the noisy value; :meth:`record`
+    appends the event of noise that a streaming privatizer drew through :attr:`noise` itself (the
+    binary tree counter draws its node noise from the same source and states its event once).
+    """
+
+    def __init__(self, noise: NoiseSource, ledger: Any) -> None:
+        self.noise = _check_source(noise, "Releaser")
+        self.ledger = ledger
+
+    def _keep(self, release: Release) -> np.ndarray:
+        self.ledger.append(release.event)
+        return release.value
+
+    def gaussian(self, value: Any, *, sensitivity: float, std: float, symmetric: bool = False) -> np.ndarray:
+        return self._keep(release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise,
+                                           symmetric=symmetric))
+
+    def laplace(self, value: Any, *, sensitivity: float, scale: float) -> np.ndarray:
+        return self._keep(release_laplace(value, sensitivity=sensitivity, scale=scale, noise=self.noise))
+
+    def with_event(self, value: Any, *, std: float, event: Any) -> np.ndarray:
+        return self._keep(release_with_event(value, std=std, event=event, noise=self.noise))
+
+    def mechanism(self, mechanism: Any, value: Any) -> np.ndarray:
+        """Release ``value`` through a :mod:`privrl.privacy.mechanisms` object."""
+        return self._keep(Release(*mechanism.release(value, noise=self.noise)))
+
+    def record(self, event: Any) -> None:
+        """Append the event of noise drawn from :attr:`noise` by a streaming privatizer."""
+        self.ledger.append(event)
