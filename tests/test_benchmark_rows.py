@@ -2,7 +2,9 @@
 
 The benchmarks are not run here (they are slow and timed): their ``emit(...)`` calls are read.
 ``emit``'s first argument is the name; ``seconds`` must be a keyword of the call, or a key of the
-``dict(...)`` that a ``**row`` argument unpacks in the same function.
+``dict(...)`` that a ``**row`` argument unpacks in the same function, or (rows built by other
+modules) a key of the script's module-level ``REQUIRED`` tuple, which the script checks before
+emitting.
 """
 
 from __future__ import annotations
@@ -32,26 +34,35 @@ def _dict_keys(func: ast.AST) -> dict[str, set[str]]:
     return out
 
 
+def _required(tree: ast.Module) -> set[str]:
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["REQUIRED"]
+                and isinstance(node.value, ast.Tuple)):
+            return {e.value for e in node.value.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
 def _emit_calls():
     for path in sorted(BENCH.glob("bench_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        required = _required(tree)
         for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.Module))]:
             keys = _dict_keys(func)
             for node in ast.walk(func):
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "emit":
-                    yield path.name, node, keys
+                    yield path.name, node, keys, required
 
 
 def test_every_emit_has_a_name_and_seconds():
     calls = list(_emit_calls())
-    assert len({name for name, _, _ in calls}) >= 7, "the scan found too few benchmark scripts"
+    assert len({c[0] for c in calls}) >= 7, "the scan found too few benchmark scripts"
     missing = []
-    for script, call, keys in calls:
+    for script, call, keys, required in calls:
         named = bool(call.args) or any(k.arg == "name" for k in call.keywords)
         kws = {k.arg for k in call.keywords if k.arg}
         for k in call.keywords:
             if k.arg is None and isinstance(k.value, ast.Name):
-                kws |= keys.get(k.value.id, set())
+                kws |= keys.get(k.value.id, required)
         if not named or "seconds" not in kws:
             missing.append(f"{script}:{call.lineno}")
     assert missing == []

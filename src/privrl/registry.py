@@ -1,15 +1,15 @@
 """One registry for everything privrl looks up by name (issue #14 §2).
 
-Four kinds of entries share it:
+Five kinds of entries share it:
 
-========== ============================================= ==========================================
-kind       what is registered                            registered by
-========== ============================================= ==========================================
-experiment :class:`privrl.experiments.spec.Experiment`   ``privrl.experiments.registry.register``
-fit        :class:`privrl.fitters.FitCommand`            ``privrl.fitters.register_fit``
-audit      :class:`privrl.audit.registry.AuditTarget`    ``privrl.audit.registry.register_target``
-env        a Gymnasium entry point ``"module:callable"`` ``privrl.envs.registration``
-========== ============================================= ==========================================
+* ``experiment`` — :class:`privrl.experiments.spec.Experiment`, by
+  ``privrl.experiments.registry.register``;
+* ``fit`` — :class:`privrl.fitters.FitCommand`, by ``privrl.fitters.register_fit``;
+* ``audit`` — :class:`privrl.audit.registry.AuditTarget`, by
+  ``privrl.audit.registry.register_target``;
+* ``env`` — a Gymnasium entry point ``"module:callable"``, by ``privrl.envs.registration``;
+* ``frontier`` — :class:`privrl.experiments.frontier.Frontier`, by
+  ``privrl.experiments.frontier.register_frontier`` (called from the experiment modules).
 
 The modules that register entries are listed once, in :data:`MODULES`, and are imported the
 first time an entry of their kind is asked for. A module that fails to import is an error naming
@@ -37,6 +37,7 @@ KINDS: dict[str, str] = {
     "fit": "fit algorithm",
     "audit": "audit target",
     "env": "environment id",
+    "frontier": "frontier algorithm",
 }
 
 #: kind -> the modules that register entries of that kind (imported on first use, in this order)
@@ -65,6 +66,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "env": ("privrl.envs.registration",),
 }
+#: frontier experiments are registered by the experiment modules (privrl.experiments.frontier)
+MODULES["frontier"] = MODULES["experiment"]
 
 #: top-level third-party package -> the optional extra of privrl that installs it (pyproject.toml)
 EXTRAS: dict[str, str] = {
