@@ -114,7 +114,7 @@ def band_text(band: str = "se", n_seeds: int | Iterable[int] | None = None) -> s
     return f"{text} over {span} seeds"
 
 
-def _band_legend_entry(ax: Any, band: str, n_seeds: int, alpha: float) -> None:
+def _band_legend_entry(ax: Any, band: str, n_seeds: int) -> None:
     """One legend entry per axes and band kind that says what the shaded band is; its seed count
     follows every curve drawn on the axes."""
     entries = ax.__dict__.setdefault(_BAND_ENTRY, {})
@@ -123,7 +123,8 @@ def _band_legend_entry(ax: Any, band: str, n_seeds: int, alpha: float) -> None:
         counts.add(int(n_seeds))
         artist.set_label(band_text(band, counts))
         return
-    artist = ax.fill_between([], [], color="0.55", alpha=max(alpha, 0.3), linewidth=0,
+    # an outlined light-grey swatch: it reads as "a band", not as one more (grey) curve
+    artist = ax.fill_between([], [], facecolor="0.85", edgecolor="0.35", linewidth=0.6,
                              label=band_text(band, n_seeds))
     entries[band] = (artist, {int(n_seeds)})
 
@@ -168,7 +169,7 @@ def mean_se_band(ax: Any, df: Any, x: str, y: str = "value", label: str | None =
         lower = np.maximum(lower, floor)
     ax.fill_between(xs, lower, upper, color=line.get_color(), alpha=alpha, linewidth=0)
     if band_legend:
-        _band_legend_entry(ax, band, int(stats["n_seeds"].max()), alpha)
+        _band_legend_entry(ax, band, int(stats["n_seeds"].max()))
     if logx:
         ax.set_xscale("log")
     if logy:
