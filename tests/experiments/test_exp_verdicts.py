@@ -183,6 +183,8 @@ def test_equality_within_a_tolerance():
 def test_too_few_seeds_and_near_trivial_pairs_are_undecided():
     v = compare_curves([1.0], [2.0, 2.1], min_n=2)
     assert v.verdict == "undecided" and v.reason == "one seed"
+    with pytest.raises(InvalidParameterError, match="'min_n' parameter of compare_curves"):
+        compare_curves([1.0], [2.0], min_n=1)  # a t test needs two seeds a side
     # two predictors whose error is the zero estimate's error (1.0) within 10 %
     v = compare_curves([0.97, 0.98, 0.99], [1.01, 1.02, 1.03], claim="less", trivial=1.0, rel_tol=0.1)
     assert v.verdict == "undecided" and v.reason == REASON_NEAR_TRIVIAL

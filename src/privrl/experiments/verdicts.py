@@ -262,7 +262,7 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
       when separated the other way, undecided when they overlap. For ``"equal"``: |Δ| + 2 SE(Δ) ≤ tol
       holds, |Δ| − 2 SE(Δ) > tol fails.
 
-    Undecided as well with fewer than ``min_n`` seeds on a side, and, when ``trivial`` (the
+    Undecided as well with fewer than ``min_n`` (≥ 2) seeds on a side, and, when ``trivial`` (the
     trivial predictor's value) is given, when both curves are within ``rel_tol`` of it
     (:func:`near_trivial`): a comparison of two near-trivial predictors says nothing.
     Equal constants on both sides (no noise) are decided exactly.
@@ -271,6 +271,7 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
     check_option(test, "test", TESTS, owner="compare_curves")
     alpha = check_scalar(alpha, "alpha", owner="compare_curves", low=0.0, high=0.5, closed="neither")
     tol = check_scalar(tol, "tol", owner="compare_curves", low=0.0)
+    min_n = check_scalar(min_n, "min_n", owner="compare_curves", kind=int, low=2)
     if test == "paired":
         va, vb = _aligned(a, b)
     else:
