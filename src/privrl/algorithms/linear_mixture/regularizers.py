@@ -38,9 +38,17 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar
 from privrl.algorithms.linear_mixture import calibration as cal
 from privrl.errors import InvalidDataError
-from privrl.privacy.tree import BinaryCounter, max_membership, symmetric_gaussian, tree_depth
+from privrl.privacy.tree import (
+    BinaryCounter,
+    GaussianNodeNoise,
+    gaussian_rounds,
+    max_membership,
+    symmetric_gaussian,
+    tree_depth,
+)
 
-__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "LocalPrivatizer", "make_regularizer"]
+__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "LocalPrivatizer", "make_regularizer",
+           "BatchedStatistics", "check_contributions"]
 
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -101,22 +109,10 @@ class Regularizer:
 
     # -- inputs
     def _check(self, x_p, y_p, x_r, y_r):
-        """Enforce the bounds privacy relies on: ``‖x_p‖ ≤ L_ϕ``, ``y_p ∈ [0,H]``, ``‖x_r‖ ≤ 1``,
-        ``y_r ∈ [0,1]``. Out of bounds raises unless ``clip_inputs=True`` (then project, spec §3.1)."""
-        H, tol = float(self.horizon), 1e-9
-        np_ = np.sqrt((x_p * x_p).sum(-1))
-        nr_ = np.sqrt((x_r * x_r).sum(-1))
-        ok = (np_.max() <= self.L_phi * (1 + tol) and nr_.max() <= 1 + tol and y_p.min() >= -tol
-              and y_p.max() <= H * (1 + tol) and y_r.min() >= -tol and y_r.max() <= 1 + tol)
-        if ok:
-            return x_p, y_p, x_r, y_r
-        if not self.clip_inputs:
-            raise InvalidDataError(f"{type(self).__name__}: a contribution is outside the bounds the privacy "
-                                   f"guarantee relies on (||phi_V|| <= {self.L_phi:g}, V in [0, {H:g}], "
-                                   "||phi|| <= 1, r in [0, 1]); pass clip_inputs=True to project.")
-        x_p = x_p * np.minimum(1.0, self.L_phi / np.maximum(np_, 1e-300))[:, None]
-        x_r = x_r * np.minimum(1.0, 1.0 / np.maximum(nr_, 1e-300))[:, None]
-        return x_p, np.clip(y_p, 0.0, H), x_r, np.clip(y_r, 0.0, 1.0)
+        """Enforce the bounds privacy relies on (see :func:`check_contributions`)."""
+        out = check_contributions(x_p[None], y_p[None], x_r[None], y_r[None], L_phi=np.array([self.L_phi]),
+                                  horizon=self.horizon, clip=np.array([self.clip_inputs]), owner=type(self).__name__)
+        return tuple(x[0] for x in out)
 
     @staticmethod
     def _items(x_p, y_p, x_r, y_r) -> list[np.ndarray]:
@@ -148,6 +144,43 @@ def _floor_eigenvalues(Lam: np.ndarray, floor: float) -> np.ndarray:
         return Lam
     add = np.maximum(floor - lam_min, 0.0)
     return Lam + add[:, None, None] * np.eye(Lam.shape[-1])
+
+
+def _floor_if_needed(Lam: np.ndarray, noise: np.ndarray, shift: float, floor: float) -> np.ndarray:
+    """The PD safeguard with a shortcut: ``Λ = G + N + γI`` with ``G ⪰ 0``, so ``‖N‖_F ≤ γ − floor``
+    (checked on the noise, which is data-independent) implies ``λ_min(Λ) ≥ floor``: the floor would
+    be a no-op and the eigen-decomposition is skipped."""
+    if floor > 0 and np.sqrt((noise * noise).sum(axis=(-2, -1))).max() > shift - floor:
+        return _floor_eigenvalues(Lam, floor)
+    return Lam
+
+
+def check_contributions(x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray, *, L_phi: np.ndarray,
+                        horizon: float, clip: np.ndarray, owner: str | list[str]) -> tuple[np.ndarray, ...]:
+    """The bounds privacy relies on, for R users at once (leading axis R; ``L_phi``, ``clip`` ``(R,)``):
+    ``‖x_p‖ ≤ L_ϕ``, ``y_p ∈ [0,H]``, ``‖x_r‖ ≤ 1``, ``y_r ∈ [0,1]`` (tolerance 1e-9). A user out of
+    bounds raises unless her ``clip`` is set; then her contributions are projected (spec §3.1) and
+    the others are returned untouched."""
+    H, tol = float(horizon), 1e-9
+    np_ = np.sqrt((x_p * x_p).sum(-1))
+    nr_ = np.sqrt((x_r * x_r).sum(-1))
+    ok = ((np_.max(-1) <= L_phi * (1 + tol)) & (nr_.max(-1) <= 1 + tol) & (y_p.min(-1) >= -tol)
+          & (y_p.max(-1) <= H * (1 + tol)) & (y_r.min(-1) >= -tol) & (y_r.max(-1) <= 1 + tol))
+    if ok.all():
+        return x_p, y_p, x_r, y_r
+    bad = ~ok
+    if not np.all(clip[bad]):
+        if not isinstance(owner, str):
+            owner = owner[int(np.flatnonzero(bad & ~clip)[0])]
+        raise InvalidDataError(f"{owner}: a contribution is outside the bounds the privacy guarantee relies on "
+                               f"(||phi_V|| <= {float(np.min(L_phi[bad])):g}, V in [0, {H:g}], ||phi|| <= 1, "
+                               "r in [0, 1]); pass clip_inputs=True to project.")
+    x_p, y_p, x_r, y_r = x_p.copy(), y_p.copy(), x_r.copy(), y_r.copy()
+    x_p[bad] = x_p[bad] * np.minimum(1.0, L_phi[bad, None] / np.maximum(np_[bad], 1e-300))[..., None]
+    x_r[bad] = x_r[bad] * np.minimum(1.0, 1.0 / np.maximum(nr_[bad], 1e-300))[..., None]
+    y_p[bad] = np.clip(y_p[bad], 0.0, H)
+    y_r[bad] = np.clip(y_r[bad], 0.0, 1.0)
+    return x_p, y_p, x_r, y_r
 
 
 class NonPrivate(Regularizer):
@@ -270,18 +303,12 @@ class CentralTreePrivatizer(_NoisyPrivatizer):
         return max(1, max_membership(max(self.n_episodes - 1, 0)))
 
     def statistics(self) -> Stats:
-        """As the base class, with a shortcut for the PD safeguard: the curator knows the noise
-        ``N`` (data-independent), and ``‖N‖_F ≤ γ − floor`` implies ``λ_min(G + N + γI) ≥ floor``
-        (``G ⪰ 0``), so the eigenvalue floor would be a no-op and is skipped."""
+        """As the base class, with a shortcut for the PD safeguard (:func:`_floor_if_needed`): the
+        curator knows the noise ``N`` (data-independent)."""
         Lp, up, Lr, ur = (c.release() for c in self._counters)
-        floors = self._floors()
-        out = []
-        for Lam, counter, floor in ((Lp, self._counters[0], floors[0]), (Lr, self._counters[2], floors[1])):
-            noise = counter.noise_sum()
-            if floor > 0 and np.sqrt((noise * noise).sum(axis=(-2, -1))).max() > counter.shift - floor:
-                Lam = _floor_eigenvalues(Lam, floor)
-            out.append(Lam)
-        return out[0], up, out[1], ur
+        fp, fr = self._floors()
+        return (_floor_if_needed(Lp, self._counters[0].noise_sum(), self._counters[0].shift, fp), up,
+                _floor_if_needed(Lr, self._counters[2].noise_sum(), self._counters[2].shift, fr), ur)
 
 
 class LocalPrivatizer(_NoisyPrivatizer):
@@ -302,19 +329,164 @@ class LocalPrivatizer(_NoisyPrivatizer):
         c = self._constants
         self._counters = [_RunningSum((H, d1, d1), c.shift_p), _RunningSum((H, d1)),
                           _RunningSum((H, d2, d2), c.shift_r), _RunningSum((H, d2))]
+        # the agent never sees these sums; they only decide whether the PD floor can be skipped
+        self._noise_p, self._noise_r = np.zeros((H, d1, d1)), np.zeros((H, d2, d2))
+
+    def message_noise(self, shapes: list[tuple], rng: np.random.Generator) -> list[np.ndarray]:
+        """The noise one user adds to her 4 items (in this order): ``SymGauss(σ̃_p1)``, ``N(0, σ̃_p2²)``,
+        ``SymGauss(σ̃_r1)``, ``N(0, σ̃_r2²)``."""
+        sig = self.sigma
+        return [symmetric_gaussian(rng, shapes[0], sig.p1), rng.normal(0.0, sig.p2, size=shapes[1]),
+                symmetric_gaussian(rng, shapes[2], sig.r1), rng.normal(0.0, sig.r2, size=shapes[3])]
 
     def local_randomizer(self, items: list[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
         """What one user sends: her 4 (batched over h) items plus fresh Gaussian noise."""
-        sig = self.sigma
         if not self.is_private:
             return [np.asarray(x, dtype=float) + 0.0 for x in items]
-        return [items[0] + symmetric_gaussian(rng, items[0].shape, sig.p1),
-                items[1] + rng.normal(0.0, sig.p2, size=items[1].shape),
-                items[2] + symmetric_gaussian(rng, items[2].shape, sig.r1),
-                items[3] + rng.normal(0.0, sig.r2, size=items[3].shape)]
+        noise = self.message_noise([np.shape(x) for x in items], rng)
+        return [x + n for x, n in zip(items, noise)]
 
     def _privatize(self, items: list[np.ndarray]) -> list[np.ndarray]:
-        return self.local_randomizer(items, self.rng)
+        if not self.is_private:
+            return self.local_randomizer(items, self.rng)
+        noise = self.message_noise([x.shape for x in items], self.rng)
+        self._noise_p = self._noise_p + noise[0]
+        self._noise_r = self._noise_r + noise[2]
+        return [x + n for x, n in zip(items, noise)]
+
+    def statistics(self) -> Stats:
+        """``Λ = Σ_j W_j + 2Ῡ I`` with the PD floor skipped when the summed noise is small
+        (:func:`_floor_if_needed`)."""
+        Lp, up, Lr, ur = (c.release() for c in self._counters)
+        fp, fr = self._floors()
+        return (_floor_if_needed(Lp, self._noise_p, self._counters[0].shift, fp), up,
+                _floor_if_needed(Lr, self._noise_r, self._counters[2].shift, fr), ur)
+
+
+class BatchedStatistics:
+    """R started built-in regularizers advanced together: the speed path of the lockstep learners.
+
+    ``update`` takes the R users' contributions (leading run axis) and returns the R runs' next
+    statistics — exactly (bit for bit, tested) what each regularizer's own ``update`` would return.
+    A run's four streams are packed along the last axis; one :class:`BinaryCounter` over
+    ``(R, H, P)`` keeps the exact sums and the tree nodes (the same prefix and node arithmetic as
+    the runs' own counters), and its node-noise source hands out each central run's node noise,
+    drawn from the run's own privacy generator in blocks (:func:`gaussian_rounds`: the same draws,
+    in the same order, as the run's four counters drawing node by node). A local run's message noise
+    is drawn the same way and added to its items; a non-private run gets none. The privacy
+    semantics are unchanged: every node's noise is drawn once and reused by every later release.
+    """
+
+    #: block size target, in doubles of pre-drawn noise
+    block_doubles = 2_000_000
+
+    @staticmethod
+    def supports(reg: Regularizer) -> bool:
+        """True for a freshly started ``NonPrivate`` / ``LocalPrivatizer`` / ``CentralTreePrivatizer``
+        (exact types) whose counters draw the default Gaussian node noise from its own generator."""
+        counters = getattr(reg, "_counters", None)
+        if counters is None or any(c.t for c in counters):
+            return False
+        if type(reg) is NonPrivate:
+            return True
+        if type(reg) is LocalPrivatizer:
+            return not reg.is_private or min(reg.sigma.as_dict().values()) > 0
+        if type(reg) is CentralTreePrivatizer:
+            return all(type(c.noise) is GaussianNodeNoise and c.noise.rng is reg.rng and c.noise.sigma == c.sigma
+                       for c in counters)
+        return False
+
+    def __init__(self, regs: list[Regularizer]) -> None:
+        r0 = regs[0]
+        self.R, self.H, self.d1, self.d2 = len(regs), r0.horizon, r0.d1, r0.d2
+        if any((g.horizon, g.d1, g.d2, g.n_episodes) != (self.H, self.d1, self.d2, r0.n_episodes) for g in regs):
+            raise ValueError("BatchedStatistics needs regularizers started with the same sizes")
+        d1, d2, H = self.d1, self.d2, self.H
+        edges = np.cumsum([0, d1 * d1, d1, d2 * d2, d2])
+        self._slices = [slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+        self.P = int(edges[-1])
+        self.regs = regs
+        self.shift_p = np.array([g._counters[0].shift for g in regs])
+        self.shift_r = np.array([g._counters[2].shift for g in regs])
+        floors = np.array([g._floors() for g in regs], dtype=float).reshape(self.R, 2)
+        self.floor_p, self.floor_r = floors[:, 0], floors[:, 1]
+        self.L_phi = np.array([g.L_phi for g in regs])
+        self.clip = np.array([g.clip_inputs for g in regs])
+        self.owners = [type(g).__name__ for g in regs]
+        shapes = [(H, d1, d1), (H, d1), (H, d2, d2), (H, d2)]
+        self._central: list[tuple[int, list]] = []
+        self._local: list[tuple[int, list]] = []
+        for r, g in enumerate(regs):
+            if type(g) is CentralTreePrivatizer and any(c.noise.sigma > 0 for c in g._counters):
+                self._central.append((r, [(sh, c.symmetric, c.noise.sigma) for sh, c in zip(shapes, g._counters)]))
+            elif type(g) is LocalPrivatizer and g.is_private:
+                sig = g.sigma
+                self._local.append((r, [(shapes[0], True, sig.p1), (shapes[1], False, sig.p2),
+                                        (shapes[2], True, sig.r1), (shapes[3], False, sig.r2)]))
+        self.n_items = max(r0.n_episodes - 1, 0)
+        self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
+        self._local_total = np.zeros((self.R, H, self.P)) if self._local else None
+        self._block_c: np.ndarray | None = None
+        self._block_l: np.ndarray | None = None
+        self._pos = self._filled = 0
+        self._eye1, self._eye2 = np.eye(d1), np.eye(d2)
+
+    # -- noise, drawn in blocks from each run's own generator
+    def _refill(self) -> None:
+        per = max(1, self.R * self.H * self.P)
+        n = max(1, min(self.n_items - self.counter.t, self.block_doubles // per, 1024))
+        for attr, runs in (("_block_c", self._central), ("_block_l", self._local)):
+            if not runs:
+                continue
+            block = np.zeros((n, self.R, self.H, self.P))
+            for r, parts in runs:
+                drawn = gaussian_rounds(self.regs[r].rng, parts, n)
+                for sl, x in zip(self._slices, drawn):
+                    block[:, r, :, sl] = x.reshape(n, self.H, -1)
+            setattr(self, attr, block)
+        self._pos, self._filled = 0, n
+
+    def _node_noise(self, shape: tuple, symmetric: bool) -> np.ndarray:
+        if self._block_c is None:
+            return np.zeros(shape)
+        return self._block_c[self._pos]
+
+    # -- stream
+    def update(self, x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> Stats:
+        """Insert the R users' contributions (``(R, H, ·)``) and return the R runs' next statistics."""
+        x_p, y_p, x_r, y_r = check_contributions(x_p, y_p, x_r, y_r, L_phi=self.L_phi, horizon=self.H,
+                                                 clip=self.clip, owner=self.owners)
+        R, H = self.R, self.H
+        items = np.concatenate([(x_p[..., :, None] * x_p[..., None, :]).reshape(R, H, -1), x_p * y_p[..., None],
+                                (x_r[..., :, None] * x_r[..., None, :]).reshape(R, H, -1), x_r * y_r[..., None]],
+                               axis=-1)
+        if (self._central or self._local) and self._pos == self._filled and self.counter.t < self.n_items:
+            self._refill()
+        if self._block_l is not None:
+            noise = self._block_l[self._pos]
+            items = items + noise
+            self._local_total = self._local_total + noise
+        self.counter.insert(items)
+        self._pos += 1
+        return self.statistics()
+
+    def statistics(self) -> Stats:
+        """The R runs' current ``(Λ_p, u_p, Λ_r, u_r)``, PD floor included (as each run's own)."""
+        rel = self.counter.release()
+        R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
+        sp, sgp, sr, sgr = self._slices
+        Lp = rel[..., sp].reshape(R, H, d1, d1) + self.shift_p[:, None, None, None] * self._eye1
+        Lr = rel[..., sr].reshape(R, H, d2, d2) + self.shift_r[:, None, None, None] * self._eye2
+        if np.any(self.floor_p > 0) or np.any(self.floor_r > 0):
+            noise = self.counter.noise_sum()
+            if self._local_total is not None:
+                noise = noise + self._local_total
+            for Lam, sl, shift, floor in ((Lp, sp, self.shift_p, self.floor_p), (Lr, sr, self.shift_r, self.floor_r)):
+                N = noise[..., sl]
+                big = (floor > 0) & (np.sqrt((N * N).sum(-1)).max(-1) > shift - floor)
+                for r in np.flatnonzero(big):
+                    Lam[r] = _floor_eigenvalues(Lam[r], float(floor[r]))
+        return Lp, rel[..., sgp], Lr, rel[..., sgr]
 
 
 def make_regularizer(kind: str, *, budget: Any, lam: float, **kw: Any) -> Regularizer:

@@ -1,0 +1,413 @@
+"""The lockstep kernel of LinOpt-VI / LinOpt-PO (Zhou 2022, Algorithms 1 and 2).
+
+:func:`fit_many` advances R independent runs — R estimators, each on its own model with its own
+``rng`` — one episode at a time *together*: every step of an episode is a few NumPy operations over
+a leading run axis, so the Python overhead is paid once per episode for all runs.
+``LinOptVI.fit`` / ``LinOptPO.fit`` are ``fit_many`` with R = 1.
+
+Per episode k and run, from the regularizer's current ``(Λ, u)`` (Algorithm 1 lines 5–11):
+
+    θ̂ = Λ⁻¹u,  ϕ_h^k(s,a) = Σ_{s'} ψ(s'|s,a) V_{h+1}^k(s'),
+    Q_h^k = clip_[0, H−h+1]( φᵀθ̂_r + ϕᵀθ̂_p + β_p‖ϕ‖_{Λ_p⁻¹} + β_r‖φ‖_{Λ_r⁻¹} ),
+
+then ``V_h^k = max_a Q_h^k`` (VI) or ``⟨π_h^k, Q_h^k⟩`` (PO, line 12). The episode is rolled out,
+its exact pseudo-regret ``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` is computed by dynamic programming on the
+true model, its contributions ``(ϕ_h^k(s_h,a_h), V_{h+1}^k(s_{h+1}), φ(s_h,a_h), r_h)`` — with the
+``ϕ`` and ``V`` of episode k, frozen (spec A1) — go to the regularizer, and PO sets
+``π_h^{k+1} ∝ π_h^k exp(η Q_h^k)`` (line 15). Episode K's data is never sent (A9).
+
+Runs are independent: each keeps its own ``env`` / ``policy`` / ``privacy`` streams (children of
+its ``rng``, drawn in blocks that are bit-identical to drawing episode by episode), and every
+per-run quantity comes from elementwise operations or per-run matrix products, so a run's result
+does not depend on the batch it is in (tested). The built-in regularizers are advanced by
+:class:`~privrl.algorithms.linear_mixture.regularizers.BatchedStatistics`; any other regularizer
+(a user's instance, a custom node-noise source) by its own ``update``, one run at a time.
+
+``ϕ`` is a sum over the successors of ``(s, a)`` only (the states where ``ψ(·|s,a) ≠ 0`` for some
+run). ``reachable_only=True`` also plans only at the states reachable at step h from the initial
+distribution through that support (plus the last state, the rollout's round-off fallback): the
+regret, the data and the releases are those of the full computation — values at unreachable
+states never feed back — but ``policy_`` then holds action 0 / the uniform policy there, and no
+callback is allowed. The experiments use it; ``fit`` does not.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from privrl._rng import RngLike, child_rngs
+from privrl.algorithms.linear_mixture import calibration as cal
+from privrl.algorithms.linear_mixture.planning import optimal_q_values
+from privrl.algorithms.linear_mixture.regularizers import BatchedStatistics, Stats
+from privrl.envs.linear_mixture import LinearMixtureMDP
+from privrl.privacy.accounting import Ledger
+
+__all__ = ["fit_many", "plan_once", "softmax"]
+
+#: episodes of pre-drawn env / policy randomness per block
+_BLOCK = 256
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax over the last axis with the log-sum-exp shift (stable for large logits)."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class _Geometry:
+    """The states planned at each step (``X[h]``, with ``pos[h]`` mapping a state to its index),
+    the successors summed over in ``ϕ`` and the features restricted to them, stacked over runs."""
+
+    def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
+                 reachable_only: bool) -> None:
+        R, S, A = psi.shape[:3]
+        H = horizon
+        self.H, self.S, self.A = H, S, A
+        support = np.any(psi != 0, axis=(0, 4))                         # (S, A, S')
+        if reachable_only:
+            X = [np.union1d(np.flatnonzero(np.any(initial > 0, axis=0)), [S - 1])]
+            for _ in range(H):
+                X.append(np.union1d(np.flatnonzero(support[X[-1]].any(axis=(0, 1))), [S - 1]))
+        else:
+            X = [np.arange(S)] * (H + 1)
+        self.X = X
+        self.pos = []
+        for h in range(H + 1):
+            p = np.full(S, -1, dtype=np.intp)
+            p[X[h]] = np.arange(len(X[h]))
+            self.pos.append(p)
+        # successors used in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending), within X[h+1]
+        self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
+        # ψ per step as (R, k, n, A, d1), so that ψ[:, j] is the j-th successor's slab
+        self.psi = [np.ascontiguousarray(np.moveaxis(psi[:, X[h]][:, :, :, self.succ[h]], 3, 1)) for h in range(H)]
+        self.phi = phi
+        d2 = phi.shape[-1]
+        self.iu, self.ju = np.triu_indices(d2)
+        self.phi_flat = phi.reshape(R, S * A, d2)
+        # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
+        self.phi_pairs = (self.phi_flat[:, :, self.iu] * self.phi_flat[:, :, self.ju]
+                          * np.where(self.iu == self.ju, 1.0, 2.0))
+
+    @classmethod
+    def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
+        geo = cls(np.stack([m.psi for m in models]), np.stack([m.phi for m in models]),
+                  np.stack([m.initial for m in models]), models[0].horizon, reachable_only)
+        X, H = geo.X, geo.H
+        P = np.stack([m.transitions() for m in models])                 # (R, H, S, A, S)
+        r = np.stack([m.mean_rewards() for m in models])                # (R, H, S, A)
+        geo.P = [np.ascontiguousarray(P[:, h][:, X[h]][:, :, :, X[h + 1]]) for h in range(H)]
+        geo.r = [np.ascontiguousarray(r[:, h][:, X[h]]) for h in range(H)]
+        geo.cum_P = np.cumsum(P, axis=-1)
+        geo.mean = r
+        geo.cum_init = np.stack([np.cumsum(m.initial) for m in models])
+        geo.bernoulli = np.array([m.reward_noise == "bernoulli" for m in models])
+        return geo
+
+    def full(self, compact: list[np.ndarray], fill: float | int = 0) -> np.ndarray:
+        """Per-step compact arrays ``(R, n_h, ...)`` as one ``(R, H, S, ...)`` array (``fill`` elsewhere)."""
+        R = compact[0].shape[0]
+        out = np.full((R, self.H, self.S, *compact[0].shape[2:]), fill, dtype=compact[0].dtype)
+        for h, c in enumerate(compact):
+            out[:, h, self.X[h]] = c
+        return out
+
+
+def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list | None,
+          is_po: np.ndarray | None) -> tuple[list, list, np.ndarray]:
+    """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
+
+    Returns per-step compact ``Q[h]`` ``(R, n_h, A)`` and ``ϕ[h]`` ``(R, n_h, A, d1)`` on the planned
+    states ``X[h]``, and ``V`` ``(R, H+1, S)`` (zero off the planned states). ``is_po`` marks the
+    runs whose ``V`` is ``⟨π, Q⟩`` (``pi[h]`` ``(R, n_h, A)``); ``None``: all VI."""
+    Lp, up, Lr, ur = stats
+    R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
+    S, A = geo.S, geo.A
+    inv_p = np.linalg.inv(Lp)
+    inv_r = np.linalg.inv(Lr)
+    theta_p = (inv_p * up[:, :, None, :]).sum(-1)                        # (R, H, d1)
+    theta_r = (inv_r * ur[:, :, None, :]).sum(-1)                        # (R, H, d2)
+    # reward part and its bonus at every (s, a): one matrix product per run
+    reward = (geo.phi_flat @ theta_r.transpose(0, 2, 1)).reshape(R, S, A, H)
+    quad_r = geo.phi_pairs @ inv_r[:, :, geo.iu, geo.ju].transpose(0, 2, 1)
+    bonus = (br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0))).reshape(R, S, A, H)
+    V = np.zeros((R, H + 1, S))
+    Q: list = [None] * H
+    feat: list = [None] * H
+    for h in range(H - 1, -1, -1):
+        X = geo.X[h]
+        psi = geo.psi[h]                                                 # (R, k, n, A, d1)
+        Vn = V[:, h + 1][:, geo.succ[h]]                                 # (R, k)
+        f = psi[:, 0] * Vn[:, 0, None, None, None]                       # line 7, successors in order
+        for j in range(1, psi.shape[1]):
+            f = f + psi[:, j] * Vn[:, j, None, None, None]
+        n = len(X)
+        ff = f.reshape(R, n * A, d1)
+        quad = ((ff @ inv_p[:, h]) * ff).sum(-1)
+        lin = (ff @ theta_p[:, h, :, None])[..., 0]
+        q = (reward[:, X, :, h].reshape(R, n * A) + lin + bp[:, None] * np.sqrt(np.maximum(quad, 0.0))
+             + bonus[:, X, :, h].reshape(R, n * A))
+        Qh = np.maximum(np.minimum(q, H - h), 0.0).reshape(R, n, A)      # line 10 (1-based: H − h + 1)
+        v = Qh.max(axis=-1)
+        if is_po is not None:
+            v = np.where(is_po[:, None], (pi[h] * Qh).sum(-1), v)
+        V[:, h, X] = v
+        Q[h], feat[h] = Qh, f
+    return Q, feat, V
+
+
+def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, beta_r: float,
+              policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_plan` for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
+    ``policy`` ``(H, S, A)`` for PO. Returns ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
+    H, S = stats[0].shape[0], psi.shape[0]
+    geo = _Geometry(psi[None], phi[None], np.full((1, S), 1.0 / S), H, reachable_only=False)
+    pi = None if policy is None else [policy[h][None] for h in range(H)]
+    Q, feat, V = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
+                       pi, None if policy is None else np.array([True]))
+    return np.stack([q[0] for q in Q]), V[0], np.stack([f[0] for f in feat])
+
+
+class _PerRun:
+    """Statistics of arbitrary regularizers: each run's own ``update``."""
+
+    def __init__(self, regs: list[Any], initial: list[Stats]) -> None:
+        self.regs = regs
+        self.stats = tuple(np.stack(x) for x in zip(*initial))
+
+    def statistics(self) -> Stats:
+        return self.stats  # type: ignore[return-value]
+
+    def update(self, x_p, y_p, x_r, y_r) -> Stats:
+        outs = [g.update(x_p[r], y_p[r], x_r[r], y_r[r]) for r, g in enumerate(self.regs)]
+        self.stats = tuple(np.stack(x) for x in zip(*outs))
+        return self.stats  # type: ignore[return-value]
+
+
+class _Run:
+    """One estimator's set-up: what ``fit`` computes before the first episode."""
+
+    def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
+        from privrl.algorithms.linear_mixture.learners import resolve_model
+
+        est._validate()
+        self.est = est
+        self.model, self.gym_env = resolve_model(env, features)
+        model = self.model
+        self.streams = child_rngs(rng, "env", "policy", "privacy")
+        self.K, self.H = int(est.n_episodes), model.horizon
+        self.reg = est._make_regularizer(model)
+        self.initial = self.reg.start(n_episodes=self.K, horizon=self.H, d1=model.d1, d2=model.d2,
+                                      rng=self.streams["privacy"])
+        self.consts = self.reg.constants(est.alpha)
+        self.beta_p, self.beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,
+                                                        horizon=self.H, alpha=est.alpha)
+        est.beta_p_, est.beta_r_ = est.beta_scale * self.beta_p, est.beta_scale * self.beta_r
+        self.v_star = optimal_q_values(model.transitions(), model.mean_rewards())[1][0]
+        est._begin(model, self.K)
+        self.is_po = est._algorithm == "linopt-po"
+        self.eta = float(getattr(est, "eta_", 0.0))
+        self.random_ties = not self.is_po and getattr(est, "tie_break", "lowest") == "random"
+        self.sizes = (self.K, self.H, model.n_states, model.n_actions, model.d1, model.d2)
+
+
+def fit_many(estimators: Sequence[Any], envs: Sequence[Any], rngs: Sequence[RngLike], *,
+             features: LinearMixtureMDP | None = None, callback: Callable[..., Any] | None = None,
+             reachable_only: bool = False) -> list[Any]:
+    """Fit ``estimators[i]`` (``LinOptVI`` / ``LinOptPO``) on ``envs[i]`` with ``rngs[i]``, in lockstep.
+
+    Every run must have the same ``n_episodes`` and model sizes (H, S, A, d1, d2). Each estimator
+    ends exactly as ``estimators[i].fit(envs[i], rng=rngs[i])`` leaves it (``reachable_only``: see
+    the module doc). ``callback`` (one run only) is ``fit``'s. Returns the estimators.
+    """
+    if not (len(estimators) == len(envs) == len(rngs)) or not estimators:
+        raise ValueError("fit_many needs as many envs and rngs as estimators (at least one)")
+    runs = [_Run(est, env, rng, features) for est, env, rng in zip(estimators, envs, rngs)]
+    if len({run.sizes for run in runs}) > 1:
+        raise ValueError("fit_many runs must share n_episodes and the model sizes (H, S, A, d1, d2)")
+    if callback is not None and (len(runs) > 1 or reachable_only):
+        raise ValueError("fit_many takes a callback only for one run without reachable_only")
+    if reachable_only and any(run.gym_env is not None for run in runs):
+        raise ValueError("fit_many: reachable_only needs models, not gym envs")
+    _Lockstep(runs, reachable_only, callback).run()
+    return list(estimators)
+
+
+class _Lockstep:
+    def __init__(self, runs: list[_Run], reachable_only: bool, callback: Callable[..., Any] | None) -> None:
+        self.runs, self.callback = runs, callback
+        self.R = R = len(runs)
+        self.K, self.H, self.S, self.A, self.d1, self.d2 = runs[0].sizes
+        self.geo = _Geometry.of_models([run.model for run in runs], reachable_only)
+        regs = [run.reg for run in runs]
+        if all(BatchedStatistics.supports(g) for g in regs):
+            self.stats_source: Any = BatchedStatistics(regs)
+        else:
+            self.stats_source = _PerRun(regs, [run.initial for run in runs])
+        self.is_po = np.array([run.is_po for run in runs])
+        self.po_rows = np.flatnonzero(self.is_po)
+        self.random_rows = np.flatnonzero([run.random_ties for run in runs])
+        self.gym_rows = [r for r, run in enumerate(runs) if run.gym_env is not None]
+        self.model_rows = np.array([r for r, run in enumerate(runs) if run.gym_env is None], dtype=np.intp)
+        self.bp = np.array([run.est.beta_p_ for run in runs])
+        self.br = np.array([run.est.beta_r_ for run in runs])
+        self.eta = np.array([run.eta for run in runs])
+        self.v_star = np.stack([run.v_star for run in runs])
+        self.ar = np.arange(R)
+        A = self.A
+        self.logits = [np.zeros((R, len(x), A)) for x in self.geo.X[:-1]]
+        self.pi = [np.full((R, len(x), A), 1.0 / A) for x in self.geo.X[:-1]]
+        if self.gym_rows:
+            from privrl.algorithms.linear_mixture.learners import _Rollout
+            self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
+        self._block_start = self._block_end = 0
+
+    # -- pre-drawn randomness (bit-identical to per-episode draws)
+    def _draws(self, k: int) -> None:
+        if k < self._block_end:
+            return
+        n = min(_BLOCK, self.K - k)
+        H, S, A = self.H, self.S, self.A
+        self.u_env = np.zeros((n, self.R, H + 1, 2))
+        for r in self.model_rows:
+            self.u_env[:, r] = self.runs[r].streams["env"].random((n, H + 1, 2))
+        self.u_act = np.zeros((n, self.R, H))
+        self.u_tie = np.zeros((n, self.R, H, S, A)) if len(self.random_rows) else None
+        for r in range(self.R):
+            if r in self.gym_rows:
+                continue
+            if self.runs[r].is_po:
+                self.u_act[:, r] = self.runs[r].streams["policy"].random((n, H))
+            elif self.runs[r].random_ties:
+                self.u_tie[:, r] = self.runs[r].streams["policy"].random((n, H, S, A))
+        self._block_start, self._block_end = k, k + n
+
+    def plan(self, stats: Stats) -> tuple[list, list, np.ndarray]:
+        return _plan(self.geo, stats, self.bp, self.br, self.pi, self.is_po if len(self.po_rows) else None)
+
+    def greedy(self, Q: list, k: int) -> list:
+        """Algorithm 1 line 12: argmax over actions (lowest index, or seeded random among ties)."""
+        out = []
+        for h, Qh in enumerate(Q):
+            g = Qh.argmax(axis=-1)
+            if len(self.random_rows):
+                rows = self.random_rows
+                ties = Qh[rows] == Qh[rows].max(axis=-1, keepdims=True)
+                u = self.u_tie[k - self._block_start][rows, h][:, self.geo.X[h]]
+                g[rows] = np.argmax(ties * u, axis=-1)
+            out.append(g)
+        return out
+
+    def rollout(self, greedy: list, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The users' side: one episode of every run's policy on its model (vectorised)."""
+        geo, R, H, A, S, ar = self.geo, self.R, self.H, self.A, self.S, self.ar
+        u = self.u_env[k - self._block_start]
+        u_act = self.u_act[k - self._block_start]
+        s = np.empty((R, H + 1), dtype=np.intp)
+        a = np.empty((R, H), dtype=np.intp)
+        rew = np.empty((R, H))
+        s[:, 0] = np.minimum((geo.cum_init <= u[:, H, 0, None]).sum(-1), S - 1)
+        for h in range(H):
+            x = s[:, h]
+            i = geo.pos[h][x]
+            act = greedy[h][ar, i]
+            if len(self.po_rows):
+                cdf = np.cumsum(self.pi[h][ar, i], axis=-1)
+                pick = np.minimum((cdf <= (u_act[:, h] * cdf[:, -1])[:, None]).sum(-1), A - 1)
+                act = np.where(self.is_po, pick, act)
+            a[:, h] = act
+            cp = geo.cum_P[ar, h, x, act]
+            s[:, h + 1] = np.minimum((cp <= u[:, h, 0, None]).sum(-1), S - 1)
+            mean = geo.mean[ar, h, x, act]
+            rew[:, h] = np.where(geo.bernoulli, (u[:, h, 1] < mean).astype(float), mean)
+        for r in self.gym_rows:
+            play = self.play_policy(greedy, r)
+            s[r], a[r], rew[r] = self.rollouts[r].episode(play, self.runs[r].streams["policy"])
+        return s, a, rew
+
+    def play_policy(self, greedy: list, r: int) -> np.ndarray:
+        """Run r's policy of this episode as a full ``(H, S)`` int / ``(H, S, A)`` array."""
+        if self.is_po[r]:
+            return self.geo.full([p[r:r + 1] for p in self.pi], fill=1.0 / self.A)[0]
+        return self.geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
+
+    def regret(self, greedy: list, s0: np.ndarray) -> np.ndarray:
+        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model."""
+        geo, R, H = self.geo, self.R, self.H
+        W = np.zeros((R, len(geo.X[H])))
+        for h in range(H - 1, -1, -1):
+            qv = geo.r[h] + (geo.P[h] * W[:, None, None, :]).sum(-1)     # (R, n, A)
+            w = np.take_along_axis(qv, greedy[h][..., None], axis=-1)[..., 0]
+            if len(self.po_rows):
+                w = np.where(self.is_po[:, None], (self.pi[h] * qv).sum(-1), w)
+            W = w
+        return self.v_star[self.ar, s0] - W[self.ar, geo.pos[0][s0]]
+
+    def run(self) -> None:
+        R, H, K, geo, ar = self.R, self.H, self.K, self.geo, self.ar
+        regret = np.empty((R, K))
+        stats = self.stats_source.statistics()
+        hs = np.arange(H)
+        greedy: list = []
+        play_pi: list = self.pi
+        for k in range(K):
+            self._draws(k)
+            for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
+                if self.runs[r].random_ties:
+                    self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, self.A))
+            Q, feat, V = self.plan(stats)
+            greedy = self.greedy(Q, k)
+            if self.callback is not None:
+                self.callback(k, Q=geo.full(Q)[0], V=V[0], policy=self.play_policy(greedy, 0),
+                              stats=tuple(x[0] for x in stats))
+            s, a, rew = self.rollout(greedy, k)
+            if self.gym_rows:
+                bad = [r for r in self.gym_rows if np.any(geo.pos[0][s[r, :1]] < 0)]
+                if bad:
+                    raise ValueError("fit_many: a gym env left the planned states")
+            regret[:, k] = self.regret(greedy, s[:, 0])
+            if k < K - 1:
+                idx = [geo.pos[h][s[:, h]] for h in range(H)]
+                x_p = np.stack([feat[h][ar, idx[h], a[:, h]] for h in range(H)], axis=1)
+                y_p = V[ar[:, None], hs[None] + 1, s[:, 1:]]
+                x_r = geo.phi[ar[:, None], s[:, :H], a]
+                stats = self.stats_source.update(x_p, y_p, x_r, rew)
+            play_pi = self.pi
+            if len(self.po_rows):                                        # line 15, every planned state
+                rows = self.po_rows
+                new_pi = []
+                for h in range(H):
+                    lg = self.logits[h][rows] + self.eta[rows, None, None] * Q[h][rows]
+                    self.logits[h][rows] = lg
+                    p = self.pi[h].copy()
+                    p[rows] = softmax(lg)
+                    new_pi.append(p)
+                self.pi = new_pi
+        self._finish(regret, stats, greedy, play_pi)
+
+    def _finish(self, regret: np.ndarray, stats: Stats, greedy: list, play_pi: list) -> None:
+        geo = self.geo
+        for r, run in enumerate(self.runs):
+            est, model, reg = run.est, run.model, run.reg
+            est.regret_ = regret[r]
+            est.cumulative_regret_ = np.cumsum(regret[r])
+            if run.is_po:
+                est.policy_ = geo.full([p[r:r + 1] for p in play_pi], fill=1.0 / self.A)[0]
+                est._pi = geo.full([p[r:r + 1] for p in self.pi], fill=1.0 / self.A)[0]
+                est._logits = geo.full([lg[r:r + 1] for lg in self.logits], fill=0.0)[0]
+            else:
+                est.policy_ = geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
+            Lp, up, Lr, ur = (x[r] for x in stats)
+            est.theta_p_ = np.linalg.solve(Lp, up[..., None])[..., 0]
+            est.theta_r_ = np.linalg.solve(Lr, ur[..., None])[..., 0]
+            est.constants_ = run.consts.as_dict()
+            est.regret_bound_ = est._bound(run.consts, run.beta_p, run.beta_r, model, run.K)
+            est.privatizer_parameters_ = reg.public_parameters()
+            est.privacy_ledger_ = Ledger(reg.events() if est.budget.is_private else [])
+            eps, delta = est.budget.epsilon, est.budget.delta
+            est.paper_epsilon_ = (cal.paper_epsilon_total(eps, delta, run.H)
+                                  if reg.guarantee and est.budget.is_private and eps and delta else math.inf)
