@@ -50,6 +50,8 @@ __all__ = ["fit_many", "plan_once", "softmax"]
 
 #: episodes of pre-drawn env / policy randomness per block
 _BLOCK = 256
+#: actions within TIE_TOL·H of max_a Q count as maximisers (tie-break, Algorithm 1 line 12)
+TIE_TOL = 1e-12
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -59,15 +61,26 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def softmax0(logits: np.ndarray) -> np.ndarray:
+    """:func:`softmax` over the first axis (the same arithmetic per entry)."""
+    z = logits - logits.max(axis=0)
+    e = np.exp(z)
+    return e / e.sum(axis=0)
+
+
 class _Geometry:
     """The states planned at each step (``X[h]``, with ``pos[h]`` mapping a state to its index),
-    the successors summed over in ``ϕ`` and the features restricted to them, stacked over runs."""
+    the successors summed over in ``ϕ`` and the features restricted to them, stacked over runs.
+
+    Per step, the planned state–action pairs are the ``N = n_h·A`` columns ``i·A + a`` (state
+    ``X[h][i]``, action ``a``); ``ψ`` is kept as ``(R, d1·N, k)`` so that ``ϕ`` is one matrix–vector
+    product per run."""
 
     def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
                  reachable_only: bool) -> None:
-        R, S, A = psi.shape[:3]
+        R, S, A, _, d1 = psi.shape
         H = horizon
-        self.H, self.S, self.A = H, S, A
+        self.H, self.S, self.A, self.d1 = H, S, A, d1
         support = np.any(psi != 0, axis=(0, 4))                         # (S, A, S')
         if reachable_only:
             X = [np.union1d(np.flatnonzero(np.any(initial > 0, axis=0)), [S - 1])]
@@ -76,32 +89,40 @@ class _Geometry:
         else:
             X = [np.arange(S)] * (H + 1)
         self.X = X
+        self.n = [len(x) for x in X]
         self.pos = []
         for h in range(H + 1):
             p = np.full(S, -1, dtype=np.intp)
             p[X[h]] = np.arange(len(X[h]))
             self.pos.append(p)
-        # successors used in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending), within X[h+1]
+        self.cols = [(X[h][:, None] * A + np.arange(A)).ravel() for h in range(H)]
+        # successors summed over in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending)
         self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
-        # ψ per step as (R, k, n, A, d1), so that ψ[:, j] is the j-th successor's slab
-        self.psi = [np.ascontiguousarray(np.moveaxis(psi[:, X[h]][:, :, :, self.succ[h]], 3, 1)) for h in range(H)]
+        self.psi = []
+        for h in range(H):
+            sub = psi[:, X[h]][:, :, :, self.succ[h]]                  # (R, n, A, k, d1)
+            sub = np.moveaxis(sub, 4, 1).reshape(R, d1 * self.n[h] * A, len(self.succ[h]))
+            self.psi.append(np.ascontiguousarray(sub))
         self.phi = phi
         d2 = phi.shape[-1]
         self.iu, self.ju = np.triu_indices(d2)
-        self.phi_flat = phi.reshape(R, S * A, d2)
+        flat = phi.reshape(R, S * A, d2)
+        self.phi_T = np.ascontiguousarray(flat.transpose(0, 2, 1))      # (R, d2, SA)
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
-        self.phi_pairs = (self.phi_flat[:, :, self.iu] * self.phi_flat[:, :, self.ju]
-                          * np.where(self.iu == self.ju, 1.0, 2.0))
+        pairs = flat[:, :, self.iu] * flat[:, :, self.ju] * np.where(self.iu == self.ju, 1.0, 2.0)
+        self.pairs_T = np.ascontiguousarray(pairs.transpose(0, 2, 1))   # (R, np, SA)
 
     @classmethod
     def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
         geo = cls(np.stack([m.psi for m in models]), np.stack([m.phi for m in models]),
                   np.stack([m.initial for m in models]), models[0].horizon, reachable_only)
-        X, H = geo.X, geo.H
+        X, H, R = geo.X, geo.H, len(models)
         P = np.stack([m.transitions() for m in models])                 # (R, H, S, A, S)
         r = np.stack([m.mean_rewards() for m in models])                # (R, H, S, A)
-        geo.P = [np.ascontiguousarray(P[:, h][:, X[h]][:, :, :, X[h + 1]]) for h in range(H)]
-        geo.r = [np.ascontiguousarray(r[:, h][:, X[h]]) for h in range(H)]
+        # exact evaluation of the played policy: P as (R, n_{h+1}, N), r as (R, N)
+        geo.P_T = [np.ascontiguousarray(P[:, h][:, X[h]][:, :, :, X[h + 1]].reshape(R, -1, len(X[h + 1]))
+                                        .transpose(0, 2, 1)) for h in range(H)]
+        geo.r = [np.ascontiguousarray(r[:, h][:, X[h]].reshape(R, -1)) for h in range(H)]
         geo.cum_P = np.cumsum(P, axis=-1)
         geo.mean = r
         geo.cum_init = np.stack([np.cumsum(m.initial) for m in models])
@@ -109,7 +130,7 @@ class _Geometry:
         return geo
 
     def full(self, compact: list[np.ndarray], fill: float | int = 0) -> np.ndarray:
-        """Per-step compact arrays ``(R, n_h, ...)`` as one ``(R, H, S, ...)`` array (``fill`` elsewhere)."""
+        """Per-step ``(R, n_h, ...)`` arrays as one ``(R, H, S, ...)`` array (``fill`` elsewhere)."""
         R = compact[0].shape[0]
         out = np.full((R, self.H, self.S, *compact[0].shape[2:]), fill, dtype=compact[0].dtype)
         for h, c in enumerate(compact):
@@ -117,59 +138,85 @@ class _Geometry:
         return out
 
 
+def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Λ⁻¹, Λ⁻¹u)`` for a stack of symmetric positive definite matrices ``Λ`` ``(..., d, d)``.
+
+    Gauss–Jordan elimination without pivoting (stable for SPD matrices: every pivot is a Schur
+    complement, at least ``λ_min(Λ)``), vectorised over the stack: ``d`` elimination steps of a
+    few array operations, in the layout ``(d, d, B)``. Every matrix is treated alike, so the result
+    for one matrix does not depend on the others in the stack.
+    """
+    lead, d = Lam.shape[:-2], Lam.shape[-1]
+    B = int(np.prod(lead, dtype=np.int64))
+    M = np.moveaxis(Lam.reshape(B, d, d), 0, -1).copy()                 # (d, d, B)
+    if d == 1:
+        M = 1.0 / M
+    else:
+        for k in range(d):
+            piv = 1.0 / M[k, k]
+            row = M[k] * piv                                            # row k / pivot (row[k] = 1)
+            col = M[:, k].copy()
+            M -= col[:, None, :] * row[None, :, :]
+            M[k] = row
+            M[:, k] = -col * piv
+            M[k, k] = piv
+    theta = (M * np.moveaxis(u.reshape(B, d), 0, -1)[None, :, :]).sum(1)   # (d, B)
+    inv = np.moveaxis(M, -1, 0).reshape(*lead, d, d)
+    return inv, np.moveaxis(theta, -1, 0).reshape(*lead, d)
+
+
 def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list | None,
-          is_po: np.ndarray | None) -> tuple[list, list, np.ndarray]:
+          is_po: np.ndarray | None) -> tuple[list, list, np.ndarray, np.ndarray]:
     """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
 
-    Returns per-step compact ``Q[h]`` ``(R, n_h, A)`` and ``ϕ[h]`` ``(R, n_h, A, d1)`` on the planned
-    states ``X[h]``, and ``V`` ``(R, H+1, S)`` (zero off the planned states). ``is_po`` marks the
-    runs whose ``V`` is ``⟨π, Q⟩`` (``pi[h]`` ``(R, n_h, A)``); ``None``: all VI."""
+    Returns per step ``Q[h]`` ``(R, n_h, A)`` and ``ϕ[h]`` ``(R, d1, N)`` on the planned
+    columns, ``V`` ``(R, H+1, S)`` (zero off the planned states) and ``max_a Q`` in the same layout.
+    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi[h]`` ``(A, R, n_h)``); ``None``: all VI."""
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
     S, A = geo.S, geo.A
-    inv_p = np.linalg.inv(Lp)
-    inv_r = np.linalg.inv(Lr)
-    theta_p = (inv_p * up[:, :, None, :]).sum(-1)                        # (R, H, d1)
-    theta_r = (inv_r * ur[:, :, None, :]).sum(-1)                        # (R, H, d2)
+    inv_p, theta_p = spd_inverse(Lp, up)
+    inv_r, theta_r = spd_inverse(Lr, ur)
+    # per step, [Λ_p⁻¹ᵀ; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
+    aug = np.concatenate([inv_p.swapaxes(-1, -2), theta_p[:, :, None, :]], axis=2)   # (R, H, d1+1, d1)
     # reward part and its bonus at every (s, a): one matrix product per run
-    reward = (geo.phi_flat @ theta_r.transpose(0, 2, 1)).reshape(R, S, A, H)
-    quad_r = geo.phi_pairs @ inv_r[:, :, geo.iu, geo.ju].transpose(0, 2, 1)
-    bonus = (br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0))).reshape(R, S, A, H)
+    reward = theta_r @ geo.phi_T                                         # (R, H, SA)
+    quad_r = inv_r[:, :, geo.iu, geo.ju] @ geo.pairs_T
+    bonus = br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0))
     V = np.zeros((R, H + 1, S))
+    Vmax = V if is_po is None else np.zeros((R, H + 1, S))
     Q: list = [None] * H
     feat: list = [None] * H
+    rows = np.arange(R)[:, None]
     for h in range(H - 1, -1, -1):
-        X = geo.X[h]
-        psi = geo.psi[h]                                                 # (R, k, n, A, d1)
+        n, cols = geo.n[h], geo.cols[h]
+        N = n * A
         Vn = V[:, h + 1][:, geo.succ[h]]                                 # (R, k)
-        f = psi[:, 0] * Vn[:, 0, None, None, None]                       # line 7, successors in order
-        for j in range(1, psi.shape[1]):
-            f = f + psi[:, j] * Vn[:, j, None, None, None]
-        n = len(X)
-        ff = f.reshape(R, n * A, d1)
-        quad = ((ff @ inv_p[:, h]) * ff).sum(-1)
-        lin = (ff @ theta_p[:, h, :, None])[..., 0]
-        q = (reward[:, X, :, h].reshape(R, n * A) + lin + bp[:, None] * np.sqrt(np.maximum(quad, 0.0))
-             + bonus[:, X, :, h].reshape(R, n * A))
+        f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, N)              # line 7
+        W = aug[:, h] @ f                                                # (R, d1+1, N)
+        quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
+        q = reward[:, h, cols] + W[:, d1] + bp[:, None] * np.sqrt(np.maximum(quad, 0.0)) + bonus[:, h, cols]
         Qh = np.maximum(np.minimum(q, H - h), 0.0).reshape(R, n, A)      # line 10 (1-based: H − h + 1)
-        v = Qh.max(axis=-1)
+        v = Qh[rows, np.arange(n)[None, :], Qh.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
-            v = np.where(is_po[:, None], (pi[h] * Qh).sum(-1), v)
-        V[:, h, X] = v
+            Vmax[:, h, geo.X[h]] = v
+            v = np.where(is_po[:, None], np.einsum("arn,rna->rn", pi[h], Qh), v)
+        V[:, h, geo.X[h]] = v
         Q[h], feat[h] = Qh, f
-    return Q, feat, V
+    return Q, feat, V, Vmax
 
 
 def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, beta_r: float,
               policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_plan` for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
     ``policy`` ``(H, S, A)`` for PO. Returns ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
-    H, S = stats[0].shape[0], psi.shape[0]
+    H, (S, A) = stats[0].shape[0], psi.shape[:2]
     geo = _Geometry(psi[None], phi[None], np.full((1, S), 1.0 / S), H, reachable_only=False)
-    pi = None if policy is None else [policy[h][None] for h in range(H)]
-    Q, feat, V = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
+    pi = None if policy is None else [np.moveaxis(policy[h], -1, 0)[:, None] for h in range(H)]
+    Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
                        pi, None if policy is None else np.array([True]))
-    return np.stack([q[0] for q in Q]), V[0], np.stack([f[0] for f in feat])
+    return (np.stack([q[0] for q in Q]), V[0],
+            np.stack([np.moveaxis(f[0].reshape(-1, S, A), 0, -1) for f in feat]))
 
 
 class _PerRun:
@@ -259,8 +306,9 @@ class _Lockstep:
         self.v_star = np.stack([run.v_star for run in runs])
         self.ar = np.arange(R)
         A = self.A
-        self.logits = [np.zeros((R, len(x), A)) for x in self.geo.X[:-1]]
-        self.pi = [np.full((R, len(x), A), 1.0 / A) for x in self.geo.X[:-1]]
+        # PO's policy and logits per step in the layout (A, R, n_h) (fast reductions over actions)
+        self.logits = [np.zeros((A, R, n)) for n in self.geo.n[:-1]]
+        self.pi = [np.full((A, R, n), 1.0 / A) for n in self.geo.n[:-1]]
         if self.gym_rows:
             from privrl.algorithms.linear_mixture.learners import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
@@ -286,19 +334,22 @@ class _Lockstep:
                 self.u_tie[:, r] = self.runs[r].streams["policy"].random((n, H, S, A))
         self._block_start, self._block_end = k, k + n
 
-    def plan(self, stats: Stats) -> tuple[list, list, np.ndarray]:
+    def plan(self, stats: Stats) -> tuple[list, list, np.ndarray, np.ndarray]:
         return _plan(self.geo, stats, self.bp, self.br, self.pi, self.is_po if len(self.po_rows) else None)
 
-    def greedy(self, Q: list, k: int) -> list:
-        """Algorithm 1 line 12: argmax over actions (lowest index, or seeded random among ties)."""
-        out = []
+    def greedy(self, Q: list, V: np.ndarray, k: int) -> list:
+        """Algorithm 1 line 12: an action maximising Q, the lowest index (or a seeded random one)
+        among the maximisers. Maximisers are the actions within ``TIE_TOL·H`` of the maximum: actions
+        tied in exact arithmetic (symmetric features, e.g. E1's ± action vectors) differ by
+        round-off, which would otherwise decide between them."""
+        out, tol = [], TIE_TOL * self.H
         for h, Qh in enumerate(Q):
-            g = Qh.argmax(axis=-1)
+            ties = Qh >= V[:, h, self.geo.X[h], None] - tol
+            g = ties.argmax(axis=-1)
             if len(self.random_rows):
                 rows = self.random_rows
-                ties = Qh[rows] == Qh[rows].max(axis=-1, keepdims=True)
                 u = self.u_tie[k - self._block_start][rows, h][:, self.geo.X[h]]
-                g[rows] = np.argmax(ties * u, axis=-1)
+                g[rows] = np.argmax(ties[rows] * u, axis=-1)
             out.append(g)
         return out
 
@@ -316,8 +367,8 @@ class _Lockstep:
             i = geo.pos[h][x]
             act = greedy[h][ar, i]
             if len(self.po_rows):
-                cdf = np.cumsum(self.pi[h][ar, i], axis=-1)
-                pick = np.minimum((cdf <= (u_act[:, h] * cdf[:, -1])[:, None]).sum(-1), A - 1)
+                cdf = np.cumsum(self.pi[h][:, ar, i], axis=0)            # (A, R)
+                pick = np.minimum((cdf <= u_act[:, h] * cdf[-1]).sum(0), A - 1)
                 act = np.where(self.is_po, pick, act)
             a[:, h] = act
             cp = geo.cum_P[ar, h, x, act]
@@ -329,21 +380,26 @@ class _Lockstep:
             s[r], a[r], rew[r] = self.rollouts[r].episode(play, self.runs[r].streams["policy"])
         return s, a, rew
 
+    def pi_full(self, pis: list, r: int) -> np.ndarray:
+        return self.geo.full([np.moveaxis(p[:, r:r + 1], 0, -1) for p in pis], fill=1.0 / self.A)[0]
+
     def play_policy(self, greedy: list, r: int) -> np.ndarray:
         """Run r's policy of this episode as a full ``(H, S)`` int / ``(H, S, A)`` array."""
         if self.is_po[r]:
-            return self.geo.full([p[r:r + 1] for p in self.pi], fill=1.0 / self.A)[0]
+            return self.pi_full(self.pi, r)
         return self.geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
 
     def regret(self, greedy: list, s0: np.ndarray) -> np.ndarray:
         """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model."""
-        geo, R, H = self.geo, self.R, self.H
-        W = np.zeros((R, len(geo.X[H])))
+        geo, R, H, A = self.geo, self.R, self.H, self.A
+        rows = self.ar[:, None]
+        W = np.zeros((R, geo.n[H]))
         for h in range(H - 1, -1, -1):
-            qv = geo.r[h] + (geo.P[h] * W[:, None, None, :]).sum(-1)     # (R, n, A)
-            w = np.take_along_axis(qv, greedy[h][..., None], axis=-1)[..., 0]
+            n = geo.n[h]
+            qv = (geo.r[h] + (W[:, None, :] @ geo.P_T[h])[:, 0]).reshape(R, n, A)
+            w = qv[rows, np.arange(n)[None, :], greedy[h]]
             if len(self.po_rows):
-                w = np.where(self.is_po[:, None], (self.pi[h] * qv).sum(-1), w)
+                w = np.where(self.is_po[:, None], np.einsum("arn,rna->rn", self.pi[h], qv), w)
             W = w
         return self.v_star[self.ar, s0] - W[self.ar, geo.pos[0][s0]]
 
@@ -359,10 +415,10 @@ class _Lockstep:
             for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
                 if self.runs[r].random_ties:
                     self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, self.A))
-            Q, feat, V = self.plan(stats)
-            greedy = self.greedy(Q, k)
+            Q, feat, V, Vmax = self.plan(stats)
+            greedy = self.greedy(Q, Vmax, k)
             if self.callback is not None:
-                self.callback(k, Q=geo.full(Q)[0], V=V[0], policy=self.play_policy(greedy, 0),
+                self.callback(k, Q=geo.full([q[:1] for q in Q])[0], V=V[0], policy=self.play_policy(greedy, 0),
                               stats=tuple(x[0] for x in stats))
             s, a, rew = self.rollout(greedy, k)
             if self.gym_rows:
@@ -372,20 +428,26 @@ class _Lockstep:
             regret[:, k] = self.regret(greedy, s[:, 0])
             if k < K - 1:
                 idx = [geo.pos[h][s[:, h]] for h in range(H)]
-                x_p = np.stack([feat[h][ar, idx[h], a[:, h]] for h in range(H)], axis=1)
+                x_p = np.stack([feat[h][ar, :, idx[h] * self.A + a[:, h]] for h in range(H)], axis=1)
                 y_p = V[ar[:, None], hs[None] + 1, s[:, 1:]]
                 x_r = geo.phi[ar[:, None], s[:, :H], a]
                 stats = self.stats_source.update(x_p, y_p, x_r, rew)
             play_pi = self.pi
             if len(self.po_rows):                                        # line 15, every planned state
-                rows = self.po_rows
+                rows, all_po = self.po_rows, len(self.po_rows) == R
                 new_pi = []
                 for h in range(H):
-                    lg = self.logits[h][rows] + self.eta[rows, None, None] * Q[h][rows]
-                    self.logits[h][rows] = lg
-                    p = self.pi[h].copy()
-                    p[rows] = softmax(lg)
-                    new_pi.append(p)
+                    Qt = Q[h].transpose(2, 0, 1)                         # (A, R, n)
+                    if all_po:
+                        lg = self.logits[h] + self.eta[None, :, None] * Qt
+                        self.logits[h] = lg
+                        new_pi.append(softmax0(lg))
+                    else:
+                        lg = self.logits[h][:, rows] + self.eta[None, rows, None] * Qt[:, rows]
+                        self.logits[h][:, rows] = lg
+                        p = self.pi[h].copy()
+                        p[:, rows] = softmax0(lg)
+                        new_pi.append(p)
                 self.pi = new_pi
         self._finish(regret, stats, greedy, play_pi)
 
@@ -396,9 +458,9 @@ class _Lockstep:
             est.regret_ = regret[r]
             est.cumulative_regret_ = np.cumsum(regret[r])
             if run.is_po:
-                est.policy_ = geo.full([p[r:r + 1] for p in play_pi], fill=1.0 / self.A)[0]
-                est._pi = geo.full([p[r:r + 1] for p in self.pi], fill=1.0 / self.A)[0]
-                est._logits = geo.full([lg[r:r + 1] for lg in self.logits], fill=0.0)[0]
+                est.policy_ = self.pi_full(play_pi, r)
+                est._pi = self.pi_full(self.pi, r)
+                est._logits = geo.full([np.moveaxis(lg[:, r:r + 1], 0, -1) for lg in self.logits], fill=0.0)[0]
             else:
                 est.policy_ = geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
             Lp, up, Lr, ur = (x[r] for x in stats)
