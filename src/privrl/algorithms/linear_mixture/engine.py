@@ -106,11 +106,14 @@ class _Geometry:
         self.phi = phi
         d2 = phi.shape[-1]
         self.iu, self.ju = np.triu_indices(d2)
-        flat = phi.reshape(R, S * A, d2)
-        self.phi_T = np.ascontiguousarray(flat.transpose(0, 2, 1))      # (R, d2, SA)
+        # the planned columns of all steps side by side: step h owns [off[h], off[h+1])
+        self.off = np.cumsum([0] + [len(c) for c in self.cols])
+        self.hcol = np.repeat(np.arange(H), np.diff(self.off))
+        flat = phi.reshape(R, S * A, d2)[:, np.concatenate(self.cols)]  # (R, Ncat, d2)
+        self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ncat)
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
-        pairs = flat[:, :, self.iu] * flat[:, :, self.ju] * np.where(self.iu == self.ju, 1.0, 2.0)
-        self.pairs_T = np.ascontiguousarray(pairs.transpose(0, 2, 1))   # (R, np, SA)
+        w = np.where(self.iu == self.ju, 1.0, 2.0)[:, None, None]
+        self.pairs_cat = np.ascontiguousarray(self.phi_cat[self.iu] * self.phi_cat[self.ju] * w)
 
     @classmethod
     def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
@@ -139,12 +142,13 @@ class _Geometry:
 
 
 def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(Λ⁻¹, Λ⁻¹u)`` for a stack of symmetric positive definite matrices ``Λ`` ``(..., d, d)``.
+    """``(Λ⁻¹, Λ⁻¹u)`` for a stack ``(..., d, d)`` of symmetric positive definite matrices, in the
+    layout ``(d, d, ...)`` and ``(d, ...)`` (stack axes last).
 
     Gauss–Jordan elimination without pivoting (stable for SPD matrices: every pivot is a Schur
     complement, at least ``λ_min(Λ)``), vectorised over the stack: ``d`` elimination steps of a
-    few array operations, in the layout ``(d, d, B)``. Every matrix is treated alike, so the result
-    for one matrix does not depend on the others in the stack.
+    few array operations. Every matrix is treated alike, so the result for one matrix does not
+    depend on the others in the stack.
     """
     lead, d = Lam.shape[:-2], Lam.shape[-1]
     B = int(np.prod(lead, dtype=np.int64))
@@ -161,8 +165,7 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             M[:, k] = -col * piv
             M[k, k] = piv
     theta = (M * np.moveaxis(u.reshape(B, d), 0, -1)[None, :, :]).sum(1)   # (d, B)
-    inv = np.moveaxis(M, -1, 0).reshape(*lead, d, d)
-    return inv, np.moveaxis(theta, -1, 0).reshape(*lead, d)
+    return M.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
 def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list | None,
@@ -175,27 +178,27 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
     S, A = geo.S, geo.A
-    inv_p, theta_p = spd_inverse(Lp, up)
+    inv_p, theta_p = spd_inverse(Lp, up)                                 # (d1, d1, R, H), (d1, R, H)
     inv_r, theta_r = spd_inverse(Lr, ur)
-    # per step, [Λ_p⁻¹ᵀ; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
-    aug = np.concatenate([inv_p.swapaxes(-1, -2), theta_p[:, :, None, :]], axis=2)   # (R, H, d1+1, d1)
-    # reward part and its bonus at every (s, a): one matrix product per run
-    reward = theta_r @ geo.phi_T                                         # (R, H, SA)
-    quad_r = inv_r[:, :, geo.iu, geo.ju] @ geo.pairs_T
-    bonus = br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0))
+    # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
+    aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
+    # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
+    reward = (theta_r[:, :, geo.hcol] * geo.phi_cat).sum(0)              # (R, Ncat)
+    quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
+    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0))
     V = np.zeros((R, H + 1, S))
     Vmax = V if is_po is None else np.zeros((R, H + 1, S))
     Q: list = [None] * H
     feat: list = [None] * H
     rows = np.arange(R)[:, None]
     for h in range(H - 1, -1, -1):
-        n, cols = geo.n[h], geo.cols[h]
+        n, lo, hi = geo.n[h], geo.off[h], geo.off[h + 1]
         N = n * A
         Vn = V[:, h + 1][:, geo.succ[h]]                                 # (R, k)
         f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, N)              # line 7
-        W = aug[:, h] @ f                                                # (R, d1+1, N)
+        W = aug[h] @ f                                                   # (R, d1+1, N)
         quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
-        q = reward[:, h, cols] + W[:, d1] + bp[:, None] * np.sqrt(np.maximum(quad, 0.0)) + bonus[:, h, cols]
+        q = reward[:, lo:hi] + W[:, d1] + bp[:, None] * np.sqrt(np.maximum(quad, 0.0)) + bonus[:, lo:hi]
         Qh = np.maximum(np.minimum(q, H - h), 0.0).reshape(R, n, A)      # line 10 (1-based: H − h + 1)
         v = Qh[rows, np.arange(n)[None, :], Qh.argmax(axis=-1)]          # max_a Q
         if is_po is not None:

@@ -41,7 +41,7 @@ from privrl.errors import InvalidDataError
 from privrl.privacy.tree import (
     BinaryCounter,
     GaussianNodeNoise,
-    gaussian_rounds,
+    gaussian_round_layout,
     max_membership,
     symmetric_gaussian,
     tree_depth,
@@ -370,15 +370,16 @@ class BatchedStatistics:
     statistics — exactly (bit for bit, tested) what each regularizer's own ``update`` would return.
     A run's four streams are packed along the last axis; one :class:`BinaryCounter` over
     ``(R, H, P)`` keeps the exact sums and the tree nodes (the same prefix and node arithmetic as
-    the runs' own counters), and its node-noise source hands out each central run's node noise,
-    drawn from the run's own privacy generator in blocks (:func:`gaussian_rounds`: the same draws,
-    in the same order, as the run's four counters drawing node by node). A local run's message noise
-    is drawn the same way and added to its items; a non-private run gets none. The privacy
-    semantics are unchanged: every node's noise is drawn once and reused by every later release.
+    the runs' own counters), and its node-noise source hands out each central run's node noise.
+    That noise is drawn from the run's own privacy generator in blocks of rounds
+    (:func:`~privrl.privacy.tree.gaussian_round_layout`: the same draws, in the same order, as the
+    run's four counters drawing node by node). A local run's message noise is drawn the same way
+    and added to its items; a non-private run gets none. The privacy semantics are unchanged: every
+    node's noise is drawn once and reused by every later release.
     """
 
-    #: block size target, in doubles of pre-drawn noise
-    block_doubles = 2_000_000
+    #: rounds of standard normals pre-drawn per run and block
+    block_rounds = 256
 
     @staticmethod
     def supports(reg: Regularizer) -> bool:
@@ -414,42 +415,60 @@ class BatchedStatistics:
         self.clip = np.array([g.clip_inputs for g in regs])
         self.owners = [type(g).__name__ for g in regs]
         shapes = [(H, d1, d1), (H, d1), (H, d2, d2), (H, d2)]
-        self._central: list[tuple[int, list]] = []
-        self._local: list[tuple[int, list]] = []
+        # runs that draw noise: their round layout (standard normals -> the 4 streams' noise)
+        noisy, central, scales = [], [], []
+        index = None
         for r, g in enumerate(regs):
             if type(g) is CentralTreePrivatizer and any(c.noise.sigma > 0 for c in g._counters):
-                self._central.append((r, [(sh, c.symmetric, c.noise.sigma) for sh, c in zip(shapes, g._counters)]))
+                parts = [(sh, c.symmetric, c.noise.sigma) for sh, c in zip(shapes, g._counters)]
             elif type(g) is LocalPrivatizer and g.is_private:
                 sig = g.sigma
-                self._local.append((r, [(shapes[0], True, sig.p1), (shapes[1], False, sig.p2),
-                                        (shapes[2], True, sig.r1), (shapes[3], False, sig.r2)]))
+                parts = [(shapes[0], True, sig.p1), (shapes[1], False, sig.p2), (shapes[2], True, sig.r1),
+                         (shapes[3], False, sig.r2)]
+            else:
+                continue
+            m, scale, idx = gaussian_round_layout(parts)
+            index = idx
+            noisy.append(r)
+            central.append(type(g) is CentralTreePrivatizer)
+            scales.append(scale)
+        self._noisy = np.array(noisy, dtype=np.intp)
+        self._central = np.array(central, dtype=bool)
+        self._any_central, self._any_local = bool(np.any(self._central)), bool(np.any(~self._central))
+        if len(noisy):
+            # the packed (H, P) layout of one round, as positions in the round's (H, ·) stream parts
+            self._m = len(scales[0]) - 1
+            self._scale = np.stack(scales)                               # (R_noisy, m + 1)
+            starts = np.cumsum([0] + [int(np.prod(sh)) for sh in shapes])
+            per = [index[starts[j]:starts[j + 1]].reshape(H, -1) for j in range(4)]
+            self._index = np.concatenate(per, axis=1).ravel()            # (H·P,)
         self.n_items = max(r0.n_episodes - 1, 0)
         self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
-        self._local_total = np.zeros((self.R, H, self.P)) if self._local else None
-        self._block_c: np.ndarray | None = None
-        self._block_l: np.ndarray | None = None
+        self._local_total = np.zeros((self.R, H, self.P)) if self._any_local else None
+        self._z: np.ndarray | None = None
         self._pos = self._filled = 0
+        self._round_noise: np.ndarray | None = None
         self._eye1, self._eye2 = np.eye(d1), np.eye(d2)
 
     # -- noise, drawn in blocks from each run's own generator
-    def _refill(self) -> None:
-        per = max(1, self.R * self.H * self.P)
-        n = max(1, min(self.n_items - self.counter.t, self.block_doubles // per, 1024))
-        for attr, runs in (("_block_c", self._central), ("_block_l", self._local)):
-            if not runs:
-                continue
-            block = np.zeros((n, self.R, self.H, self.P))
-            for r, parts in runs:
-                drawn = gaussian_rounds(self.regs[r].rng, parts, n)
-                for sl, x in zip(self._slices, drawn):
-                    block[:, r, :, sl] = x.reshape(n, self.H, -1)
-            setattr(self, attr, block)
-        self._pos, self._filled = 0, n
+    def _next_round(self) -> np.ndarray:
+        """This insert's noise of every noisy run, ``(R_noisy, H, P)``."""
+        if self._pos == self._filled:
+            n = max(1, min(self.n_items - self.counter.t, self.block_rounds))
+            z = np.zeros((n, len(self._noisy), self._m + 1))
+            for j, r in enumerate(self._noisy):
+                z[:, j, :self._m] = self.regs[r].rng.standard_normal((n, self._m))
+            self._z, self._pos, self._filled = z, 0, n
+        vals = (self._scale * self._z[self._pos])[:, self._index]
+        self._pos += 1
+        return vals.reshape(len(self._noisy), self.H, self.P)
 
     def _node_noise(self, shape: tuple, symmetric: bool) -> np.ndarray:
-        if self._block_c is None:
-            return np.zeros(shape)
-        return self._block_c[self._pos]
+        out = np.zeros(shape)
+        if self._round_noise is not None and self._any_central:
+            rows = self._central
+            out[self._noisy[rows]] = self._round_noise[rows]
+        return out
 
     # -- stream
     def update(self, x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> Stats:
@@ -460,14 +479,14 @@ class BatchedStatistics:
         items = np.concatenate([(x_p[..., :, None] * x_p[..., None, :]).reshape(R, H, -1), x_p * y_p[..., None],
                                 (x_r[..., :, None] * x_r[..., None, :]).reshape(R, H, -1), x_r * y_r[..., None]],
                                axis=-1)
-        if (self._central or self._local) and self._pos == self._filled and self.counter.t < self.n_items:
-            self._refill()
-        if self._block_l is not None:
-            noise = self._block_l[self._pos]
+        self._round_noise = self._next_round() if len(self._noisy) and self.counter.t < self.n_items else None
+        if self._any_local and self._round_noise is not None:
+            noise = np.zeros((R, H, self.P))
+            rows = ~self._central
+            noise[self._noisy[rows]] = self._round_noise[rows]
             items = items + noise
             self._local_total = self._local_total + noise
         self.counter.insert(items)
-        self._pos += 1
         return self.statistics()
 
     def statistics(self) -> Stats:
