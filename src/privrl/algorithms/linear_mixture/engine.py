@@ -90,14 +90,19 @@ class _Geometry:
             X = [np.arange(S)] * (H + 1)
         self.X = X
         self.n = [len(x) for x in X]
-        self.pos = []
+        self.pos = np.full((H + 1, S), -1, dtype=np.intp)              # state -> index in X[h]
         for h in range(H + 1):
-            p = np.full(S, -1, dtype=np.intp)
-            p[X[h]] = np.arange(len(X[h]))
-            self.pos.append(p)
+            self.pos[h, X[h]] = np.arange(len(X[h]))
+        # concatenated layouts: states of all steps (offn), columns (off), features (foff)
+        self.offn = np.cumsum([0] + self.n)
+        self.nsum = int(self.offn[H])                                   # planned (h, s), h < H
+        self.hcat = np.repeat(np.arange(H), self.n[:H])
+        self.scat = np.concatenate(X[:H])
         self.cols = [(X[h][:, None] * A + np.arange(A)).ravel() for h in range(H)]
         # successors summed over in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending)
         self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
+        self.succ_at = [self.offn[h + 1] + self.pos[h + 1][self.succ[h]] for h in range(H)]
+        self.foff = np.cumsum([0] + [d1 * len(c) for c in self.cols])
         self.psi = []
         for h in range(H):
             sub = psi[:, X[h]][:, :, :, self.succ[h]]                  # (R, n, A, k, d1)
@@ -108,6 +113,7 @@ class _Geometry:
         self.iu, self.ju = np.triu_indices(d2)
         # the planned columns of all steps side by side: step h owns [off[h], off[h+1])
         self.off = np.cumsum([0] + [len(c) for c in self.cols])
+        self.N = [len(c) for c in self.cols]
         self.hcol = np.repeat(np.arange(H), np.diff(self.off))
         flat = phi.reshape(R, S * A, d2)[:, np.concatenate(self.cols)]  # (R, Ncat, d2)
         self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ncat)
@@ -132,12 +138,10 @@ class _Geometry:
         geo.bernoulli = np.array([m.reward_noise == "bernoulli" for m in models])
         return geo
 
-    def full(self, compact: list[np.ndarray], fill: float | int = 0) -> np.ndarray:
-        """Per-step ``(R, n_h, ...)`` arrays as one ``(R, H, S, ...)`` array (``fill`` elsewhere)."""
-        R = compact[0].shape[0]
-        out = np.full((R, self.H, self.S, *compact[0].shape[2:]), fill, dtype=compact[0].dtype)
-        for h, c in enumerate(compact):
-            out[:, h, self.X[h]] = c
+    def full(self, cat: np.ndarray, fill: float | int = 0) -> np.ndarray:
+        """A ``(R, Σ_h n_h, ...)`` array over the planned (h, s) as ``(R, H, S, ...)`` (``fill`` elsewhere)."""
+        out = np.full((cat.shape[0], self.H, self.S, *cat.shape[2:]), fill, dtype=cat.dtype)
+        out[:, self.hcat, self.scat] = cat[:, :self.nsum]
         return out
 
 
@@ -168,16 +172,16 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return M.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
-def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list | None,
-          is_po: np.ndarray | None) -> tuple[list, list, np.ndarray, np.ndarray]:
+def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.ndarray | None,
+          is_po: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
 
-    Returns per step ``Q[h]`` ``(R, n_h, A)`` and ``ϕ[h]`` ``(R, d1, N)`` on the planned
-    columns, ``V`` ``(R, H+1, S)`` (zero off the planned states) and ``max_a Q`` in the same layout.
-    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi[h]`` ``(A, R, n_h)``); ``None``: all VI."""
+    Returns, over the planned states of all steps side by side, ``Q`` ``(R, Σ_h n_h, A)``, ``ϕ``
+    (step h's ``(d1, N_h)`` block at ``foff[h]``), ``V`` and ``max_a Q`` ``(R, Σ_{h≤H} n_h)``.
+    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi`` ``(A, R, Σ_h n_h)``); ``None``: all VI."""
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
-    S, A = geo.S, geo.A
+    A = geo.A
     inv_p, theta_p = spd_inverse(Lp, up)                                 # (d1, d1, R, H), (d1, R, H)
     inv_r, theta_r = spd_inverse(Lr, ur)
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
@@ -186,40 +190,43 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: list
     reward = (theta_r[:, :, geo.hcol] * geo.phi_cat).sum(0)              # (R, Ncat)
     quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
     bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0))
-    V = np.zeros((R, H + 1, S))
-    Vmax = V if is_po is None else np.zeros((R, H + 1, S))
-    Q: list = [None] * H
-    feat: list = [None] * H
+    V = np.zeros((R, int(geo.offn[-1])))
+    Vmax = V if is_po is None else np.zeros_like(V)
+    Q = np.empty((R, int(geo.off[-1])))
+    feat = np.empty((R, int(geo.foff[-1])))
     rows = np.arange(R)[:, None]
     for h in range(H - 1, -1, -1):
-        n, lo, hi = geo.n[h], geo.off[h], geo.off[h + 1]
-        N = n * A
-        Vn = V[:, h + 1][:, geo.succ[h]]                                 # (R, k)
-        f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, N)              # line 7
+        n, N, lo, hi = geo.n[h], geo.N[h], geo.off[h], geo.off[h + 1]
+        on = geo.offn[h]
+        Vn = V[:, geo.succ_at[h]]                                        # (R, k)
+        fblock = feat[:, geo.foff[h]:geo.foff[h + 1]]
+        np.matmul(geo.psi[h], Vn[:, :, None], out=fblock[:, :, None])    # line 7
+        f = fblock.reshape(R, d1, N)
         W = aug[h] @ f                                                   # (R, d1+1, N)
         quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
         q = reward[:, lo:hi] + W[:, d1] + bp[:, None] * np.sqrt(np.maximum(quad, 0.0)) + bonus[:, lo:hi]
-        Qh = np.maximum(np.minimum(q, H - h), 0.0).reshape(R, n, A)      # line 10 (1-based: H − h + 1)
-        v = Qh[rows, np.arange(n)[None, :], Qh.argmax(axis=-1)]          # max_a Q
+        Qh = Q[:, lo:hi]
+        np.maximum(np.minimum(q, H - h), 0.0, out=Qh)                    # line 10 (1-based: H − h + 1)
+        Q3 = Qh.reshape(R, n, A)
+        v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
-            Vmax[:, h, geo.X[h]] = v
-            v = np.where(is_po[:, None], np.einsum("arn,rna->rn", pi[h], Qh), v)
-        V[:, h, geo.X[h]] = v
-        Q[h], feat[h] = Qh, f
-    return Q, feat, V, Vmax
+            Vmax[:, on:on + n] = v
+            v = np.where(is_po[:, None], np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3), v)
+        V[:, on:on + n] = v
+    return Q.reshape(R, geo.nsum, A), feat, V, Vmax
 
 
 def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, beta_r: float,
               policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_plan` for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
     ``policy`` ``(H, S, A)`` for PO. Returns ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
-    H, (S, A) = stats[0].shape[0], psi.shape[:2]
+    H, (S, A, _, d1) = stats[0].shape[0], psi.shape
     geo = _Geometry(psi[None], phi[None], np.full((1, S), 1.0 / S), H, reachable_only=False)
-    pi = None if policy is None else [np.moveaxis(policy[h], -1, 0)[:, None] for h in range(H)]
+    pi = None if policy is None else np.moveaxis(policy.reshape(1, H * S, A), -1, 0)
     Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
-                       pi, None if policy is None else np.array([True]))
-    return (np.stack([q[0] for q in Q]), V[0],
-            np.stack([np.moveaxis(f[0].reshape(-1, S, A), 0, -1) for f in feat]))
+                          pi, None if policy is None else np.array([True]))
+    f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, S, A), 0, -1) for h in range(H)])
+    return Q[0].reshape(H, S, A), V[0].reshape(H + 1, S), f
 
 
 class _PerRun:
@@ -308,10 +315,11 @@ class _Lockstep:
         self.eta = np.array([run.eta for run in runs])
         self.v_star = np.stack([run.v_star for run in runs])
         self.ar = np.arange(R)
-        A = self.A
-        # PO's policy and logits per step in the layout (A, R, n_h) (fast reductions over actions)
-        self.logits = [np.zeros((A, R, n)) for n in self.geo.n[:-1]]
-        self.pi = [np.full((A, R, n), 1.0 / A) for n in self.geo.n[:-1]]
+        A, n = self.A, self.geo.nsum
+        # PO's policy and logits over the planned (h, s), layout (A, R, Σ_h n_h): fast reductions over actions
+        self.logits = np.zeros((A, R, n))
+        self.pi = np.full((A, R, n), 1.0 / A)
+        self.all_bernoulli, self.no_bernoulli = bool(self.geo.bernoulli.all()), not self.geo.bernoulli.any()
         if self.gym_rows:
             from privrl.algorithms.linear_mixture.learners import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
@@ -337,26 +345,24 @@ class _Lockstep:
                 self.u_tie[:, r] = self.runs[r].streams["policy"].random((n, H, S, A))
         self._block_start, self._block_end = k, k + n
 
-    def plan(self, stats: Stats) -> tuple[list, list, np.ndarray, np.ndarray]:
+    def plan(self, stats: Stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return _plan(self.geo, stats, self.bp, self.br, self.pi, self.is_po if len(self.po_rows) else None)
 
-    def greedy(self, Q: list, V: np.ndarray, k: int) -> list:
+    def greedy(self, Q: np.ndarray, Vmax: np.ndarray, k: int) -> np.ndarray:
         """Algorithm 1 line 12: an action maximising Q, the lowest index (or a seeded random one)
         among the maximisers. Maximisers are the actions within ``TIE_TOL·H`` of the maximum: actions
         tied in exact arithmetic (symmetric features, e.g. E1's ± action vectors) differ by
         round-off, which would otherwise decide between them."""
-        out, tol = [], TIE_TOL * self.H
-        for h, Qh in enumerate(Q):
-            ties = Qh >= V[:, h, self.geo.X[h], None] - tol
-            g = ties.argmax(axis=-1)
-            if len(self.random_rows):
-                rows = self.random_rows
-                u = self.u_tie[k - self._block_start][rows, h][:, self.geo.X[h]]
-                g[rows] = np.argmax(ties[rows] * u, axis=-1)
-            out.append(g)
-        return out
+        geo = self.geo
+        ties = Q >= Vmax[:, :geo.nsum, None] - TIE_TOL * self.H
+        g = ties.argmax(axis=-1)                                         # (R, Σ_h n_h)
+        if len(self.random_rows):
+            rows = self.random_rows
+            u = self.u_tie[k - self._block_start][rows][:, geo.hcat, geo.scat]
+            g[rows] = np.argmax(ties[rows] * u, axis=-1)
+        return g
 
-    def rollout(self, greedy: list, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def rollout(self, greedy: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The users' side: one episode of every run's policy on its model (vectorised)."""
         geo, R, H, A, S, ar = self.geo, self.R, self.H, self.A, self.S, self.ar
         u = self.u_env[k - self._block_start]
@@ -365,93 +371,98 @@ class _Lockstep:
         a = np.empty((R, H), dtype=np.intp)
         rew = np.empty((R, H))
         s[:, 0] = np.minimum((geo.cum_init <= u[:, H, 0, None]).sum(-1), S - 1)
+        po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
+        cdf = np.cumsum(self.pi, axis=0) if po else None                 # (A, R, Σ_h n_h)
         for h in range(H):
             x = s[:, h]
-            i = geo.pos[h][x]
-            act = greedy[h][ar, i]
-            if len(self.po_rows):
-                cdf = np.cumsum(self.pi[h][:, ar, i], axis=0)            # (A, R)
-                pick = np.minimum((cdf <= u_act[:, h] * cdf[-1]).sum(0), A - 1)
-                act = np.where(self.is_po, pick, act)
+            j = geo.offn[h] + geo.pos[h, x]
+            act = greedy[ar, j] if vi else None
+            if po:
+                c = cdf[:, ar, j]                                        # (A, R)
+                pick = np.minimum((c <= u_act[:, h] * c[-1]).sum(0), A - 1)
+                act = pick if act is None else np.where(self.is_po, pick, act)
             a[:, h] = act
             cp = geo.cum_P[ar, h, x, act]
             s[:, h + 1] = np.minimum((cp <= u[:, h, 0, None]).sum(-1), S - 1)
             mean = geo.mean[ar, h, x, act]
-            rew[:, h] = np.where(geo.bernoulli, (u[:, h, 1] < mean).astype(float), mean)
+            if self.no_bernoulli:
+                rew[:, h] = mean
+            elif self.all_bernoulli:
+                rew[:, h] = u[:, h, 1] < mean
+            else:
+                rew[:, h] = np.where(geo.bernoulli, (u[:, h, 1] < mean).astype(float), mean)
         for r in self.gym_rows:
             play = self.play_policy(greedy, r)
             s[r], a[r], rew[r] = self.rollouts[r].episode(play, self.runs[r].streams["policy"])
         return s, a, rew
 
-    def pi_full(self, pis: list, r: int) -> np.ndarray:
-        return self.geo.full([np.moveaxis(p[:, r:r + 1], 0, -1) for p in pis], fill=1.0 / self.A)[0]
+    def pi_full(self, pi: np.ndarray, r: int) -> np.ndarray:
+        return self.geo.full(np.moveaxis(pi[:, r:r + 1], 0, -1), fill=1.0 / self.A)[0]
 
-    def play_policy(self, greedy: list, r: int) -> np.ndarray:
+    def play_policy(self, greedy: np.ndarray, r: int) -> np.ndarray:
         """Run r's policy of this episode as a full ``(H, S)`` int / ``(H, S, A)`` array."""
         if self.is_po[r]:
             return self.pi_full(self.pi, r)
-        return self.geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
+        return self.geo.full(greedy[r:r + 1], fill=0)[0]
 
-    def regret(self, greedy: list, s0: np.ndarray) -> np.ndarray:
+    def regret(self, greedy: np.ndarray, s0: np.ndarray) -> np.ndarray:
         """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model."""
         geo, R, H, A = self.geo, self.R, self.H, self.A
         rows = self.ar[:, None]
+        po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
         W = np.zeros((R, geo.n[H]))
         for h in range(H - 1, -1, -1):
-            n = geo.n[h]
+            n, on = geo.n[h], geo.offn[h]
             qv = (geo.r[h] + (W[:, None, :] @ geo.P_T[h])[:, 0]).reshape(R, n, A)
-            w = qv[rows, np.arange(n)[None, :], greedy[h]]
-            if len(self.po_rows):
-                w = np.where(self.is_po[:, None], np.einsum("arn,rna->rn", self.pi[h], qv), w)
+            w = qv[rows, np.arange(n)[None, :], greedy[:, on:on + n]] if vi else None
+            if po:
+                w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], qv)
+                w = w_po if w is None else np.where(self.is_po[:, None], w_po, w)
             W = w
         return self.v_star[self.ar, s0] - W[self.ar, geo.pos[0][s0]]
 
     def run(self) -> None:
-        R, H, K, geo, ar = self.R, self.H, self.K, self.geo, self.ar
+        R, H, K, geo, ar, A = self.R, self.H, self.K, self.geo, self.ar, self.A
         regret = np.empty((R, K))
         stats = self.stats_source.statistics()
         hs = np.arange(H)
-        greedy: list = []
-        play_pi: list = self.pi
+        greedy = np.zeros((R, geo.nsum), dtype=np.intp)
+        play_pi = self.pi
+        N = np.array(geo.N)
+        dcols = (np.arange(self.d1)[None, None, :] * N[None, :, None])  # (1, H, d1) feature row offsets
         for k in range(K):
             self._draws(k)
             for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
                 if self.runs[r].random_ties:
-                    self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, self.A))
+                    self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, A))
             Q, feat, V, Vmax = self.plan(stats)
             greedy = self.greedy(Q, Vmax, k)
             if self.callback is not None:
-                self.callback(k, Q=geo.full([q[:1] for q in Q])[0], V=V[0], policy=self.play_policy(greedy, 0),
+                full_V = np.zeros((H + 1, self.S))
+                full_V[:H] = geo.full(V[:1])[0]
+                self.callback(k, Q=geo.full(Q[:1])[0], V=full_V, policy=self.play_policy(greedy, 0),
                               stats=tuple(x[0] for x in stats))
             s, a, rew = self.rollout(greedy, k)
-            if self.gym_rows:
-                bad = [r for r in self.gym_rows if np.any(geo.pos[0][s[r, :1]] < 0)]
-                if bad:
-                    raise ValueError("fit_many: a gym env left the planned states")
             regret[:, k] = self.regret(greedy, s[:, 0])
             if k < K - 1:
-                idx = [geo.pos[h][s[:, h]] for h in range(H)]
-                x_p = np.stack([feat[h][ar, :, idx[h] * self.A + a[:, h]] for h in range(H)], axis=1)
-                y_p = V[ar[:, None], hs[None] + 1, s[:, 1:]]
+                i = geo.pos[hs[None, :], s[:, :H]]                       # (R, H) index in X[h]
+                col = geo.foff[:H][None, :, None] + dcols + (i * A + a)[:, :, None]
+                x_p = np.take_along_axis(feat, col.reshape(R, -1), axis=1).reshape(R, H, self.d1)
+                y_p = V[ar[:, None], geo.offn[1:H + 1][None, :] + geo.pos[hs[None, :] + 1, s[:, 1:]]]
                 x_r = geo.phi[ar[:, None], s[:, :H], a]
                 stats = self.stats_source.update(x_p, y_p, x_r, rew)
             play_pi = self.pi
             if len(self.po_rows):                                        # line 15, every planned state
-                rows, all_po = self.po_rows, len(self.po_rows) == R
-                new_pi = []
-                for h in range(H):
-                    Qt = Q[h].transpose(2, 0, 1)                         # (A, R, n)
-                    if all_po:
-                        lg = self.logits[h] + self.eta[None, :, None] * Qt
-                        self.logits[h] = lg
-                        new_pi.append(softmax0(lg))
-                    else:
-                        lg = self.logits[h][:, rows] + self.eta[None, rows, None] * Qt[:, rows]
-                        self.logits[h][:, rows] = lg
-                        p = self.pi[h].copy()
-                        p[:, rows] = softmax0(lg)
-                        new_pi.append(p)
-                self.pi = new_pi
+                Qt = Q.transpose(2, 0, 1)                                # (A, R, Σ_h n_h)
+                if len(self.po_rows) == R:
+                    self.logits = self.logits + self.eta[None, :, None] * Qt
+                    self.pi = softmax0(self.logits)
+                else:
+                    rows = self.po_rows
+                    lg = self.logits[:, rows] + self.eta[None, rows, None] * Qt[:, rows]
+                    self.logits[:, rows] = lg
+                    self.pi = self.pi.copy()
+                    self.pi[:, rows] = softmax0(lg)
         self._finish(regret, stats, greedy, play_pi)
 
     def _finish(self, regret: np.ndarray, stats: Stats, greedy: list, play_pi: list) -> None:
@@ -463,9 +474,9 @@ class _Lockstep:
             if run.is_po:
                 est.policy_ = self.pi_full(play_pi, r)
                 est._pi = self.pi_full(self.pi, r)
-                est._logits = geo.full([np.moveaxis(lg[:, r:r + 1], 0, -1) for lg in self.logits], fill=0.0)[0]
+                est._logits = geo.full(np.moveaxis(self.logits[:, r:r + 1], 0, -1), fill=0.0)[0]
             else:
-                est.policy_ = geo.full([g[r:r + 1] for g in greedy], fill=0)[0]
+                est.policy_ = geo.full(greedy[r:r + 1], fill=0)[0]
             Lp, up, Lr, ur = (x[r] for x in stats)
             est.theta_p_ = np.linalg.solve(Lp, up[..., None])[..., 0]
             est.theta_r_ = np.linalg.solve(Lr, ur[..., None])[..., 0]
