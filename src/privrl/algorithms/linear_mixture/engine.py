@@ -182,31 +182,39 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
     A = geo.A
-    inv_p, theta_p = spd_inverse(Lp, up)                                 # (d1, d1, R, H), (d1, R, H)
+    # ϕ_H ≡ 0 (V_{H+1} = 0): step H's Λ_p is not needed
+    inv_p, theta_p = spd_inverse(Lp[:, :H - 1], up[:, :H - 1])           # (d1, d1, R, H−1), (d1, R, H−1)
     inv_r, theta_r = spd_inverse(Lr, ur)
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
     aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
     # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
     reward = (theta_r[:, :, geo.hcol] * geo.phi_cat).sum(0)              # (R, Ncat)
     quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
-    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0))
+    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
     V = np.zeros((R, int(geo.offn[-1])))
     Vmax = V if is_po is None else np.zeros_like(V)
     Q = np.empty((R, int(geo.off[-1])))
-    feat = np.empty((R, int(geo.foff[-1])))
+    feat = np.zeros((R, int(geo.foff[-1])))
     rows = np.arange(R)[:, None]
+    bp_col = bp[:, None]
     for h in range(H - 1, -1, -1):
         n, N, lo, hi = geo.n[h], geo.N[h], geo.off[h], geo.off[h + 1]
         on = geo.offn[h]
-        Vn = V[:, geo.succ_at[h]]                                        # (R, k)
-        fblock = feat[:, geo.foff[h]:geo.foff[h + 1]]
-        np.matmul(geo.psi[h], Vn[:, :, None], out=fblock[:, :, None])    # line 7
-        f = fblock.reshape(R, d1, N)
-        W = aug[h] @ f                                                   # (R, d1+1, N)
-        quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
-        q = reward[:, lo:hi] + W[:, d1] + bp[:, None] * np.sqrt(np.maximum(quad, 0.0)) + bonus[:, lo:hi]
         Qh = Q[:, lo:hi]
-        np.maximum(np.minimum(q, H - h), 0.0, out=Qh)                    # line 10 (1-based: H − h + 1)
+        if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
+            np.add(reward[:, lo:hi], bonus[:, lo:hi], out=Qh)
+        else:
+            Vn = V[:, geo.succ_at[h]]                                    # (R, k)
+            f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, N)          # line 7
+            feat[:, geo.foff[h]:geo.foff[h + 1]] = f.reshape(R, -1)
+            W = aug[h] @ f                                               # (R, d1+1, N)
+            quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
+            np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
+            quad *= bp_col
+            np.add(reward[:, lo:hi], W[:, d1], out=Qh)
+            Qh += quad
+            Qh += bonus[:, lo:hi]
+        np.maximum(np.minimum(Qh, H - h, out=Qh), 0.0, out=Qh)           # line 10 (1-based: H − h + 1)
         Q3 = Qh.reshape(R, n, A)
         v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
