@@ -10,6 +10,11 @@ Run functions must be module-level (picklable) and take ``(params, ctx)``:
 * ``ctx.shared_rng(name)`` — a generator derived from (experiment id, seed, name) only, identical
   across the settings of one seed: use it for the data, so every algorithm and every privacy
   level of a seed sees the same batches.
+
+An experiment may also give ``run_batch(params_list, ctxs) -> results`` and ``batch_key(params,
+seed)``: the runner then hands the runs with equal keys to ``run_batch`` together (to share work,
+e.g. one vectorised computation over seeds and settings). ``run_batch`` must return, for each run,
+exactly what ``run`` returns for it; the experiment's tests check this.
 """
 
 from __future__ import annotations
@@ -89,6 +94,8 @@ class Experiment:
     plot: Callable[[Any, Path], list[Path]] | None = None
     claims: Callable[[Any], list[Claim]] | None = None
     deviations: tuple[str, ...] = ()
+    run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
+    batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
 
     def settings_for(self, scale: str) -> list[dict[str, Any]]:
         if scale not in SCALES:
