@@ -102,21 +102,37 @@ class _Geometry:
         # successors summed over in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending)
         self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
         self.succ_at = [self.offn[h + 1] + self.pos[h + 1][self.succ[h]] for h in range(H)]
-        self.foff = np.cumsum([0] + [d1 * len(c) for c in self.cols])
-        self.psi = []
-        for h in range(H):
-            sub = psi[:, X[h]][:, :, :, self.succ[h]]                  # (R, n, A, k, d1)
-            sub = np.moveaxis(sub, 4, 1).reshape(R, d1 * self.n[h] * A, len(self.succ[h]))
-            self.psi.append(np.ascontiguousarray(sub))
         self.phi = phi
         d2 = phi.shape[-1]
+        # columns with the same features in every run (ψ(·|s,a) on the successors and φ(s,a); e.g.
+        # every action at an absorbing state) have the same Q: plan each distinct one once
+        self.psi, self.ucols, self.uinv = [], [], []
+        for h in range(H):
+            sub = psi[:, X[h]][:, :, :, self.succ[h]].reshape(R, len(self.cols[h]), -1)   # (R, N, k·d1)
+            key = np.concatenate([sub, phi[:, X[h]].reshape(R, len(self.cols[h]), d2)], axis=2)
+            _, first, inverse = np.unique(key.transpose(1, 0, 2).reshape(len(self.cols[h]), -1), axis=0,
+                                          return_index=True, return_inverse=True)
+            order = np.argsort(first)                                   # distinct columns in natural order
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            ucols = first[order]
+            self.ucols.append(ucols)
+            self.uinv.append(rank[inverse.ravel()])
+            u = psi[:, X[h]][:, :, :, self.succ[h]].reshape(R, len(self.cols[h]), len(self.succ[h]), d1)[:, ucols]
+            self.psi.append(np.ascontiguousarray(np.moveaxis(u, 3, 1).reshape(R, d1 * len(ucols), -1)))
+        self.U = [len(u) for u in self.ucols]
+        self.dedup = [len(u) < len(c) for u, c in zip(self.ucols, self.cols)]
+        self.foff = np.cumsum([0] + [d1 * u for u in self.U])
         self.iu, self.ju = np.triu_indices(d2)
-        # the planned columns of all steps side by side: step h owns [off[h], off[h+1])
+        # the planned columns of all steps side by side: step h owns [off[h], off[h+1]); the distinct
+        # ones [uoff[h], uoff[h+1])
         self.off = np.cumsum([0] + [len(c) for c in self.cols])
+        self.uoff = np.cumsum([0] + self.U)
+        self.uinv_cat = np.concatenate(self.uinv)
         self.N = [len(c) for c in self.cols]
-        self.hcol = np.repeat(np.arange(H), np.diff(self.off))
-        flat = phi.reshape(R, S * A, d2)[:, np.concatenate(self.cols)]  # (R, Ncat, d2)
-        self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ncat)
+        self.hcol = np.repeat(np.arange(H), self.U)
+        flat = phi.reshape(R, S * A, d2)[:, np.concatenate([c[u] for c, u in zip(self.cols, self.ucols)])]
+        self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ucat)
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
         w = np.where(self.iu == self.ju, 1.0, 2.0)[:, None, None]
         self.pairs_cat = np.ascontiguousarray(self.phi_cat[self.iu] * self.phi_cat[self.ju] * w)
@@ -177,7 +193,8 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
 
     Returns, over the planned states of all steps side by side, ``Q`` ``(R, Σ_h n_h, A)``, ``ϕ``
-    (step h's ``(d1, N_h)`` block at ``foff[h]``), ``V`` and ``max_a Q`` ``(R, Σ_{h≤H} n_h)``.
+    (step h's ``(d1, U_h)`` block at ``foff[h]``, distinct columns), ``V`` and ``max_a Q``
+    ``(R, Σ_{h≤H} n_h)``.
     ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi`` ``(A, R, Σ_h n_h)``); ``None``: all VI."""
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
@@ -198,23 +215,26 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     rows = np.arange(R)[:, None]
     bp_col = bp[:, None]
     for h in range(H - 1, -1, -1):
-        n, N, lo, hi = geo.n[h], geo.N[h], geo.off[h], geo.off[h + 1]
+        n, U, ulo, uhi = geo.n[h], geo.U[h], geo.uoff[h], geo.uoff[h + 1]
         on = geo.offn[h]
-        Qh = Q[:, lo:hi]
+        Qh = Q[:, geo.off[h]:geo.off[h + 1]]
+        Qu = np.empty((R, U)) if geo.dedup[h] else Qh                    # Q at the distinct columns
         if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
-            np.add(reward[:, lo:hi], bonus[:, lo:hi], out=Qh)
+            np.add(reward[:, ulo:uhi], bonus[:, ulo:uhi], out=Qu)
         else:
             Vn = V[:, geo.succ_at[h]]                                    # (R, k)
-            f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, N)          # line 7
+            f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, U)          # line 7
             feat[:, geo.foff[h]:geo.foff[h + 1]] = f.reshape(R, -1)
-            W = aug[h] @ f                                               # (R, d1+1, N)
+            W = aug[h] @ f                                               # (R, d1+1, U)
             quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
             np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
             quad *= bp_col
-            np.add(reward[:, lo:hi], W[:, d1], out=Qh)
-            Qh += quad
-            Qh += bonus[:, lo:hi]
-        np.maximum(np.minimum(Qh, H - h, out=Qh), 0.0, out=Qh)           # line 10 (1-based: H − h + 1)
+            np.add(reward[:, ulo:uhi], W[:, d1], out=Qu)
+            Qu += quad
+            Qu += bonus[:, ulo:uhi]
+        np.maximum(np.minimum(Qu, H - h, out=Qu), 0.0, out=Qu)           # line 10 (1-based: H − h + 1)
+        if geo.dedup[h]:
+            np.take(Qu, geo.uinv[h], axis=1, out=Qh)
         Q3 = Qh.reshape(R, n, A)
         v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
@@ -233,7 +253,8 @@ def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, bet
     pi = None if policy is None else np.moveaxis(policy.reshape(1, H * S, A), -1, 0)
     Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
                           pi, None if policy is None else np.array([True]))
-    f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, S, A), 0, -1) for h in range(H)])
+    f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, -1)[:, geo.uinv[h]].reshape(d1, S, A),
+                              0, -1) for h in range(H)])
     return Q[0].reshape(H, S, A), V[0].reshape(H + 1, S), f
 
 
@@ -436,8 +457,8 @@ class _Lockstep:
         hs = np.arange(H)
         greedy = np.zeros((R, geo.nsum), dtype=np.intp)
         play_pi = self.pi
-        N = np.array(geo.N)
-        dcols = (np.arange(self.d1)[None, None, :] * N[None, :, None])  # (1, H, d1) feature row offsets
+        U = np.array(geo.U)
+        dcols = (np.arange(self.d1)[None, None, :] * U[None, :, None])  # (1, H, d1) feature row offsets
         for k in range(K):
             self._draws(k)
             for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
@@ -454,7 +475,8 @@ class _Lockstep:
             regret[:, k] = self.regret(greedy, s[:, 0])
             if k < K - 1:
                 i = geo.pos[hs[None, :], s[:, :H]]                       # (R, H) index in X[h]
-                col = geo.foff[:H][None, :, None] + dcols + (i * A + a)[:, :, None]
+                u = geo.uinv_cat[geo.off[:H][None, :] + i * A + a]        # (R, H) distinct column
+                col = geo.foff[:H][None, :, None] + dcols + u[:, :, None]
                 x_p = np.take_along_axis(feat, col.reshape(R, -1), axis=1).reshape(R, H, self.d1)
                 y_p = V[ar[:, None], geo.offn[1:H + 1][None, :] + geo.pos[hs[None, :] + 1, s[:, 1:]]]
                 x_r = geo.phi[ar[:, None], s[:, :H], a]
