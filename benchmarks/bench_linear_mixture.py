@@ -7,12 +7,13 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   privatizer on E2 (S=6, A=4, H=5, d1=d2=3) and E1 (d=5, H=6), at ``--episodes K`` (default 2000)
   with ``extrapolated_cpu_seconds_at_1e5`` (the per-episode cost does not grow with k: the tree
   keeps O(log K) nodes and every statistic is d×d); ``--full`` runs K = 10⁵ itself.
-* ``zhou2022_batch`` — what the ``zhou2022-regret`` sweep runs per worker: every paper setting of
-  one environment (2 algorithms × 6 privacy levels × 2 panels) × ``--seeds`` seeds as one lockstep
-  batch (``fit_many``, reachable-state planning), at ``--batch-episodes`` (default 1000); reports
-  the CPU seconds per (setting, seed) run extrapolated to K = 10⁵.
+* ``zhou2022_batch`` — what the ``zhou2022-regret`` sweep runs per task (``batch_key``): every
+  paper setting of one environment and algorithm (6 privacy levels × 2 panels) × ``--seeds`` seeds
+  as one lockstep batch (``fit_many``, reachable-state planning), at ``--batch-episodes`` (default
+  1000); reports the CPU seconds per (setting, seed) run extrapolated to K = 10⁵.
 * ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
-  the batch rows: total CPU seconds and wall seconds on 2 cores (2 workers, batches of 5 seeds).
+  the batch rows: total CPU seconds, and wall seconds on 2 cores (the 4 batches of 120 runs
+  assigned to 2 workers as the process pool does).
 
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
@@ -52,11 +53,11 @@ def bench_fit(env_name: str, model, cls, privatizer: str, K: int) -> None:
          peak_mb=peak["peak_mb"])
 
 
-def bench_batch(env_name: str, n_seeds: int, K: int) -> dict:
-    """One worker's batch of the paper sweep: every paper setting of ``env_name`` × ``n_seeds``."""
+def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
+    """One task of the paper sweep: every paper setting of ``env_name`` and ``algorithm`` × ``n_seeds``."""
     from privrl.experiments import zhou2022 as z
 
-    settings = [s for s in z.settings("paper") if s["env"] == env_name]
+    settings = [s for s in z.settings("paper") if s["env"] == env_name and s["algorithm"] == algorithm]
     ests, models, rngs = [], [], []
     for seed in range(n_seeds):
         model = z._model({**settings[0], "K": TARGET_K}, np.random.default_rng(seed))   # the paper-K instance
@@ -69,7 +70,7 @@ def bench_batch(env_name: str, n_seeds: int, K: int) -> dict:
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     runs = len(ests)
     per_run = cpu_seconds / runs * TARGET_K / K
-    return emit("zhou2022_batch", env=env_name, runs=runs, seeds=n_seeds, settings=len(settings), episodes=K,
+    return emit("zhou2022_batch", env=env_name, algorithm=algorithm, runs=runs, seeds=n_seeds, settings=len(settings), episodes=K,
                 seconds=seconds, cpu_seconds=cpu_seconds, cpu_seconds_per_run_at_1e5=per_run, peak_mb=float("nan"))
 
 
@@ -77,7 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=2000)
     ap.add_argument("--batch-episodes", type=int, default=1000)
-    ap.add_argument("--seeds", type=int, default=5, help="seeds per batch (the sweep's batch_key: 5)")
+    ap.add_argument("--seeds", type=int, default=10, help="seeds per batch (the paper sweep: all 10)")
     ap.add_argument("--full", action="store_true", help="time K = 1e5 fits instead of extrapolating")
     ap.add_argument("--skip-fit", action="store_true")
     args = ap.parse_args()
@@ -87,16 +88,14 @@ def main() -> None:
             for cls in (LinOptVI, LinOptPO):
                 for privatizer in ("central", "local", "none"):
                     bench_fit(env_name, model, cls, privatizer, TARGET_K if args.full else args.episodes)
-    rows = {env: bench_batch(env, args.seeds, args.batch_episodes) for env in ("E2", "E1")}
-    # paper grid: 10 seeds -> batches of 5 seeds per environment, two workers
-    per_env = {env: r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for env, r in rows.items()}
-    batches = sorted([per_env[env] / 2 for env in per_env for _ in range(2)], reverse=True)
+    rows = [bench_batch(env, alg, args.seeds, args.batch_episodes) for env in ("E2", "E1") for alg in ("VI", "PO")]
+    # paper grid: one batch per (environment, algorithm), 10 seeds each, on two workers
+    batches = sorted((r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows), reverse=True)
     workers = [0.0, 0.0]
-    for b in batches:                                    # greedy assignment, as the process pool does
+    for b in batches:                                    # each batch goes to the first free worker
         workers[workers.index(min(workers))] += b
-    emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows.values()) * 10, episodes=TARGET_K,
-         cpu_seconds=sum(per_env.values()), seconds=max(workers), cores=2, peak_mb=float("nan"))
-
+    emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows) * 10, episodes=TARGET_K,
+         cpu_seconds=sum(batches), seconds=max(workers), cores=2, peak_mb=float("nan"))
 
 if __name__ == "__main__":
     main()

@@ -118,9 +118,10 @@ _BOUNDS: dict[tuple, float] = {}
 
 
 def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
-    """Runs with equal keys can share one lockstep batch (:func:`run_batch`): same model sizes and K.
-    Seeds are split in halves so that a 2-core sweep gets balanced batches."""
-    return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]), seed // 5)
+    """Runs with equal keys share one lockstep batch (:func:`run_batch`): same model sizes and K, and
+    one algorithm (VI and PO batches do different work per episode); every privatizer, panel and
+    seed of it together — at paper scale 4 batches of 120 runs, for the 2-core sweep."""
+    return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]), params["algorithm"])
 
 
 def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:

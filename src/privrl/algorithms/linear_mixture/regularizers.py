@@ -434,7 +434,7 @@ class BatchedStatistics:
             scales.append(scale)
         self._noisy = np.array(noisy, dtype=np.intp)
         self._central = np.array(central, dtype=bool)
-        self._any_central, self._any_local = bool(np.any(self._central)), bool(np.any(~self._central))
+        self._c_rows, self._l_rows = self._noisy[self._central], self._noisy[~self._central]
         if len(noisy):
             # the packed (H, P) layout of one round, as positions in the round's (H, ·) stream parts
             self._m = len(scales[0]) - 1
@@ -444,7 +444,7 @@ class BatchedStatistics:
             self._index = np.concatenate(per, axis=1).ravel()            # (H·P,)
         self.n_items = max(r0.n_episodes - 1, 0)
         self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
-        self._local_total = np.zeros((self.R, H, self.P)) if self._any_local else None
+        self._local_total = np.zeros((len(self._l_rows), H, self.P))     # local runs' summed messages
         self._z: np.ndarray | None = None
         self._pos = self._filled = 0
         self._round_noise: np.ndarray | None = None
@@ -465,9 +465,8 @@ class BatchedStatistics:
 
     def _node_noise(self, shape: tuple, symmetric: bool) -> np.ndarray:
         out = np.zeros(shape)
-        if self._round_noise is not None and self._any_central:
-            rows = self._central
-            out[self._noisy[rows]] = self._round_noise[rows]
+        if self._round_noise is not None and len(self._c_rows):
+            out[self._c_rows] = self._round_noise[self._central]
         return out
 
     # -- stream
@@ -480,11 +479,9 @@ class BatchedStatistics:
                                 (x_r[..., :, None] * x_r[..., None, :]).reshape(R, H, -1), x_r * y_r[..., None]],
                                axis=-1)
         self._round_noise = self._next_round() if len(self._noisy) and self.counter.t < self.n_items else None
-        if self._any_local and self._round_noise is not None:
-            noise = np.zeros((R, H, self.P))
-            rows = ~self._central
-            noise[self._noisy[rows]] = self._round_noise[rows]
-            items = items + noise
+        if len(self._l_rows) and self._round_noise is not None:
+            noise = self._round_noise[~self._central]
+            items[self._l_rows] = items[self._l_rows] + noise             # the local users' messages
             self._local_total = self._local_total + noise
         self.counter.insert(items)
         return self.statistics()
@@ -496,14 +493,17 @@ class BatchedStatistics:
         sp, sgp, sr, sgr = self._slices
         Lp = rel[..., sp].reshape(R, H, d1, d1) + self.shift_p[:, None, None, None] * self._eye1
         Lr = rel[..., sr].reshape(R, H, d2, d2) + self.shift_r[:, None, None, None] * self._eye2
-        if np.any(self.floor_p > 0) or np.any(self.floor_r > 0):
-            noise = self.counter.noise_sum()
-            if self._local_total is not None:
-                noise = noise + self._local_total
+        # the PD floor's shortcut on each noisy run's own noise total (tree nodes or local messages)
+        totals = []
+        if len(self._c_rows):
+            totals.append((self._c_rows, self.counter.noise_sum()[self._c_rows]))
+        if len(self._l_rows):
+            totals.append((self._l_rows, self._local_total))
+        for rows, noise in totals:
             for Lam, sl, shift, floor in ((Lp, sp, self.shift_p, self.floor_p), (Lr, sr, self.shift_r, self.floor_r)):
                 N = noise[..., sl]
-                big = (floor > 0) & (np.sqrt((N * N).sum(-1)).max(-1) > shift - floor)
-                for r in np.flatnonzero(big):
+                big = (floor[rows] > 0) & (np.sqrt((N * N).sum(-1)).max(-1) > shift[rows] - floor[rows])
+                for r in rows[big]:
                     Lam[r] = _floor_eigenvalues(Lam[r], float(floor[r]))
         return Lp, rel[..., sgp], Lr, rel[..., sgr]
 
