@@ -13,6 +13,7 @@ from privrl.algorithms.linear_mixture import (
     LinOptVI,
     LocalPrivatizer,
     NonPrivate,
+    optimistic_q,
 )
 from privrl.algorithms.linear_mixture.engine import fit_many, spd_inverse
 from privrl.algorithms.linear_mixture.regularizers import BatchedStatistics
@@ -201,3 +202,35 @@ def test_tie_break_prefers_the_lowest_index_among_round_off_ties():
         seen.append(int((near.sum(-1) > 1).sum()))
     LinOptVI(n_episodes=30, privatizer="none", beta_scale=0.1).fit(m, rng=11, callback=cb)
     assert sum(seen) > 0
+
+
+def test_optimistic_q_is_the_direct_formula_and_horizon_one_runs():
+    """optimistic_q (the kernel for one set of statistics) against Algorithm 1 lines 5–11 written out
+    per (h, s, a) with linear solves (1e-12); and an H = 1 model (no Λ_p is ever inverted) fits."""
+    m = random_mixture(5, 3, 4, 3, 2, rng=3)
+    rng = np.random.default_rng(0)
+    H, S, A = 4, 5, 3
+
+    def spd(d):
+        M = rng.normal(size=(H, d, d))
+        return M @ np.swapaxes(M, -1, -2) + 2 * np.eye(d)
+    Lp, up, Lr, ur = spd(3), rng.normal(size=(H, 3)), spd(2), rng.normal(size=(H, 2))
+    pi = rng.dirichlet(np.ones(A), size=(H, S))
+    for policy in (None, pi):
+        Q, V, feat = optimistic_q(Lp, up, Lr, ur, np.moveaxis(m.psi, 2, 3), m.phi, 0.7, 0.3, policy)
+        Vref = np.zeros((H + 1, S))
+        for h in reversed(range(H)):
+            tp, tr = np.linalg.solve(Lp[h], up[h]), np.linalg.solve(Lr[h], ur[h])
+            for s in range(S):
+                q = np.empty(A)
+                for a in range(A):
+                    f = m.psi[s, a].T @ Vref[h + 1]
+                    np.testing.assert_allclose(feat[h, s, a], f, rtol=1e-12, atol=1e-12)
+                    ph = m.phi[s, a]
+                    q[a] = min(H - h, max(0.0, ph @ tr + f @ tp + 0.7 * math.sqrt(f @ np.linalg.solve(Lp[h], f))
+                                          + 0.3 * math.sqrt(ph @ np.linalg.solve(Lr[h], ph))))
+                np.testing.assert_allclose(Q[h, s], q, rtol=1e-12, atol=1e-12)
+                Vref[h, s] = q.max() if policy is None else policy[h, s] @ q
+        np.testing.assert_allclose(V, Vref, rtol=1e-12, atol=1e-12)
+    short = LinOptPO(n_episodes=20, privatizer="central").fit(random_mixture(4, 3, 1, 2, 2, rng=1), rng=0)
+    assert short.regret_.shape == (20,) and np.all(short.regret_ >= -1e-12)
