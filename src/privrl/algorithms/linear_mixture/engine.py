@@ -136,9 +136,6 @@ class _Geometry:
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
         w = np.where(self.iu == self.ju, 1.0, 2.0)[:, None, None]
         self.pairs_cat = np.ascontiguousarray(self.phi_cat[self.iu] * self.phi_cat[self.ju] * w)
-        self.d2 = d2
-        self.phi_T = np.ascontiguousarray(self.phi_cat.transpose(1, 0, 2))       # (R, d2, Ucat)
-        self.pairs_T = np.ascontiguousarray(self.pairs_cat.transpose(1, 0, 2))   # (R, np, Ucat)
 
     @classmethod
     def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
@@ -207,17 +204,10 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     inv_r, theta_r = spd_inverse(Lr, ur)
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
     aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
-    # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step (d2 = 1: elementwise;
-    # else one matrix product per run over all steps, of which step h's block is kept)
-    if geo.d2 == 1:
-        reward = (theta_r[0][:, geo.hcol] * geo.phi_cat[0])[:, None, :]  # (R, 1, Ucat)
-        quad_r = (inv_r[0, 0][:, geo.hcol] * geo.pairs_cat[0])[:, None, :]
-        hrow = [0] * H
-    else:
-        reward = np.ascontiguousarray(theta_r.transpose(1, 2, 0)) @ geo.phi_T        # (R, H, Ucat)
-        quad_r = np.ascontiguousarray(inv_r[geo.iu, geo.ju].transpose(1, 2, 0)) @ geo.pairs_T
-        hrow = list(range(H))
-    bonus = br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+    # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
+    reward = (theta_r[:, :, geo.hcol] * geo.phi_cat).sum(0)              # (R, Ncat)
+    quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
+    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
     V = np.zeros((R, int(geo.offn[-1])))
     Vmax = V if is_po is None else np.zeros_like(V)
     Q = np.empty((R, int(geo.off[-1])))
@@ -230,7 +220,7 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
         Qh = Q[:, geo.off[h]:geo.off[h + 1]]
         Qu = np.empty((R, U)) if geo.dedup[h] else Qh                    # Q at the distinct columns
         if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
-            np.add(reward[:, hrow[h], ulo:uhi], bonus[:, hrow[h], ulo:uhi], out=Qu)
+            np.add(reward[:, ulo:uhi], bonus[:, ulo:uhi], out=Qu)
         else:
             Vn = V[:, geo.succ_at[h]]                                    # (R, k)
             f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, U)          # line 7
@@ -239,9 +229,9 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
             quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
             np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
             quad *= bp_col
-            np.add(reward[:, hrow[h], ulo:uhi], W[:, d1], out=Qu)
+            np.add(reward[:, ulo:uhi], W[:, d1], out=Qu)
             Qu += quad
-            Qu += bonus[:, hrow[h], ulo:uhi]
+            Qu += bonus[:, ulo:uhi]
         np.maximum(np.minimum(Qu, H - h, out=Qu), 0.0, out=Qu)           # line 10 (1-based: H − h + 1)
         if geo.dedup[h]:
             np.take(Qu, geo.uinv[h], axis=1, out=Qh)
