@@ -172,7 +172,7 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     """
     lead, d = Lam.shape[:-2], Lam.shape[-1]
     B = int(np.prod(lead, dtype=np.int64))
-    M = np.moveaxis(Lam.reshape(B, d, d), 0, -1).copy()                 # (d, d, B)
+    M = Lam.reshape(B, d, d).transpose(1, 2, 0).copy()                   # (d, d, B)
     if d == 1:
         M = 1.0 / M
     else:
@@ -184,7 +184,7 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             M[k] = row
             M[:, k] = -col * piv
             M[k, k] = piv
-    theta = (M * np.moveaxis(u.reshape(B, d), 0, -1)[None, :, :]).sum(1)   # (d, B)
+    theta = (M * u.reshape(B, d).T[None, :, :]).sum(1)                   # (d, B)
     return M.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
@@ -477,7 +477,7 @@ class _Lockstep:
                 i = geo.pos[hs[None, :], s[:, :H]]                       # (R, H) index in X[h]
                 u = geo.uinv_cat[geo.off[:H][None, :] + i * A + a]        # (R, H) distinct column
                 col = geo.foff[:H][None, :, None] + dcols + u[:, :, None]
-                x_p = np.take_along_axis(feat, col.reshape(R, -1), axis=1).reshape(R, H, self.d1)
+                x_p = feat[ar[:, None], col.reshape(R, -1)].reshape(R, H, self.d1)
                 y_p = V[ar[:, None], geo.offn[1:H + 1][None, :] + geo.pos[hs[None, :] + 1, s[:, 1:]]]
                 x_r = geo.phi[ar[:, None], s[:, :H], a]
                 stats = self.stats_source.update(x_p, y_p, x_r, rew)
