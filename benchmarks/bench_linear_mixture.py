@@ -7,13 +7,13 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   privatizer on E2 (S=6, A=4, H=5, d1=d2=3) and E1 (d=5, H=6), at ``--episodes K`` (default 2000)
   with ``extrapolated_cpu_seconds_at_1e5`` (the per-episode cost does not grow with k: the tree
   keeps O(log K) nodes and every statistic is d×d); ``--full`` runs K = 10⁵ itself.
-* ``zhou2022_batch`` — what the ``zhou2022-regret`` sweep runs per task (``batch_key``): every
-  paper setting of one environment and algorithm (6 privacy levels × 2 panels) × ``--seeds`` seeds
-  as one lockstep batch (``fit_many``, reachable-state planning), at ``--batch-episodes`` (default
-  1000); reports the CPU seconds per (setting, seed) run extrapolated to K = 10⁵.
+* ``zhou2022_batch`` — one lockstep batch of the ``zhou2022-regret`` sweep: every paper setting of
+  one environment and algorithm (6 privacy levels × 2 panels) × ``--seeds`` seeds (``fit_many``,
+  reachable-state planning), at ``--batch-episodes`` (default 1000); reports the CPU seconds per
+  (setting, seed) run extrapolated to K = 10⁵.
 * ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
-  the batch rows: total CPU seconds, and wall seconds on 2 cores (the 4 batches of 120 runs
-  assigned to 2 workers as the process pool does).
+  the batch rows: total CPU seconds, and wall seconds on 2 cores (the sweep's 2 tasks, one per
+  environment, each its VI and PO batches, one per worker).
 
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
@@ -89,13 +89,11 @@ def main() -> None:
                 for privatizer in ("central", "local", "none"):
                     bench_fit(env_name, model, cls, privatizer, TARGET_K if args.full else args.episodes)
     rows = [bench_batch(env, alg, args.seeds, args.batch_episodes) for env in ("E2", "E1") for alg in ("VI", "PO")]
-    # paper grid: one batch per (environment, algorithm), 10 seeds each, on two workers
-    batches = sorted((r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows), reverse=True)
-    workers = [0.0, 0.0]
-    for b in batches:                                    # each batch goes to the first free worker
-        workers[workers.index(min(workers))] += b
+    # paper grid: one task per environment (its VI and PO batches, 10 seeds each), one per worker
+    per_batch = {(r["env"], r["algorithm"]): r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows}
+    tasks = [sum(v for (env, _), v in per_batch.items() if env == e) for e in ("E2", "E1")]
     emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows) * 10, episodes=TARGET_K,
-         cpu_seconds=sum(batches), seconds=max(workers), cores=2, peak_mb=float("nan"))
+         cpu_seconds=sum(tasks), seconds=max(tasks), cores=2, peak_mb=float("nan"))
 
 if __name__ == "__main__":
     main()

@@ -118,17 +118,17 @@ _BOUNDS: dict[tuple, float] = {}
 
 
 def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
-    """Runs with equal keys share one lockstep batch (:func:`run_batch`): same model sizes and K, and
-    one algorithm (VI and PO batches do different work per episode); every privatizer, panel and
-    seed of it together — at paper scale 4 batches of 120 runs, for the 2-core sweep."""
-    return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]), params["algorithm"])
+    """Runs with equal keys go to one :func:`run_batch` call: one environment (all its settings and
+    seeds). At paper scale that is 2 tasks of 240 runs, of equal cost, for the 2-core sweep."""
+    return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]))
 
 
 def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Several (setting, seed) runs at once: one model per (environment, seed), shared by its
     settings (it comes from the seed's shared stream, so every setting builds the same one), and
-    the learners of all runs advanced in lockstep (:func:`~privrl.algorithms.linear_mixture.engine.fit_many`,
-    planning only at reachable states). Each result is exactly :func:`run`'s for that run."""
+    the learners advanced in lockstep (:func:`~privrl.algorithms.linear_mixture.engine.fit_many`,
+    planning only at reachable states), one batch per (model sizes, algorithm): VI and PO do
+    different work per episode. Each result is exactly :func:`run`'s for that run."""
     from privrl.algorithms.linear_mixture.engine import fit_many
 
     models: dict[tuple, Any] = {}
@@ -141,7 +141,7 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
             models[(shape, ctx.seed)] = _model(params, ctx.shared_rng("model"))
         run_models[j] = models[(shape, ctx.seed)]
         fitted[j] = _estimator(params, int(params["K"]))
-        groups.setdefault(shape, []).append(j)
+        groups.setdefault((shape, params["algorithm"]), []).append(j)
     for idx in groups.values():
         fit_many([fitted[j] for j in idx], [run_models[j] for j in idx], [ctxs[j].rng for j in idx],
                  reachable_only=True)

@@ -195,7 +195,8 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     Returns, over the planned states of all steps side by side, ``Q`` ``(R, Σ_h n_h, A)``, ``ϕ``
     (step h's ``(d1, U_h)`` block at ``foff[h]``, distinct columns), ``V`` and ``max_a Q``
     ``(R, Σ_{h≤H} n_h)``.
-    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi`` ``(A, R, Σ_h n_h)``); ``None``: all VI."""
+    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi`` ``(A, R, Σ_h n_h)``); ``None``: all VI.
+    When every run is PO, ``max_a Q`` is not computed (the returned one is ``V``)."""
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
     A = geo.A
@@ -209,7 +210,8 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
     bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
     V = np.zeros((R, int(geo.offn[-1])))
-    Vmax = V if is_po is None else np.zeros_like(V)
+    all_po = is_po is not None and bool(is_po.all())
+    Vmax = V if is_po is None or all_po else np.zeros_like(V)
     Q = np.empty((R, int(geo.off[-1])))
     feat = np.zeros((R, int(geo.foff[-1])))
     rows = np.arange(R)[:, None]
@@ -236,6 +238,9 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
         if geo.dedup[h]:
             np.take(Qu, geo.uinv[h], axis=1, out=Qh)
         Q3 = Qh.reshape(R, n, A)
+        if all_po:                                                       # V = ⟨π, Q⟩ (no max needed)
+            V[:, on:on + n] = np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3)
+            continue
         v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
             Vmax[:, on:on + n] = v
@@ -465,7 +470,8 @@ class _Lockstep:
                 if self.runs[r].random_ties:
                     self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, A))
             Q, feat, V, Vmax = self.plan(stats)
-            greedy = self.greedy(Q, Vmax, k)
+            if len(self.po_rows) < R:                                   # PO runs play π, no argmax
+                greedy = self.greedy(Q, Vmax, k)
             if self.callback is not None:
                 full_V = np.zeros((H + 1, self.S))
                 full_V[:H] = geo.full(V[:1])[0]
