@@ -206,8 +206,8 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
     aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
     # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
-    reward = (theta_r[:, :, geo.hcol] * geo.phi_cat).sum(0)              # (R, Ncat)
-    quad_r = (inv_r[geo.iu, geo.ju][:, :, geo.hcol] * geo.pairs_cat).sum(0)
+    reward = (np.repeat(theta_r, geo.U, axis=-1) * geo.phi_cat).sum(0)   # (R, Ucat): step h's θ̂_r U_h times
+    quad_r = (np.repeat(inv_r[geo.iu, geo.ju], geo.U, axis=-1) * geo.pairs_cat).sum(0)
     bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
     V = np.zeros((R, int(geo.offn[-1])))
     all_po = is_po is not None and bool(is_po.all())
