@@ -136,6 +136,20 @@ class _Geometry:
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
         w = np.where(self.iu == self.ju, 1.0, 2.0)[:, None, None]
         self.pairs_cat = np.ascontiguousarray(self.phi_cat[self.iu] * self.phi_cat[self.ju] * w)
+        # d2 > 1: the reward part of every step on the union of the steps' distinct columns, by one
+        # matrix product per run; step h takes its columns (a slice when they are contiguous)
+        self.d2 = d2
+        ids = [c[u] for c, u in zip(self.cols, self.ucols)]
+        union = np.unique(np.concatenate(ids))
+        self.ucol_at = []
+        for x in ids:
+            at = np.searchsorted(union, x)
+            contiguous = len(at) and np.array_equal(at, np.arange(at[0], at[0] + len(at)))
+            self.ucol_at.append(slice(int(at[0]), int(at[0]) + len(at)) if contiguous else at)
+        flat_u = phi.reshape(R, S * A, d2)[:, union]                     # (R, Un, d2)
+        self.phi_T = np.ascontiguousarray(flat_u.transpose(0, 2, 1))      # (R, d2, Un)
+        pu = flat_u[:, :, self.iu] * flat_u[:, :, self.ju] * np.where(self.iu == self.ju, 1.0, 2.0)
+        self.pairs_T = np.ascontiguousarray(pu.transpose(0, 2, 1))        # (R, np, Un)
 
     @classmethod
     def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
@@ -206,9 +220,18 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
     aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
     # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
-    reward = (np.repeat(theta_r, geo.U, axis=-1) * geo.phi_cat).sum(0)   # (R, Ucat): step h's θ̂_r U_h times
-    quad_r = (np.repeat(inv_r[geo.iu, geo.ju], geo.U, axis=-1) * geo.pairs_cat).sum(0)
-    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+    if geo.d2 == 1:                                                      # (R, Ucat): step h's θ̂_r U_h times
+        reward = (np.repeat(theta_r, geo.U, axis=-1) * geo.phi_cat).sum(0)
+        quad_r = (np.repeat(inv_r[geo.iu, geo.ju], geo.U, axis=-1) * geo.pairs_cat).sum(0)
+    else:                                                                # (R, H, Un), one product per run
+        reward = np.ascontiguousarray(theta_r.transpose(1, 2, 0)) @ geo.phi_T
+        quad_r = np.ascontiguousarray(inv_r[geo.iu, geo.ju].transpose(1, 2, 0)) @ geo.pairs_T
+    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r) if geo.d2 == 1 else \
+        br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+
+    def part(x: np.ndarray, h: int) -> np.ndarray:
+        """Step h's distinct columns of a reward-part array."""
+        return x[:, geo.uoff[h]:geo.uoff[h + 1]] if geo.d2 == 1 else x[:, h, geo.ucol_at[h]]
     V = np.zeros((R, int(geo.offn[-1])))
     all_po = is_po is not None and bool(is_po.all())
     Vmax = V if is_po is None or all_po else np.zeros_like(V)
@@ -217,12 +240,12 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     rows = np.arange(R)[:, None]
     bp_col = bp[:, None]
     for h in range(H - 1, -1, -1):
-        n, U, ulo, uhi = geo.n[h], geo.U[h], geo.uoff[h], geo.uoff[h + 1]
+        n, U = geo.n[h], geo.U[h]
         on = geo.offn[h]
         Qh = Q[:, geo.off[h]:geo.off[h + 1]]
         Qu = np.empty((R, U)) if geo.dedup[h] else Qh                    # Q at the distinct columns
         if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
-            np.add(reward[:, ulo:uhi], bonus[:, ulo:uhi], out=Qu)
+            np.add(part(reward, h), part(bonus, h), out=Qu)
         else:
             Vn = V[:, geo.succ_at[h]]                                    # (R, k)
             f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, U)          # line 7
@@ -231,9 +254,9 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
             quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
             np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
             quad *= bp_col
-            np.add(reward[:, ulo:uhi], W[:, d1], out=Qu)
+            np.add(part(reward, h), W[:, d1], out=Qu)
             Qu += quad
-            Qu += bonus[:, ulo:uhi]
+            Qu += part(bonus, h)
         np.maximum(np.minimum(Qu, H - h, out=Qu), 0.0, out=Qu)           # line 10 (1-based: H − h + 1)
         if geo.dedup[h]:
             np.take(Qu, geo.uinv[h], axis=1, out=Qh)
