@@ -98,6 +98,7 @@ class _Geometry:
         self.nsum = int(self.offn[H])                                   # planned (h, s), h < H
         self.hcat = np.repeat(np.arange(H), self.n[:H])
         self.scat = np.concatenate(X[:H])
+        self.jpos = [self.offn[h] + self.pos[h] for h in range(H)]      # state -> index among all (h, s)
         self.cols = [(X[h][:, None] * A + np.arange(A)).ravel() for h in range(H)]
         # successors summed over in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending)
         self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
@@ -429,13 +430,12 @@ class _Lockstep:
         rew = np.empty((R, H))
         s[:, 0] = np.minimum((geo.cum_init <= u[:, H, 0, None]).sum(-1), S - 1)
         po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
-        cdf = np.cumsum(self.pi, axis=0) if po else None                 # (A, R, Σ_h n_h)
         for h in range(H):
             x = s[:, h]
-            j = geo.offn[h] + geo.pos[h, x]
+            j = geo.jpos[h][x]
             act = greedy[ar, j] if vi else None
             if po:
-                c = cdf[:, ar, j]                                        # (A, R)
+                c = np.cumsum(self.pi[:, ar, j], axis=0)                 # (A, R): π_h(·|s_h)'s cdf
                 pick = np.minimum((c <= u_act[:, h] * c[-1]).sum(0), A - 1)
                 act = pick if act is None else np.where(self.is_po, pick, act)
             a[:, h] = act
