@@ -13,7 +13,7 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   (setting, seed) run extrapolated to K = 10⁵.
 * ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
   the batch rows: total CPU seconds, and wall seconds on 2 cores (the sweep's 2 tasks, one per
-  environment, each its VI and PO batches, one per worker).
+  algorithm, each its E2 and E1 batches, one per worker).
 
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
@@ -89,9 +89,9 @@ def main() -> None:
                 for privatizer in ("central", "local", "none"):
                     bench_fit(env_name, model, cls, privatizer, TARGET_K if args.full else args.episodes)
     rows = [bench_batch(env, alg, args.seeds, args.batch_episodes) for env in ("E2", "E1") for alg in ("VI", "PO")]
-    # paper grid: one task per environment (its VI and PO batches, 10 seeds each), one per worker
+    # paper grid: one task per algorithm (its E2 and E1 batches, 10 seeds each), one per worker
     per_batch = {(r["env"], r["algorithm"]): r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows}
-    tasks = [sum(v for (env, _), v in per_batch.items() if env == e) for e in ("E2", "E1")]
+    tasks = [sum(v for (_, alg), v in per_batch.items() if alg == a) for a in ("VI", "PO")]
     emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows) * 10, episodes=TARGET_K,
          cpu_seconds=sum(tasks), seconds=max(tasks), cores=2, peak_mb=float("nan"))
 

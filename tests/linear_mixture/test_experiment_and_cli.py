@@ -96,7 +96,8 @@ def test_run_batch_and_the_runner_groups_give_each_run_exactly_its_own_result(tm
     exp = get_experiment("zhou2022-regret")
     specs = plan_runs(exp.id, "smoke", [0, 1])
     groups = group_runs(specs)
-    assert len(groups) == 1 and len(groups[0]) == len(specs)          # one task per environment
+    assert sorted(len(g) for g in groups) == [len(specs) // 2] * 2     # one task per algorithm
+    assert all(len({s.params["algorithm"] for s in g}) == 1 for g in groups)
     ctxs = [RunContext(exp.id, s.setting, s.seed, "smoke", np.random.default_rng(run_seed(exp.id, s.setting, s.seed)))
             for s in specs]
     batched = exp.run_batch([s.params for s in specs], ctxs)

@@ -118,9 +118,10 @@ _BOUNDS: dict[tuple, float] = {}
 
 
 def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
-    """Runs with equal keys go to one :func:`run_batch` call: one environment (all its settings and
-    seeds). At paper scale that is 2 tasks of 240 runs, of equal cost, for the 2-core sweep."""
-    return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]))
+    """Runs with equal keys go to one :func:`run_batch` call: one algorithm (all environments,
+    settings and seeds; :func:`run_batch` makes one lockstep batch per environment). At paper scale
+    that is 2 tasks of 240 runs, of about equal cost, for the 2-core sweep."""
+    return (params["algorithm"], int(params["K"]))
 
 
 def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
