@@ -9,8 +9,9 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   keeps O(log K) nodes and every statistic is d×d); ``--full`` runs K = 10⁵ itself.
 * ``zhou2022_batch`` — one lockstep batch of the ``zhou2022-regret`` sweep: every paper setting of
   one environment and algorithm (6 privacy levels × 2 panels) × ``--seeds`` seeds (``fit_many``,
-  reachable-state planning), at ``--batch-episodes`` (default 1000); reports the CPU seconds per
-  (setting, seed) run extrapolated to K = 10⁵.
+  reachable-state planning), timed at ``--batch-episodes`` (default 1000) and a fifth of it: the
+  difference gives the CPU cost per batched episode, the rest the set-up; reports the CPU seconds
+  per (setting, seed) run extrapolated to K = 10⁵.
 * ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
   the batch rows: total CPU seconds, and wall seconds on 2 cores (the sweep's 2 tasks, one per
   algorithm, each its E2 and E1 batches, one per worker).
@@ -53,8 +54,7 @@ def bench_fit(env_name: str, model, cls, privatizer: str, K: int) -> None:
          peak_mb=peak["peak_mb"])
 
 
-def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
-    """One task of the paper sweep: every paper setting of ``env_name`` and ``algorithm`` × ``n_seeds``."""
+def _batch_cpu(env_name: str, algorithm: str, n_seeds: int, K: int) -> tuple[float, float, int, int]:
     from privrl.experiments import zhou2022 as z
 
     settings = [s for s in z.settings("paper") if s["env"] == env_name and s["algorithm"] == algorithm]
@@ -67,11 +67,21 @@ def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
             rngs.append(np.random.default_rng([seed, i]))
     start, cpu = time.perf_counter(), time.process_time()
     fit_many(ests, models, rngs, reachable_only=True)
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
-    runs = len(ests)
-    per_run = cpu_seconds / runs * TARGET_K / K
-    return emit("zhou2022_batch", env=env_name, algorithm=algorithm, runs=runs, seeds=n_seeds, settings=len(settings), episodes=K,
-                seconds=seconds, cpu_seconds=cpu_seconds, cpu_seconds_per_run_at_1e5=per_run, peak_mb=float("nan"))
+    return time.perf_counter() - start, time.process_time() - cpu, len(ests), len(settings)
+
+
+def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
+    """One lockstep batch of the paper sweep: every paper setting of ``env_name`` and ``algorithm``
+    × ``n_seeds``, timed at K and K/5; the per-episode cost is the slope, the set-up the intercept."""
+    _batch_cpu(env_name, algorithm, 1, 5)                                  # warm caches (Υ, imports)
+    _, cpu_short, _, _ = _batch_cpu(env_name, algorithm, n_seeds, K // 5)
+    seconds, cpu_seconds, runs, n_settings = _batch_cpu(env_name, algorithm, n_seeds, K)
+    per_episode = max(cpu_seconds - cpu_short, 0.0) / (K - K // 5)
+    setup = max(cpu_seconds - per_episode * K, 0.0)
+    per_run = (setup + per_episode * TARGET_K) / runs
+    return emit("zhou2022_batch", env=env_name, algorithm=algorithm, runs=runs, seeds=n_seeds, settings=n_settings,
+                episodes=K, seconds=seconds, cpu_seconds=cpu_seconds, cpu_ms_per_batched_episode=per_episode * 1e3,
+                setup_cpu_seconds=setup, cpu_seconds_per_run_at_1e5=per_run, peak_mb=float("nan"))
 
 
 def main() -> None:
