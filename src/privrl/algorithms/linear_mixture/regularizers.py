@@ -162,12 +162,13 @@ def check_contributions(x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: 
     bounds raises unless her ``clip`` is set; then her contributions are projected (spec §3.1) and
     the others are returned untouched."""
     H, tol = float(horizon), 1e-9
-    np_ = np.sqrt((x_p * x_p).sum(-1))
-    nr_ = np.sqrt((x_r * x_r).sum(-1))
-    ok = ((np_.max(-1) <= L_phi * (1 + tol)) & (nr_.max(-1) <= 1 + tol) & (y_p.min(-1) >= -tol)
-          & (y_p.max(-1) <= H * (1 + tol)) & (y_r.min(-1) >= -tol) & (y_r.max(-1) <= 1 + tol))
-    if ok.all():
+    np_ = np.sqrt(np.einsum("...d,...d->...", x_p, x_p))
+    nr_ = np.sqrt(np.einsum("...d,...d->...", x_r, x_r))
+    within = ((np_ <= (L_phi * (1 + tol))[:, None]) & (nr_ <= 1 + tol) & (y_p >= -tol) & (y_p <= H * (1 + tol))
+              & (y_r >= -tol) & (y_r <= 1 + tol))
+    if within.all():
         return x_p, y_p, x_r, y_r
+    ok = within.all(-1)
     bad = ~ok
     if not np.all(clip[bad]):
         if not isinstance(owner, str):
@@ -445,6 +446,10 @@ class BatchedStatistics:
         self.n_items = max(r0.n_episodes - 1, 0)
         self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
         self._local_total = np.zeros((len(self._l_rows), H, self.P))     # local runs' summed messages
+        # the floor's shortcut threshold γ − floor of the central / local runs (floor 0: never floored)
+        self._threshold_p, self._threshold_r = (
+            [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in (self._c_rows, self._l_rows)]
+            for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)))
         self._z: np.ndarray | None = None
         self._pos = self._filled = 0
         self._round_noise: np.ndarray | None = None
@@ -496,13 +501,14 @@ class BatchedStatistics:
         # the PD floor's shortcut on each noisy run's own noise total (tree nodes or local messages)
         totals = []
         if len(self._c_rows):
-            totals.append((self._c_rows, self.counter.noise_sum()[self._c_rows]))
+            totals.append((0, self._c_rows, self.counter.noise_sum()[self._c_rows]))
         if len(self._l_rows):
-            totals.append((self._l_rows, self._local_total))
-        for rows, noise in totals:
-            for Lam, sl, shift, floor in ((Lp, sp, self.shift_p, self.floor_p), (Lr, sr, self.shift_r, self.floor_r)):
+            totals.append((1, self._l_rows, self._local_total))
+        for kind, rows, noise in totals:
+            for Lam, sl, floor, threshold in ((Lp, sp, self.floor_p, self._threshold_p),
+                                              (Lr, sr, self.floor_r, self._threshold_r)):
                 N = noise[..., sl]
-                big = (floor[rows] > 0) & (np.sqrt((N * N).sum(-1)).max(-1) > shift[rows] - floor[rows])
+                big = np.sqrt((N * N).sum(-1)).max(-1) > threshold[kind]
                 for r in rows[big]:
                     Lam[r] = _floor_eigenvalues(Lam[r], float(floor[r]))
         return Lp, rel[..., sgp], Lr, rel[..., sgr]
