@@ -23,12 +23,18 @@ does not depend on the batch it is in (tested). The built-in regularizers are ad
 :class:`~privrl.algorithms.linear_mixture.regularizers.BatchedStatistics`; any other regularizer
 (a user's instance, a custom node-noise source) by its own ``update``, one run at a time.
 
-``ϕ`` is a sum over the successors of ``(s, a)`` only (the states where ``ψ(·|s,a) ≠ 0`` for some
-run). ``reachable_only=True`` also plans only at the states reachable at step h from the initial
-distribution through that support (plus the last state, the rollout's round-off fallback): the
-regret, the data and the releases are those of the full computation — values at unreachable
-states never feed back — but ``policy_`` then holds action 0 / the uniform policy there, and no
-callback is allowed. The experiments use it; ``fit`` does not.
+Work saved without changing the algorithm: ``ϕ`` sums over the successors of ``(s, a)`` only (the
+states where ``ψ(·|s,a) ≠ 0`` for some run); state–action columns with identical features in every
+run (e.g. all actions at an absorbing state) are planned once; ``ϕ_H ≡ 0``; the Gram inverses are
+one vectorised Gauss–Jordan elimination (:func:`spd_inverse`). ``reachable_only=True`` also plans
+only at the states reachable at step h from the initial distribution through that support (plus
+the last state, the rollout's round-off fallback): regret, data and releases equal the full
+computation's up to round-off — values at unreachable states never feed back — but ``policy_``
+then holds action 0 / the uniform policy there, and no callback is allowed. The experiments use
+it; ``fit`` does not.
+
+The greedy policy (Algorithm 1 line 12) takes the lowest-index action among those within
+``TIE_TOL·H`` of ``max_a Q``: actions tied in exact arithmetic are not separated by round-off.
 """
 
 from __future__ import annotations
