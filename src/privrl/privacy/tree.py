@@ -78,11 +78,9 @@ def gaussian_round_layout(parts: list[tuple[tuple, bool, float]]) -> tuple[int, 
     are zero (``index`` points at an appended 0).
     """
     scales, index, m = [], [], 0
-    zero = []
     for shape, symmetric, sigma in parts:
         size = int(np.prod(shape, dtype=np.int64))
         if sigma == 0:
-            zero.append(len(index))
             index.append(np.full(size, -1, dtype=np.intp))
             continue
         if symmetric:
