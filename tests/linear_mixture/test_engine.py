@@ -163,6 +163,8 @@ def test_batched_statistics_equal_each_regularizers_own_updates():
         y_p, x_r = rng.uniform(0, H, (R, H)), rng.dirichlet(np.ones(d2), (R, H))
         y_r = rng.uniform(0, 1, (R, H))
         got = batched.update(x_p, y_p, x_r, y_r)
+        for g, again in zip(got, batched.statistics()):                 # a second release changes nothing
+            np.testing.assert_array_equal(g, again)
         for r, reg in enumerate(alone):
             want = reg.update(x_p[r], y_p[r], x_r[r], y_r[r])
             for g, w in zip(got, want):

@@ -200,10 +200,10 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         for k in range(d):
             piv = 1.0 / M[k, k]
             row = M[k] * piv                                            # row k / pivot (row[k] = 1)
-            col = M[:, k].copy()
-            M -= col[:, None, :] * row[None, :, :]
+            new_col = M[:, k] * -piv
+            M -= M[:, k, None, :] * row[None, :, :]                      # the product is formed first
             M[k] = row
-            M[:, k] = -col * piv
+            M[:, k] = new_col
             M[k, k] = piv
     theta = (M * u.reshape(B, d).T[None, :, :]).sum(1)                   # (d, B)
     return M.reshape(d, d, *lead), theta.reshape(d, *lead)
@@ -243,7 +243,8 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     all_po = is_po is not None and bool(is_po.all())
     Vmax = V if is_po is None or all_po else np.zeros_like(V)
     Q = np.empty((R, int(geo.off[-1])))
-    feat = np.zeros((R, int(geo.foff[-1])))
+    feat = np.empty((R, int(geo.foff[-1])))
+    feat[:, geo.foff[H - 1]:] = 0.0                                      # ϕ_H ≡ 0
     rows = np.arange(R)[:, None]
     bp_col = bp[:, None]
     for h in range(H - 1, -1, -1):

@@ -453,7 +453,6 @@ class BatchedStatistics:
         self._z: np.ndarray | None = None
         self._pos = self._filled = 0
         self._round_noise: np.ndarray | None = None
-        self._eye1, self._eye2 = np.eye(d1), np.eye(d2)
 
     # -- noise, drawn in blocks from each run's own generator
     def _next_round(self) -> np.ndarray:
@@ -496,8 +495,10 @@ class BatchedStatistics:
         rel = self.counter.release()
         R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
         sp, sgp, sr, sgr = self._slices
-        Lp = rel[..., sp].reshape(R, H, d1, d1) + self.shift_p[:, None, None, None] * self._eye1
-        Lr = rel[..., sr].reshape(R, H, d2, d2) + self.shift_r[:, None, None, None] * self._eye2
+        Lp, Lr = rel[..., sp].copy(), rel[..., sr].copy()                # (the release itself stays as is)
+        Lp[..., ::d1 + 1] += self.shift_p[:, None, None]                 # + shift·I
+        Lr[..., ::d2 + 1] += self.shift_r[:, None, None]
+        Lp, Lr = Lp.reshape(R, H, d1, d1), Lr.reshape(R, H, d2, d2)
         # the PD floor's shortcut on each noisy run's own noise total (tree nodes or local messages)
         totals = []
         if len(self._c_rows):
