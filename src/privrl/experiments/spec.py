@@ -10,6 +10,11 @@ Run functions must be module-level (picklable) and take ``(params, ctx)``:
 * ``ctx.shared_rng(name)`` — a generator derived from (experiment id, seed, name) only, identical
   across the settings of one seed: use it for the data, so every algorithm and every privacy
   level of a seed sees the same batches.
+
+An experiment may also give ``run_batch(params_list, ctxs) -> results`` and ``batch_key(params,
+seed)``: the runner then hands the runs with equal keys to ``run_batch`` together (to share work,
+e.g. one vectorised computation over seeds and settings). ``run_batch`` must return, for each run,
+exactly what ``run`` returns for it; the experiment's tests check this.
 """
 
 from __future__ import annotations
@@ -150,6 +155,8 @@ class Experiment:
     #: parameters a setting may take besides the keys of its grid (test or tuning knobs), each with
     #: an example value of its type: ``privrl run --set KEY=JSON`` accepts the grid's keys and these
     extra_params: Mapping[str, Any] = field(default_factory=dict)
+    run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
+    batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
 
     def __post_init__(self) -> None:
         if callable(self.deviations):
