@@ -34,8 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _util import emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
-from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI  # noqa: E402
-from privrl.algorithms.linear_mixture.engine import fit_many  # noqa: E402
+from privrl.linear_mixture import LinOptPO, LinOptVI  # noqa: E402
+from privrl.linear_mixture.engine import fit_many  # noqa: E402
 from privrl.envs.linear_mixture import hard_instance, random_mixture  # noqa: E402
 
 TARGET_K = 10**5
@@ -55,7 +55,7 @@ def bench_fit(env_name: str, model, cls, privatizer: str, K: int) -> None:
 
 
 def _batch_cpu(env_name: str, algorithm: str, n_seeds: int, K: int) -> tuple[float, float, int, int]:
-    from privrl.experiments import zhou2022 as z
+    from privrl.linear_mixture import experiments as z
 
     settings = [s for s in z.settings("paper") if s["env"] == env_name and s["algorithm"] == algorithm]
     ests, models, rngs = [], [], []

@@ -46,7 +46,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "privrl.experiments.example",
         "privrl.experiments.balle2016",
         "privrl.offline.experiments",
-        "privrl.experiments.zhou2022",
+        "privrl.linear_mixture.experiments",
         "privrl.experiments.wang2019",
     ),
     "fit": (
@@ -61,7 +61,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "privrl.audit.targets_gaussian_process",
         "privrl.audit.targets_policy_evaluation",
         "privrl.offline.audit",
-        "privrl.audit.targets_linear_mixture",
+        "privrl.linear_mixture.audit",
         "privrl.audit.targets_q_learning",
     ),
     "env": ("privrl.envs.registration",),

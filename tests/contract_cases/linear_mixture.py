@@ -3,7 +3,7 @@
 import numpy as np
 
 from privrl import PrivacyBudget
-from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI
+from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.envs.linear_mixture import random_mixture
 from privrl.testing import ContractCase
 

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from privrl.algorithms.linear_mixture import CentralTreePrivatizer, LocalPrivatizer, NonPrivate
-from privrl.algorithms.linear_mixture import calibration as cal
+from privrl.linear_mixture import CentralTreePrivatizer, LocalPrivatizer, NonPrivate
+from privrl.linear_mixture import calibration as cal
 from privrl.errors import InvalidDataError
 from privrl.privacy import Ledger, approx_dp_to_zcdp, zcdp_to_approx_dp
 
@@ -128,7 +128,7 @@ def test_operator_norm_pd_and_chi_square_bounds():
 
 
 def test_pd_floor_is_noop_on_good_event_and_fixes_bad_one():
-    from privrl.algorithms.linear_mixture.regularizers import _floor_eigenvalues
+    from privrl.linear_mixture.regularizers import _floor_eigenvalues
     good = np.stack([5 * np.eye(3), np.diag([4.0, 6.0, 9.0])])
     assert _floor_eigenvalues(good, 4.0) is good
     bad = np.stack([np.diag([1.0, 6.0, 9.0])])

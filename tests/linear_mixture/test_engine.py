@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget
-from privrl.algorithms.linear_mixture import (
+from privrl.linear_mixture import (
     CentralTreePrivatizer,
     LinOptPO,
     LinOptVI,
@@ -15,8 +15,8 @@ from privrl.algorithms.linear_mixture import (
     NonPrivate,
     optimistic_q,
 )
-from privrl.algorithms.linear_mixture.engine import fit_many, spd_inverse
-from privrl.algorithms.linear_mixture.regularizers import BatchedStatistics
+from privrl.linear_mixture.engine import fit_many, spd_inverse
+from privrl.linear_mixture.regularizers import BatchedStatistics
 from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.privacy.tree import GaussianNodeNoise, gaussian_rounds
 

@@ -8,7 +8,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import privrl.envs  # noqa: F401  (registers the ids)
-from privrl.algorithms.linear_mixture.planning import evaluate_policy, optimal_q_values
+from privrl.linear_mixture.planning import evaluate_policy, optimal_q_values
 from privrl.envs.linear_mixture import (
     LinearMixtureMDP,
     hard_instance,

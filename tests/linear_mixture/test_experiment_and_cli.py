@@ -10,7 +10,7 @@ import pytest
 from privrl.cli import main
 from privrl.experiments import get_experiment
 from privrl.experiments.spec import RunContext
-from privrl.experiments.zhou2022 import checkpoints, fitted_slopes
+from privrl.linear_mixture.experiments import checkpoints, fitted_slopes
 
 
 def test_settings_cover_the_issue_grid():
@@ -129,7 +129,7 @@ def test_a_failing_batch_is_retried_run_by_run():
     def run_batch(params_list, ctxs):
         raise RuntimeError("the batch fails")
 
-    from privrl.experiments import registry
+    from privrl import registry
 
     register(Experiment(id="test-batch-fallback", paper="-", figure="-", description="-",
                         settings=lambda scale: [{"bad": False}, {"bad": True}], seeds={"smoke": 2, "quick": 2, "paper": 2},
@@ -138,7 +138,7 @@ def test_a_failing_batch_is_retried_run_by_run():
     try:
         outs = execute_runs(specs)
     finally:
-        registry._REGISTRY.pop("test-batch-fallback", None)
+        registry.storage("experiment").pop("test-batch-fallback", None)
     assert [o.status for o in outs] == ["ok", "failed", "ok", "failed"]
     assert [o.rows[0]["value"] for o in outs if o.status == "ok"] == [0.0, 1.0]
     assert "this run fails" in outs[1].manifest["error"]

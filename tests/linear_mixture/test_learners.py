@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget, PrivacyUnit
-from privrl.algorithms.linear_mixture import (
+from privrl.linear_mixture import (
     CentralTreePrivatizer,
     LinOptPO,
     LinOptVI,
     LocalPrivatizer,
     NonPrivate,
 )
-from privrl.algorithms.linear_mixture.learners import softmax
-from privrl.algorithms.linear_mixture.planning import optimal_q_values
+from privrl.linear_mixture.learners import softmax
+from privrl.linear_mixture.planning import optimal_q_values
 from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.errors import InvalidDataError, InvalidParameterError
 
@@ -25,7 +25,7 @@ INF = PrivacyBudget.non_private()
 def _ucrl_vtr_reference(model, K, beta_p, beta_r, lam, rng_seed):
     """A direct, loop-based UCRL-VTR (Ayoub et al. 2020) — no vectorisation, no regularizer object."""
     from privrl._rng import child_rngs
-    from privrl.algorithms.linear_mixture.learners import _Rollout
+    from privrl.linear_mixture.learners import _Rollout
     H, S, A, d1, d2 = model.horizon, model.n_states, model.n_actions, model.d1, model.d2
     G_p = [lam * np.eye(d1) for _ in range(H)]
     g_p = [np.zeros(d1) for _ in range(H)]
@@ -285,7 +285,7 @@ def test_regret_sanity_on_e2():
     in the saturated (tie-break) regime: regret equals the lowest-index tie-break policy's."""
     model = E2
     P, r = model.transitions(), model.mean_rewards()
-    from privrl.algorithms.linear_mixture.planning import evaluate_policy
+    from privrl.linear_mixture.planning import evaluate_policy
     _, vstar = optimal_q_values(P, r)
     rng = np.random.default_rng(0)
     random_regret = np.mean([vstar[0, 0] - evaluate_policy(P, r, rng.integers(0, 4, (5, 6)))[0, 0] for _ in range(200)])
@@ -300,7 +300,7 @@ def test_regret_sanity_on_e2():
 @pytest.mark.slow
 def test_regret_monotone_in_epsilon_slow():
     """Test 23: with c_β = 0.1, mean cumulative regret over 10 seeds is non-increasing in ε."""
-    from privrl.algorithms.linear_mixture.engine import fit_many
+    from privrl.linear_mixture.engine import fit_many
     K = 2000
     means = []
     for eps in (10.0, 100.0, 1000.0, math.inf):
@@ -328,7 +328,7 @@ def test_regret_scaling_slope_slow():
     def slope(curves):
         mean = np.mean(curves, axis=0)[ks - 1]
         return np.polyfit(np.log(ks), np.log(mean), 1)[0], mean[-1]
-    from privrl.algorithms.linear_mixture.engine import fit_many
+    from privrl.linear_mixture.engine import fit_many
     ests = fit_many([LinOptVI(n_episodes=K, privatizer="none", beta_scale=0.1) for _ in range(3)]
                     + [LinOptVI(n_episodes=K, budget=PrivacyBudget(epsilon=10.0, delta=1e-5), beta_scale=0.1,
                                 upsilon="monte_carlo", sigma_rule="zcdp") for _ in range(3)],

@@ -20,7 +20,7 @@ Runs are independent: each keeps its own ``env`` / ``policy`` / ``privacy`` stre
 its ``rng``, drawn in blocks that are bit-identical to drawing episode by episode), and every
 per-run quantity comes from elementwise operations or per-run matrix products, so a run's result
 does not depend on the batch it is in (tested). The built-in regularizers are advanced by
-:class:`~privrl.algorithms.linear_mixture.regularizers.BatchedStatistics`; any other regularizer
+:class:`~privrl.linear_mixture.regularizers.BatchedStatistics`; any other regularizer
 (a user's instance, a custom node-noise source) by its own ``update``, one run at a time.
 
 Work saved without changing the algorithm: ``ϕ`` sums over the successors of ``(s, a)`` only (the
@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from privrl._rng import RngLike, child_rngs
-from privrl.algorithms.linear_mixture import calibration as cal
-from privrl.algorithms.linear_mixture.planning import optimal_q_values
-from privrl.algorithms.linear_mixture.regularizers import BatchedStatistics, Stats
+from privrl.linear_mixture import calibration as cal
+from privrl.linear_mixture.planning import optimal_q_values
+from privrl.linear_mixture.regularizers import BatchedStatistics, Stats
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.privacy.accounting import Ledger
 
@@ -314,7 +314,7 @@ class _Run:
     """One estimator's set-up: what ``fit`` computes before the first episode."""
 
     def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
-        from privrl.algorithms.linear_mixture.learners import resolve_model
+        from privrl.linear_mixture.learners import resolve_model
 
         est._validate()
         self.est = est
@@ -386,7 +386,7 @@ class _Lockstep:
         self.pi = np.full((A, R, n), 1.0 / A)
         self.all_bernoulli, self.no_bernoulli = bool(self.geo.bernoulli.all()), not self.geo.bernoulli.any()
         if self.gym_rows:
-            from privrl.algorithms.linear_mixture.learners import _Rollout
+            from privrl.linear_mixture.learners import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
         self._block_start = self._block_end = 0
 

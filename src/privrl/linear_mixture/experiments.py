@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI
-from privrl.algorithms.linear_mixture import calibration as cal
+from privrl.linear_mixture import LinOptPO, LinOptVI
+from privrl.linear_mixture import calibration as cal
 from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
@@ -127,10 +127,10 @@ def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
 def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Several (setting, seed) runs at once: one model per (environment, seed), shared by its
     settings (it comes from the seed's shared stream, so every setting builds the same one), and
-    the learners advanced in lockstep (:func:`~privrl.algorithms.linear_mixture.engine.fit_many`,
+    the learners advanced in lockstep (:func:`~privrl.linear_mixture.engine.fit_many`,
     planning only at reachable states), one batch per (model sizes, algorithm): VI and PO do
     different work per episode. Each result is exactly :func:`run`'s for that run."""
-    from privrl.algorithms.linear_mixture.engine import fit_many
+    from privrl.linear_mixture.engine import fit_many
 
     models: dict[tuple, Any] = {}
     groups: dict[tuple, list[int]] = {}

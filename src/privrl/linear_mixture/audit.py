@@ -29,7 +29,7 @@ import dataclasses
 import dp_accounting
 import numpy as np
 
-from privrl.algorithms.linear_mixture.regularizers import CentralTreePrivatizer, LocalPrivatizer
+from privrl.linear_mixture.regularizers import CentralTreePrivatizer, LocalPrivatizer
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.neighbors import replace_one_user
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target, stack
