@@ -34,9 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _util import emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
+from privrl.envs.linear_mixture import hard_instance, random_mixture  # noqa: E402
 from privrl.linear_mixture import LinOptPO, LinOptVI  # noqa: E402
 from privrl.linear_mixture.engine import fit_many  # noqa: E402
-from privrl.envs.linear_mixture import hard_instance, random_mixture  # noqa: E402
 
 TARGET_K = 10**5
 

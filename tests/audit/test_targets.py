@@ -68,8 +68,8 @@ def test_dp_lsw_pairs():
 
 
 def test_linear_mixture_neighbour_within_declared_bounds():
-    from privrl.linear_mixture.regularizers import CentralTreePrivatizer
     from privrl.linear_mixture.audit import D1, H, K, user_contributions
+    from privrl.linear_mixture.regularizers import CentralTreePrivatizer
 
     reg = CentralTreePrivatizer(epsilon=1.0, delta=1e-5)
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D1, rng=0)

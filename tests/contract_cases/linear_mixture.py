@@ -3,8 +3,8 @@
 import numpy as np
 
 from privrl import PrivacyBudget
-from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.envs.linear_mixture import random_mixture
+from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.testing import ContractCase
 
 _MODEL = random_mixture(4, 3, 3, 2, 2, rng=11)

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from privrl.errors import InvalidDataError
 from privrl.linear_mixture import CentralTreePrivatizer, LocalPrivatizer, NonPrivate
 from privrl.linear_mixture import calibration as cal
-from privrl.errors import InvalidDataError
 from privrl.privacy import Ledger, approx_dp_to_zcdp, zcdp_to_approx_dp
 
 K, H, D1, D2, EPS, DELTA, ALPHA = 1000, 5, 4, 4, 1.0, 1e-5, 0.01

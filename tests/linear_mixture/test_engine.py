@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget
+from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.linear_mixture import (
     CentralTreePrivatizer,
     LinOptPO,
@@ -17,7 +18,6 @@ from privrl.linear_mixture import (
 )
 from privrl.linear_mixture.engine import fit_many, spd_inverse
 from privrl.linear_mixture.regularizers import BatchedStatistics
-from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.privacy.tree import GaussianNodeNoise, gaussian_rounds
 
 TUNED_PRIVATE = {"beta_scale": 0.1, "upsilon": "monte_carlo", "sigma_rule": "zcdp"}

@@ -8,7 +8,6 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import privrl.envs  # noqa: F401  (registers the ids)
-from privrl.linear_mixture.planning import evaluate_policy, optimal_q_values
 from privrl.envs.linear_mixture import (
     LinearMixtureMDP,
     hard_instance,
@@ -17,6 +16,7 @@ from privrl.envs.linear_mixture import (
     tabular_as_mixture,
 )
 from privrl.errors import InvalidDataError, InvalidParameterError
+from privrl.linear_mixture.planning import evaluate_policy, optimal_q_values
 
 
 def test_hard_instance_reference_value_and_structure():

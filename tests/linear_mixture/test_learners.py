@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget, PrivacyUnit
+from privrl.envs.linear_mixture import hard_instance, random_mixture
+from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.linear_mixture import (
     CentralTreePrivatizer,
     LinOptPO,
@@ -15,8 +17,6 @@ from privrl.linear_mixture import (
 )
 from privrl.linear_mixture.learners import softmax
 from privrl.linear_mixture.planning import optimal_q_values
-from privrl.envs.linear_mixture import hard_instance, random_mixture
-from privrl.errors import InvalidDataError, InvalidParameterError
 
 E2 = random_mixture(6, 4, 5, 3, 3, rng=2024)
 INF = PrivacyBudget.non_private()

@@ -29,12 +29,12 @@ import dataclasses
 import dp_accounting
 import numpy as np
 
-from privrl.linear_mixture.regularizers import CentralTreePrivatizer, LocalPrivatizer
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.neighbors import replace_one_user
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target, stack
 from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
 from privrl.audit.targets_tree import HALF_NODES, _EveryOtherNodeNoiseFree
+from privrl.linear_mixture.regularizers import CentralTreePrivatizer, LocalPrivatizer
 
 K, H, D1, D2 = 4, 1, 1, 1
 

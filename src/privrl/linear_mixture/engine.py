@@ -46,10 +46,10 @@ from typing import Any
 import numpy as np
 
 from privrl._rng import RngLike, child_rngs
+from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.linear_mixture import calibration as cal
 from privrl.linear_mixture.planning import optimal_q_values
 from privrl.linear_mixture.regularizers import BatchedStatistics, Stats
-from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.privacy.accounting import Ledger
 
 __all__ = ["fit_many", "plan_once", "softmax"]

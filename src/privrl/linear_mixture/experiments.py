@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from privrl.linear_mixture import LinOptPO, LinOptVI
-from privrl.linear_mixture import calibration as cal
 from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
+from privrl.linear_mixture import LinOptPO, LinOptVI
+from privrl.linear_mixture import calibration as cal
 from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["EXPERIMENT", "settings", "run", "run_batch", "batch_key", "plot", "claims", "fitted_slopes", "TUNED"]

@@ -16,12 +16,12 @@ import numpy as np
 
 from privrl._rng import RngLike
 from privrl._validation import check_option, check_scalar, param_error
-from privrl.linear_mixture import calibration as cal
-from privrl.linear_mixture.engine import fit_many, plan_once, softmax
-from privrl.linear_mixture.regularizers import Regularizer, make_regularizer
 from privrl.base import Estimator
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import InvalidDataError
+from privrl.linear_mixture import calibration as cal
+from privrl.linear_mixture.engine import fit_many, plan_once, softmax
+from privrl.linear_mixture.regularizers import Regularizer, make_regularizer
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", "softmax"]

@@ -36,8 +36,8 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar
-from privrl.linear_mixture import calibration as cal
 from privrl.errors import InvalidDataError
+from privrl.linear_mixture import calibration as cal
 from privrl.privacy.tree import (
     BinaryCounter,
     GaussianNodeNoise,
