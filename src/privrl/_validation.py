@@ -16,7 +16,7 @@ import numpy as np
 
 from privrl.errors import InvalidParameterError
 
-__all__ = ["check_scalar", "check_option", "check_array", "param_error"]
+__all__ = ["check_scalar", "check_option", "check_array", "check_bounds", "param_error"]
 
 
 def _owner_part(owner: str | None) -> str:
@@ -153,3 +153,16 @@ def check_array(
             f"Got maximum {arr.max().item()!r} instead."
         )
     return arr
+
+
+def check_bounds(bounds: Any, name: str, owner: str | None = None, *, allowed: str | None = None) -> tuple[float, float]:
+    """A pair ``(low, high)`` of finite floats with ``low <= high`` (e.g. declared reward bounds), as
+    floats; ``allowed`` overrides the wording of the error (e.g. when None is also accepted)."""
+    allowed = allowed or "a pair (low, high) of finite floats with low <= high"
+    try:
+        low, high = (float(b) for b in bounds)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, allowed, bounds) from None
+    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+        raise param_error(name, owner, allowed, bounds)
+    return (low, high)

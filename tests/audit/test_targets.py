@@ -67,11 +67,25 @@ def test_dp_lsw_pairs():
     assert c.counts.tolist() == [1, 9, 9] and c2.counts.tolist() == [2, 8, 8]
 
 
-def test_linear_mixture_neighbour_within_declared_bounds():
-    from privrl.linear_mixture.audit import D1, H, K, user_contributions
-    from privrl.linear_mixture.regularizers import CentralTreePrivatizer
+def test_linear_mixture_neighbours_attain_the_sensitivity_within_the_bounds():
+    """The audited neighbours are accepted by the privatizer's bound check and move the released
+    moments by exactly the plan's replace-one sensitivities at step 0 (2bc and 2), the Grams not at
+    all (d = 1); 1% beyond the bound is refused. Zero noise (ConstantNoise(0)) isolates the data part."""
+    from privrl.errors import InvalidDataError
+    from privrl.linear_mixture.audit import D1, D2, H, K, privatizer, user_contributions
+    from privrl.privacy import ConstantNoise, Ledger, Releaser
 
-    reg = CentralTreePrivatizer(epsilon=1.0, delta=1e-5)
-    reg.start(n_episodes=K, horizon=H, d1=D1, d2=D1, rng=0)
-    for which in (0, 1):  # the privatizer accepts both contributions (its bound check would raise)
-        reg.update(*user_contributions(which, reg.L_phi))
+    released = []
+    for which in (0, 1):
+        _, reg = privatizer("central", 1.0, 1e-5)
+        reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(ConstantNoise(0.0), Ledger()))
+        released.append(reg.update(*user_contributions(which, *reg.bounds)))
+    (Lp, up, Lr, ur), (Lp2, up2, Lr2, ur2) = released
+    plan = reg.plan
+    np.testing.assert_allclose(np.abs(up - up2)[0], plan.sensitivity[1, 0], rtol=1e-12)
+    np.testing.assert_allclose(np.abs(ur - ur2)[:, 0], plan.sensitivity[3], rtol=1e-12)
+    np.testing.assert_array_equal(Lp, Lp2)
+    np.testing.assert_array_equal(Lr, Lr2)
+    x_p, y_p, x_r, y_r = user_contributions(0, *reg.bounds)
+    with pytest.raises(InvalidDataError):
+        reg.update(x_p * 1.01, y_p, x_r, y_r)

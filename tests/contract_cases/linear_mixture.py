@@ -1,4 +1,6 @@
-"""Contract cases for LinOptVI / LinOptPO (Zhou 2022) with the central (JDP) and local (LDP) privatizers."""
+"""Contract cases for LinOptVI / LinOptPO (Zhou 2022) with the central (JDP) and local (LDP)
+privatizers, in tight (default) and sound calibration; the non-private baseline is the
+privatizer 'none' with an infinite budget."""
 
 import numpy as np
 
@@ -10,7 +12,8 @@ from privrl.testing import ContractCase
 _MODEL = random_mixture(4, 3, 3, 2, 2, rng=11)
 _BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
 _BAD = ({"n_episodes": 0}, {"privatizer": "global"}, {"alpha": 2.0}, {"beta_scale": -1.0},
-        {"shift_scale": 0.1}, {"calibration": "loose"})
+        {"shift_scale": 0.1}, {"calibration": "loose"}, {"constants": "tuned"}, {"lam": 0.0},
+        {"privatizer": "none"}, {"budget": PrivacyBudget(epsilon=1.0)}, {"upsilon": "exact"})
 
 
 def _fit(est, rng):
@@ -24,15 +27,18 @@ def _output(est):
 
 CASES = [
     ContractCase(
-        name=f"{cls.__name__}-{priv}",
-        make=lambda budget, cls=cls, priv=priv: cls(n_episodes=40, privatizer=priv, budget=budget, beta_scale=0.05),
+        name=f"{cls.__name__}-{priv}-{calibration}",
+        make=lambda budget, cls=cls, priv=priv, calibration=calibration: cls(
+            n_episodes=40, privatizer=priv, budget=budget, calibration=calibration, beta_scale=0.05),
         fit=_fit,
         output=_output,
         budget=_BUDGET,
         delta=1e-5,
-        make_baseline=lambda cls=cls: cls(n_episodes=40, privatizer="none", beta_scale=0.05),
+        make_baseline=lambda cls=cls: cls(n_episodes=40, privatizer="none", budget=PrivacyBudget.non_private(),
+                                          beta_scale=0.05),
         bad_params=_BAD,
     )
     for cls in (LinOptVI, LinOptPO)
     for priv in ("central", "local")
+    for calibration in ("tight", "sound")
 ]

@@ -64,8 +64,14 @@ def test_paper_closed_form_accounting():
     assert zcdp_to_approx_dp(rho, DELTA, method="bun_steinke") == pytest.approx(0.2000500, rel=1e-5)
 
 
-def _start(cls, **kw):
-    reg = cls(epsilon=EPS, delta=DELTA, alpha=ALPHA, **kw)
+def _plan(kind="central", calibration="sound", eps=EPS, **kw):
+    from privrl import PrivacyBudget
+    budget = PrivacyBudget(epsilon=eps, delta=DELTA) if math.isfinite(eps) else PrivacyBudget.non_private()
+    return cal.noise_plan(kind, budget, calibration, n_episodes=K, horizon=H, d1=D1, d2=D2, **kw)
+
+
+def _start(cls, calibration="sound", eps=EPS, **kw):
+    reg = cls(_plan("central" if cls is CentralTreePrivatizer else "local", calibration, eps), alpha=ALPHA, **kw)
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rng=0)
     return reg
 
@@ -73,14 +79,16 @@ def _start(cls, **kw):
 @pytest.mark.parametrize("calibration", ["paper", "sound"])
 def test_ledger_matches_closed_form_and_stays_within_target(calibration):
     """Central: each user's item is in m nodes of each of the 4H counters; the ledger composes
-    exactly those Gaussians. Its zCDP equals the paper's ρ = ε²/(16H ln(4H/δ)) in paper mode
-    (sensitivities as printed); the ledger always uses the replacement Δ, and its ε ≤ the target."""
-    reg = _start(CentralTreePrivatizer, calibration=calibration)
-    ledger = Ledger(reg.events())
+    exactly those Gaussians. Its zCDP equals the paper's ρ = ε²/(16H ln(4H/δ)) with the sound σ
+    (replace-one Δ in σ and ledger); paper mode computes σ from the printed Δ (1/√2 and 1/2 of the
+    replacement ones) while the ledger keeps the replacement Δ: ρ is (2+4+2+4)/4 = 3× larger."""
+    reg = _start(CentralTreePrivatizer, calibration)
+    ledger = reg.rel.ledger
+    assert ledger.events == tuple(reg.events())
     rho_paper = cal.paper_rho_total(EPS, DELTA, H)
     if calibration == "sound":
         assert ledger.zcdp_rho() == pytest.approx(rho_paper, rel=1e-9)
-    else:  # printed Δ are 1/√2 (Gram) and 1/2 (moment) of the replacement ones: ρ is (2+4+2+4)/4 = 3× larger
+    else:
         assert ledger.zcdp_rho() == pytest.approx(3 * rho_paper, rel=1e-9)
     eps = ledger.epsilon(DELTA)
     assert eps <= zcdp_to_approx_dp(ledger.zcdp_rho(), DELTA, method="bun_steinke") + 1e-6
@@ -88,17 +96,29 @@ def test_ledger_matches_closed_form_and_stays_within_target(calibration):
     assert eps <= cal.paper_epsilon_total(EPS, DELTA, H)
 
 
-def test_ldp_ledger_and_zcdp_rule():
+def test_ldp_ledger_is_one_message_per_stream_and_step():
     reg = _start(LocalPrivatizer)
     assert Ledger(reg.events()).zcdp_rho() == pytest.approx(cal.paper_rho_total(EPS, DELTA, H), rel=1e-9)
-    assert len(reg.events()) == 4 and all(e.count == H for e in reg.events())
-    z = _start(CentralTreePrivatizer, sigma_rule="zcdp")
-    rho_star = approx_dp_to_zcdp(EPS, DELTA, method="bun_steinke")
-    assert rho_star + 2 * math.sqrt(rho_star * math.log(1 / DELTA)) == pytest.approx(EPS, abs=1e-12)
-    led = Ledger(z.events())
-    assert led.zcdp_rho() == pytest.approx(rho_star, rel=1e-9)
-    assert led.epsilon(DELTA) <= EPS
-    assert z.sigma.p1 < _start(CentralTreePrivatizer).sigma.p1 / 3      # about 5x less noise
+    assert len(reg.events()) == 4 and all(len(e.events) == H for e in reg.events())
+
+
+@pytest.mark.parametrize("kind", ["central", "local"])
+def test_tight_plan_is_one_gaussian_mechanism_at_the_budget(kind):
+    """Tight: count·Σ Δ²/σ² = μ² with μ the exact analytic Gaussian μ of (ε, δ), so the ledger's ε is
+    the target (within [0.99, 1]); the last step's p-streams release nothing (ϕ ≡ 0, V ≡ 0)."""
+    from privrl.privacy.calibration import gaussian_mu
+    from privrl import PrivacyBudget
+    plan = _plan(kind, "tight")
+    assert plan.mu == pytest.approx(gaussian_mu(PrivacyBudget(epsilon=EPS, delta=DELTA)), rel=1e-8)
+    assert plan.std[0, -1] == plan.std[1, -1] == plan.sensitivity[0, -1] == plan.sensitivity[1, -1] == 0
+    assert np.all(plan.std[:, :-1] > 0) and np.all(plan.std[2:] > 0)
+    eps = Ledger(plan.events()).epsilon(DELTA)
+    assert 0.99 * EPS <= eps <= EPS
+    # the split minimises the bound's private part: no better than the even split (σ ∝ Δ) it starts from
+    on = plan.sensitivity > 0
+    even = plan.sensitivity * np.sqrt(plan.count * on.sum()) / plan.mu        # σ = tΔ with the same μ
+    assert cal.split_objective(plan.std, d1=D1, d2=D2, n_episodes=K) <= \
+        cal.split_objective(even, d1=D1, d2=D2, n_episodes=K) * (1 + 1e-9)
 
 
 def test_operator_norm_pd_and_chi_square_bounds():
@@ -148,15 +168,17 @@ def test_monte_carlo_upsilon_is_tighter_and_valid():
 
 def test_inputs_outside_bounds_raise_or_are_clipped():
     reg = NonPrivate(1.0)
-    reg.start(n_episodes=10, horizon=2, d1=2, d2=2, rng=0)
+    reg.start(n_episodes=10, horizon=2, d1=2, d2=2)
     ok = (np.zeros((2, 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2))
     reg.update(*ok)
     with pytest.raises(InvalidDataError, match="clip_inputs"):
         reg.update(ok[0], ok[1], ok[2], np.array([0.5, 1.5]))
     with pytest.raises(InvalidDataError):
         reg.update(np.full((2, 2), 10.0), *ok[1:])
-    clip = CentralTreePrivatizer(epsilon=math.inf, delta=DELTA, clip_inputs=True)
-    clip.start(n_episodes=10, horizon=2, d1=2, d2=2, rng=0)
+    from privrl import PrivacyBudget
+    plan = cal.noise_plan("central", PrivacyBudget.non_private(), "sound", n_episodes=10, horizon=2, d1=2, d2=2)
+    clip = CentralTreePrivatizer(plan, clip_inputs=True)
+    clip.start(n_episodes=10, horizon=2, d1=2, d2=2)
     Lp, up, Lr, ur = clip.update(np.full((2, 2), 10.0), np.array([3.0, -1.0]), np.full((2, 2), 3.0),
                                  np.array([2.0, 0.5]))
     L = math.sqrt(2) * 2
@@ -165,24 +187,57 @@ def test_inputs_outside_bounds_raise_or_are_clipped():
     np.testing.assert_allclose(ur[:, 0], [1.0 / math.sqrt(2), 0.5 / math.sqrt(2)])  # r clipped to [0, 1]
 
 
+def test_tight_bounds_are_per_step_and_enforced():
+    """Under tight calibration the sensitivities rely on ‖ϕ_h‖ ≤ L_ϕ(H−h−1)/H and V_{h+1} ∈ [0, H−h−1]
+    (0-indexed; the last step sends exactly 0): a contribution beyond them raises, never prints it,
+    and clip_inputs projects onto them."""
+    from privrl import PrivacyBudget
+    plan = cal.noise_plan("central", PrivacyBudget(epsilon=1.0, delta=1e-5), "tight", n_episodes=10, horizon=3,
+                          d1=2, d2=2)
+    L = math.sqrt(2) * 3
+    np.testing.assert_allclose(plan.x_bound, [L * 2 / 3, L / 3, 0.0])
+    np.testing.assert_allclose(plan.y_bound, [2.0, 1.0, 0.0])
+    reg = CentralTreePrivatizer(plan)
+    reg.start(n_episodes=10, horizon=3, d1=2, d2=2, rng=0)
+    zeros = (np.zeros((3, 2)), np.zeros(3), np.zeros((3, 2)), np.zeros(3))
+    reg.update(*zeros)
+    y = np.array([0.0, 1.5, 0.0])                                  # V_2 may not exceed H − 2 = 1
+    with pytest.raises(InvalidDataError, match="clip_inputs") as info:
+        reg.update(zeros[0], y, zeros[2], zeros[3])
+    assert "1.5" not in str(info.value)
+    x = np.zeros((3, 2))
+    x[2, 0] = 1e-6                                                  # the last step's ϕ must be exactly 0
+    with pytest.raises(InvalidDataError):
+        reg.update(x, *zeros[1:])
+    clip = CentralTreePrivatizer(plan, clip_inputs=True)
+    clip.start(n_episodes=10, horizon=3, d1=2, d2=2, rng=0)
+    got = clip._check(np.full((3, 2), 100.0), np.array([9.0, 9.0, 9.0]), zeros[2], zeros[3])
+    np.testing.assert_allclose(np.linalg.norm(got[0], axis=1), plan.x_bound)
+    np.testing.assert_allclose(got[1], plan.y_bound)
+
+
 def test_bad_privatizer_parameters_raise():
+    from privrl import PrivacyBudget
     from privrl.errors import InvalidParameterError
+    plan = _plan()
     with pytest.raises(InvalidParameterError, match="shift_scale"):
-        CentralTreePrivatizer(epsilon=1.0, delta=1e-5, shift_scale=0.5)
-    with pytest.raises(InvalidParameterError, match="epsilon"):
-        LocalPrivatizer(epsilon=-1.0, delta=1e-5)
+        CentralTreePrivatizer(plan, shift_scale=0.5)
+    with pytest.raises(InvalidParameterError, match="plan"):
+        LocalPrivatizer(plan)                                      # a central plan
     with pytest.raises(InvalidParameterError, match="calibration"):
-        LocalPrivatizer(epsilon=1.0, delta=1e-5, calibration="wrong")
+        cal.noise_plan("local", PrivacyBudget(epsilon=1.0, delta=1e-5), "wrong", n_episodes=5, horizon=2, d1=1, d2=1)
+    with pytest.raises(InvalidParameterError, match="budget"):
+        cal.noise_plan("central", PrivacyBudget(rho=1.0), "sound", n_episodes=5, horizon=2, d1=1, d2=1)
 
 
 def test_shift_scale_and_monte_carlo_knobs_reach_the_constants():
     reg = _start(CentralTreePrivatizer, shift_scale=1.5)
     c = reg.constants(ALPHA)
-    assert (c.shift_p, c.lambda_min_p, c.lambda_max_p) == pytest.approx((3 * c.upsilon_p, 2 * c.upsilon_p,
-                                                                         4 * c.upsilon_p))
+    np.testing.assert_allclose([c.shift_p, c.lambda_min_p, c.lambda_max_p],
+                               [3 * c.upsilon_p, 2 * c.upsilon_p, 4 * c.upsilon_p], rtol=1e-12)
     mc = _start(CentralTreePrivatizer, upsilon="monte_carlo").constants(ALPHA)
     theory = _start(CentralTreePrivatizer).constants(ALPHA)
-    assert mc.upsilon_p < theory.upsilon_p and mc.upsilon_r < theory.upsilon_r
+    assert np.all(mc.upsilon_p < theory.upsilon_p) and np.all(mc.upsilon_r < theory.upsilon_r)
     # knobs are post-processing: the ledger (privacy) is unchanged
-    assert Ledger(_start(CentralTreePrivatizer, upsilon="monte_carlo", shift_scale=3.0).events()) == \
-        Ledger(_start(CentralTreePrivatizer).events())
+    assert _start(CentralTreePrivatizer, upsilon="monte_carlo", shift_scale=3.0).rel.ledger == \
+        _start(CentralTreePrivatizer).rel.ledger

@@ -16,46 +16,56 @@ from privrl.linear_mixture import (
     NonPrivate,
     optimistic_q,
 )
+from privrl.linear_mixture.calibration import noise_plan
 from privrl.linear_mixture.engine import fit_many, spd_inverse
 from privrl.linear_mixture.regularizers import BatchedStatistics
-from privrl.privacy.tree import GaussianNodeNoise, gaussian_rounds
+from privrl.privacy import ConstantNoise, Ledger, Releaser
+from privrl.privacy.tree import BinaryCounter, GaussianNodeNoise, gaussian_rounds
 
-TUNED_PRIVATE = {"beta_scale": 0.1, "upsilon": "monte_carlo", "sigma_rule": "zcdp"}
+TUNED = {"beta_scale": 0.1, "upsilon": "monte_carlo"}
 
 # Cumulative pseudo-regret after K = 200 episodes, rng = 11, on random_mixture(6, 4, 5, 3, 3, rng=7) ("E2")
 # and hard_instance(5, 6, 10**5, rng=7) ("E1"); private runs at (ε, δ) = (1, 1e-5) (central) and
-# (10, 1e-5) (local); "tuned" = beta_scale 0.1 (+ Monte-Carlo Υ and zCDP σ when private). Produced by
-# the per-episode implementation before the lockstep kernel (LinOptVI/LinOptPO.fit, one run at a time).
-# The kernel changes the floating-point summation order only (tolerance below), with one exception:
-# E1/VI/none/tuned, where actions 4 and 8 tie in exact arithmetic (E1's ± action vectors) at
-# episode 18 and round-off used to pick 8; the kernel picks the lowest index, as documented, and
-# the value below is the kernel's.
+# (10, 1e-5) (local).
+# * "theory" keys: the theory constants; private runs in calibration "sound" (Thm 6.4's σ, replace-one
+#   Δ) — produced by the per-episode implementation before the lockstep kernel (LinOptVI/LinOptPO.fit,
+#   one run at a time) and unchanged by the release seam (every node noise now drawn through the
+#   fit's NumPy noise source: the same draws). The kernel changes the floating-point summation order
+#   only (tolerance below), with one exception: E1/VI/none/tuned, where actions 4 and 8 tie in exact
+#   arithmetic (E1's ± action vectors) at episode 18 and round-off used to pick 8; the kernel picks
+#   the lowest index, as documented, and the value below is the kernel's.
+# * "none/tuned": β × 0.1, unchanged since the per-episode implementation.
+# * "tight" keys (new with the seam): calibration "tight", β × 0.1 and the Monte-Carlo Υ. They replaced
+#   the old "tuned" private runs, whose zCDP σ rule no longer exists (tight calibration supersedes it).
 PINNED = {
     "E2/LinOptVI/none/theory": 98.41125048837543,
     "E2/LinOptVI/none/tuned": 14.010877518910508,
     "E2/LinOptVI/central/theory": 99.39900609500613,
-    "E2/LinOptVI/central/tuned": 131.71532184388923,
+    "E2/LinOptVI/central/tight": 131.66878125600363,
     "E2/LinOptVI/local/theory": 99.39900609500613,
-    "E2/LinOptVI/local/tuned": 120.5124853153424,
+    "E2/LinOptVI/local/tight": 139.38018926768416,
     "E2/LinOptPO/none/theory": 99.90939044463371,
     "E2/LinOptPO/none/tuned": 91.31586626035387,
     "E2/LinOptPO/central/theory": 100.21598557526664,
-    "E2/LinOptPO/central/tuned": 101.81168010695473,
+    "E2/LinOptPO/central/tight": 102.27036206550189,
     "E2/LinOptPO/local/theory": 100.21598557526664,
-    "E2/LinOptPO/local/tuned": 101.11089402915515,
+    "E2/LinOptPO/local/tight": 102.40328094334679,
     "E1/LinOptVI/none/theory": 2.4618149839587047,
     "E1/LinOptVI/none/tuned": 1.7300826035186367,       # was 1.7173252003548698: tie broken by round-off
     "E1/LinOptVI/central/theory": 2.4755182635335102,
-    "E1/LinOptVI/central/tuned": 1.7969190261532124,
+    "E1/LinOptVI/central/tight": 1.878903506546309,
     "E1/LinOptVI/local/theory": 2.4039040533493594,
-    "E1/LinOptVI/local/tuned": 2.614863665780719,
+    "E1/LinOptVI/local/tight": 1.7048887507885904,
     "E1/LinOptPO/none/theory": 1.72804684305145,
     "E1/LinOptPO/none/tuned": 1.7151548976892617,
     "E1/LinOptPO/central/theory": 1.72785761045512,
-    "E1/LinOptPO/central/tuned": 1.727895957063812,
+    "E1/LinOptPO/central/tight": 1.7279001874082698,
     "E1/LinOptPO/local/theory": 1.727757686835258,
-    "E1/LinOptPO/local/tuned": 1.7281041599893228,
+    "E1/LinOptPO/local/tight": 1.7278411027328313,
 }
+
+
+B1 = PrivacyBudget(epsilon=1.0, delta=1e-5)
 
 
 def _models():
@@ -67,9 +77,13 @@ def _estimator(key, K=200):
     cls = LinOptVI if name == "LinOptVI" else LinOptPO
     eps = {"none": math.inf, "central": 1.0, "local": 10.0}[privatizer]
     budget = PrivacyBudget.non_private() if privatizer == "none" else PrivacyBudget(epsilon=eps, delta=1e-5)
-    knobs = {}
+    knobs: dict = {}
     if panel == "tuned":
-        knobs = {"beta_scale": 0.1} if privatizer == "none" else dict(TUNED_PRIVATE)
+        knobs = {"beta_scale": 0.1}
+    elif panel == "theory" and privatizer != "none":
+        knobs = {"calibration": "sound"}
+    elif panel == "tight":
+        knobs = {"calibration": "tight", **TUNED}
     return cls(n_episodes=K, privatizer=privatizer, budget=budget, **knobs)
 
 
@@ -91,7 +105,7 @@ def test_batch_is_identical_to_one_at_a_time_runs():
     every privatizer, two model instances) equals its own one-run fit_many bit for bit, with and
     without reachable-only planning; reachable-only planning gives fit()'s regret and data."""
     models = [random_mixture(6, 4, 3, 3, 3, rng=s) for s in (1, 2)]
-    keys = ["E/LinOptVI/none/tuned", "E/LinOptVI/central/tuned", "E/LinOptPO/local/tuned", "E/LinOptPO/central/theory",
+    keys = ["E/LinOptVI/none/tuned", "E/LinOptVI/central/tight", "E/LinOptPO/local/tight", "E/LinOptPO/central/theory",
             "E/LinOptVI/local/theory", "E/LinOptPO/none/tuned"]
     specs = [(key, m, seed) for m in models for key in keys for seed in (3,)]
     for reachable in (False, True):
@@ -104,8 +118,8 @@ def test_batch_is_identical_to_one_at_a_time_runs():
             np.testing.assert_array_equal(est.policy_, alone.policy_)
             assert est.privacy_ledger_.events == alone.privacy_ledger_.events
     e1 = hard_instance(5, 4, 10**4, rng=3)
-    full = _estimator("E/LinOptVI/central/tuned", 80).fit(e1, rng=4)
-    reach = fit_many([_estimator("E/LinOptVI/central/tuned", 80)], [e1], [4], reachable_only=True)[0]
+    full = _estimator("E/LinOptVI/central/tight", 80).fit(e1, rng=4)
+    reach = fit_many([_estimator("E/LinOptVI/central/tight", 80)], [e1], [4], reachable_only=True)[0]
     np.testing.assert_allclose(reach.regret_, full.regret_, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(reach.theta_p_, full.theta_p_, rtol=1e-12, atol=1e-14)
 
@@ -113,9 +127,9 @@ def test_batch_is_identical_to_one_at_a_time_runs():
 def test_fit_many_validates_its_batch():
     m = random_mixture(6, 4, 3, 3, 3, rng=1)
     with pytest.raises(ValueError, match="same|share"):
-        fit_many([LinOptVI(n_episodes=5), LinOptVI(n_episodes=6)], [m, m], [0, 1])
+        fit_many([LinOptVI(n_episodes=5, budget=B1), LinOptVI(n_episodes=6, budget=B1)], [m, m], [0, 1])
     with pytest.raises(ValueError, match="callback"):
-        fit_many([LinOptVI(n_episodes=5)] * 2, [m, m], [0, 1], callback=lambda k, **i: None)
+        fit_many([LinOptVI(n_episodes=5, budget=B1)] * 2, [m, m], [0, 1], callback=lambda k, **i: None)
 
 
 def test_gaussian_rounds_are_the_node_by_node_draws():
@@ -132,35 +146,52 @@ def test_gaussian_rounds_are_the_node_by_node_draws():
     assert g1.random() == g2.random()                                           # streams left alike
 
 
+K_REG, H_REG, D1_REG, D2_REG = 40, 3, 3, 2
+
+
+def _plan(kind, eps, calibration="sound", scale=1.0):
+    budget = PrivacyBudget(epsilon=eps, delta=1e-5) if math.isfinite(eps) else PrivacyBudget.non_private()
+    plan = noise_plan(kind, budget, calibration, n_episodes=K_REG, horizon=H_REG, d1=D1_REG, d2=D2_REG)
+    return dataclasses.replace(plan, std=plan.std * scale)
+
+
 def _regs():
-    b = PrivacyBudget(epsilon=1.0, delta=1e-5)
-    return [NonPrivate(1.0), CentralTreePrivatizer(epsilon=1.0, delta=1e-5),
-            CentralTreePrivatizer(epsilon=2.0, delta=1e-5, upsilon="monte_carlo", sigma_rule="zcdp", shift_scale=0.51),
-            LocalPrivatizer(epsilon=1.0, delta=1e-5), LocalPrivatizer(epsilon=5.0, delta=1e-5, shift_scale=0.51),
-            CentralTreePrivatizer(epsilon=math.inf, delta=b.delta), LocalPrivatizer(epsilon=math.inf, delta=b.delta)]
+    return [NonPrivate(1.0), CentralTreePrivatizer(_plan("central", 1.0)),
+            CentralTreePrivatizer(_plan("central", 2.0, "tight"), upsilon="monte_carlo", shift_scale=0.51),
+            LocalPrivatizer(_plan("local", 1.0)), LocalPrivatizer(_plan("local", 5.0, "tight"), shift_scale=0.51),
+            CentralTreePrivatizer(_plan("central", math.inf)), LocalPrivatizer(_plan("local", math.inf))]
+
+
+def _ten_times_the_noise(reg):
+    """10× the plan's noise after the constants (shift, floor) were set from it: the floor's shortcut fails."""
+    reg.plan = dataclasses.replace(reg.plan, std=10 * reg.plan.std)
+    for j, c in enumerate(getattr(reg, "_counters", [])):
+        if isinstance(c, BinaryCounter):
+            c.sigma = c.noise.sigma = reg.plan.std[j]
 
 
 def test_batched_statistics_equal_each_regularizers_own_updates():
     """BatchedStatistics releases exactly (bit for bit) what each regularizer's update does, the
-    tree noise and local messages included, and the PD floor where it applies (runs 2 and 4 get
-    10× their noise after calibration, so the floor's shortcut fails and the eigenvalue path runs)."""
-    K, H, d1, d2 = 40, 3, 3, 2
+    tree noise and local messages included (per-step stds with the tight plans' silent last step),
+    and the PD floor where it applies (runs 2 and 4 get 10× their plan's noise, so the floor's
+    shortcut fails and the eigenvalue path runs)."""
+    K, H, d1, d2 = K_REG, H_REG, D1_REG, D2_REG
     alone, together = _regs(), _regs()
     for i, (a, b) in enumerate(zip(alone, together)):
         a.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=100 + i)
         b.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=100 + i)
     for regs in (alone, together):
-        for c in regs[2]._counters:
-            c.sigma = c.noise.sigma = 10 * c.sigma
-        regs[4].sigma = dataclasses.replace(regs[4].sigma, **{k: 10 * v for k, v in regs[4].sigma.as_dict().items()})
+        _ten_times_the_noise(regs[2])
+        _ten_times_the_noise(regs[4])
     assert all(BatchedStatistics.supports(b) for b in together)
     batched = BatchedStatistics(together)
     R = len(alone)
     rng = np.random.default_rng(0)
     floored = 0
     for _ in range(K - 1):
-        x_p = rng.uniform(-1, 1, (R, H, d1)) * 2.0
-        y_p, x_r = rng.uniform(0, H, (R, H)), rng.dirichlet(np.ones(d2), (R, H))
+        c = H - 1.0 - np.arange(H)                                      # V_{h+1} ∈ [0, c_h], ‖ϕ_h‖ ≤ √d1·c_h
+        x_p = rng.uniform(-1, 1, (R, H, d1)) * c[:, None]               # (the tight plans' per-step bounds)
+        y_p, x_r = rng.uniform(0, 1, (R, H)) * c, rng.dirichlet(np.ones(d2), (R, H))
         y_r = rng.uniform(0, 1, (R, H))
         got = batched.update(x_p, y_p, x_r, y_r)
         for g, again in zip(got, batched.statistics()):                 # a second release changes nothing
@@ -170,13 +201,17 @@ def test_batched_statistics_equal_each_regularizers_own_updates():
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(g[r], w)
         for reg, noise in ((alone[2], alone[2]._counters[0].noise_sum()), (alone[4], alone[4]._noise_p)):
-            floored += np.sqrt((noise * noise).sum((-2, -1))).max() > reg._counters[0].shift - reg._floors()[0]
+            norms = np.sqrt((noise * noise).sum((-2, -1)))
+            floored += np.any((norms > reg.shift_p - reg.floor_p) & (reg.floor_p > 0))
     assert floored > 10
     assert not BatchedStatistics.supports(alone[1])                      # already used
-    custom = CentralTreePrivatizer(epsilon=1.0, delta=1e-5)
+    custom = CentralTreePrivatizer(_plan("central", 1.0))
     custom.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=0)
-    custom._counters[1].noise = GaussianNodeNoise(1.0, 0)                # not the privatizer's own stream
+    custom._counters[1].noise = GaussianNodeNoise(1.0, 0)                # not the privatizer's own source
     assert not BatchedStatistics.supports(custom)
+    constant = CentralTreePrivatizer(_plan("central", 1.0))
+    constant.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(1.0), Ledger()))
+    assert not BatchedStatistics.supports(constant)                      # only seeded NumPy is batched
 
 
 def test_spd_inverse_matches_lapack():
@@ -202,7 +237,8 @@ def test_tie_break_prefers_the_lowest_index_among_round_off_ties():
         near = Q >= best - 1e-12 * m.horizon
         np.testing.assert_array_equal(policy, near.argmax(axis=-1))
         seen.append(int((near.sum(-1) > 1).sum()))
-    LinOptVI(n_episodes=30, privatizer="none", beta_scale=0.1).fit(m, rng=11, callback=cb)
+    LinOptVI(n_episodes=30, privatizer="none", budget=PrivacyBudget.non_private(), beta_scale=0.1).fit(
+        m, rng=11, callback=cb)
     assert sum(seen) > 0
 
 
@@ -234,5 +270,5 @@ def test_optimistic_q_is_the_direct_formula_and_horizon_one_runs():
                 np.testing.assert_allclose(Q[h, s], q, rtol=1e-12, atol=1e-12)
                 Vref[h, s] = q.max() if policy is None else policy[h, s] @ q
         np.testing.assert_allclose(V, Vref, rtol=1e-12, atol=1e-12)
-    short = LinOptPO(n_episodes=20, privatizer="central").fit(random_mixture(4, 3, 1, 2, 2, rng=1), rng=0)
+    short = LinOptPO(n_episodes=20, privatizer="central", budget=B1).fit(random_mixture(4, 3, 1, 2, 2, rng=1), rng=0)
     assert short.regret_.shape == (20,) and np.all(short.regret_ >= -1e-12)

@@ -16,7 +16,7 @@ from privrl.envs.linear_mixture import (
     tabular_as_mixture,
 )
 from privrl.errors import InvalidDataError, InvalidParameterError
-from privrl.linear_mixture.planning import evaluate_policy, optimal_q_values
+from privrl.envs.finite import evaluate_policy, optimal_values as optimal_q_values
 
 
 def test_hard_instance_reference_value_and_structure():

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from privrl.errors import InvalidParameterError
-from privrl.privacy import Ledger
+from privrl.privacy import ConstantNoise, Ledger
 from privrl.privacy.tree import (
     BinaryCounter,
-    ConstantNodeNoise,
     GaussianNodeNoise,
+    NodeNoise,
     cover_levels,
     max_membership,
     symmetric_gaussian,
@@ -62,7 +62,7 @@ def test_prefix_is_exact_sum_plus_exactly_its_nodes_noise():
     exact sum plus the noise of the nodes of the set bits of t, at most ⌈log2 K⌉ + 1 of them."""
     K = 37
     values = np.arange(1, K) * 1000.0
-    counter = BinaryCounter((2,), n_items=K - 1, noise=ConstantNodeNoise(values))
+    counter = BinaryCounter((2,), n_items=K - 1, noise=NodeNoise(ConstantNoise(values), 1.0))
     node_value = {}          # level -> noise value of the live node at that level
     rng = np.random.default_rng(0)
     total = np.zeros(2)
@@ -185,3 +185,50 @@ def test_symmetric_gaussian_diagonal_variance():
     np.testing.assert_allclose(x[:, 1, 1].var(), 4.0, rtol=0.05)
     np.testing.assert_allclose(x[:, 0, 2].var(), 4.0, rtol=0.05)
     assert np.array_equal(x, np.swapaxes(x, 1, 2))
+
+
+def test_per_counter_sigma_structure_with_constant_noise():
+    """A stack of counters with one σ per counter (σ_h, e.g. one per step h): with constant noise c
+    every live node of counter h holds c·σ_h (0 where σ_h = 0, which draws nothing), so the release
+    after t inserts is the exact prefix sum plus popcount(t)·c·σ_h, mirrored for matrices; the event
+    composes each counter's membership Gaussians (σ_h/Δ_h) and a counter with Δ_h = 0 is a no-op."""
+    sigma, sens = np.array([2.0, 0.0, 0.5]), np.array([1.0, 0.0, 0.25])
+    source = ConstantNoise(3.0)
+    c = BinaryCounter((3, 2, 2), n_items=6, sigma=sigma, symmetric=True, noise=NodeNoise(source, sigma),
+                      sensitivity=sens)
+    rng = np.random.default_rng(0)
+    total = np.zeros((3, 2, 2))
+    for t in range(1, 7):
+        x = rng.normal(size=(3, 2, 2))
+        x = x + np.swapaxes(x, 1, 2)
+        c.insert(x)
+        total += x
+        expected = total + bin(t).count("1") * 3.0 * sigma[:, None, None] * np.ones((3, 2, 2))
+        np.testing.assert_allclose(c.release(), expected, rtol=0, atol=1e-12)
+    assert source.calls == 6                                           # one draw per node (rows with σ > 0)
+    ev = c.event()
+    count = max_membership(6)
+    assert ev == dp_accounting.ComposedDpEvent([
+        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), count),
+        dp_accounting.NoOpDpEvent(),
+        dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(2.0), count)])
+
+
+def test_node_noise_per_row_is_the_block_layout():
+    """NodeNoise with per-row σ draws the standard normals of the rows with σ > 0 in row-major order:
+    exactly gaussian_rounds' layout (the batched engine's), and seeded NumPy σ·Z equals
+    rng.normal(0, σ)."""
+    from privrl.privacy import NumpyNoise
+    from privrl.privacy.tree import gaussian_rounds
+
+    parts = [((3, 2, 2), True, np.array([1.5, 0.0, 0.7])), ((3, 2), False, np.array([0.0, 2.0, 1.0])),
+             ((3, 1, 1), True, 0.3)]
+    a, b = NumpyNoise(np.random.default_rng(4)), np.random.default_rng(4)
+    nodes = [NodeNoise(a, sigma) for _, _, sigma in parts]
+    one_by_one = [[node(shape, sym) for node, (shape, sym, _) in zip(nodes, parts)] for _ in range(5)]
+    block = gaussian_rounds(b, parts, 5)
+    for i in range(5):
+        for j in range(len(parts)):
+            np.testing.assert_array_equal(block[j][i], one_by_one[i][j])
+    g1, g2 = np.random.default_rng(9), np.random.default_rng(9)
+    np.testing.assert_array_equal(NumpyNoise(g1).gaussian((50,), 0.37), g2.normal(0.0, 0.37, size=50))

@@ -14,9 +14,11 @@ import numpy as np
 
 from privrl._validation import check_scalar
 from privrl.privacy.mechanisms import SymmetricGaussianMatrixMechanism
+from privrl.privacy.noise import NoiseSource
 from privrl.privacy.release import Release
 
-__all__ = ["NOISE_DIVISOR", "divide_noise", "divide_noise_scale", "DiagonalNoiseFreeMatrixMechanism"]
+__all__ = ["NOISE_DIVISOR", "divide_noise", "divide_noise_scale", "DiagonalNoiseFreeMatrixMechanism",
+           "EveryOtherDrawNoiseFree"]
 
 #: The noise divisor of the "noise-div-10" controls.
 NOISE_DIVISOR = 10.0
@@ -53,3 +55,19 @@ class DiagonalNoiseFreeMatrixMechanism(SymmetricGaussianMatrixMechanism):
         exact = np.triu(np.asarray(value, dtype=float)) + np.triu(np.asarray(value, dtype=float), 1).T
         diagonal_noise = np.diag(np.diag(noisy - exact - self.shift * np.eye(exact.shape[0])))
         return Release(noisy - diagonal_noise, event)
+
+
+class EveryOtherDrawNoiseFree(NoiseSource):
+    """A noise source that returns zeros on every other round of ``period`` draws (the 1st, 3rd, ...)
+    and ``base``'s noise otherwise: for tree counters that draw ``period`` nodes per insert, every
+    other node of each counter drawn without noise (half the tree's noise removed, e.g. a
+    level-indexing bug). Claims are unchanged, so an audit must flag it."""
+
+    def __init__(self, base: NoiseSource, period: int = 1) -> None:
+        self.base, self.calls, self.secure = base, 0, base.secure
+        self.period = int(period)
+
+    def _standard(self, kind: str, shape: tuple) -> np.ndarray:
+        self.calls += 1
+        noise = self.base._standard(kind, shape)
+        return np.zeros(shape) if ((self.calls - 1) // self.period) % 2 == 0 else noise

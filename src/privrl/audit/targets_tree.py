@@ -6,24 +6,27 @@ calibrated by :func:`calibrate_gaussian` for ``max_membership(7) = 3`` Gaussian 
 counter's own :meth:`~privrl.privacy.tree.BinaryCounter.event`). The released output is the whole
 sequence of prefix sums (the streaming release). D is the all-zero stream; D' changes item 1, which
 lies in the most nodes (levels 0, 1, 2) and in every prefix. ``N`` independent counters run at once
-(the counter's leading batch axis), so 10⁴ trials are one vectorised run.
+(the counter's leading batch axis), so 10⁴ trials are one vectorised run. The node noise is drawn
+through :class:`~privrl.privacy.tree.NodeNoise` from a noise source.
 
 ``tree-matrix``: the same for a stream of symmetric 2×2 matrices with the PSD shift; D' adds
 e₁e₁ᵀ to item 1.
 
-Negative controls: ``noise-div-10``; ``half-nodes-noise-free`` — every other node is drawn
-without noise (half the tree's noise removed, e.g. a level-indexing bug); ``no-shift`` (matrix,
-public post-processing: must stay consistent).
+Negative controls (the same claim, a broken noise source): ``noise-div-10`` —
+``ScaledNoise(·, 1/10)``; ``half-nodes-noise-free`` — every other node drawn without noise
+(:class:`~privrl.audit.broken.EveryOtherDrawNoiseFree`); ``no-shift`` (matrix, public
+post-processing: must stay consistent).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from privrl.audit.broken import NOISE_DIVISOR, EveryOtherDrawNoiseFree
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
-from privrl.privacy import calibrate_gaussian
-from privrl.privacy.tree import BinaryCounter, GaussianNodeNoise, max_membership
+from privrl.privacy import NumpyNoise, ScaledNoise, calibrate_gaussian
+from privrl.privacy.tree import BinaryCounter, NodeNoise, max_membership
 
 N_ITEMS = 7
 
@@ -31,12 +34,15 @@ HALF_NODES = BrokenVariant("half-nodes-noise-free", "every other tree node drawn
                            "(half the tree noise removed)")
 
 
-class _EveryOtherNodeNoiseFree(GaussianNodeNoise):
-    """Node noise that is zero on every second node drawn (starting with the first)."""
-
-    def __call__(self, shape: tuple, symmetric: bool) -> np.ndarray:
-        noise = super().__call__(shape, symmetric)
-        return np.zeros(shape) if self.calls % 2 == 1 else noise
+def broken_source(rng: np.random.Generator, broken: str | None, counters: int = 1):
+    """The noise source of one audited run: seeded NumPy, or the negative control's broken copy
+    (``counters``: how many tree counters draw one node each per insert)."""
+    base = NumpyNoise(rng)
+    if broken == "noise-div-10":
+        return ScaledNoise(base, 1.0 / NOISE_DIVISOR)
+    if broken == "half-nodes-noise-free":
+        return EveryOtherDrawNoiseFree(base, period=counters)
+    return base
 
 
 def _counter_pair(epsilon: float, delta: float, broken: str | None, item_shape: tuple[int, ...],
@@ -46,13 +52,11 @@ def _counter_pair(epsilon: float, delta: float, broken: str | None, item_shape: 
     shift = 0.0 if (not symmetric or broken == "no-shift") else 3.0
     probe = BinaryCounter(item_shape, n_items=N_ITEMS, sigma=sigma, symmetric=symmetric, sensitivity=1.0)
     claimed = claimed_epsilon(probe.event(), delta)
-    node_sigma = sigma / 10.0 if broken == "noise-div-10" else sigma
 
     def on(first_item: np.ndarray):
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
-            noise_cls = _EveryOtherNodeNoiseFree if broken == "half-nodes-noise-free" else GaussianNodeNoise
             counter = BinaryCounter((n, *item_shape), n_items=N_ITEMS, sigma=sigma, symmetric=symmetric,
-                                    shift=shift, noise=noise_cls(node_sigma, rng), sensitivity=1.0)
+                                    shift=shift, noise=NodeNoise(broken_source(rng, broken), sigma), sensitivity=1.0)
             outs = []
             for t in range(N_ITEMS):
                 item = np.broadcast_to(first_item if t == 0 else np.zeros(item_shape), (n, *item_shape))

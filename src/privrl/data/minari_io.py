@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from privrl._validation import param_error
-from privrl.data.trajectories import TrajectoryDataset, _check_bounds
+from privrl._validation import check_bounds, param_error
+from privrl.data.trajectories import BOUNDS_ALLOWED, TrajectoryDataset
 from privrl.errors import InvalidDataError
 
 __all__ = ["from_minari", "to_minari", "MinariNotFoundError"]
@@ -172,7 +172,7 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
             )
         reward_bounds = header["reward_bounds"]
     if reward_bounds is not None:
-        reward_bounds = _check_bounds(reward_bounds)
+        reward_bounds = check_bounds(reward_bounds, "reward_bounds", "TrajectoryDataset", allowed=BOUNDS_ALLOWED)
 
     obs_space, act_space = dataset.observation_space, dataset.action_space
     if not isinstance(act_space, gym.spaces.Discrete):

@@ -29,7 +29,7 @@ import numpy as np
 
 from privrl._io import atomic_write_bytes
 from privrl._rng import RngLike, as_generator
-from privrl._validation import check_scalar, param_error
+from privrl._validation import check_bounds, check_scalar, param_error
 from privrl.errors import InvalidDataError, InvalidParameterError
 
 __all__ = ["TrajectoryDataset", "collect", "load_dataset", "pad_to_horizon", "rescale_rewards",
@@ -135,7 +135,7 @@ class TrajectoryDataset:
         if not isinstance(clip_rewards, (bool, np.bool_)):
             raise param_error("clip_rewards", _OWNER, "a bool", clip_rewards)
         if reward_bounds is not None:
-            reward_bounds = _check_bounds(reward_bounds)
+            reward_bounds = check_bounds(reward_bounds, "reward_bounds", _OWNER, allowed=BOUNDS_ALLOWED)
         elif clip_rewards:
             raise param_error("reward_bounds", _OWNER, "a pair (low, high) when clip_rewards=True", None)
         if metadata is None:
@@ -541,15 +541,8 @@ class TrajectoryDataset:
             raise bad(f"its contents fail validation ({exc})") from None
 
 
-def _check_bounds(bounds: Any) -> tuple[float, float]:
-    allowed = "None or a pair (low, high) of finite floats with low <= high"
-    try:
-        low, high = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise param_error("reward_bounds", _OWNER, allowed, bounds) from None
-    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-        raise param_error("reward_bounds", _OWNER, allowed, bounds)
-    return (low, high)
+#: the wording of a bad ``reward_bounds`` (None is also accepted where a dataset declares no bound)
+BOUNDS_ALLOWED = "None or a pair (low, high) of finite floats with low <= high"
 
 
 # ---------------------------------------------------------------------- fixed-horizon form
@@ -641,7 +634,7 @@ def rescale_rewards(dataset: TrajectoryDataset, low: float | None = None,
             raise param_error("reward_bounds", owner, "declared (or give low and high)", None)
         low = dataset.reward_bounds[0] if low is None else low
         high = dataset.reward_bounds[1] if high is None else high
-    lo, hi = _check_bounds((low, high))
+    lo, hi = check_bounds((low, high), "reward_bounds", _OWNER, allowed=BOUNDS_ALLOWED)
     if not hi > lo:
         raise param_error("high", owner, f"a float > low = {lo!r}", hi)
     arrays = dataset._arrays()
@@ -684,7 +677,7 @@ def collect(
     if _samples_itself(env_or_model):  # a model (TabularMDP): no import of privrl.envs here
         data = env_or_model.sample(policy, n_trajectories, rng=gen, max_steps=max_steps)
         if reward_bounds is not None and tuple(reward_bounds) != data.reward_bounds:
-            data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=_check_bounds(reward_bounds))
+            data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=check_bounds(reward_bounds, "reward_bounds", _OWNER, allowed=BOUNDS_ALLOWED))
     else:
         import gymnasium as gym
 

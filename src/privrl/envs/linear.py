@@ -17,6 +17,7 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_scalar, param_error
+from privrl.envs import finite
 from privrl.errors import InvalidDataError
 
 __all__ = ["LinearMDP", "backward_induction", "evaluate_policy", "sample_episodes", "policy_probabilities"]
@@ -42,58 +43,30 @@ def policy_probabilities(policy: Any, horizon: int, n_states: int, n_actions: in
 
 
 def backward_induction(P: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Optimal ``Q`` ``(H,S,A)`` and ``V`` ``(H+1,S)`` (last row 0) by exact backward induction."""
-    H, S, A, _ = P.shape
-    V = np.zeros((H + 1, S))
-    Q = np.zeros((H, S, A))
-    for h in range(H - 1, -1, -1):
-        Q[h] = r[h] + P[h] @ V[h + 1]
-        V[h] = Q[h].max(axis=-1)
-    return Q, V
+    """Optimal ``Q`` ``(H,S,A)`` and ``V`` ``(H+1,S)`` (last row 0) by exact backward induction
+    (the shared kernel :func:`privrl.envs.finite.backward_induction`)."""
+    return finite.backward_induction(P, r)
 
 
 def evaluate_policy(P: np.ndarray, r: np.ndarray, policy: Any) -> np.ndarray:
     """``V^π`` ``(H+1, S)`` of any policy (see :func:`policy_probabilities`)."""
     H, S, A, _ = P.shape
-    pi = policy_probabilities(policy, H, S, A)
-    V = np.zeros((H + 1, S))
-    for h in range(H - 1, -1, -1):
-        V[h] = ((r[h] + P[h] @ V[h + 1]) * pi[h]).sum(axis=-1)
-    return V
+    return finite.backward_induction(P, r, policy_probabilities(policy, H, S, A))[1]
 
 
 def sample_episodes(P: np.ndarray, r: np.ndarray, initial: np.ndarray, policy: Any, n_episodes: int,
                     *, rng: RngLike) -> dict[str, np.ndarray]:
     """``n_episodes`` fixed-horizon episodes as ``(K, H)`` arrays ``observations, actions, rewards,
-    next_observations`` (rewards are the expected rewards ``r_h(s, a)``). Vectorised over episodes."""
+    next_observations`` (rewards are the expected rewards ``r_h(s, a)``), by the models' shared
+    sampler (:func:`privrl.envs.finite.sample_paths`; every policy as probabilities, so each step
+    draws its actions and then its next states)."""
     n_episodes = check_scalar(n_episodes, "n_episodes", kind=int, low=1)
     gen = as_generator(rng)
     H, S, A, _ = P.shape
     pi = policy_probabilities(policy, H, S, A)
-    K = n_episodes
-    obs = np.empty((K, H), dtype=np.int64)
-    act = np.empty((K, H), dtype=np.int64)
-    nxt = np.empty((K, H), dtype=np.int64)
-
-    def draw(table: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Inverse-CDF draws from ``table[rows]`` in one ``searchsorted`` (row i of the shifted
-        CDF lives in (i, i+1], so the rows never mix)."""
-        n, m = table.shape
-        cdf = np.cumsum(table, axis=1)
-        cdf /= cdf[:, -1:]
-        cdf[:, -1] = 1.0
-        flat = (cdf + np.arange(n)[:, None]).ravel()
-        pos = np.searchsorted(flat, rows + gen.random(len(rows)), side="right")
-        return np.minimum(pos - rows * m, m - 1)
-
-    s = draw(np.asarray(initial, dtype=float)[None], np.zeros(K, dtype=np.int64))
-    for h in range(H):
-        a = draw(pi[h], s)
-        obs[:, h], act[:, h] = s, a
-        s = draw(P[h].reshape(S * A, S), s * A + a)
-        nxt[:, h] = s
-    rew = r[np.arange(H)[None, :], obs, act]
-    return {"observations": obs, "actions": act, "rewards": rew, "next_observations": nxt}
+    paths = finite.sample_paths(np.cumsum(P, axis=-1), lambda h: r[h], np.cumsum(np.asarray(initial, dtype=float)),
+                                n_episodes, gen, cum_policy=np.cumsum(pi, axis=-1), limit=H, stop_at=H)
+    return {k: paths[k] for k in ("observations", "actions", "rewards", "next_observations")}
 
 
 class LinearMDP:

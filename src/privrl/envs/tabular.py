@@ -27,13 +27,13 @@ each an exact linear solve), so optimal values are exact up to floating point.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from privrl._rng import RngLike, as_generator
-from privrl._validation import check_array, check_scalar, param_error
+from privrl._validation import check_array, check_bounds, check_scalar, param_error
+from privrl.envs.finite import backward_induction, sample_paths
 from privrl.errors import InvalidDataError, InvalidParameterError
 
 __all__ = ["TabularMDP", "from_gymnasium_toy_text", "PROBABILITY_ATOL"]
@@ -72,16 +72,6 @@ def _check_distribution_rows(arr: np.ndarray, name: str, owner: str = _OWNER) ->
             f"{PROBABILITY_ATOL}). Got sum {float(sums[row])!r} for row {row} "
             f"({int(bad.sum())} bad rows) instead."
         )
-
-
-def _draw(cum: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One draw per row of the cumulative probabilities ``cum`` (n, K) (inverse-CDF sampling).
-
-    Returns the first index whose cumulative mass exceeds ``u · total``, so zero-probability
-    entries are never drawn and rounding in the last cumulative sum cannot select past the end.
-    """
-    x = rng.random(cum.shape[0]) * cum[:, -1]
-    return (cum <= x[:, None]).sum(axis=1)
 
 
 class TabularMDP:
@@ -178,7 +168,7 @@ class TabularMDP:
 
         if reward_bounds is None:
             reward_bounds = (0.0, 1.0)
-        self._reward_bounds = _check_bounds(reward_bounds, "reward_bounds", _OWNER)
+        self._reward_bounds = check_bounds(reward_bounds, "reward_bounds", _OWNER)
         low, high = self._reward_bounds
         if r.size and (r.min() < low or r.max() > high):
             bad = r.min() if r.min() < low else r.max()
@@ -297,9 +287,6 @@ class TabularMDP:
         return f"TabularMDP({label}S={self.n_states}, A={self.n_actions}, {form})"
 
     # ------------------------------------------------------------------ policies
-    def _P_at(self, h: int) -> np.ndarray:
-        return self._P if self._stationary else self._P[h]
-
     def _r_at(self, h: int) -> np.ndarray:
         return self._r if self._stationary else self._r[h]
 
@@ -380,18 +367,8 @@ class TabularMDP:
         V = self._solve_optimal()[1]
         return float(self._initial @ (V[0] if self.is_episodic else V))
 
-    def _backward_induction(self, state_value: Callable[[int, np.ndarray], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """``Q_h = r_h + P_h V_{h+1}``, ``V_h = state_value(h, Q_h)``, ``V_H = 0``."""
-        H, S, A = self._H, self.n_states, self.n_actions
-        Q = np.zeros((H, S, A))
-        V = np.zeros((H + 1, S))
-        for h in range(H - 1, -1, -1):
-            Q[h] = self._r_at(h) + self._P_at(h) @ V[h + 1]
-            V[h] = state_value(h, Q[h])
-        return Q, V
-
     def _episodic_evaluate(self, probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self._backward_induction(lambda h, q: np.einsum("sa,sa->s", probs[h], q))
+        return backward_induction(self.P, self.r, probs)
 
     def _discounted_evaluate(self, probs: np.ndarray) -> np.ndarray:
         S = self.n_states
@@ -411,7 +388,7 @@ class TabularMDP:
             return self._optimal
         S, A = self.n_states, self.n_actions
         if self.is_episodic:
-            Q, V = self._backward_induction(lambda h, q: q.max(axis=1))
+            Q, V = backward_induction(self.P, self.r)
             pi = Q.argmax(axis=2)
         else:
             # Policy iteration (Puterman 1994, §6.4): exact evaluation, greedy improvement that
@@ -487,41 +464,24 @@ class TabularMDP:
         cum_P = cum_P[None] if self._stationary else cum_P
 
         limit = _MAX_UNBOUNDED_STEPS if T is None else T
-        obs_rows, act_rows, rew_rows, next_rows, active_rows = [], [], [], [], []
-        state = _draw(np.broadcast_to(np.cumsum(self._initial), (n_episodes, S)), gen)
-        active = np.ones(n_episodes, dtype=bool)
-        h = 0
-        while active.any():
-            if h >= limit:
-                raise InvalidParameterError(
-                    "The 'max_steps' parameter of TabularMDP.sample must be given when episodes "
-                    f"need not terminate. Got None and some episodes ran {limit} steps instead."
-                )
-            if use_callable:
-                action = np.zeros(n_episodes, dtype=np.int64)
-                for i in np.flatnonzero(active):
-                    action[i] = _check_action(policy(int(state[i]), h, gen), A)
-            elif actions_at is not None:
-                action = actions_at[min(h, actions_at.shape[0] - 1)][state]
-            else:
-                assert cum_policy is not None
-                action = _draw(cum_policy[min(h, cum_policy.shape[0] - 1)][state], gen)
-            reward = self._r_at(h)[state, action]
-            nxt = _draw(cum_P[min(h, cum_P.shape[0] - 1)][state, action], gen)
-            obs_rows.append(state)
-            act_rows.append(action)
-            rew_rows.append(reward)
-            next_rows.append(nxt)
-            active_rows.append(active)
-            active = active & ~self._terminal[nxt]
-            state = nxt
-            h += 1
-            if h == T:
-                break
-        mask = np.stack(active_rows, axis=1)  # (E, T): episode-major after transposition
-        take = lambda rows: np.stack(rows, axis=1)[mask]  # noqa: E731
-        observations, actions = take(obs_rows), take(act_rows)
-        rewards, next_obs = take(rew_rows).astype(float), take(next_rows)
+
+        def act(state: np.ndarray, h: int, active: np.ndarray) -> np.ndarray:
+            action = np.zeros(n_episodes, dtype=np.int64)
+            for i in np.flatnonzero(active):
+                action[i] = _check_action(policy(int(state[i]), h, gen), A)
+            return action
+
+        def too_long() -> Exception:
+            return InvalidParameterError(
+                "The 'max_steps' parameter of TabularMDP.sample must be given when episodes "
+                f"need not terminate. Got None and some episodes ran {limit} steps instead.")
+
+        paths = sample_paths(cum_P, self._r_at, np.cumsum(self._initial), n_episodes, gen,
+                             actions_at=actions_at, cum_policy=cum_policy, act=act if use_callable else None,
+                             terminal=self._terminal, limit=limit, stop_at=T, on_limit=too_long)
+        mask = paths["active"]  # (E, T): the steps each episode took
+        observations, actions = paths["observations"][mask], paths["actions"][mask]
+        rewards, next_obs = paths["rewards"][mask].astype(float), paths["next_observations"][mask]
         terminals = self._terminal[next_obs]
         lengths = mask.sum(axis=1)
         starts = np.concatenate([[0], np.cumsum(lengths)])
@@ -563,17 +523,6 @@ def _check_action(action: Any, n_actions: int) -> int:
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
         raise param_error("policy", "TabularMDP.sample", f"a callable returning an int action in [0, {n_actions - 1}]", action)
     return int(action)
-
-
-def _check_bounds(bounds: Any, name: str, owner: str) -> tuple[float, float]:
-    allowed = "a pair (low, high) of finite floats with low <= high"
-    try:
-        low, high = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise param_error(name, owner, allowed, bounds) from None
-    if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-        raise param_error(name, owner, allowed, bounds)
-    return (low, high)
 
 
 # ---------------------------------------------------------------------- Gymnasium toy text

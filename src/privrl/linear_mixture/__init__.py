@@ -1,12 +1,15 @@
-"""Online private RL in linear mixture MDPs (Zhou 2022): LinOpt-VI, LinOpt-PO and their regularizers.
+"""Online private RL in linear mixture MDPs (Zhou 2022): LinOpt-VI, LinOpt-PO and their privatizers.
 
-* :mod:`.calibration` — sensitivities, σ, Assumption 2 constants, Lemma 3.1 radii, regret bounds;
+* :mod:`.calibration` — noise plans (paper / sound / tight), sensitivities, Assumption 2 constants,
+  Lemma 3.1 radii, regret bounds;
 * :mod:`.regularizers` — ``NonPrivate``, ``CentralTreePrivatizer`` (JDP), ``LocalPrivatizer`` (LDP, derived);
-* :mod:`.learners` — ``LinOptVI`` (Algorithm 1), ``LinOptPO`` (Algorithm 2) and the shared kernel;
-* :mod:`.planning` — exact DP for the pseudo-regret.
+* :mod:`.learners` — ``LinOptVI`` (Algorithm 1), ``LinOptPO`` (Algorithm 2) with declared parameters;
+* :mod:`.engine` — the lockstep kernel (many runs at once);
+* :mod:`.experiments` — ``zhou2022-regret`` and ``frontier-linear-mixture``; :mod:`.audit` — audit targets.
 """
 
-from privrl.linear_mixture.learners import LinOptPO, LinOptVI, optimistic_q
+from privrl.linear_mixture.calibration import NoisePlan, noise_plan
+from privrl.linear_mixture.learners import LINOPT_PRESETS, LinOptPO, LinOptVI, optimistic_q
 from privrl.linear_mixture.regularizers import (
     CentralTreePrivatizer,
     LocalPrivatizer,
@@ -15,4 +18,4 @@ from privrl.linear_mixture.regularizers import (
 )
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "Regularizer", "NonPrivate", "CentralTreePrivatizer",
-           "LocalPrivatizer"]
+           "LocalPrivatizer", "NoisePlan", "noise_plan", "LINOPT_PRESETS"]

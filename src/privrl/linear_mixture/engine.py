@@ -40,17 +40,18 @@ The greedy policy (Algorithm 1 line 12) takes the lowest-index action among thos
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from privrl._rng import RngLike, child_rngs
+from privrl.envs.finite import backward_induction, inverse_cdf
 from privrl.envs.linear_mixture import LinearMixtureMDP
+from privrl.errors import UtilityWarning
 from privrl.linear_mixture import calibration as cal
-from privrl.linear_mixture.planning import optimal_q_values
 from privrl.linear_mixture.regularizers import BatchedStatistics, Stats
-from privrl.privacy.accounting import Ledger
 
 __all__ = ["fit_many", "plan_once", "softmax"]
 
@@ -233,8 +234,9 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     else:                                                                # (R, H, Un), one product per run
         reward = np.ascontiguousarray(theta_r.transpose(1, 2, 0)) @ geo.phi_T
         quad_r = np.ascontiguousarray(inv_r[geo.iu, geo.ju].transpose(1, 2, 0)) @ geo.pairs_T
-    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r) if geo.d2 == 1 else \
-        br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+    # β per run and step (R, H): the reward bonus at every planned column of every step
+    bonus = br[:, geo.hcol] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r) if geo.d2 == 1 else \
+        br[:, :, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
 
     def part(x: np.ndarray, h: int) -> np.ndarray:
         """Step h's distinct columns of a reward-part array."""
@@ -246,7 +248,6 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     feat = np.empty((R, int(geo.foff[-1])))
     feat[:, geo.foff[H - 1]:] = 0.0                                      # ϕ_H ≡ 0
     rows = np.arange(R)[:, None]
-    bp_col = bp[:, None]
     for h in range(H - 1, -1, -1):
         n, U = geo.n[h], geo.U[h]
         on = geo.offn[h]
@@ -261,7 +262,7 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
             W = aug[h] @ f                                               # (R, d1+1, U)
             quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
             np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
-            quad *= bp_col
+            quad *= bp[:, h, None]
             np.add(part(reward, h), W[:, d1], out=Qu)
             Qu += quad
             Qu += part(bonus, h)
@@ -280,15 +281,17 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     return Q.reshape(R, geo.nsum, A), feat, V, Vmax
 
 
-def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, beta_r: float,
+def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: Any, beta_r: Any,
               policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`_plan` for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
-    ``policy`` ``(H, S, A)`` for PO. Returns ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
+    ``beta_p``/``beta_r`` one radius or one per step, ``policy`` ``(H, S, A)`` for PO. Returns
+    ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
     H, (S, A, _, d1) = stats[0].shape[0], psi.shape
     geo = _Geometry(psi[None], phi[None], np.full((1, S), 1.0 / S), H, reachable_only=False)
     pi = None if policy is None else np.moveaxis(policy.reshape(1, H * S, A), -1, 0)
-    Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
-                          pi, None if policy is None else np.array([True]))
+    bp = np.broadcast_to(np.asarray(beta_p, dtype=float), (H,))[None]
+    br = np.broadcast_to(np.asarray(beta_r, dtype=float), (H,))[None]
+    Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), bp, br, pi, None if policy is None else np.array([True]))
     f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, -1)[:, geo.uinv[h]].reshape(d1, S, A),
                               0, -1) for h in range(H)])
     return Q[0].reshape(H, S, A), V[0].reshape(H + 1, S), f
@@ -311,29 +314,36 @@ class _PerRun:
 
 
 class _Run:
-    """One estimator's set-up: what ``fit`` computes before the first episode."""
+    """One estimator's set-up: what ``fit`` computes before the first episode (parameters validated,
+    the fit's releaser opened, the regularizer started, the constants and radii per step)."""
 
     def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
         from privrl.linear_mixture.learners import resolve_model
 
-        est._validate()
+        p = est._checked()
+        rng = est._fit_rng(rng)
         self.est = est
         self.model, self.gym_env = resolve_model(env, features)
         model = self.model
         self.streams = child_rngs(rng, "env", "policy", "privacy")
-        self.K, self.H = int(est.n_episodes), model.horizon
-        self.reg = est._make_regularizer(model)
-        self.initial = self.reg.start(n_episodes=self.K, horizon=self.H, d1=model.d1, d2=model.d2,
-                                      rng=self.streams["privacy"])
-        self.consts = self.reg.constants(est.alpha)
-        self.beta_p, self.beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,
-                                                        horizon=self.H, alpha=est.alpha)
-        est.beta_p_, est.beta_r_ = est.beta_scale * self.beta_p, est.beta_scale * self.beta_r
-        self.v_star = optimal_q_values(model.transitions(), model.mean_rewards())[1][0]
-        est._begin(model, self.K)
+        self.K, self.H = int(p["n_episodes"]), model.horizon
+        self.reg = est.regularizer(model)
+        # every privacy-noise draw of the fit goes through this releaser (its ledger is the estimator's)
+        self.rel = est._privacy(None if p["secure"] else self.streams["privacy"], n_units=self.K)
+        self.initial = self.reg.start(n_episodes=self.K, horizon=self.H, d1=model.d1, d2=model.d2, rel=self.rel)
+        knobs = est.knobs(model)
+        self.alpha = p["alpha"]
+        self.consts = self.reg.constants(self.alpha)
+        beta_p, beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,
+                                              horizon=self.H, alpha=self.alpha, value_feature_bound=self.reg.bounds[0])
+        self.beta_p = np.broadcast_to(np.asarray(beta_p, dtype=float), (self.H,))
+        self.beta_r = np.broadcast_to(np.asarray(beta_r, dtype=float), (self.H,))
+        est.beta_p_, est.beta_r_ = knobs["beta_scale"] * self.beta_p, knobs["beta_scale"] * self.beta_r
+        self.v_star = backward_induction(model.transitions(), model.mean_rewards())[1][0]
+        est._begin(model, self.K, p)
         self.is_po = est._algorithm == "linopt-po"
         self.eta = float(getattr(est, "eta_", 0.0))
-        self.random_ties = not self.is_po and getattr(est, "tie_break", "lowest") == "random"
+        self.random_ties = not self.is_po and p.get("tie_break", "lowest") == "random"
         self.sizes = (self.K, self.H, model.n_states, model.n_actions, model.d1, model.d2)
 
 
@@ -389,6 +399,10 @@ class _Lockstep:
             from privrl.linear_mixture.learners import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
         self._block_start = self._block_end = 0
+        geo = self.geo
+        self._steps = [(lambda W, h=h: (W[:, None, :] @ geo.P_T[h])[:, 0].reshape(R, geo.n[h], self.A))
+                       for h in range(self.H)]
+        self._rewards = [geo.r[h].reshape(R, geo.n[h], self.A) for h in range(self.H)]
 
     # -- pre-drawn randomness (bit-identical to per-episode draws)
     def _draws(self, k: int) -> None:
@@ -429,25 +443,24 @@ class _Lockstep:
 
     def rollout(self, greedy: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The users' side: one episode of every run's policy on its model (vectorised)."""
-        geo, R, H, A, S, ar = self.geo, self.R, self.H, self.A, self.S, self.ar
+        geo, R, H, ar = self.geo, self.R, self.H, self.ar
         u = self.u_env[k - self._block_start]
         u_act = self.u_act[k - self._block_start]
         s = np.empty((R, H + 1), dtype=np.intp)
         a = np.empty((R, H), dtype=np.intp)
         rew = np.empty((R, H))
-        s[:, 0] = np.minimum((geo.cum_init <= u[:, H, 0, None]).sum(-1), S - 1)
+        s[:, 0] = inverse_cdf(geo.cum_init, u[:, H, 0])
         po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
         for h in range(H):
             x = s[:, h]
             j = geo.jpos[h][x]
             act = greedy[ar, j] if vi else None
             if po:
-                c = np.cumsum(self.pi[:, ar, j], axis=0)                 # (A, R): π_h(·|s_h)'s cdf
-                pick = np.minimum((c <= u_act[:, h] * c[-1]).sum(0), A - 1)
+                c = np.cumsum(self.pi[:, ar, j], axis=0).T               # (R, A): π_h(·|s_h)'s cdf
+                pick = inverse_cdf(c, u_act[:, h])
                 act = pick if act is None else np.where(self.is_po, pick, act)
             a[:, h] = act
-            cp = geo.cum_P[ar, h, x, act]
-            s[:, h + 1] = np.minimum((cp <= u[:, h, 0, None]).sum(-1), S - 1)
+            s[:, h + 1] = inverse_cdf(geo.cum_P[ar, h, x, act], u[:, h, 0])
             mean = geo.mean[ar, h, x, act]
             if self.no_bernoulli:
                 rew[:, h] = mean
@@ -470,20 +483,23 @@ class _Lockstep:
         return self.geo.full(greedy[r:r + 1], fill=0)[0]
 
     def regret(self, greedy: np.ndarray, s0: np.ndarray) -> np.ndarray:
-        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model."""
-        geo, R, H, A = self.geo, self.R, self.H, self.A
+        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model (the shared kernel
+        over the planned states of each step, all runs at once; ``P_h V`` in the engine's
+        transposed layout)."""
+        geo, R = self.geo, self.R
         rows = self.ar[:, None]
         po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
-        W = np.zeros((R, geo.n[H]))
-        for h in range(H - 1, -1, -1):
+
+        def value(h: int, q: np.ndarray) -> np.ndarray:
             n, on = geo.n[h], geo.offn[h]
-            qv = (geo.r[h] + (W[:, None, :] @ geo.P_T[h])[:, 0]).reshape(R, n, A)
-            w = qv[rows, np.arange(n)[None, :], greedy[:, on:on + n]] if vi else None
+            w = q[rows, np.arange(n)[None, :], greedy[:, on:on + n]] if vi else None
             if po:
-                w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], qv)
+                w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], q)
                 w = w_po if w is None else np.where(self.is_po[:, None], w_po, w)
-            W = w
-        return self.v_star[self.ar, s0] - W[self.ar, geo.pos[0][s0]]
+            return w
+
+        _, V = backward_induction(self._steps, self._rewards, value=value)
+        return self.v_star[self.ar, s0] - V[0][self.ar, geo.pos[0][s0]]
 
     def run(self) -> None:
         R, H, K, geo, ar, A = self.R, self.H, self.K, self.geo, self.ar, self.A
@@ -529,27 +545,39 @@ class _Lockstep:
                     self.logits[:, rows] = lg
                     self.pi = self.pi.copy()
                     self.pi[:, rows] = softmax0(lg)
-        self._finish(regret, stats, greedy, play_pi)
+        self._finish(regret, stats, greedy, play_pi, Q)
 
-    def _finish(self, regret: np.ndarray, stats: Stats, greedy: list, play_pi: list) -> None:
+    def _finish(self, regret: np.ndarray, stats: Stats, greedy: np.ndarray, play_pi: np.ndarray, Q: np.ndarray) -> None:
         geo = self.geo
+        # the last episode's optimistic Q clipped at its cap H − h (1-based H − h + 1) everywhere: the
+        # bonus exceeds the value range and the played policy is the tie-break rule (VI) or uniform (PO)
+        cap = (self.H - geo.hcat)[None, :, None]
+        saturated = np.all(Q >= cap * (1.0 - 1e-12), axis=(1, 2))
         for r, run in enumerate(self.runs):
             est, model, reg = run.est, run.model, run.reg
             est.regret_ = regret[r]
             est.cumulative_regret_ = np.cumsum(regret[r])
             if run.is_po:
                 est.policy_ = self.pi_full(play_pi, r)
-                est._pi = self.pi_full(self.pi, r)
-                est._logits = geo.full(np.moveaxis(self.logits[:, r:r + 1], 0, -1), fill=0.0)[0]
             else:
                 est.policy_ = geo.full(greedy[r:r + 1], fill=0)[0]
             Lp, up, Lr, ur = (x[r] for x in stats)
             est.theta_p_ = np.linalg.solve(Lp, up[..., None])[..., 0]
             est.theta_r_ = np.linalg.solve(Lr, ur[..., None])[..., 0]
             est.constants_ = run.consts.as_dict()
-            est.regret_bound_ = est._bound(run.consts, run.beta_p, run.beta_r, model, run.K)
+            est.regret_bound_ = est._bound(run.consts, run.beta_p, run.beta_r, model, run.K, run.alpha)
             est.privatizer_parameters_ = reg.public_parameters()
-            est.privacy_ledger_ = Ledger(reg.events() if est.budget.is_private else [])
+            plan = getattr(reg, "plan", None)
+            est.noise_std_ = plan.noise_std if plan is not None else 0.0
             eps, delta = est.budget.epsilon, est.budget.delta
             est.paper_epsilon_ = (cal.paper_epsilon_total(eps, delta, run.H)
                                   if reg.guarantee and est.budget.is_private and eps and delta else math.inf)
+            est.saturated_ = bool(saturated[r])
+            if est.saturated_:
+                warnings.warn(
+                    f"{type(est).__name__}: degenerate output: in the last episode every optimistic Q-value is "
+                    "clipped at its maximum H - h + 1 (the bonus beta * ||phi||_(Lambda^-1) exceeds the value "
+                    "range), so the played policy is the tie-break rule (uniform for PO) and the regret is "
+                    "linear. The shift 2*Upsilon*I of the private Gram and the radii beta swamp the data: use "
+                    "constants='practical' (or a smaller beta_scale), a larger budget, or more episodes.",
+                    UtilityWarning, stacklevel=5)

@@ -5,6 +5,12 @@ Both learners are thin shells over one kernel, :func:`~privrl.linear_mixture.eng
 per-episode steps). The learner sees the data only through the regularizer's releases (billboard
 lemma, Thm 6.4); the rollout is the user's side. Regret is the exact pseudo-regret
 ``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` by dynamic programming on the true model every episode.
+
+Parameters are declared once (:data:`LINOPT_PARAMS`): the budget (required; an infinite budget is
+exactly the non-private learner), ``privatizer`` (``"central"`` JDP, ``"local"`` LDP, ``"none"``),
+``calibration`` (tight / sound / paper, :mod:`~privrl.linear_mixture.calibration`), ``secure``, and
+the utility knobs ``beta_scale``, ``upsilon``, ``shift_scale``, ``lam`` with presets
+``constants="theory"|"practical"`` (:data:`LINOPT_PRESETS`); privacy never depends on the knobs.
 """
 
 from __future__ import annotations
@@ -14,29 +20,53 @@ from typing import Any
 
 import numpy as np
 
+from privrl._params import Param
 from privrl._rng import RngLike
-from privrl._validation import check_option, check_scalar, param_error
-from privrl.base import Estimator
+from privrl._validation import param_error
+from privrl.base import CONSTANTS, PRIVATE_PARAMS, PrivateEstimator
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.linear_mixture.engine import fit_many, plan_once, softmax
-from privrl.linear_mixture.regularizers import Regularizer, make_regularizer
+from privrl.linear_mixture.regularizers import (
+    UPSILON_RULES,
+    CentralTreePrivatizer,
+    LocalPrivatizer,
+    NonPrivate,
+    Regularizer,
+)
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", "softmax"]
+__all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", "softmax", "LINOPT_PRESETS",
+           "PRIVATIZERS", "practical_constants"]
 
 PRIVATIZERS = ("central", "local", "none")
 
+#: Utility presets (privacy never depends on them). ``theory``: the paper's constants — β of
+#: Lemma 3.1, Υ of Lemma B.4, shift 2Υ (c = 1), λ = 1. ``practical``: chosen once on held-out E2
+#: instances (model seeds 990000–990002; never the benchmark's, the experiments' or the figures')
+#: by ``benchmarks/tune_linear_mixture.py`` — see ``docs/linear_mixture.md``; a function of public
+#: quantities only (:func:`practical_constants`).
+LINOPT_PRESETS: dict[str, dict[str, Any]] = {
+    "theory": {"beta_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
+    "practical": {"beta_scale": 0.1, "upsilon": "monte_carlo", "shift_scale": 1.0, "lam": 1.0},
+}
+
+
+def practical_constants(horizon: int, d1: int, d2: int, n_episodes: int, budget: PrivacyBudget) -> dict[str, Any]:
+    """The ``practical`` preset for a run (public quantities only: H, d, K and the budget)."""
+    return dict(LINOPT_PRESETS["practical"])
+
 
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
-                 phi: np.ndarray, beta_p: float, beta_r: float, policy: np.ndarray | None = None
+                 phi: np.ndarray, beta_p: Any, beta_r: Any, policy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12) for one run.
 
-    ``psi_t`` is ψ as ``(S, A, d1, S)``; ``policy`` ``(H, S, A)`` switches ``V`` from max (VI) to
-    ``⟨π, Q⟩`` (PO). Returns ``(Q (H,S,A), V (H+1,S), feat (H,S,A,d1))``. The learners use the
-    batched kernel of :mod:`.engine`; this is the same computation for a single set of statistics.
+    ``psi_t`` is ψ as ``(S, A, d1, S)``; ``beta_p``/``beta_r`` one radius or one per step ``(H,)``;
+    ``policy`` ``(H, S, A)`` switches ``V`` from max (VI) to ``⟨π, Q⟩`` (PO). Returns
+    ``(Q (H,S,A), V (H+1,S), feat (H,S,A,d1))``. The learners use the batched kernel of
+    :mod:`.engine`; this is the same computation for a single set of statistics.
     """
     return plan_once((Lam_p, u_p, Lam_r, u_r), np.moveaxis(psi_t, 3, 2), phi, beta_p, beta_r, policy)
 
@@ -63,108 +93,155 @@ def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -
     return model, env_or_model
 
 
-class _LinOpt(Estimator):
+def _knob(name: str, help_text: str, **kw: Any) -> Param:
+    return Param(name, None, f"{help_text} (None: from the 'constants' preset; never changes the noise)",
+                 none_ok=True, **kw)
+
+
+#: the parameters LinOptVI and LinOptPO share (declared once)
+LINOPT_PARAMS = PRIVATE_PARAMS + (
+    Param("n_episodes", 1000, "number of episodes K (one user each)", kind="int", low=1),
+    Param("privatizer", "central", "'central' (JDP, binary-tree counters; trusted agent), 'local' (LDP, each "
+          "user randomises her own messages; derived) or 'none' (UCRL-VTR / OPPO; needs an infinite budget)",
+          kind="option", options=PRIVATIZERS),
+    CONSTANTS,
+    Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
+          "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
+    _knob("beta_scale", "multiplier of the confidence radii β_p, β_r", low=0.0),
+    _knob("upsilon", "operator-norm bound Υ of the noise: 'theory' (Lemma B.4) or 'monte_carlo' (a tighter "
+          "public Monte-Carlo bound)", kind="option", options=UPSILON_RULES),
+    _knob("shift_scale", "c > 1/2 in the shift 2c·Υ·I (λ_min = (2c−1)Υ, λ_max = (2c+1)Υ)", low=0.5, closed="neither"),
+    _knob("lam", "ridge λ of the non-private regularizer (and of steps that release no noise)", low=0.0,
+          closed="neither"),
+    Param("clip_inputs", False, "project contributions outside the bounds privacy relies on instead of "
+          "raising", kind="bool"),
+)
+
+
+class _LinOpt(PrivateEstimator):
     """Shared shell of LinOptVI / LinOptPO (see module doc)."""
 
     privacy_unit = PrivacyUnit.USER_EPISODE
     neighboring = Neighboring.REPLACE_ONE
     _algorithm = "linopt"
+    params = LINOPT_PARAMS
 
-    def __init__(self, *, n_episodes: int = 1000, privatizer: str = "central",
-                 budget: PrivacyBudget = PrivacyBudget(epsilon=1.0, delta=1e-5), calibration: str = "sound",
-                 alpha: float = 0.05, lam: float = 1.0, beta_scale: float = 1.0, shift_scale: float = 1.0,
-                 upsilon: str = "theory", sigma_rule: str = "paper", tie_break: str = "lowest",
-                 clip_inputs: bool = False) -> None:
-        self.n_episodes = n_episodes
-        self.privatizer = privatizer
-        self.budget = budget
-        self.calibration = calibration
-        self.alpha = alpha
-        self.lam = lam
-        self.beta_scale = beta_scale
-        self.shift_scale = shift_scale
-        self.upsilon = upsilon
-        self.sigma_rule = sigma_rule
-        self.tie_break = tie_break
-        self.clip_inputs = clip_inputs
-
-    # -- privacy declaration follows the privatizer (instance-level override of the class attribute)
+    # -- privacy declaration follows the privatizer (a property of the parameters, never of a fit)
     @property
     def guarantee(self) -> str | None:  # type: ignore[override]
-        if isinstance(self.privatizer, Regularizer):
-            return self.privatizer.guarantee
-        return {"central": "JDP", "local": "LDP"}.get(self.privatizer)
+        return {"central": "JDP", "local": "LDP"}.get(getattr(self, "privatizer", None))
 
-    # -- validation
-    def _validate(self) -> None:
+    # -- validation and public, data-independent pieces
+    def _checked(self) -> dict[str, Any]:
+        p = self._validated()
         owner = type(self).__name__
-        check_scalar(self.n_episodes, "n_episodes", owner=owner, kind=int, low=1)
-        if not isinstance(self.privatizer, Regularizer):
-            check_option(self.privatizer, "privatizer", PRIVATIZERS, owner=owner)
-        if not isinstance(self.budget, PrivacyBudget) or self.budget.rho is not None:
-            raise param_error("budget", owner, "a PrivacyBudget(epsilon, delta)", self.budget)
-        if self.budget.is_private and not 0 < (self.budget.delta or 0.0) < 1:
-            raise param_error("budget", owner, "a budget with delta in (0, 1) (Gaussian noise)", self.budget)
-        check_option(self.calibration, "calibration", ("sound", "paper"), owner=owner)
-        check_scalar(self.alpha, "alpha", owner=owner, low=0.0, high=1.0, closed="right")
-        check_scalar(self.lam, "lam", owner=owner, low=0.0, closed="neither")
-        check_scalar(self.beta_scale, "beta_scale", owner=owner, low=0.0)
-        check_scalar(self.shift_scale, "shift_scale", owner=owner, low=0.5, closed="neither")
-        check_option(self.upsilon, "upsilon", ("theory", "monte_carlo"), owner=owner)
-        check_option(self.sigma_rule, "sigma_rule", ("paper", "zcdp"), owner=owner)
-        check_option(self.tie_break, "tie_break", ("lowest", "random"), owner=owner)
+        budget = p["budget"]
+        if p["privatizer"] == "none" and budget.is_private:
+            raise param_error("budget", owner, "an infinite budget (PrivacyBudget.non_private()) when the 'privatizer' "
+                              "parameter is 'none' (the non-private learner)", budget)
+        if budget.is_private and budget.rho is None and not budget.delta:
+            raise param_error("budget", owner, "an (epsilon, delta) budget with delta > 0 or a rho budget (Gaussian "
+                              "noise cannot give pure DP)", budget)
+        if budget.is_private and budget.rho is not None and p["calibration"] != "tight":
+            raise param_error("budget", owner, f"an (epsilon, delta) budget when the 'calibration' parameter is "
+                              f"{p['calibration']!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
+        return p
 
-    def _make_regularizer(self, model: LinearMixtureMDP) -> Regularizer:
-        if isinstance(self.privatizer, Regularizer):
-            return self.privatizer
+    def knobs(self, model: LinearMixtureMDP | None = None) -> dict[str, Any]:
+        """The utility knobs in force: each given value, else the ``constants`` preset's."""
+        p = self._checked()
+        if p["constants"] == "practical" and model is not None:
+            preset = practical_constants(model.horizon, model.d1, model.d2, p["n_episodes"], p["budget"])
+        else:
+            preset = dict(LINOPT_PRESETS[p["constants"]])
+        return {k: (preset[k] if p[k] is None else p[k]) for k in preset}
+
+    def noise_plan(self, model: LinearMixtureMDP) -> cal.NoisePlan | None:
+        """The noise of a fit on ``model`` (public: sizes, K, the budget and the calibration; None
+        for ``privatizer='none'``)."""
+        p = self._checked()
+        if p["privatizer"] == "none":
+            return None
+        return cal.noise_plan(p["privatizer"], p["budget"], p["calibration"], n_episodes=p["n_episodes"],
+                              horizon=model.horizon, d1=model.d1, d2=model.d2,
+                              value_feature_bound=math.sqrt(model.d1) * model.horizon, owner=type(self).__name__)
+
+    def regularizer(self, model: LinearMixtureMDP) -> Regularizer:
+        """A fresh regularizer for a fit on ``model`` (what ``fit`` starts; audits start it on their
+        own neighbouring inputs)."""
+        p = self._checked()
         L_phi = math.sqrt(model.d1) * model.horizon
         bound = model.value_feature_bound()
         if bound > L_phi * (1 + 1e-9):
-            raise InvalidDataError(f"{type(self).__name__}: the model's value-targeted features reach norm {bound:g} "
-                                   f"> sqrt(d1) H = {L_phi:g} (Assumption 1), which the sensitivity relies on.")
-        kw: dict[str, Any] = {"clip_inputs": self.clip_inputs}
-        if self.privatizer != "none":
-            kw.update(calibration=self.calibration, sigma_rule=self.sigma_rule, upsilon=self.upsilon,
-                      shift_scale=self.shift_scale, alpha=self.alpha)
-        return make_regularizer(self.privatizer, budget=self.budget, lam=self.lam, **kw)
+            raise InvalidDataError(f"{type(self).__name__}: the model's value-targeted features can exceed the "
+                                   "bound sqrt(d1) H of Assumption 1, which the sensitivity relies on.")
+        knobs = self.knobs(model)
+        kw: dict[str, Any] = {"clip_inputs": p["clip_inputs"]}
+        plan = self.noise_plan(model)
+        if plan is None:
+            return NonPrivate(knobs["lam"], **kw)
+        cls = CentralTreePrivatizer if p["privatizer"] == "central" else LocalPrivatizer
+        return cls(plan, upsilon=knobs["upsilon"], shift_scale=knobs["shift_scale"], alpha=p["alpha"],
+                   lam=knobs["lam"], **kw)
+
+    def regret_bound(self, model: LinearMixtureMDP, n_episodes: int | None = None) -> float:
+        """The explicit regret bound of Thm 4.1 / 5.1 (Thm 6.5 for JDP, the derived LDP rate for
+        local) with this estimator's noise plan and the *theory* constants (β unscaled, Lemma B.4 Υ,
+        shift 2Υ), for a run of ``n_episodes`` (default ``n_episodes``) on ``model``: public."""
+        p = self._checked()
+        K = p["n_episodes"] if n_episodes is None else int(n_episodes)
+        theory = self.get_params()
+        theory.update(n_episodes=K, constants="theory", beta_scale=None, upsilon=None, shift_scale=None, lam=None)
+        est = type(self)(**theory)
+        reg = est.regularizer(model)
+        reg.start(n_episodes=K, horizon=model.horizon, d1=model.d1, d2=model.d2, rng=0)
+        c = reg.constants(p["alpha"])
+        bp, br = cal.confidence_radii(c, d1=model.d1, d2=model.d2, n_episodes=K, horizon=model.horizon,
+                                      alpha=p["alpha"], value_feature_bound=reg.bounds[0])
+        return self._bound(c, bp, br, model, K, p["alpha"])
+
+    def _bound(self, consts, beta_p, beta_r, model, K, alpha) -> float:
+        return cal.vi_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
+                                   horizon=model.horizon, alpha=alpha)
 
     # -- the online loop
     def fit(self, env: Any, *, rng: RngLike = None, features: LinearMixtureMDP | None = None,
             callback: Any = None) -> _LinOpt:
         """Run K episodes online on ``env`` (a :class:`LinearMixtureMDP` or a gymnasium env with known
         features); sets ``regret_`` (per-episode exact pseudo-regret), ``cumulative_regret_``,
-        ``policy_``, ``theta_p_``, ``theta_r_``, ``beta_p_``, ``beta_r_``, ``constants_``,
-        ``regret_bound_``, ``privacy_ledger_``. ``callback(k, Q=, V=, policy=, stats=)``, if given, sees
-        what the learner holds in episode k (released statistics only) — for diagnostics and tests.
-        Many runs at once: :func:`~privrl.linear_mixture.engine.fit_many`."""
+        ``policy_``, ``theta_p_``, ``theta_r_``, ``beta_p_``, ``beta_r_`` (per step), ``constants_``,
+        ``regret_bound_``, ``saturated_``, ``privatizer_parameters_``, ``noise_std_``,
+        ``privacy_ledger_``. ``callback(k, Q=, V=, policy=, stats=)``, if given, sees what the learner
+        holds in episode k (released statistics only) — for diagnostics and tests. Many runs at once:
+        :func:`~privrl.linear_mixture.engine.fit_many`."""
         fit_many([self], [env], [rng], features=features, callback=callback)
         return self
 
-    def _bound(self, consts, beta_p, beta_r, model, K) -> float:
-        return cal.vi_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
-                                   horizon=model.horizon, alpha=self.alpha)
-
     # -- hooks overridden by PO
-    def _begin(self, model: LinearMixtureMDP, K: int) -> None:
+    def _begin(self, model: LinearMixtureMDP, K: int, p: dict[str, Any]) -> None:
         pass
 
 
 class LinOptVI(_LinOpt):
-    """Private-LinOpt-VI (Zhou 2022, Algorithm 1 + Def 6.2): UCRL-VTR with a Regularizer.
+    """Private-LinOpt-VI (Zhou 2022, Algorithm 1 + Def 6.2): UCRL-VTR with a private regularizer.
 
     ``privatizer``: ``"central"`` (JDP, binary-tree counters, Sec 6.1), ``"local"`` (LDP, derived —
-    spec §3.4) or ``"none"`` (UCRL-VTR with ``λ = lam``); an infinite ``budget`` is exactly
-    UCRL-VTR. ``calibration="paper"`` uses the printed add/remove sensitivities (labelled).
-    Data-independent knobs that do not touch privacy: ``beta_scale`` (multiplies β_p, β_r),
-    ``shift_scale`` (shift ``2c·Υ``, c > 1/2), ``upsilon="monte_carlo"`` (tighter public Υ);
-    ``sigma_rule="zcdp"`` changes σ but still meets the budget (tighter accountant).
+    spec §3.4) or ``"none"`` (UCRL-VTR with ``λ = lam``, infinite budget); an infinite budget with
+    any privatizer is exactly UCRL-VTR. ``calibration``: ``"tight"`` (default; the whole run as one
+    Gaussian mechanism calibrated exactly, split across streams and steps to minimise the regret
+    bound), ``"sound"`` (Thm 6.4's σ with replace-one sensitivities), ``"paper"`` (the printed
+    sensitivities; labelled). ``tie_break``: lowest index or seeded random among maximisers.
     """
 
     _algorithm = "linopt-vi"
+    params = LINOPT_PARAMS + (
+        Param("tie_break", "lowest", "greedy tie-break among maximising actions (Algorithm 1 line 12)",
+              kind="option", options=("lowest", "random")),
+    )
 
 
 class LinOptPO(_LinOpt):
-    """Private-LinOpt-PO (Zhou 2022, Algorithm 2 + Def 6.3): OPPO with a Regularizer.
+    """Private-LinOpt-PO (Zhou 2022, Algorithm 2 + Def 6.3): OPPO with a private regularizer.
 
     Mirror-descent step ``eta`` (default ``√(2 ln|A|/(H²K))``, Sec 8). ``π^1`` uniform;
     ``π_h^{k+1}(·|s) ∝ π_h^k(·|s) exp(η Q_h^k(s,·))`` at every state, kept as
@@ -172,44 +249,25 @@ class LinOptPO(_LinOpt):
     """
 
     _algorithm = "linopt-po"
+    params = LINOPT_PARAMS + (
+        Param("eta", None, "mirror-descent step η (None: √(2 ln|A|/(H²K)), Sec 8)", low=0.0, none_ok=True),
+    )
 
-    def __init__(self, *, n_episodes: int = 1000, privatizer: str = "central",
-                 budget: PrivacyBudget = PrivacyBudget(epsilon=1.0, delta=1e-5), calibration: str = "sound",
-                 alpha: float = 0.05, lam: float = 1.0, beta_scale: float = 1.0, shift_scale: float = 1.0,
-                 upsilon: str = "theory", sigma_rule: str = "paper", eta: float | None = None,
-                 clip_inputs: bool = False) -> None:
-        super().__init__(n_episodes=n_episodes, privatizer=privatizer, budget=budget, calibration=calibration,
-                         alpha=alpha, lam=lam, beta_scale=beta_scale, shift_scale=shift_scale, upsilon=upsilon,
-                         sigma_rule=sigma_rule, clip_inputs=clip_inputs)
-        self.eta = eta
+    def _begin(self, model: LinearMixtureMDP, K: int, p: dict[str, Any]) -> None:
+        self.eta_ = cal.po_step_size(model.n_actions, K, model.horizon) if p["eta"] is None else float(p["eta"])
 
-    def _validate(self) -> None:
-        super()._validate()
-        if self.eta is not None:
-            check_scalar(self.eta, "eta", owner="LinOptPO", low=0.0)
-
-    def _begin(self, model: LinearMixtureMDP, K: int) -> None:
-        H, S, A = model.horizon, model.n_states, model.n_actions
-        self.eta_ = cal.po_step_size(A, K, H) if self.eta is None else float(self.eta)
-        self._logits = np.zeros((H, S, A))
-        self._pi = np.full((H, S, A), 1.0 / A)
-
-    def _bound(self, consts, beta_p, beta_r, model, K) -> float:
+    def _bound(self, consts, beta_p, beta_r, model, K, alpha) -> float:
         return cal.po_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
-                                   horizon=model.horizon, alpha=self.alpha, n_actions=model.n_actions)
+                                   horizon=model.horizon, alpha=alpha, n_actions=model.n_actions)
 
 
 class _Rollout:
-    """The user's side: runs one episode of a policy on the model (fast path) or on a gym env."""
+    """The user's side on a gym env: runs one episode of a policy (the models use the engine's
+    vectorised rollout)."""
 
     def __init__(self, model: LinearMixtureMDP, env: Any, rng: np.random.Generator) -> None:
-        self.model, self.env, self.rng = model, env, rng
-        P = model.transitions()
-        self.cum_P = np.cumsum(P, axis=-1)
-        self.r = model.mean_rewards()
-        self.cum_init = np.cumsum(model.initial)
-        self.bernoulli = model.reward_noise == "bernoulli"
-        self._reset_seed: int | None = int(rng.integers(2**31)) if env is not None else None
+        self.model, self.env = model, env
+        self._reset_seed: int | None = int(rng.integers(2**31))
 
     def episode(self, policy: np.ndarray, prng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         H = self.model.horizon
@@ -218,25 +276,13 @@ class _Rollout:
         s = np.empty(H + 1, dtype=np.intp)
         a = np.empty(H, dtype=np.intp)
         rew = np.empty(H)
-        if self.env is not None:
-            obs, _ = self.env.reset(seed=self._reset_seed)
-            self._reset_seed = None
-            s[0] = int(obs)
-            for h in range(H):
-                a[h] = _act(policy, h, s[h], act_u)
-                obs, reward, _, _, _ = self.env.step(int(a[h]))
-                s[h + 1], rew[h] = int(obs), float(reward)
-            return s, a, rew
-        u = self.rng.random((H + 1, 2))
-        s[0] = min(int(np.searchsorted(self.cum_init, u[H, 0], side="right")), len(self.cum_init) - 1)
+        obs, _ = self.env.reset(seed=self._reset_seed)
+        self._reset_seed = None
+        s[0] = int(obs)
         for h in range(H):
-            x = s[h]
-            act = _act(policy, h, x, act_u)
-            a[h] = act
-            cp = self.cum_P[h, x, act]
-            s[h + 1] = min(int(np.searchsorted(cp, u[h, 0], side="right")), len(cp) - 1)
-            mean = self.r[h, x, act]
-            rew[h] = float(u[h, 1] < mean) if self.bernoulli else mean
+            a[h] = _act(policy, h, s[h], act_u)
+            obs, reward, _, _, _ = self.env.step(int(a[h]))
+            s[h + 1], rew[h] = int(obs), float(reward)
         return s, a, rew
 
 

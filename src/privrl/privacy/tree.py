@@ -26,17 +26,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-import dp_accounting
 import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
+from privrl.privacy import events
+from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
 
-__all__ = ["BinaryCounter", "GaussianNodeNoise", "ConstantNodeNoise", "tree_depth", "max_membership",
-           "cover_levels", "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout"]
+__all__ = ["BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
+           "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout", "row_scales", "scaled_noise"]
 
-#: A node-noise source: ``noise(shape, symmetric) -> array of that shape``.
-NoiseSource = Callable[[tuple, bool], np.ndarray]
+#: A node-noise callable: ``noise(shape, symmetric) -> array of that shape``.
+NodeNoiseFn = Callable[[tuple, bool], np.ndarray]
 
 
 def tree_depth(n_episodes: int) -> int:
@@ -57,64 +58,127 @@ def cover_levels(t: int) -> list[int]:
     return [i for i in range(int(t).bit_length()) if (t >> i) & 1]
 
 
-def symmetric_gaussian(rng: np.random.Generator, shape: tuple, sigma: float) -> np.ndarray:
-    """Symmetric Gaussian matrices of ``shape = (..., n, n)``: upper triangle (diagonal included)
-    i.i.d. ``N(0, σ²)``, mirrored below; the diagonal has variance σ² (not 2σ²)."""
-    n = shape[-1]
-    rows, cols, flat, flat_t = _triu(n)
-    upper = rng.normal(0.0, sigma, size=(*shape[:-2], len(rows)))
-    out = np.empty((*shape[:-2], n * n))
-    out[..., flat] = upper
-    out[..., flat_t] = upper
-    return out.reshape(shape)
+def symmetric_gaussian(rng: RngLike, shape: tuple, sigma: float) -> np.ndarray:
+    """Symmetric Gaussian matrices of ``shape = (..., n, n)`` from seeded NumPy noise (upper triangle
+    i.i.d. ``N(0, σ²)``, diagonal included, mirrored; :meth:`NoiseSource.symmetric_gaussian`).
+    For public Monte-Carlo constants and tests; privacy noise comes from a fit's noise source."""
+    return NumpyNoise(as_generator(rng)).symmetric_gaussian(shape, sigma)
 
 
-def gaussian_round_layout(parts: list[tuple[tuple, bool, float]]) -> tuple[int, np.ndarray, np.ndarray]:
+def row_scales(sigma: Any, rows: int, owner: str = "NodeNoise") -> np.ndarray | float:
+    """``sigma`` as a float, or as a ``(rows,)`` array of non-negative stds (one per counter of a
+    stack along the first axis, e.g. one per step h)."""
+    arr = np.asarray(sigma, dtype=float)
+    if arr.ndim == 0:
+        return check_scalar(float(arr), "sigma", owner=owner, low=0.0)
+    if arr.shape != (rows,) or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise param_error("sigma", owner, f"a float >= 0 or {rows} finite floats >= 0 (one per counter)", sigma)
+    return arr
+
+
+class NodeNoise:
+    """Node noise drawn from a :class:`~privrl.privacy.noise.NoiseSource`: ``N(0, σ²)`` i.i.d.
+    (symmetric Gaussian for matrix streams: the upper triangle, mirrored).
+
+    ``sigma`` is one std, or one per counter of a stack along the first axis (``(shape[0],)``):
+    then the rows with ``σ_i > 0`` draw standard normals (row by row, in order) that are scaled by
+    their ``σ_i``, and rows with ``σ_i = 0`` draw nothing and are zero. Either way a draw of std σ
+    is ``σ · Z`` with ``Z`` the source's standard draw, so :class:`ConstantNoise` ``c`` gives
+    ``c · σ`` and seeded NumPy gives exactly ``rng.normal(0, σ)``. ``calls`` counts the nodes drawn.
+    """
+
+    def __init__(self, source: NoiseSource, sigma: Any) -> None:
+        if not isinstance(source, NoiseSource):
+            raise param_error("source", "NodeNoise", "a privrl NoiseSource", type(source).__name__)
+        self.source = source
+        self.sigma = sigma if np.ndim(sigma) else check_scalar(sigma, "sigma", owner="NodeNoise", low=0.0)
+        self.calls = 0
+
+    def __call__(self, shape: tuple, symmetric: bool) -> np.ndarray:
+        self.calls += 1
+        if not np.ndim(self.sigma):
+            draw = self.source.symmetric_gaussian if symmetric else self.source.gaussian
+            return draw(shape, self.sigma)
+        return scaled_noise(self.source, shape, symmetric, row_scales(self.sigma, shape[0]))
+
+
+def scaled_noise(source: NoiseSource, shape: tuple, symmetric: bool, sigma: Any, axis: int = 0) -> np.ndarray:
+    """Noise of ``shape`` whose std is ``sigma[i]`` along ``axis`` (symmetric matrices in the last
+    two axes when ``symmetric``): the indices with ``σ_i > 0`` draw ``source``'s standard normals
+    (``std = 1``; along ``axis = 0`` row by row, in order) scaled by their σ_i; the others draw
+    nothing and are zero. Along ``axis = 0`` this is :class:`NodeNoise`'s draw."""
+    sigma = np.asarray(sigma, dtype=float)
+    out = np.zeros(shape)
+    on = np.flatnonzero(sigma > 0)
+    if len(on):
+        sub = list(shape)
+        sub[axis] = len(on)
+        z = (source.symmetric_gaussian if symmetric else source.gaussian)(tuple(sub), 1.0)
+        where: list[Any] = [slice(None)] * len(shape)
+        where[axis] = on
+        out[tuple(where)] = sigma[on].reshape([-1 if i == axis else 1 for i in range(len(shape))]) * z
+    return out
+
+
+class GaussianNodeNoise(NodeNoise):
+    """The default node noise: seeded NumPy (``rng``; a fresh unseeded generator when None)."""
+
+    def __init__(self, sigma: Any, rng: RngLike) -> None:
+        self.rng = as_generator(rng)
+        super().__init__(NumpyNoise(self.rng), sigma)
+
+
+def gaussian_round_layout(parts: list[tuple[tuple, bool, Any]]) -> tuple[int, np.ndarray, np.ndarray]:
     """How one round of node noise is made from standard normals (see :func:`gaussian_rounds`).
 
     Returns ``(m, scale, index)``: a round draws ``m`` standard normals ``z`` and its parts, each
-    flattened and concatenated in order, are ``(scale · z)[index]`` — ``scale`` holds each part's σ,
-    ``index`` mirrors the upper triangle of symmetric parts; parts with ``σ = 0`` draw nothing and
-    are zero (``index`` points at an appended 0).
+    flattened and concatenated in order, are ``(scale · z)[index]`` — ``scale`` holds each entry's σ,
+    ``index`` mirrors the upper triangle of symmetric parts. A part's σ is one float or one per row
+    of its first axis (as :class:`NodeNoise`); rows (parts) with ``σ = 0`` draw nothing and are zero
+    (``index`` points at an appended 0). This is the order in which :class:`NodeNoise` draws.
     """
     scales, index, m = [], [], 0
     for shape, symmetric, sigma in parts:
         size = int(np.prod(shape, dtype=np.int64))
-        if sigma == 0:
-            index.append(np.full(size, -1, dtype=np.intp))
-            continue
+        rows = shape[0]
+        sig = np.broadcast_to(np.asarray(sigma, dtype=float), (rows,))
+        per_row = size // rows
+        idx = np.full((rows, per_row), -1, dtype=np.intp)
         if symmetric:
             n = shape[-1]
-            lead = int(np.prod(shape[:-2], dtype=np.int64))
-            rows, cols, _, _ = _triu(n)
+            lead = per_row // (n * n)
+            ntri = len(triu_pairs(n)[0])
+            rr, cc = np.triu_indices(n)
             pos = np.empty((n, n), dtype=np.intp)
-            pos[rows, cols] = np.arange(len(rows))
-            pos[cols, rows] = np.arange(len(rows))
-            ntri = len(rows)
-            idx = (np.arange(lead)[:, None] * ntri + pos.ravel()[None, :]).ravel()
+            pos[rr, cc] = np.arange(ntri)
+            pos[cc, rr] = np.arange(ntri)
+            row_idx = (np.arange(lead)[:, None] * ntri + pos.ravel()[None, :]).ravel()
             count = lead * ntri
         else:
-            idx, count = np.arange(size), size
-        index.append(m + idx)
-        scales.append(np.full(count, float(sigma)))
-        m += count
+            row_idx, count = np.arange(per_row), per_row
+        for i in np.flatnonzero(sig > 0):
+            idx[i] = m + row_idx
+            scales.append(np.full(count, sig[i]))
+            m += count
+        index.append(idx.ravel())
     scale = np.concatenate(scales + [np.zeros(1)])
     out = np.concatenate(index) if index else np.zeros(0, dtype=np.intp)
     out[out < 0] = m                                                    # the appended zero
     return m, scale, out
 
 
-def gaussian_rounds(rng: np.random.Generator, parts: list[tuple[tuple, bool, float]], n_rounds: int) -> list[np.ndarray]:
+def gaussian_rounds(source: NoiseSource | RngLike, parts: list[tuple[tuple, bool, Any]], n_rounds: int
+                    ) -> list[np.ndarray]:
     """``n_rounds`` rounds of node noise drawn at once (a speed path for many inserts).
 
-    Round ``i`` draws, for each part ``(shape, symmetric, sigma)`` in turn, what
-    :class:`GaussianNodeNoise` ``(sigma, rng)`` draws for ``(shape, symmetric)`` — nothing when
-    ``sigma = 0``; ``out[j][i]`` is part ``j`` of round ``i``, of shape ``shape_j``. The result is
-    bit-identical to the ``n_rounds × len(parts)`` calls made one at a time on the same generator:
-    NumPy's ``normal(0, σ)`` is ``σ·z`` on one sequential standard-normal stream (tested).
+    Round ``i`` draws, for each part ``(shape, symmetric, sigma)`` in turn, what :class:`NodeNoise`
+    ``(source, sigma)`` draws for ``(shape, symmetric)``; ``out[j][i]`` is part ``j`` of round ``i``.
+    For seeded NumPy (``source`` a NumpyNoise or a generator) the result is bit-identical to the
+    ``n_rounds × len(parts)`` calls made one at a time on the same stream (tested).
     """
+    noise = source if isinstance(source, NoiseSource) else NumpyNoise(as_generator(source))
     m, scale, index = gaussian_round_layout(parts)
-    z = np.concatenate([rng.standard_normal((n_rounds, m)), np.zeros((n_rounds, 1))], axis=1)
+    z = np.concatenate([noise.gaussian((n_rounds, m), 1.0), np.zeros((n_rounds, 1))], axis=1)
     flat = (scale * z)[:, index]
     out, start = [], 0
     for shape, _, _ in parts:
@@ -122,46 +186,6 @@ def gaussian_rounds(rng: np.random.Generator, parts: list[tuple[tuple, bool, flo
         out.append(flat[:, start:start + size].reshape(n_rounds, *shape))
         start += size
     return out
-
-
-_TRIU_CACHE: dict[int, tuple[np.ndarray, ...]] = {}
-
-
-def _triu(n: int) -> tuple[np.ndarray, ...]:
-    if n not in _TRIU_CACHE:
-        rows, cols = np.triu_indices(n)
-        _TRIU_CACHE[n] = (rows, cols, rows * n + cols, cols * n + rows)
-    return _TRIU_CACHE[n]
-
-
-class GaussianNodeNoise:
-    """The default node noise: ``N(0, σ²)`` i.i.d. (symmetric Gaussian for matrix streams)."""
-
-    def __init__(self, sigma: float, rng: RngLike) -> None:
-        self.sigma = check_scalar(sigma, "sigma", owner="GaussianNodeNoise", low=0.0)
-        self.rng = as_generator(rng)
-        self.calls = 0
-
-    def __call__(self, shape: tuple, symmetric: bool) -> np.ndarray:
-        self.calls += 1
-        if self.sigma == 0:
-            return np.zeros(shape)
-        if symmetric:
-            return symmetric_gaussian(self.rng, shape, self.sigma)
-        return self.rng.normal(0.0, self.sigma, size=shape)
-
-
-class ConstantNodeNoise:
-    """Test noise: the ``j``-th node drawn gets the constant ``values[j]`` (``j`` counts draws)."""
-
-    def __init__(self, values: Any) -> None:
-        self.values = np.asarray(values, dtype=float)
-        self.calls = 0
-
-    def __call__(self, shape: tuple, symmetric: bool) -> np.ndarray:
-        value = self.values[self.calls]
-        self.calls += 1
-        return np.full(shape, value)
 
 
 class BinaryCounter:
@@ -173,24 +197,26 @@ class BinaryCounter:
         (e.g. ``(H, d, d)`` for H matrix counters, which get independent noise).
     n_items : the most items that will be inserted (``K − 1`` for a K-episode learner, §6 A9 of
         the spec); inserting more raises, since the privacy accounting assumes this bound.
-    sigma : the per-entry noise standard deviation of every node.
+    sigma : the per-entry noise standard deviation of every node: one float, or one per counter of
+        a stack along the first axis (``(shape[0],)``, e.g. one per step h).
     symmetric : the last two axes are symmetric matrices (symmetric node noise).
     shift : a public constant added as ``shift · I`` to each released matrix (PSD shift,
         Zhou 2022 Sec 6.1: ``Λ = Ĝ + 2Υ I``); post-processing.
-    noise : an injectable node-noise source ``(shape, symmetric) -> array``; default
-        :class:`GaussianNodeNoise` ``(sigma, rng)``.
-    sensitivity : the ℓ2-sensitivity Δ of one item (for :meth:`event`); ``None`` leaves it unset.
+    noise : the node noise ``(shape, symmetric) -> array``, e.g. :class:`NodeNoise` over a fit's
+        noise source; default :class:`GaussianNodeNoise` ``(sigma, rng)``.
+    sensitivity : the ℓ2-sensitivity Δ of one item (for :meth:`event`), one float or one per
+        counter of the stack (as ``sigma``); ``None`` leaves it unset.
     """
 
     def __init__(self, shape: tuple[int, ...], *, n_items: int, sigma: float = 0.0, symmetric: bool = False,
-                 shift: float = 0.0, noise: NoiseSource | None = None, rng: RngLike = None,
-                 sensitivity: float | None = None) -> None:
+                 shift: float = 0.0, noise: NodeNoiseFn | None = None, rng: RngLike = None,
+                 sensitivity: Any = None) -> None:
         owner = "BinaryCounter"
         self.shape = tuple(int(s) for s in shape)
         if any(s < 1 for s in self.shape):
             raise param_error("shape", owner, "a tuple of positive ints", shape)
         self.n_items = check_scalar(n_items, "n_items", owner=owner, kind=int, low=0)
-        self.sigma = check_scalar(sigma, "sigma", owner=owner, low=0.0)
+        self.sigma = row_scales(sigma, self.shape[0] if self.shape else 1, owner)
         self.symmetric = bool(symmetric)
         if self.symmetric and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
             raise param_error("shape", owner, "(..., n, n) when symmetric=True", shape)
@@ -198,7 +224,13 @@ class BinaryCounter:
         if self.shift and not self.symmetric:
             raise param_error("shift", owner, "0 for vector streams (the shift adds shift*I)", shift)
         if sensitivity is not None:
-            sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
+            sens = np.asarray(sensitivity, dtype=float)
+            if sens.ndim == 0:
+                sensitivity = check_scalar(float(sens), "sensitivity", owner=owner, low=0.0)
+            elif sens.shape != (self.shape[0],) or np.any(sens < 0) or not np.all(np.isfinite(sens)):
+                raise param_error("sensitivity", owner, f"a float >= 0 or {self.shape[0]} floats >= 0", sensitivity)
+            else:
+                sensitivity = sens
         self.sensitivity = sensitivity
         self.noise = noise if noise is not None else GaussianNodeNoise(self.sigma, rng)
         self.t = 0
@@ -255,21 +287,20 @@ class BinaryCounter:
         return self._release
 
     # -- privacy
-    def noise_multiplier(self) -> float:
-        """σ/Δ of each node (∞ when Δ = 0, i.e. the counter touches no data)."""
+    def noise_multiplier(self) -> Any:
+        """σ/Δ of each node (∞ when Δ = 0, i.e. the counter touches no data); per counter of the
+        stack when σ or Δ is given per counter."""
         if self.sensitivity is None:
             raise param_error("sensitivity", "BinaryCounter", "set to compute the privacy event", None)
-        if self.sensitivity == 0:
-            return math.inf
-        return self.sigma / self.sensitivity
+        sigma, sens = np.broadcast_arrays(np.asarray(self.sigma, float), np.asarray(self.sensitivity, float))
+        nm = np.divide(sigma, sens, out=np.full(sigma.shape, math.inf), where=sens > 0)
+        return float(nm) if nm.ndim == 0 else nm
 
-    def event(self) -> dp_accounting.DpEvent:
-        """The privacy loss of one item: ``max_membership(n_items)`` Gaussian node releases."""
+    def event(self) -> Any:
+        """The privacy loss of one item: ``max_membership(n_items)`` Gaussian node releases (of each
+        counter of the stack when σ or Δ is given per counter: their composition)."""
         count = max(1, max_membership(self.n_items))
-        nm = self.noise_multiplier()
-        if nm == 0:
-            return dp_accounting.NonPrivateDpEvent()
-        if math.isinf(nm):
-            return dp_accounting.NoOpDpEvent()
-        base = dp_accounting.GaussianDpEvent(nm)
-        return base if count == 1 else dp_accounting.SelfComposedDpEvent(base, count)
+        nm = np.atleast_1d(self.noise_multiplier())
+        parts = [events.self_composed(events.gaussian(float(x)), count) if 0 < x < math.inf else events.gaussian(float(x))
+                 for x in nm]
+        return parts[0] if len(parts) == 1 else events.composed(parts)
