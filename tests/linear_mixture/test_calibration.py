@@ -8,7 +8,7 @@ import pytest
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import CentralTreePrivatizer, LocalPrivatizer, NonPrivate
 from privrl.linear_mixture import calibration as cal
-from privrl.privacy import Ledger, approx_dp_to_zcdp, zcdp_to_approx_dp
+from privrl.privacy import Ledger, zcdp_to_approx_dp
 
 K, H, D1, D2, EPS, DELTA, ALPHA = 1000, 5, 4, 4, 1.0, 1e-5, 0.01
 REL = 1e-6
@@ -106,8 +106,8 @@ def test_ldp_ledger_is_one_message_per_stream_and_step():
 def test_tight_plan_is_one_gaussian_mechanism_at_the_budget(kind):
     """Tight: count·Σ Δ²/σ² = μ² with μ the exact analytic Gaussian μ of (ε, δ), so the ledger's ε is
     the target (within [0.99, 1]); the last step's p-streams release nothing (ϕ ≡ 0, V ≡ 0)."""
-    from privrl.privacy.calibration import gaussian_mu
     from privrl import PrivacyBudget
+    from privrl.privacy.calibration import gaussian_mu
     plan = _plan(kind, "tight")
     assert plan.mu == pytest.approx(gaussian_mu(PrivacyBudget(epsilon=EPS, delta=DELTA)), rel=1e-8)
     assert plan.std[0, -1] == plan.std[1, -1] == plan.sensitivity[0, -1] == plan.sensitivity[1, -1] == 0

@@ -8,6 +8,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import privrl.envs  # noqa: F401  (registers the ids)
+from privrl.envs.finite import evaluate_policy
+from privrl.envs.finite import optimal_values as optimal_q_values
 from privrl.envs.linear_mixture import (
     LinearMixtureMDP,
     hard_instance,
@@ -16,7 +18,6 @@ from privrl.envs.linear_mixture import (
     tabular_as_mixture,
 )
 from privrl.errors import InvalidDataError, InvalidParameterError
-from privrl.envs.finite import evaluate_policy, optimal_values as optimal_q_values
 
 
 def test_hard_instance_reference_value_and_structure():
