@@ -331,7 +331,7 @@ class _Run:
         # every privacy-noise draw of the fit goes through this releaser (its ledger is the estimator's)
         self.rel = est._privacy(None if p["secure"] else self.streams["privacy"], n_units=self.K)
         self.initial = self.reg.start(n_episodes=self.K, horizon=self.H, d1=model.d1, d2=model.d2, rel=self.rel)
-        knobs = est.knobs(model)
+        knobs = est.knobs()
         self.alpha = p["alpha"]
         self.consts = self.reg.constants(self.alpha)
         beta_p, beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,

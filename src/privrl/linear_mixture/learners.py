@@ -35,27 +35,22 @@ from privrl.linear_mixture.regularizers import (
     NonPrivate,
     Regularizer,
 )
-from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.budget import Neighboring, PrivacyUnit
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", "softmax", "LINOPT_PRESETS",
-           "PRIVATIZERS", "practical_constants"]
+           "PRIVATIZERS"]
 
 PRIVATIZERS = ("central", "local", "none")
 
 #: Utility presets (privacy never depends on them). ``theory``: the paper's constants — β of
-#: Lemma 3.1, Υ of Lemma B.4, shift 2Υ (c = 1), λ = 1. ``practical``: chosen once on held-out E2
-#: instances (model seeds 990000–990002; never the benchmark's, the experiments' or the figures')
-#: by ``benchmarks/tune_linear_mixture.py`` — see ``docs/linear_mixture.md``; a function of public
-#: quantities only (:func:`practical_constants`).
+#: Lemma 3.1, Υ of Lemma B.4, shift 2Υ (c = 1), λ = 1. ``practical``: β × 0.05, the Monte-Carlo Υ,
+#: shift 1.2·Υ (c = 0.6), λ = 1 — constants (no data, no budget enter them), chosen once on held-out
+#: E2 instances (model seeds 990000–990002; never the benchmark's, the experiments' or the figures')
+#: by ``benchmarks/tune_linear_mixture.py``; see ``docs/linear_mixture.md``.
 LINOPT_PRESETS: dict[str, dict[str, Any]] = {
     "theory": {"beta_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
-    "practical": {"beta_scale": 0.1, "upsilon": "monte_carlo", "shift_scale": 1.0, "lam": 1.0},
+    "practical": {"beta_scale": 0.05, "upsilon": "monte_carlo", "shift_scale": 0.6, "lam": 1.0},
 }
-
-
-def practical_constants(horizon: int, d1: int, d2: int, n_episodes: int, budget: PrivacyBudget) -> dict[str, Any]:
-    """The ``practical`` preset for a run (public quantities only: H, d, K and the budget)."""
-    return dict(LINOPT_PRESETS["practical"])
 
 
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
@@ -147,13 +142,10 @@ class _LinOpt(PrivateEstimator):
                               f"{p['calibration']!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
         return p
 
-    def knobs(self, model: LinearMixtureMDP | None = None) -> dict[str, Any]:
+    def knobs(self) -> dict[str, Any]:
         """The utility knobs in force: each given value, else the ``constants`` preset's."""
         p = self._checked()
-        if p["constants"] == "practical" and model is not None:
-            preset = practical_constants(model.horizon, model.d1, model.d2, p["n_episodes"], p["budget"])
-        else:
-            preset = dict(LINOPT_PRESETS[p["constants"]])
+        preset = LINOPT_PRESETS[p["constants"]]
         return {k: (preset[k] if p[k] is None else p[k]) for k in preset}
 
     def noise_plan(self, model: LinearMixtureMDP) -> cal.NoisePlan | None:
@@ -175,7 +167,7 @@ class _LinOpt(PrivateEstimator):
         if bound > L_phi * (1 + 1e-9):
             raise InvalidDataError(f"{type(self).__name__}: the model's value-targeted features can exceed the "
                                    "bound sqrt(d1) H of Assumption 1, which the sensitivity relies on.")
-        knobs = self.knobs(model)
+        knobs = self.knobs()
         kw: dict[str, Any] = {"clip_inputs": p["clip_inputs"]}
         plan = self.noise_plan(model)
         if plan is None:
