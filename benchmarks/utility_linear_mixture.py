@@ -52,7 +52,7 @@ def rows(seeds: int) -> list[dict[str, Any]]:
     for spec in specs:
         algorithm, calibration, constants, eps = spec
         budget = PrivacyBudget.non_private() if math.isinf(eps) else PrivacyBudget(epsilon=eps, delta=DELTA)
-        for s in range(seeds):
+        for _ in range(seeds):
             ests.append(LinOptVI(n_episodes=K, privatizer="none" if algorithm == "UCRL-VTR" else "central",
                                  budget=budget, calibration="tight" if calibration == "none" else calibration,
                                  constants=constants))
