@@ -12,9 +12,12 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   reachable-state planning), timed at ``--batch-episodes`` (default 1000) and a fifth of it: the
   difference gives the CPU cost per batched episode, the rest the set-up; reports the CPU seconds
   per (setting, seed) run extrapolated to K = 10⁵.
-* ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
+* ``frontier_linear_mixture_batch`` — the ``frontier-linear-mixture`` paper sweep (10 settings × 10
+  seeds, K = 2·10⁴) as one lockstep batch, timed at ``--batch-episodes`` and a fifth of it;
+* ``zhou2022_grid_projection`` — the paper grid (44 settings × 10 seeds, K = 10⁵) projected from
   the batch rows: total CPU seconds, and wall seconds on 2 cores (the sweep's 2 tasks, one per
-  algorithm, each its E2 and E1 batches, one per worker).
+  algorithm, each its E2 and E1 batches, one per worker), with and without the frontier sweep
+  (a third task, on the less loaded worker).
 
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
@@ -84,6 +87,36 @@ def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
                 setup_cpu_seconds=setup, cpu_seconds_per_run_at_1e5=per_run, peak_mb=float("nan"))
 
 
+def _frontier_cpu(K: int, n_seeds: int = 10) -> float:
+    from privrl.linear_mixture import experiments as z
+
+    ests, models, rngs = [], [], []
+    for seed in range(n_seeds):
+        model = random_mixture(6, 4, 5, 3, 3, rng=np.random.default_rng([99, seed]))
+        for i, params in enumerate(z.frontier_settings("paper")):
+            ests.append(z._estimator(params, K))
+            models.append(model)
+            rngs.append(np.random.default_rng([seed, i]))
+    cpu = time.process_time()
+    fit_many(ests, models, rngs, reachable_only=True)
+    return time.process_time() - cpu
+
+
+def bench_frontier(K: int) -> float:
+    """The frontier's paper sweep (10 settings × 10 seeds, one batch) at K and K/5 episodes,
+    extrapolated to its K = 2·10⁴; returns the projected CPU seconds."""
+    from privrl.linear_mixture import experiments as z
+
+    target = z.frontier_settings("paper")[0]["K"]
+    short, full = _frontier_cpu(K // 5), _frontier_cpu(K)
+    per_episode = max(full - short, 0.0) / (K - K // 5)
+    total = max(full - per_episode * K, 0.0) + per_episode * target
+    emit("frontier_linear_mixture_batch", runs=10 * len(z.frontier_settings("paper")), episodes=K, seconds=full,
+         cpu_seconds=full, cpu_ms_per_batched_episode=per_episode * 1e3, cpu_seconds_at_paper_k=total,
+         peak_mb=float("nan"))
+    return total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=2000)
@@ -104,6 +137,11 @@ def main() -> None:
     tasks = [sum(v for (_, alg), v in per_batch.items() if alg == a) for a in ("VI", "PO")]
     emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows) * 10, episodes=TARGET_K,
          cpu_seconds=sum(tasks), seconds=max(tasks), cores=2, peak_mb=float("nan"))
+    frontier = bench_frontier(args.batch_episodes)
+    with_frontier = sorted(tasks)
+    with_frontier[0] += frontier
+    emit("zhou_paper_projection", experiments="zhou2022-regret + frontier-linear-mixture", cpu_seconds=sum(tasks) + frontier,
+         seconds=max(with_frontier), cores=2, peak_mb=float("nan"))
 
 if __name__ == "__main__":
     main()

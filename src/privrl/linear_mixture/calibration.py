@@ -300,14 +300,31 @@ class NoisePlan:
 def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_episodes: int, horizon: int,
                d1: int, d2: int, value_feature_bound: float | None = None, owner: str = "noise_plan") -> NoisePlan:
     """The :class:`NoisePlan` of a LinOpt run (module doc). ``budget``: (ε, δ > 0), or ρ under
-    ``"tight"``; an infinite budget gives zero noise (the non-private learner)."""
+    ``"tight"``; an infinite budget gives zero noise (the non-private learner). Plans are cached
+    (their arrays are read-only): a sweep computes each split once."""
     check_option(privatizer, "privatizer", PRIVATIZERS, owner=owner)
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
-    K, H = int(n_episodes), int(horizon)
+    if budget.is_private and calibration != "tight" and (budget.rho is not None or not budget.delta):
+        raise param_error("budget", owner, f"an (epsilon, delta) budget with delta > 0 for calibration "
+                          f"{calibration!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
+    L = math.sqrt(d1) * horizon if value_feature_bound is None else float(value_feature_bound)
+    key = (budget.epsilon, budget.delta, budget.rho) if budget.is_private else None
+    return _noise_plan(privatizer, key, calibration, int(n_episodes), int(horizon), int(d1), int(d2), L)
+
+
+@functools.lru_cache(maxsize=256)
+def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: int, H: int, d1: int, d2: int,
+                L: float) -> NoisePlan:
+    from privrl.privacy.budget import PrivacyBudget
+
+    if budget_key is None:
+        budget = PrivacyBudget.non_private()
+    else:
+        eps, delta, rho = budget_key
+        budget = PrivacyBudget(rho=rho) if rho is not None else PrivacyBudget(epsilon=eps, delta=delta)
     central = privatizer == "central"
     count = max(1, max_membership(K - 1)) if central else 1
     terms = tree_depth(K) if central else K
-    L = math.sqrt(d1) * H if value_feature_bound is None else float(value_feature_bound)
     if calibration == "tight" and budget.is_private:
         sens = tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
         c = step_ranges(H)
@@ -322,12 +339,13 @@ def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_ep
         if not budget.is_private:
             std = np.zeros_like(sens)
         else:
-            if budget.rho is not None or not budget.delta:
-                raise param_error("budget", owner, f"an (epsilon, delta) budget with delta > 0 for calibration "
-                                  f"{calibration!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
             rule = sensitivities(d1, H, value_feature_bound=L, calibration=calibration)
             std = noise_stds(rule, horizon=H, epsilon=float(budget.epsilon), delta=float(budget.delta),
                              depth=terms if central else 1).rows(H)
+    arrays = [np.array(a, dtype=float) for a in (std, sens, x_bound, y_bound)]
+    for a in arrays:
+        a.setflags(write=False)
+    std, sens, x_bound, y_bound = arrays
     return NoisePlan(privatizer, calibration, std, sens, count, terms, x_bound, y_bound)
 
 
