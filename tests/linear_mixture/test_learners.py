@@ -229,7 +229,7 @@ def test_ldp_messages_are_contributions_plus_fresh_noise():
     plan = cal.noise_plan("local", B1, "sound", n_episodes=n + 1, horizon=H, d1=2, d2=2)
     reg = LocalPrivatizer(plan)
     reg.start(n_episodes=n + 1, horizon=H, d1=2, d2=2, rng=0)
-    items = reg._items(np.full((H, 2), 0.5), np.full(H, 1.0), np.full((H, 2), 0.5), np.full(H, 0.5))
+    items = reg.items(np.full((H, 2), 0.5), np.full(H, 1.0), np.full((H, 2), 0.5), np.full(H, 0.5))
     noise_source = NumpyNoise(1)
     msgs = [reg.local_randomizer(items, noise_source)[1] for _ in range(n)]      # the p2 moment message
     noise = np.stack(msgs) - items[1]

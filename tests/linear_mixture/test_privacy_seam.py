@@ -46,7 +46,7 @@ def test_central_release_is_prefix_sum_plus_constant_times_sigma_per_covering_no
     exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
     for t in range(1, K):
         x_p, y_p, x_r, y_r = _contributions(rng, H, d1, d2, *reg.bounds)
-        for total, item in zip(exact, reg._items(x_p, y_p, x_r, y_r)):
+        for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
             total += item
         got = reg.update(x_p, y_p, x_r, y_r)
         nodes = bin(t).count("1")
@@ -68,7 +68,7 @@ def test_local_messages_are_items_plus_constant_times_sigma():
     reg = est.regularizer(MODEL)
     H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
     reg.start(n_episodes=8, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(-2.0), Ledger()))
-    items = reg._items(*_contributions(np.random.default_rng(1), H, d1, d2, *reg.bounds))
+    items = reg.items(*_contributions(np.random.default_rng(1), H, d1, d2, *reg.bounds))
     sent = reg.local_randomizer(items, ConstantNoise(-2.0))
     for j, (m, x) in enumerate(zip(sent, items)):
         np.testing.assert_allclose(m - x, -2.0 * reg.plan.std[j].reshape(-1, *([1] * (x.ndim - 1)))

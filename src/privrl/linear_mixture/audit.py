@@ -101,7 +101,7 @@ def _local(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(NumpyNoise(0), Ledger()))
 
     def on(which: int):
-        items = reg._items(*user_contributions(which, *reg.bounds))
+        items = reg.items(*user_contributions(which, *reg.bounds))
 
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             batch = [np.broadcast_to(x, (n, *x.shape)) for x in items]

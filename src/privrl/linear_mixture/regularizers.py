@@ -125,7 +125,7 @@ class Regularizer:
 
     def update(self, x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> Stats:
         """Insert one user's contributions (all h at once) and return the next statistics."""
-        items = self._items(*self._check(x_p, y_p, x_r, y_r))
+        items = self.items(*self._check(x_p, y_p, x_r, y_r))
         for counter, item in zip(self._counters, self._privatize(items)):
             counter.insert(item)
         return self.statistics()
@@ -140,7 +140,9 @@ class Regularizer:
         return tuple(x[0] for x in out)
 
     @staticmethod
-    def _items(x_p, y_p, x_r, y_r) -> list[np.ndarray]:
+    def items(x_p, y_p, x_r, y_r) -> list[np.ndarray]:
+        """One user's 4 stream items (per step; a leading axis of users is allowed): ``x_p x_pᵀ``,
+        ``x_p·y_p``, ``x_r x_rᵀ``, ``x_r·y_r``."""
         return [x_p[..., :, None] * x_p[..., None, :], x_p * y_p[..., None], x_r[..., :, None] * x_r[..., None, :],
                 x_r * y_r[..., None]]
 
