@@ -254,7 +254,8 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     paths: list[Path] = []
     envs = sorted(df["env"].unique())
     panels = [p for p in CONSTANT_SETS if p in set(df["constants"])]
-    colors = curve_colors(df["label"].unique())
+    labels_all = df["label"].unique()
+    colors = curve_colors(labels_all, palette="tab20" if len(labels_all) > 10 else "tab10")
     fig, axes = new_figure(ncols=len(panels) + 1, nrows=len(envs), width=4.6, height=3.8, squeeze=False)
     for i, env in enumerate(envs):
         labels = sorted(df[df["env"] == env]["label"].unique())
