@@ -210,6 +210,14 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return M.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
+def _reward_radius(geo: _Geometry, br: np.ndarray) -> np.ndarray:
+    """β_r per run and step ``(R, H)`` laid out like the reward part's columns: ``(R, Ucat)`` (d2 = 1:
+    step h's radius at each of its columns) or ``(R, H, 1)``. A precomputed layout is passed through."""
+    if br.ndim == 2 and br.shape[1] == geo.H:
+        return br[:, geo.hcol] if geo.d2 == 1 else br[:, :, None]
+    return br
+
+
 def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.ndarray | None,
           is_po: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
@@ -235,8 +243,7 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
         reward = np.ascontiguousarray(theta_r.transpose(1, 2, 0)) @ geo.phi_T
         quad_r = np.ascontiguousarray(inv_r[geo.iu, geo.ju].transpose(1, 2, 0)) @ geo.pairs_T
     # β per run and step (R, H): the reward bonus at every planned column of every step
-    bonus = br[:, geo.hcol] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r) if geo.d2 == 1 else \
-        br[:, :, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+    bonus = _reward_radius(geo, br) * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
 
     def part(x: np.ndarray, h: int) -> np.ndarray:
         """Step h's distinct columns of a reward-part array."""
@@ -387,6 +394,7 @@ class _Lockstep:
         self.model_rows = np.array([r for r, run in enumerate(runs) if run.gym_env is None], dtype=np.intp)
         self.bp = np.array([run.est.beta_p_ for run in runs])
         self.br = np.array([run.est.beta_r_ for run in runs])
+        self.br_cols = _reward_radius(self.geo, self.br)                # constant over the run: laid out once
         self.eta = np.array([run.eta for run in runs])
         self.v_star = np.stack([run.v_star for run in runs])
         self.ar = np.arange(R)
@@ -425,7 +433,7 @@ class _Lockstep:
         self._block_start, self._block_end = k, k + n
 
     def plan(self, stats: Stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        return _plan(self.geo, stats, self.bp, self.br, self.pi, self.is_po if len(self.po_rows) else None)
+        return _plan(self.geo, stats, self.bp, self.br_cols, self.pi, self.is_po if len(self.po_rows) else None)
 
     def greedy(self, Q: np.ndarray, Vmax: np.ndarray, k: int) -> np.ndarray:
         """Algorithm 1 line 12: an action maximising Q, the lowest index (or a seeded random one)

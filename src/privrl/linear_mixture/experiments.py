@@ -500,7 +500,9 @@ def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[
     for params, model, est in zip(params_list, models, fitted):
         K = int(params["K"])
         row = {"label": label_of("VI", params["privatizer"], params["epsilon"]), "episodes": K, "step": K,
+               "calibration": str(params["calibration"]), "epsilon": float(params["epsilon"]),
                "metric": "regret", "value": float(est.cumulative_regret_[-1]), "noise_std": est.noise_std_,
+               "epsilon_spent": est.privacy_spent() if est.is_private else None,
                "trivial": float(K * model.horizon)}
         out.append(_privacy_result(params, est, [row]))
     return out
