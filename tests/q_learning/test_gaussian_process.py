@@ -25,13 +25,16 @@ class _SymbolicPath(OUPath):
 
     def __init__(self, dim, **kw):
         self._dim, self._k = dim, 0
+        self._tail = (dim,)
         super().__init__(**kw)
 
-    def _draw_normal(self):
-        e = np.zeros(self._dim)
-        e[self._k] = 1.0
-        self._k += 1
-        return e
+    def _draw_standard_normals(self, k):
+        out = np.zeros((k, self._dim))
+        idx = np.arange(self._k, self._k + k)
+        ok = idx < self._dim
+        out[np.flatnonzero(ok), idx[ok]] = 1.0
+        self._k += k
+        return out
 
 
 @pytest.mark.parametrize("seed_endpoints", [False, True])

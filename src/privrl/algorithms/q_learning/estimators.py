@@ -115,12 +115,8 @@ class _QLearnerBase(Estimator):
         return res
 
     def _q(self, states: Any) -> np.ndarray:
-        import torch
-
         check_is_fitted(self, "returns_")
-        x = np.ascontiguousarray(np.asarray(states, float).reshape(-1, self.obs_dim_))
-        with torch.no_grad():
-            return self._network(torch.from_numpy(x)).numpy()
+        return self._network(np.asarray(states, float).reshape(-1, self.obs_dim_))
 
     def release_q(self, states: Any) -> np.ndarray:
         """The released Q-function at ``states``: ``(n, m)``. For baselines whose privacy comes
