@@ -103,8 +103,10 @@ class _QLearnerBase(Estimator):
             raise param_error("budget", type(self).__name__, "a budget with delta > 0", b)
         return b
 
+    _backend = "numpy"   # "torch": the PyTorch reference learner (same draws; benchmarks and tests)
+
     def _run(self, env, cfg, privatizer, rngs, bounds, trace=False):
-        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace)
+        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace, backend=self._backend)
         self._network = res.network
         self.returns_ = res.returns
         self.n_updates_ = res.n_updates
