@@ -268,11 +268,14 @@ def test_noise_paths_equal_independent_paths_on_child_streams():
 
 
 def test_affine_scan_equals_sequential_recursion():
+    """Both solvers of the recursion (closed form per chain; recursive doubling for many chains or
+    when weight products underflow) equal the sequential loop."""
     from privrl.privacy.gaussian_process import _affine_scan
     rng = np.random.default_rng(4)
-    for k in (1, 2, 7, 64, 1000):
-        w = rng.random(k) * (rng.random(k) > 0.1)   # chains broken at random zeros
-        c = rng.normal(size=(k, 2))
+    cases = [rng.random(k) * (rng.random(k) > 0.1) for k in (1, 2, 7, 64, 1000)]   # random chain breaks
+    cases += [np.full(1000, 0.999), np.full(1000, 0.3), np.r_[0.0, np.full(299, 0.99), 0.0, np.full(99, 0.5)]]
+    for w in cases:
+        c = rng.normal(size=(len(w), 2))
         z, want = np.zeros(2), []
         for wk, ck in zip(w, c):
             z = wk * z + ck

@@ -24,7 +24,6 @@ from privrl.algorithms.q_learning.training import (
 )
 from privrl.envs.center_walk import CenterWalkEnv
 
-torch.set_num_threads(1)
 STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "privacy_target")
 
 

@@ -131,18 +131,49 @@ def _merge_sorted(x: np.ndarray, y: np.ndarray, pos: np.ndarray, new_x: np.ndarr
     return out_x, out_y
 
 
-def _affine_scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """All ``z[k] = w[k] z[k-1] + c[k]`` (``z[-1] = 0``; ``w >= 0`` of shape ``(k,)``, ``c`` of shape
-    ``(k, ...)``) by recursive doubling: ``ceil(log2 k)`` vector rounds instead of a Python loop. Equal
-    to the sequential recursion up to rounding (it only re-associates sums of the same terms)."""
+def _doubling_scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`_affine_scan` by recursive doubling: ``ceil(log2 k)`` vector rounds (fewer when the
+    chains are short), re-associating sums of the same terms."""
+    ones = (1,) * (c.ndim - 1)
     w = w.copy()
     z = c.copy()
-    ones = (1,) * (z.ndim - 1)
     d = 1
     while d < len(w) and w[d:].any():
         z[d:] += w[d:].reshape(-1, *ones) * z[:-d]
         w[d:] *= w[:-d]
         d *= 2
+    return z
+
+
+def _affine_scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """All ``z[k] = w[k] z[k-1] + c[k]`` (``z[-1] = 0``; ``0 <= w <= 1`` of shape ``(k,)``, ``c`` of
+    shape ``(k, ...)``) with vector operations, equal to the sequential recursion up to rounding.
+
+    A zero weight starts a new chain. With few chains (a fresh path, or few stored states: the
+    training loop's case), each chain is solved in closed form, ``z_t = P_t sum_{j<=t} c_j / P_j``
+    with ``P`` the running product of its weights: every term is ``c_j`` times a product of
+    weights <= 1, so the rounding error stays at ``eps sum |c_j|``. With many chains, or where the
+    products underflow (long chains at large beta), :func:`_doubling_scan` is used."""
+    k = len(w)
+    start = w == 0.0
+    start[0] = True
+    first = np.flatnonzero(start)
+    if len(first) > 8:
+        return _doubling_scan(w, c)
+    ones = (1,) * (c.ndim - 1)
+    z = np.empty_like(c)
+    bounds = np.append(first, k).tolist()
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b - a == 1:
+            z[a] = c[a]
+            continue
+        prod = np.ones(b - a)
+        np.cumprod(w[a + 1:b], out=prod[1:])
+        if prod[-1] > 1e-200:
+            prod = prod.reshape(-1, *ones)
+            z[a:b] = np.cumsum(c[a:b] / prod, axis=0) * prod
+        else:
+            z[a:b] = _doubling_scan(np.concatenate([[0.0], w[a + 1:b]]), c[a:b])
     return z
 
 
@@ -342,26 +373,22 @@ class _OUField:
         x_all = np.empty(n + k)
         x_all[at] = new
         x_all[~is_new] = x
-        has_left = at > 0
-        d1 = np.where(has_left, new - x_all[at - 1], 1.0)
-        has_right = pos_new < n
+        # distances to the left neighbour (the previous element) and to the right stored neighbour;
+        # +inf where there is none, which turns the bridge formulas into the one-sided ones
+        # (e = 0, a = 1, den = 1: w- = rho_l, var = 1 - rho_l^2, or w+ = rho_r, ...) and into the
+        # empty-path draw (var = 1) exactly, without branches
+        d1 = np.where(at > 0, new - x_all[at - 1], np.inf)
         r_idx = np.minimum(pos_new, n - 1)
-        d2 = np.where(has_right, x[r_idx] - new, 1.0)
-        # bridge_coefficients / one_sided_coefficients, sharing the exponentials
-        e1, a1 = np.exp(-beta * d1), -np.expm1(-2.0 * beta * d1)
-        e2, a2 = np.exp(-beta * d2), -np.expm1(-2.0 * beta * d2)
-        both = has_left & has_right
+        d2 = np.where(pos_new < n, x[r_idx] - new, np.inf)
+        e1, a1 = np.exp(-beta * d1), -np.expm1(-2.0 * beta * d1)   # bridge_coefficients, with the
+        e2, a2 = np.exp(-beta * d2), -np.expm1(-2.0 * beta * d2)   # exponentials shared
         den = -np.expm1(-2.0 * beta * (d1 + d2))
-        wl = np.where(both, e1 * a2 / den, np.where(has_left, e1, 0.0))
-        wr = np.where(both, e2 * a1 / den, np.where(has_right, e2, 0.0))
-        var = np.where(both, a1 * a2 / den, np.where(has_left, a1, np.where(has_right, a2, 1.0)))
-        sd = sigma * np.sqrt(np.maximum(var, 0.0))
+        sd = sigma * np.sqrt(np.maximum(a1 * a2 / den, 0.0))
         w = np.zeros(n + k)
-        w[at] = wl
+        w[at] = e1 * a2 / den
         c = np.empty((n + k, *self._tail))
         c[~is_new] = y
-        c[at] = wr.reshape(-1, *ones) * np.where(has_right.reshape(-1, *ones), y[r_idx], 0.0) \
-            + sd.reshape(-1, *ones) * xi
+        c[at] = (e2 * a1 / den).reshape(-1, *ones) * y[r_idx] + sd.reshape(-1, *ones) * xi
         z = _affine_scan(w, c)
         self._x, self._y = x_all, z
         return z[at]
