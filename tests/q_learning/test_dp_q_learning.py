@@ -19,7 +19,6 @@ from privrl.errors import CertificationError, InvalidDataError, InvalidParameter
 from privrl.privacy import PrivacyBudget
 from privrl.privacy.budget import Neighboring, PrivacyUnit
 
-torch.set_num_threads(1)
 BUDGET = PrivacyBudget(epsilon=0.9, delta=1e-4)
 SMALL = dict(n_samples=320, hidden=(8,))
 
@@ -120,7 +119,7 @@ def test_noise_plumbing_reset_schedules():  # T34
 def test_noise_never_receives_gradients():
     from privrl.algorithms.q_learning.training import build_network
     net = build_network(1, (4,), 2, np.random.default_rng(0))
-    s = torch.rand(5, 1, dtype=torch.float64)
+    s = torch.rand(5, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     g = torch.from_numpy(np.random.default_rng(1).normal(size=5))
     loss = ((net(s)[:, 0] + g) ** 2).mean()
     loss.backward()
@@ -167,7 +166,7 @@ def test_dpsgd_per_sample_clipping_matches_explicit_loop():
         build_network,
     )
     net = build_network(1, (8,), 2, np.random.default_rng(0))
-    s = torch.rand(16, 1, dtype=torch.float64)
+    s = torch.rand(16, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
     a = torch.randint(0, 2, (16,), generator=torch.Generator().manual_seed(0))
     y = torch.from_numpy(np.random.default_rng(1).normal(scale=3.0, size=16))
     want = [torch.zeros_like(p) for p in net.parameters()]

@@ -5,13 +5,10 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from privrl.experiments import wang2019
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.spec import RunContext
-
-torch.set_num_threads(1)
 
 
 def _ctx(seed=0):

@@ -7,12 +7,10 @@ optimum is 20.7 and uniform random 10.9 (spec §5.1).
 
 import numpy as np
 import pytest
-import torch
 
 from privrl.algorithms.q_learning import DPQLearning, InputPerturbationQLearning, QLearning
 from privrl.privacy import PrivacyBudget
 
-torch.set_num_threads(1)
 N = 1000
 
 

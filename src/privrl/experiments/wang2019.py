@@ -89,8 +89,6 @@ def functional_calibration(epsilon: float, calibration: str):
 
 
 def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
-    import torch
-
     from privrl.algorithms.q_learning import (
         DPQLearning,
         DPSGDQLearning,
@@ -98,7 +96,6 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         QLearning,
     )
 
-    torch.set_num_threads(1)
     algo, config = params["algorithm"], params["config"]
     calibration = params.get("calibration", "sound")
     common = dict(config=config, n_samples=int(params["n_samples"]), hidden=tuple(params["hidden"]))

@@ -20,9 +20,13 @@ written with ``expm1`` so that nothing overflows for beta up to 1e5 and more. On
 empty path: ``g(s) = sigma xi``. An exact repeat returns the stored value. Whatever the insertion
 order, the stored values are jointly ``N(0, sigma^2 [K(x_i, x_j)])`` (tested exactly).
 
-Storage is a bucketed sorted list (buckets of at most ``2 * _LOAD`` points, located by ``bisect``
-on the bucket maxima), so insertion stays O(log n + _LOAD) even for 1e5 points, without
-``sortedcontainers``.
+Storage is a pair of sorted arrays plus a short sorted list of the latest scalar queries, so a
+scalar query costs O(log n) amortised and a batch query is a handful of vector operations: the
+recursion over the new states of a batch (each new state's left neighbour may be the previous new
+state) is solved by recursive doubling (:func:`_affine_scan`), with the same normals in the same
+order as one-at-a-time queries. :class:`OUNoise` holds the paths of all actions in one store (they
+are always queried at the same states), and every privacy-noise normal comes from one method,
+``_draw_standard_normals``.
 
 For states of dimension d > 1, :class:`ProductKernelField` samples the product kernel
 ``exp(-beta ||x - y||_1)`` (paper §3.3) exactly and jointly over the queried points by incremental
@@ -51,8 +55,8 @@ __all__ = [
     "ou_kernel",
 ]
 
-_LOAD = 256
-_BLOCK = 4096
+_BLOCK = 4096   # normals drawn per refill of a path's buffer
+_PENDING = 256  # scalar-query values kept in a sorted list before merging into the arrays
 
 
 def ou_kernel(x: Any, y: Any, beta: float) -> np.ndarray:
@@ -100,7 +104,297 @@ def paper_eq2_literal(beta: float, s_minus: float, s: float, s_plus: float) -> t
     return w_minus, w_plus, d
 
 
-class OUPath:
+def _unique_inverse(flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(flat, return_inverse=True)`` for a 1-D float array, with less overhead."""
+    order = np.argsort(flat, kind="stable")
+    srt = flat[order]
+    keep = np.empty(len(srt), bool)
+    keep[:1] = True
+    np.not_equal(srt[1:], srt[:-1], out=keep[1:])
+    inverse = np.empty(len(srt), np.intp)
+    inverse[order] = np.cumsum(keep) - 1
+    return srt[keep], inverse
+
+
+def _merge_sorted(x: np.ndarray, y: np.ndarray, pos: np.ndarray, new_x: np.ndarray,
+                  new_y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Insert sorted ``new_x`` (values ``new_y``) before the indices ``pos`` of sorted ``x``."""
+    if not len(x):
+        return new_x, new_y
+    at = pos + np.arange(len(new_x))
+    old = np.ones(len(x) + len(new_x), bool)
+    old[at] = False
+    out_x = np.empty(len(old))
+    out_y = np.empty((len(old), *y.shape[1:]))
+    out_x[at], out_x[old] = new_x, x
+    out_y[at], out_y[old] = new_y, y
+    return out_x, out_y
+
+
+def _doubling_scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`_affine_scan` by recursive doubling: ``ceil(log2 k)`` vector rounds (fewer when the
+    chains are short), re-associating sums of the same terms."""
+    ones = (1,) * (c.ndim - 1)
+    w = w.copy()
+    z = c.copy()
+    d = 1
+    while d < len(w) and w[d:].any():
+        z[d:] += w[d:].reshape(-1, *ones) * z[:-d]
+        w[d:] *= w[:-d]
+        d *= 2
+    return z
+
+
+def _affine_scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """All ``z[k] = w[k] z[k-1] + c[k]`` (``z[-1] = 0``; ``0 <= w <= 1`` of shape ``(k,)``, ``c`` of
+    shape ``(k, ...)``) with vector operations, equal to the sequential recursion up to rounding.
+
+    A zero weight starts a new chain. With few chains (a fresh path, or few stored states: the
+    training loop's case), each chain is solved in closed form, ``z_t = P_t sum_{j<=t} c_j / P_j``
+    with ``P`` the running product of its weights: every term is ``c_j`` times a product of
+    weights <= 1, so the rounding error stays at ``eps sum |c_j|``. With many chains, or where the
+    products underflow (long chains at large beta), :func:`_doubling_scan` is used."""
+    k = len(w)
+    start = w == 0.0
+    start[0] = True
+    first = np.flatnonzero(start)
+    if len(first) > 8:
+        return _doubling_scan(w, c)
+    ones = (1,) * (c.ndim - 1)
+    z = np.empty_like(c)
+    bounds = np.append(first, k).tolist()
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if b - a == 1:
+            z[a] = c[a]
+            continue
+        prod = np.ones(b - a)
+        np.cumprod(w[a + 1:b], out=prod[1:])
+        if prod[-1] > 1e-200:
+            prod = prod.reshape(-1, *ones)
+            z[a:b] = np.cumsum(c[a:b] / prod, axis=0) * prod
+        else:
+            z[a:b] = _doubling_scan(np.concatenate([[0.0], w[a + 1:b]]), c[a:b])
+    return z
+
+
+class _OUField:
+    """Shared kernel of :class:`OUPath` and :class:`OUNoise`: OU sample paths on the real line that
+    are queried at the same states, so they share their geometry (stored states, neighbours and
+    bridge weights) and differ only in their standard normals.
+
+    Stored values have shape ``(n, *tail)`` (``tail = ()`` for one path, ``(m,)`` for m paths).
+    Storage: the sorted arrays ``_x``, ``_y`` plus a short sorted "pending" list of the values
+    sampled by scalar queries since the last batch (merged into the arrays when it reaches
+    ``_PENDING`` entries or at the next batch query), so a scalar query costs O(log n) and a batch
+    one O(n + k log k) with vector operations only.
+
+    Privacy noise is drawn in one place, :meth:`_draw_standard_normals`, in blocks of ``_BLOCK``
+    consumed in order: any sequence of queries uses the same normals, in the same order, as the
+    one-state-at-a-time recursion.
+    """
+
+    _tail: tuple[int, ...] = ()
+
+    def _init_field(self, owner: str, beta: float, sigma: float, seed_endpoints: bool) -> None:
+        self.beta = check_scalar(beta, "beta", owner=owner, low=0.0, closed="neither")
+        self.sigma = check_scalar(sigma, "sigma", owner=owner, low=0.0)
+        self.seed_endpoints = bool(seed_endpoints)
+        self._owner = owner
+        self._buf = np.empty((0, *self._tail))
+        self._pos = 0
+        self.reset()
+
+    # -- the noise source: the only place where privacy noise is drawn
+    def _draw_standard_normals(self, k: int) -> np.ndarray:
+        """``k`` fresh standard normals of shape ``(k, *tail)`` (overridden by :class:`OUNoise`;
+        tests substitute basis vectors to read off exact covariances)."""
+        return self._rng.standard_normal((k, *self._tail))
+
+    def _normals(self, k: int) -> np.ndarray:
+        """The next ``k`` normals of the stream, ``(k, *tail)``."""
+        parts = []
+        while k > 0:
+            if self._pos >= len(self._buf):
+                self._buf = self._draw_standard_normals(_BLOCK)
+                self._pos = 0
+            take = min(k, len(self._buf) - self._pos)
+            parts.append(self._buf[self._pos:self._pos + take])
+            self._pos += take
+            k -= take
+        return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
+
+    def _normal(self) -> Any:
+        """The next normal of the stream: a float (one path) or a ``tail`` row."""
+        if self._pos >= len(self._buf):
+            self._buf = self._draw_standard_normals(_BLOCK)
+            self._pos = 0
+        z = self._buf[self._pos]
+        self._pos += 1
+        return float(z) if not self._tail else z.copy()
+
+    # -- storage
+    def reset(self) -> None:
+        """Forget every stored value: the next queries sample a fresh, independent path."""
+        self._x = np.empty(0)
+        self._y = np.empty((0, *self._tail))
+        self._px: list[float] = []
+        self._py: list[Any] = []
+        if self.seed_endpoints:
+            g0 = self.sigma * self._normal()
+            rho, var = math.exp(-self.beta), -math.expm1(-2.0 * self.beta)
+            g1 = rho * g0 + self.sigma * math.sqrt(var) * self._normal()
+            self._x = np.array([0.0, 1.0])
+            self._y = np.array([g0, g1], dtype=float).reshape(2, *self._tail)
+
+    def __len__(self) -> int:
+        return len(self._x) + len(self._px)
+
+    def _flush(self) -> None:
+        if self._px:
+            xs = np.array(self._px)
+            ys = np.array(self._py, dtype=float).reshape(len(xs), *self._tail)
+            self._x, self._y = _merge_sorted(self._x, self._y, self._x.searchsorted(xs), xs, ys)
+            self._px, self._py = [], []
+
+    @property
+    def states(self) -> np.ndarray:
+        """The stored states, increasing."""
+        self._flush()
+        return self._x.copy()
+
+    @property
+    def values(self) -> np.ndarray:
+        """The stored values, in the order of :attr:`states` (shape ``(n, *tail)``)."""
+        self._flush()
+        return self._y.copy()
+
+    # -- sampling
+    def _point(self, x: float) -> Any:
+        """The value at one state (sampled and stored on first query)."""
+        if x != x or x in (math.inf, -math.inf):
+            check_scalar(x, "x", owner=self._owner)
+        px, py, xs, ys = self._px, self._py, self._x, self._y
+        row = bool(self._tail)
+        i = bisect_left(px, x)
+        n_p, n = len(px), len(xs)
+        if i < n_p and px[i] == x:  # exact repeat
+            return py[i].copy() if row else py[i]
+        j = int(xs.searchsorted(x)) if n else 0
+        x_left = x_right = None
+        if j < n:
+            x_right = xs.item(j)
+            if x_right == x:  # exact repeat
+                return ys[j].copy() if row else ys.item(j)
+            y_right = ys[j] if row else ys.item(j)
+        if i < n_p and (x_right is None or px[i] < x_right):
+            x_right, y_right = px[i], py[i]
+        if j > 0:
+            x_left = xs.item(j - 1)
+            y_left = ys[j - 1] if row else ys.item(j - 1)
+        if i > 0 and (x_left is None or px[i - 1] > x_left):
+            x_left, y_left = px[i - 1], py[i - 1]
+        beta, sigma = self.beta, self.sigma
+        if x_left is None and x_right is None:  # empty path
+            z = sigma * self._normal()
+        elif x_left is None or x_right is None:  # one-sided: beyond the stored states
+            d = x_right - x if x_left is None else x - x_left
+            y_nbr = y_right if x_left is None else y_left
+            rho = math.exp(-beta * d)
+            z = rho * y_nbr + sigma * math.sqrt(-math.expm1(-2.0 * beta * d)) * self._normal()
+        else:
+            d1, d2 = x - x_left, x_right - x
+            a1 = -math.expm1(-2.0 * beta * d1)
+            a2 = -math.expm1(-2.0 * beta * d2)
+            den = -math.expm1(-2.0 * beta * (d1 + d2))
+            mean = (math.exp(-beta * d1) * a2 * y_left + math.exp(-beta * d2) * a1 * y_right) / den
+            z = mean + sigma * math.sqrt(a1 * a2 / den) * self._normal()
+        px.insert(i, x)
+        py.insert(i, z)
+        if n_p >= _PENDING and n_p * n_p >= 4 * n:  # merge: amortised O(sqrt(n)) per query
+            self._flush()
+        return z.copy() if row else z
+
+    def _batch(self, xs: Any) -> np.ndarray:
+        """Values at a batch of states (any shape): ``xs.shape + tail``. The distinct new states
+        are sampled in increasing order, so the values do not depend on the order of ``xs``."""
+        arr = np.asarray(xs, dtype=float)
+        if not np.isfinite(arr).all():
+            check_array(xs, "xs", owner=self._owner)
+        if arr.size == 0:
+            return np.empty(arr.shape + self._tail)
+        uniq, inverse = _unique_inverse(arr.ravel())
+        self._flush()
+        x, y = self._x, self._y
+        n = len(x)
+        pos = x.searchsorted(uniq)
+        hit = pos < n
+        if n:
+            hit[hit] = x[pos[hit]] == uniq[hit]
+        if hit.all():
+            vals = y[pos]
+        else:
+            miss = ~hit
+            vals = np.empty((len(uniq), *self._tail))
+            vals[hit] = y[pos[hit]]
+            vals[miss] = self._insert_new(uniq[miss], pos[miss])
+        return vals[inverse].reshape(arr.shape + self._tail)
+
+    def _insert_new(self, new: np.ndarray, pos_new: np.ndarray) -> np.ndarray:
+        """Sample and store increasing new states ``new`` (insertion positions ``pos_new`` among
+        the stored ones) with exactly the draws (same order, same neighbours) that querying them
+        one at a time in increasing order makes. In the merged order, a new state's left neighbour
+        is the element before it (stored, or the previous new state) and its right neighbour the
+        next *stored* state, so with stored values as constants the merged values obey the linear
+        recursion ``z_t = w_t z_{t-1} + c_t``, solved by :func:`_affine_scan`."""
+        beta, sigma = self.beta, self.sigma
+        x, y = self._x, self._y
+        n, k = len(x), len(new)
+        ones = (1,) * len(self._tail)
+        xi = self._normals(k)
+        if n == 0:  # a chain of one-sided steps from the previous new state (spec §2.4)
+            steps = np.diff(new)
+            sd = np.empty(k)
+            sd[0] = sigma
+            sd[1:] = sigma * np.sqrt(-np.expm1(-2.0 * beta * steps))
+            c = sd.reshape(-1, *ones) * xi
+            if beta * (new[-1] - new[0]) <= 200.0:  # closed form: z_k = sum_j e^{-beta (x_k - x_j)} c_j
+                up = np.exp(beta * (new - new[0])).reshape(-1, *ones)
+                z = np.cumsum(up * c, axis=0) / up
+            else:
+                w = np.empty(k)
+                w[0] = 0.0
+                w[1:] = np.exp(-beta * steps)
+                z = _affine_scan(w, c)
+            self._x, self._y = new, z
+            return z
+        at = pos_new + np.arange(k)  # positions of the new states in the merged order
+        is_new = np.zeros(n + k, bool)
+        is_new[at] = True
+        x_all = np.empty(n + k)
+        x_all[at] = new
+        x_all[~is_new] = x
+        # distances to the left neighbour (the previous element) and to the right stored neighbour;
+        # +inf where there is none, which turns the bridge formulas into the one-sided ones
+        # (e = 0, a = 1, den = 1: w- = rho_l, var = 1 - rho_l^2, or w+ = rho_r, ...) and into the
+        # empty-path draw (var = 1) exactly, without branches
+        d1 = np.where(at > 0, new - x_all[at - 1], np.inf)
+        r_idx = np.minimum(pos_new, n - 1)
+        d2 = np.where(pos_new < n, x[r_idx] - new, np.inf)
+        e1, a1 = np.exp(-beta * d1), -np.expm1(-2.0 * beta * d1)   # bridge_coefficients, with the
+        e2, a2 = np.exp(-beta * d2), -np.expm1(-2.0 * beta * d2)   # exponentials shared
+        den = -np.expm1(-2.0 * beta * (d1 + d2))
+        sd = sigma * np.sqrt(np.maximum(a1 * a2 / den, 0.0))
+        w = np.zeros(n + k)
+        w[at] = e1 * a2 / den
+        c = np.empty((n + k, *self._tail))
+        c[~is_new] = y
+        c[at] = (e2 * a1 / den).reshape(-1, *ones) * y[r_idx] + sd.reshape(-1, *ones) * xi
+        z = _affine_scan(w, c)
+        self._x, self._y = x_all, z
+        return z[at]
+
+
+class OUPath(_OUField):
     """One lazily evaluated sample path of ``G(0, sigma^2 exp(-beta|x-y|))`` on the real line.
 
     ``path(x)`` returns the path's value at ``x`` (sampled and stored on first query);
@@ -112,221 +406,43 @@ class OUPath:
 
     def __init__(self, *, beta: float, sigma: float, rng: RngLike = None,
                  seed_endpoints: bool = False) -> None:
-        owner = "OUPath"
-        self.beta = check_scalar(beta, "beta", owner=owner, low=0.0, closed="neither")
-        self.sigma = check_scalar(sigma, "sigma", owner=owner, low=0.0)
-        self.seed_endpoints = bool(seed_endpoints)
         self._rng = as_generator(rng)
-        self._normals = np.empty(0)
-        self._next = 0
-        self.reset()
+        self._init_field("OUPath", beta, sigma, seed_endpoints)
 
-    # -- noise source (overridable: tests propagate basis vectors to get the exact covariance)
-    def _draw_normal(self) -> Any:
-        if self._next >= len(self._normals):
-            self._normals = self._rng.standard_normal(_BLOCK).tolist()
-            self._next = 0
-        z = self._normals[self._next]
-        self._next += 1
-        return z
-
-    def _take(self, k: int) -> list[Any]:
-        """``k`` normals, the same ones ``k`` calls of :meth:`_draw_normal` would return."""
-        if type(self)._draw_normal is not OUPath._draw_normal:  # a subclass supplies the noise
-            return [self._draw_normal() for _ in range(k)]
-        out: list[Any] = []
-        while len(out) < k:
-            if self._next >= len(self._normals):
-                self._normals = self._rng.standard_normal(_BLOCK).tolist()
-                self._next = 0
-            take = min(k - len(out), len(self._normals) - self._next)
-            out.extend(self._normals[self._next:self._next + take])
-            self._next += take
-        return out
-
-    def reset(self) -> None:
-        """Forget every stored value: the next queries sample a fresh, independent path."""
-        self._xs: list[list[float]] = []
-        self._ys: list[list[Any]] = []
-        self._maxes: list[float] = []
-        self._n = 0
-        if self.seed_endpoints:
-            g0 = self.sigma * self._draw_normal()
-            rho, var = math.exp(-self.beta), -math.expm1(-2.0 * self.beta)
-            g1 = rho * g0 + self.sigma * math.sqrt(var) * self._draw_normal()
-            self._xs, self._ys, self._maxes, self._n = [[0.0, 1.0]], [[g0, g1]], [1.0], 2
-
-    def __len__(self) -> int:
-        return self._n
-
-    @property
-    def states(self) -> np.ndarray:
-        """The stored states, increasing."""
-        return np.array([x for b in self._xs for x in b], dtype=float)
-
-    @property
-    def values(self) -> list[Any]:
-        """The stored values, in the order of :attr:`states`."""
-        return [y for b in self._ys for y in b]
-
-    def __call__(self, x: float) -> Any:
-        x = float(x)
-        if x != x or x in (math.inf, -math.inf):
-            check_scalar(x, "x", owner="OUPath")
-        maxes = self._maxes
-        if not maxes:
-            z = self.sigma * self._draw_normal()
-            self._xs, self._ys, self._maxes, self._n = [[x]], [[z]], [x], 1
-            return z
-        beta, sigma = self.beta, self.sigma
-        bi = bisect_left(maxes, x)
-        if bi == len(maxes):  # beyond every stored state: one-sided from the right end
-            bi -= 1
-            xs, ys = self._xs[bi], self._ys[bi]
-            d = x - xs[-1]
-            rho = math.exp(-beta * d)
-            z = rho * ys[-1] + sigma * math.sqrt(-math.expm1(-2.0 * beta * d)) * self._draw_normal()
-            xs.append(x)
-            ys.append(z)
-            maxes[bi] = x
-        else:
-            xs, ys = self._xs[bi], self._ys[bi]
-            i = bisect_left(xs, x)
-            if xs[i] == x:  # exact repeat
-                return ys[i]
-            x_right, y_right = xs[i], ys[i]
-            if i > 0:
-                x_left, y_left = xs[i - 1], ys[i - 1]
-            elif bi > 0:
-                x_left, y_left = self._xs[bi - 1][-1], self._ys[bi - 1][-1]
-            else:
-                x_left = None
-            if x_left is None:  # before every stored state: one-sided from the left end
-                d = x_right - x
-                rho = math.exp(-beta * d)
-                z = rho * y_right + sigma * math.sqrt(-math.expm1(-2.0 * beta * d)) * self._draw_normal()
-            else:
-                d1, d2 = x - x_left, x_right - x
-                a1 = -math.expm1(-2.0 * beta * d1)
-                a2 = -math.expm1(-2.0 * beta * d2)
-                den = -math.expm1(-2.0 * beta * (d1 + d2))
-                mean = (math.exp(-beta * d1) * a2 * y_left + math.exp(-beta * d2) * a1 * y_right) / den
-                z = mean + sigma * math.sqrt(a1 * a2 / den) * self._draw_normal()
-            xs.insert(i, x)
-            ys.insert(i, z)
-        self._n += 1
-        if len(xs) > 2 * _LOAD:  # split the bucket
-            self._xs[bi:bi + 1] = [xs[:_LOAD], xs[_LOAD:]]
-            self._ys[bi:bi + 1] = [ys[:_LOAD], ys[_LOAD:]]
-            maxes[bi:bi + 1] = [xs[_LOAD - 1], xs[-1]]
-        return z
+    def __call__(self, x: float) -> float:
+        return self._point(float(x))
 
     def query(self, xs: Any) -> np.ndarray:
         """Values at a batch of states (any shape); new states are sampled in increasing order."""
-        arr = check_array(xs, "xs", owner="OUPath.query")
-        uniq, inverse = np.unique(arr.ravel(), return_inverse=True)
-        if self._n == 0 and len(uniq) >= 2:
-            vals = self._fill_empty(uniq)
-        elif len(uniq) >= 16 and 4 * len(uniq) >= self._n:
-            vals = self._merge(uniq)
-        else:
-            vals = np.fromiter((self(x) for x in uniq.tolist()), float, len(uniq))
-        return vals[inverse].reshape(arr.shape)
-
-    def _fill_empty(self, uniq: np.ndarray) -> np.ndarray:
-        """Increasing states into an empty path: each one is a one-sided extension of the previous
-        one — the same draws, in the same order, as calling the path on each state in turn."""
-        steps = np.diff(uniq)
-        rho = np.exp(-self.beta * steps).tolist()
-        sd = (self.sigma * np.sqrt(-np.expm1(-2.0 * self.beta * steps))).tolist()
-        xi = self._take(len(uniq))
-        z = self.sigma * xi[0]
-        out = [z]
-        for r, s_, x in zip(rho, sd, xi[1:]):
-            z = r * z + s_ * x
-            out.append(z)
-        xs = uniq.tolist()
-        self._xs = [xs[i:i + _LOAD] for i in range(0, len(xs), _LOAD)]
-        self._ys = [out[i:i + _LOAD] for i in range(0, len(xs), _LOAD)]
-        self._maxes = [b[-1] for b in self._xs]
-        self._n = len(xs)
-        return np.asarray(out, float)
-
-    def _merge(self, uniq: np.ndarray) -> np.ndarray:
-        """Insert increasing states in one pass, with exactly the draws (same order, same
-        neighbours) that calling the path on each state in turn would make: for a new state the
-        right neighbour is always a previously stored state, the left one is the nearer of the
-        previous new state and the stored predecessor."""
-        ex_x = self.states
-        ex_y = np.asarray(self.values, float)
-        n = len(ex_x)
-        pos = np.searchsorted(ex_x, uniq)
-        hit = (pos < n) & (ex_x[np.minimum(pos, max(n - 1, 0))] == uniq) if n else np.zeros(len(uniq), bool)
-        new, pos_new = uniq[~hit], pos[~hit]
-        beta, sigma = self.beta, self.sigma
-        has_right = pos_new < n
-        r_idx = np.minimum(pos_new, max(n - 1, 0))
-        right_x = np.where(has_right, ex_x[r_idx] if n else 0.0, np.inf)
-        right_y = np.where(has_right, ex_y[r_idx] if n else 0.0, 0.0)
-        has_exl = pos_new > 0
-        l_idx = np.maximum(pos_new - 1, 0)
-        exl_x = np.where(has_exl, ex_x[l_idx] if n else 0.0, -np.inf)
-        exl_y = np.where(has_exl, ex_y[l_idx] if n else 0.0, 0.0)
-        prev_x = np.concatenate([[-np.inf], new[:-1]])
-        from_prev = prev_x > exl_x
-        left_x = np.maximum(prev_x, exl_x)
-        has_left = left_x > -np.inf
-        d1 = np.where(has_left, new - np.where(has_left, left_x, 0.0), 1.0)
-        d2 = np.where(has_right, np.where(has_right, right_x, 0.0) - new, 1.0)
-        wl, wr, var = bridge_coefficients(beta, d1, d2)
-        rho_l, var_l = one_sided_coefficients(beta, d1)
-        rho_r, var_r = one_sided_coefficients(beta, d2)
-        only_l, only_r = has_left & ~has_right, has_right & ~has_left
-        none = ~has_left & ~has_right
-        wl = np.where(only_l, rho_l, np.where(only_r | none, 0.0, wl))
-        wr = np.where(only_r, rho_r, np.where(only_l | none, 0.0, wr))
-        var = np.where(only_l, var_l, np.where(only_r, var_r, np.where(none, 1.0, var)))
-        sd = (sigma * np.sqrt(np.maximum(var, 0.0))).tolist()
-        base = (wr * right_y + np.where(from_prev, 0.0, wl * exl_y)).tolist()
-        w_prev = np.where(from_prev, wl, 0.0).tolist()
-        z = 0.0
-        out = []
-        for b, w, s_, x in zip(base, w_prev, sd, self._take(len(sd))):
-            z = b + w * z + s_ * x
-            out.append(z)
-        z_new = np.asarray(out, float)
-        xs = np.insert(ex_x, pos_new, new).tolist()
-        ys = np.insert(ex_y, pos_new, z_new).tolist()
-        self._xs = [xs[i:i + _LOAD] for i in range(0, len(xs), _LOAD)]
-        self._ys = [ys[i:i + _LOAD] for i in range(0, len(xs), _LOAD)]
-        self._maxes = [b[-1] for b in self._xs]
-        self._n = len(xs)
-        vals = np.empty(len(uniq))
-        vals[~hit] = z_new
-        vals[hit] = ex_y[pos[hit]]
-        return vals
+        return self._batch(xs)
 
 
-class OUNoise:
+class OUNoise(_OUField):
     """``n_paths`` independent OU paths (one per action, Alg. 1 lines 14–18) with a common reset.
 
-    ``noise(states)`` returns an array of shape ``states.shape + (n_paths,)``.
+    ``noise(states)`` returns an array of shape ``states.shape + (n_paths,)``; ``noise.point(x)`` the
+    ``(n_paths,)`` values at one state. Path ``i`` draws its normals from the ``i``-th child of
+    ``rng`` (``rng.spawn(n_paths)``), so its values are those of ``OUPath(rng=child_i)`` queried
+    at the same states; the paths share their geometry, so a query costs about one path's work.
     """
 
     def __init__(self, *, n_paths: int, beta: float, sigma: float, rng: RngLike = None,
                  seed_endpoints: bool = False) -> None:
         n_paths = check_scalar(n_paths, "n_paths", owner="OUNoise", kind=int, low=1)
-        rng = as_generator(rng)
-        self.paths = [OUPath(beta=beta, sigma=sigma, rng=child, seed_endpoints=seed_endpoints)
-                      for child in rng.spawn(n_paths)]
+        self._rngs = as_generator(rng).spawn(n_paths)
         self.n_paths = n_paths
+        self._tail = (n_paths,)
+        self._init_field("OUNoise", beta, sigma, seed_endpoints)
 
-    def reset(self) -> None:
-        for p in self.paths:
-            p.reset()
+    def _draw_standard_normals(self, k: int) -> np.ndarray:
+        return np.stack([g.standard_normal(k) for g in self._rngs], axis=-1)
+
+    def point(self, x: float) -> np.ndarray:
+        """The ``(n_paths,)`` values at one state."""
+        return self._point(float(x))
 
     def __call__(self, states: Any) -> np.ndarray:
-        return np.stack([p.query(states) for p in self.paths], axis=-1)
+        return self._batch(states)
 
 
 class ProductKernelField:

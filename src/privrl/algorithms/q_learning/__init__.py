@@ -1,6 +1,7 @@
 """DP Q-learning with functional noise (Wang & Hegde 2019) and its baselines.
 
-``DPQLearning`` etc. need torch (extra ``deep``); it is imported only when training.
+Training runs on a NumPy learner (``training.py``); torch (extra ``deep``) is needed only for the
+PyTorch reference learner that the tests compare it with.
 """
 
 from privrl.algorithms.q_learning.calibration import (

@@ -32,6 +32,7 @@ Two calibrations:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -229,6 +230,7 @@ def calibrate_functional_noise(epsilon: float, delta: float, *, n_samples: int, 
          "Gaussian composition over T' = ceil(T/B) releases, Borell-TIS two-sided tail over J*m paths",))
 
 
+@functools.lru_cache(maxsize=64)   # pure and costly (root finding over the accountant): reused across runs
 def input_perturbation_std(epsilon: float, delta: float, n_rewards: int, calibration: str = "sound") -> float:
     """Per-reward Gaussian std for input perturbation (App. E.2, [Ven13] reconstruction).
 
@@ -242,6 +244,7 @@ def input_perturbation_std(epsilon: float, delta: float, n_rewards: int, calibra
     return calibrate_gaussian(epsilon, delta, sensitivity=1.0, compositions=int(n_rewards))
 
 
+@functools.lru_cache(maxsize=64)   # pure and costly (root finding over the accountant): reused across runs
 def dpsgd_noise_multiplier(epsilon: float, delta: float, n_steps: int, calibration: str = "sound") -> float:
     """DP-SGD noise multiplier with sampling rate q = 1 (spec §5.5).
 

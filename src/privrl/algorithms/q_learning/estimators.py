@@ -103,8 +103,10 @@ class _QLearnerBase(Estimator):
             raise param_error("budget", type(self).__name__, "a budget with delta > 0", b)
         return b
 
+    _backend = "numpy"   # "torch": the PyTorch reference learner (same draws; benchmarks and tests)
+
     def _run(self, env, cfg, privatizer, rngs, bounds, trace=False):
-        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace)
+        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace, backend=self._backend)
         self._network = res.network
         self.returns_ = res.returns
         self.n_updates_ = res.n_updates
@@ -115,12 +117,8 @@ class _QLearnerBase(Estimator):
         return res
 
     def _q(self, states: Any) -> np.ndarray:
-        import torch
-
         check_is_fitted(self, "returns_")
-        x = np.ascontiguousarray(np.asarray(states, float).reshape(-1, self.obs_dim_))
-        with torch.no_grad():
-            return self._network(torch.from_numpy(x)).numpy()
+        return self._network(np.asarray(states, float).reshape(-1, self.obs_dim_))
 
     def release_q(self, states: Any) -> np.ndarray:
         """The released Q-function at ``states``: ``(n, m)``. For baselines whose privacy comes
