@@ -442,7 +442,7 @@ def test_toy_text_environments_in_the_tabular_algorithms(tmp_path, inproc):
 
     from privrl.certificate import file_sha256, read_certificate
     from privrl.envs import from_gymnasium_toy_text
-    from privrl.fitters.offline import load_model
+    from privrl.offline.fit import load_model
 
     lake = inproc("fit", "dp-apvi", "--env", "FrozenLake-v1", "--epsilon", "1", "--episodes", "300", "--seed", "0",
                   "--out", tmp_path / "lake")

@@ -14,7 +14,7 @@ from privrl.experiments.spec import RunContext
 
 
 def test_fit_dp_vapvi_from_file(tmp_path):
-    mdp = synthetic_linear_mdp(horizon=20, seed=0)
+    mdp = synthetic_linear_mdp(horizon=20, rng=0)
     data = to_dataset(mdp.sample(synthetic_behaviour_policy(), 300, rng=0), n_states=2, n_actions=100)
     path = tmp_path / "data.npz"
     data.save(path)
