@@ -150,6 +150,15 @@ def _option_help(p: Any) -> str:
     return text.replace("%", "%%")  # argparse formats help with %
 
 
+def _bool_type(parse: Callable[[str], bool]) -> Callable[[str], bool]:
+    def parse_bool(text: str) -> bool:
+        try:
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}") from None
+    return parse_bool
+
+
 def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
                           exclude: Sequence[str] = ()) -> list[Any]:
     """Add one ``--flag`` per option parameter of ``estimator`` (:func:`estimator_options`), in a
@@ -162,6 +171,10 @@ def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
     ``args.estimator_options`` (:data:`OPTIONS_DEST`) for :func:`estimator_params`.
     """
     params = estimator_options(estimator, exclude=exclude)
+    taken = [p.flag for p in params if p.flag in parser._option_string_actions]
+    if taken:   # checked before anything is added: a failed call leaves the parser as it was
+        raise ValueError(f"{', '.join(taken)} of {estimator.__name__} clash with options the command adds "
+                         "itself: name them in exclude")
     group = parser.add_argument_group(
         f"parameters of {estimator.__name__}",
         f"declared in {estimator.__module__}.{estimator.__name__}.params; validated when the estimator is built")
@@ -169,12 +182,8 @@ def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
         kwargs = dict(p.cli_option())
         kwargs["help"] = _option_help(p)
         if p.kind == "bool":
-            kwargs.update(nargs="?", const=True)
-        try:
-            group.add_argument(p.flag, **kwargs)
-        except argparse.ArgumentError as exc:
-            raise ValueError(f"{p.flag} of {estimator.__name__} clashes with an option the command adds itself "
-                             f"({exc}): name it in exclude") from None
+            kwargs.update(nargs="?", const=True, type=_bool_type(kwargs["type"]))
+        group.add_argument(p.flag, **kwargs)
     recorded = dict(parser.get_default(OPTIONS_DEST) or {})
     recorded[estimator] = tuple(p.name for p in params)
     parser.set_defaults(**{OPTIONS_DEST: recorded})
