@@ -207,7 +207,7 @@ def build_estimator(args: argparse.Namespace, estimator: type, **given: Any) -> 
     bad option fails before any data are read; the error names the parameter, and ``privrl fit``
     words it with the option (:func:`option_error`)."""
     kwargs = estimator_params(args, estimator)
-    if "budget" in {p.name for p in estimator.params} and "budget" not in given:
+    if "budget" in {p.name for p in getattr(estimator, "params", ())} and "budget" not in given:
         kwargs["budget"] = args.budget
     kwargs.update(given)
     est = estimator(**kwargs)
@@ -355,7 +355,7 @@ def _load_minari(source: str, bounds: Any, option: str) -> Any:
             f"The '{option}' option {source!r} is not a .npz file, and reading Minari dataset ids needs "
             "the 'minari' extra (pip install 'privrl[minari]')."
         ) from None
-    kwargs = {} if bounds is None else {"reward_bounds": tuple(bounds)}
+    kwargs: dict[str, Any] = {} if bounds is None else {"reward_bounds": tuple(bounds)}
     try:
         return from_minari(source, **kwargs)
     except MinariNotFoundError:

@@ -145,6 +145,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
         model = load_model(args.model, horizon=args.horizon, option="--model")
     rmap = None if model is None else _reward_map(model)
     public_file = getattr(args, "features" if linear else "reward", None)
+    public: Any
     if public_file is not None:
         public = _load_public(public_file, "--features" if linear else "--reward")
     elif model is not None:
