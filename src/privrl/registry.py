@@ -51,7 +51,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     ),
     "fit": (
         "privrl.fitters.policy_evaluation",
-        "privrl.fitters.offline",
+        "privrl.offline.fit",
         "privrl.fitters.linear_mixture",
         "privrl.fitters.q_learning",
     ),
