@@ -59,7 +59,7 @@ def peak_rss_mb() -> float:
 
 
 def bench_sampler() -> None:
-    from privrl.privacy.gaussian_process import OUPath
+    from privrl.q_learning.gaussian_process import OUPath
 
     n = 100_000
     xs = np.random.default_rng(0).random(n)
@@ -94,22 +94,22 @@ def _fit_row(name: str, est, **fields) -> None:
 
 
 def bench_runs() -> None:
-    from privrl.algorithms.q_learning import (
+    from privrl.q_learning import (
         DPQLearning,
         DPSGDQLearning,
         InputPerturbationQLearning,
     )
-    from privrl.algorithms.q_learning.balle import BalleQLearning
+    from privrl.q_learning.balle import BalleQLearning
     from privrl.privacy import PrivacyBudget
 
     for sigma in (0.0, 0.4):
-        _fit_row("dpql-reference-run", DPQLearning(noise_std=sigma, kernel_beta=1.0, config="reference",
+        _fit_row("dpql-reference-run", DPQLearning(budget=None, noise_std=sigma, kernel_beta=1.0, config="reference",
                                                    reset="iteration", n_samples=5000),
                  sigma=sigma, reset="iteration", backend="numpy")
     import torch
 
     torch.set_num_threads(1)
-    torch_ref = DPQLearning(noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration", n_samples=5000)
+    torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration", n_samples=5000)
     torch_ref._backend = "torch"   # the PyTorch reference learner: the implementation before issue #12
     _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
     budget = PrivacyBudget(epsilon=0.9, delta=1e-4)

@@ -47,7 +47,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "privrl.experiments.balle2016",
         "privrl.offline.experiments",
         "privrl.experiments.zhou2022",
-        "privrl.experiments.wang2019",
+        "privrl.q_learning.experiments",
     ),
     "fit": (
         "privrl.fitters.policy_evaluation",
@@ -58,11 +58,10 @@ MODULES: dict[str, tuple[str, ...]] = {
     "audit": (
         "privrl.audit.targets_mechanisms",
         "privrl.audit.targets_tree",
-        "privrl.audit.targets_gaussian_process",
         "privrl.audit.targets_policy_evaluation",
         "privrl.offline.audit",
         "privrl.audit.targets_linear_mixture",
-        "privrl.audit.targets_q_learning",
+        "privrl.q_learning.audit",
     ),
     "env": ("privrl.envs.registration",),
 }

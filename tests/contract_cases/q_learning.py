@@ -3,13 +3,13 @@
 import numpy as np
 import torch
 
-from privrl.algorithms.q_learning import (
+from privrl.q_learning import (
     DPQLearning,
     DPSGDQLearning,
     InputPerturbationQLearning,
     QLearning,
 )
-from privrl.algorithms.q_learning.balle import BalleQLearning
+from privrl.q_learning.balle import BalleQLearning
 from privrl.privacy import PrivacyBudget
 from privrl.testing import ContractCase
 

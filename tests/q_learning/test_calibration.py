@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from privrl.algorithms.q_learning.calibration import (
+from privrl.errors import CertificationError, InvalidParameterError
+from privrl.privacy import Ledger
+from privrl.q_learning.calibration import (
     LEMMA8_CONSTANT,
     calibrate_functional_noise,
     delta_g,
@@ -20,8 +22,6 @@ from privrl.algorithms.q_learning.calibration import (
     sigma_paper_printed,
     sigma_paper_proof,
 )
-from privrl.errors import CertificationError, InvalidParameterError
-from privrl.privacy import Ledger
 
 E3 = dict(T=5000, B=64, alpha=3e-4, L=4)
 
@@ -151,7 +151,7 @@ def test_lemma8_constants():  # T24
 
 
 def test_empirical_sup_bound_and_printed_tail_failure():  # T25 (documents A4)
-    from privrl.privacy.gaussian_process import OUPath
+    from privrl.q_learning.gaussian_process import OUPath
     rng = np.random.default_rng(25)
     grid = np.linspace(0, 1, 400)
     for beta, sigma in ((0.01, 1.0), (1.0, 1.0), (100.0, 1.0)):

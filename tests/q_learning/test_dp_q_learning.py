@@ -7,17 +7,17 @@ import numpy as np
 import pytest
 import torch
 
-from privrl.algorithms.q_learning import (
+from privrl.envs.center_walk import CenterWalkEnv
+from privrl.errors import CertificationError, InvalidDataError, InvalidParameterError
+from privrl.privacy import PrivacyBudget
+from privrl.privacy.budget import Neighboring, PrivacyUnit
+from privrl.q_learning import (
     DPQLearning,
     DPSGDQLearning,
     InputPerturbationQLearning,
     QLearning,
     epsilon_exact,
 )
-from privrl.envs.center_walk import CenterWalkEnv
-from privrl.errors import CertificationError, InvalidDataError, InvalidParameterError
-from privrl.privacy import PrivacyBudget
-from privrl.privacy.budget import Neighboring, PrivacyUnit
 
 BUDGET = PrivacyBudget(epsilon=0.9, delta=1e-4)
 SMALL = dict(n_samples=320, hidden=(8,))
@@ -66,7 +66,7 @@ def test_higher_dimensional_states_uncertified():
     env = UnitBoxObservation(env)
     with pytest.raises(CertificationError, match="1-D states"):
         DPQLearning(budget=BUDGET, **SMALL).fit(env, rng=0)
-    est = DPQLearning(noise_std=0.3, kernel_beta=2.0, reward_bounds=(-1, 0), **SMALL).fit(env, rng=0)
+    est = DPQLearning(budget=None, noise_std=0.3, kernel_beta=2.0, reward_bounds=(-1, 0), **SMALL).fit(env, rng=0)
     assert not est.is_private and est.privacy_spent(1e-4) == math.inf   # reports no epsilon
     q = est.release_q(np.full((3, 2), 0.5))
     assert q.shape == (3, 3) and np.all(q == q[0])
@@ -82,7 +82,7 @@ def test_infinite_budget_equals_non_private_exactly():
 
 def test_rewards_outside_declared_bounds_raise():
     with pytest.raises(InvalidDataError, match="reward_bounds"):
-        DPQLearning(noise_std=0.1, reward_bounds=(0.0, 0.2), **SMALL).fit(rng=0)
+        DPQLearning(budget=None, noise_std=0.1, reward_bounds=(0.0, 0.2), **SMALL).fit(rng=0)
 
 
 def test_bad_parameters():
@@ -96,7 +96,7 @@ def test_bad_parameters():
 
 
 def _trace(reset):
-    est = DPQLearning(noise_std=0.5, kernel_beta=1.0, config="reference", reset=reset, n_samples=200,
+    est = DPQLearning(budget=None, noise_std=0.5, kernel_beta=1.0, config="reference", reset=reset, n_samples=200,
                       batch_size=16, hidden=(8,))
     est.fit(rng=5, trace=True)
     return est._trace
@@ -117,7 +117,7 @@ def test_noise_plumbing_reset_schedules():  # T34
 
 
 def test_noise_never_receives_gradients():
-    from privrl.algorithms.q_learning.training import build_network
+    from privrl.q_learning.training import build_network
     net = build_network(1, (4,), 2, np.random.default_rng(0))
     s = torch.rand(5, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     g = torch.from_numpy(np.random.default_rng(1).normal(size=5))
@@ -131,7 +131,7 @@ def test_noise_never_receives_gradients():
 
 
 def test_release_is_consistent_and_fresh():  # T35 / A11
-    est = DPQLearning(noise_std=0.5, kernel_beta=1.0, **SMALL).fit(rng=6)
+    est = DPQLearning(budget=None, noise_std=0.5, kernel_beta=1.0, **SMALL).fit(rng=6)
     x = np.array([0.1, 0.5, 0.1, 0.9])
     first = est.release_q(x)
     np.testing.assert_array_equal(first[0], first[2])
@@ -139,7 +139,7 @@ def test_release_is_consistent_and_fresh():  # T35 / A11
     # released noise is a fresh path: independent across fits with different seeds
     diffs = []
     for seed in range(40):
-        e = DPQLearning(noise_std=0.5, kernel_beta=1.0, n_samples=64, hidden=(4,)).fit(rng=seed)
+        e = DPQLearning(budget=None, noise_std=0.5, kernel_beta=1.0, n_samples=64, hidden=(4,)).fit(rng=seed)
         diffs.append(e.release_q([0.5])[0] - e._q([0.5])[0])
     diffs = np.array(diffs)
     assert abs(diffs.mean()) < 4 * 0.5 / math.sqrt(40)
@@ -159,7 +159,7 @@ def test_input_perturbation_and_dpsgd_accounting():
 def test_dpsgd_per_sample_clipping_matches_explicit_loop():
     """The vmapped per-sample gradients, clipped to clip_norm and averaged, equal an explicit
     per-sample autograd loop; the averaged step then has l2 norm at most clip_norm."""
-    from privrl.algorithms.q_learning.training import (
+    from privrl.q_learning.training import (
         Privatizer,
         _dpsgd_grads,
         _td_loss,

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from privrl.errors import InvalidParameterError
-from privrl.privacy.gaussian_process import (
+from privrl.q_learning.gaussian_process import (
     OUNoise,
     OUPath,
     ProductKernelField,
@@ -189,7 +189,7 @@ def test_printed_eq2_is_wrong_and_kept_only_as_guard():  # T9
     assert paper_eq2_literal(1.0, 0.0, 1e-6, 1.0)[0] < 1e-5
     import inspect
 
-    import privrl.privacy.gaussian_process as gp
+    import privrl.q_learning.gaussian_process as gp
     src = inspect.getsource(gp.OUPath) + inspect.getsource(gp.OUNoise)
     assert "paper_eq2_literal" not in src
 
@@ -270,7 +270,7 @@ def test_noise_paths_equal_independent_paths_on_child_streams():
 def test_affine_scan_equals_sequential_recursion():
     """Both solvers of the recursion (closed form per chain; recursive doubling for many chains or
     when weight products underflow) equal the sequential loop."""
-    from privrl.privacy.gaussian_process import _affine_scan
+    from privrl.q_learning.gaussian_process import _affine_scan
     rng = np.random.default_rng(4)
     cases = [rng.random(k) * (rng.random(k) > 0.1) for k in (1, 2, 7, 64, 1000)]   # random chain breaks
     cases += [np.full(1000, 0.999), np.full(1000, 0.3), np.r_[0.0, np.full(299, 0.99), 0.0, np.full(99, 0.5)]]

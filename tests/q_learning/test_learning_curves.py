@@ -8,8 +8,8 @@ optimum is 20.7 and uniform random 10.9 (spec §5.1).
 import numpy as np
 import pytest
 
-from privrl.algorithms.q_learning import DPQLearning, InputPerturbationQLearning, QLearning
 from privrl.privacy import PrivacyBudget
+from privrl.q_learning import DPQLearning, InputPerturbationQLearning, QLearning
 
 N = 1000
 
@@ -23,7 +23,7 @@ def finals():
     out = {}
     for seed in (0, 1):
         out[("np", seed)] = _final(QLearning(config="reference", n_samples=N).fit(rng=seed))
-        out[("s1", seed)] = _final(DPQLearning(noise_std=1.0, kernel_beta=1.0, config="reference",
+        out[("s1", seed)] = _final(DPQLearning(budget=None, noise_std=1.0, kernel_beta=1.0, config="reference",
                                                n_samples=N).fit(rng=seed))
     return out
 

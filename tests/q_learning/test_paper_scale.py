@@ -26,8 +26,8 @@ import math
 import numpy as np
 import pytest
 
-from privrl.algorithms.q_learning import DPQLearning, InputPerturbationQLearning
 from privrl.privacy import PrivacyBudget
+from privrl.q_learning import DPQLearning, InputPerturbationQLearning
 
 pytestmark = pytest.mark.slow
 SEEDS = range(10)

@@ -12,8 +12,9 @@ import pytest
 import torch
 
 from privrl._rng import child_rngs
-from privrl.algorithms.q_learning.configs import get_config
-from privrl.algorithms.q_learning.training import (
+from privrl.envs.center_walk import CenterWalkEnv
+from privrl.q_learning.configs import get_config
+from privrl.q_learning.training import (
     MLP,
     Privatizer,
     _dpsgd_grads,
@@ -22,7 +23,6 @@ from privrl.algorithms.q_learning.training import (
     make_noise,
     train,
 )
-from privrl.envs.center_walk import CenterWalkEnv
 
 STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "privacy_target")
 

@@ -7,9 +7,14 @@ One loop, three places where privacy enters (a :class:`Privatizer`):
   ``(Q(s, a) + g_a(s) - y)^2 / 2``; the noise paths never receive gradients. In the ``reference``
   configuration the target network has its own independent paths (``target_noise="separate"``,
   as in the authors' code), reset on the same schedule. The paths draw their normals in
-  :mod:`privrl.privacy.gaussian_process` (one method per sampler);
-* input perturbation: Gaussian noise on every reward as it is received (:func:`reward_noise`);
-* DP-SGD: per-sample clipped gradients plus Gaussian noise on their sum (:func:`dpsgd_noise`).
+  :mod:`privrl.q_learning.gaussian_process` from the fit's noise source (the release seam);
+* input perturbation: every reward is released through the fit's releaser as it is received
+  (``Privatizer.release_reward``);
+* DP-SGD: per-sample clipped gradients, their sum released through the fit's releaser
+  (``Privatizer.release_gradient``).
+
+Nothing in this module draws privacy noise itself: the estimators hand it release callables and
+noise paths built on their :class:`~privrl.privacy.release.Releaser`.
 
 The networks are tiny (1→16→16→2), so per-operation overhead dominates: the learner is a float64
 NumPy MLP with hand-written backward passes (:class:`MLP`), and DP-SGD's per-sample gradients are
@@ -32,20 +37,22 @@ import numpy as np
 
 from privrl.errors import InvalidDataError
 
-__all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "make_noise", "dpsgd_noise",
-           "reward_noise"]
+__all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "make_noise"]
 
 
 @dataclass
 class Privatizer:
-    """What the loop privatises. All fields default to "nothing" (non-private Q-learning)."""
+    """What the loop privatises. All fields default to "nothing" (non-private Q-learning).
+
+    ``release_reward(r) -> noisy r`` and ``release_gradient(sum) -> noisy sum`` are the fit's
+    releases (input perturbation, DP-SGD): the loop never draws privacy noise itself."""
 
     noise: Any = None                  # callable states (n, d) -> (n, m), with reset()
     target_noise: Any = None           # independent paths for the target network (if separate)
     reset: str = "iteration"           # "iteration" | "episode" | "never"
-    reward_std: float = 0.0            # input perturbation
+    release_reward: Callable[[float], float] | None = None          # input perturbation
     clip_norm: float | None = None     # DP-SGD per-sample clipping
-    grad_noise_std: float = 0.0        # DP-SGD std of the noise on the clipped-gradient sum
+    release_gradient: Callable[[np.ndarray], np.ndarray] | None = None  # DP-SGD noisy clipped-gradient sum
 
 
 @dataclass
@@ -55,18 +62,6 @@ class TrainResult:
     n_updates: int
     n_samples: int
     trace: list = field(default_factory=list)
-
-
-# ------------------------------------------------------------------------------ privacy noise
-def dpsgd_noise(size: int, std: float, rng: np.random.Generator) -> np.ndarray:
-    """DP-SGD's Gaussian noise on the clipped-gradient sum: ``N(0, std^2)`` on each of the ``size``
-    coordinates, in parameter order (W1, b1, W2, b2, ...). The only place DP-SGD draws noise."""
-    return std * rng.standard_normal(size)
-
-
-def reward_noise(std: float, rng: np.random.Generator) -> float:
-    """Input perturbation's ``N(0, std^2)`` on one received reward. The only place it draws noise."""
-    return std * rng.standard_normal()
 
 
 # ------------------------------------------------------------------------------ networks
@@ -220,10 +215,10 @@ class _NumpyLearner:
         grad = self.net.grads(acts, self.net.deltas(acts, self._dout(q, a, dtd)))
         self._apply(grad)
 
-    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer,
-                   rng: np.random.Generator) -> None:
-        """Per-sample gradients clipped to ``clip_norm`` in l2, summed, plus :func:`dpsgd_noise`,
-        divided by the batch size (Abadi et al. 2016); closed form (module docstring)."""
+    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer) -> None:
+        """Per-sample gradients clipped to ``clip_norm`` in l2, summed, released
+        (``priv.release_gradient``: plus Gaussian noise), divided by the batch size (Abadi et al.
+        2016); closed form (module docstring). Gradient coordinates in parameter order (W1, b1, ...)."""
         q, acts = self.net.forward(s)
         n = len(a)
         dtd = _loss_grad(q[np.arange(n), a] - y, self.cfg.loss)
@@ -231,8 +226,8 @@ class _NumpyLearner:
         sq = sum((d * d).sum(1) * ((x * x).sum(1) + 1.0) for x, d in zip(acts, deltas))
         factor = np.minimum(float(priv.clip_norm or 0.0) / (np.sqrt(sq) + 1e-12), 1.0)
         grad = self.net.grads(acts, [d * factor[:, None] for d in deltas])
-        if priv.grad_noise_std:
-            grad = grad + dpsgd_noise(len(grad), priv.grad_noise_std, rng)
+        if priv.release_gradient is not None:
+            grad = priv.release_gradient(grad)
         self._apply(grad / n)
 
     def _apply(self, grad: np.ndarray) -> None:
@@ -289,13 +284,11 @@ class _TorchLearner:
         _td_loss(q + torch.from_numpy(g_sa) - torch.from_numpy(y), self.cfg.loss).mean().backward()
         self._apply()
 
-    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer,
-                   rng: np.random.Generator) -> None:
+    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer) -> None:
         import torch
 
         self.opt.zero_grad()
-        _dpsgd_grads(self.net, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), self.cfg.loss,
-                     priv, rng)
+        _dpsgd_grads(self.net, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), self.cfg.loss, priv)
         self._apply()
 
     def _apply(self) -> None:
@@ -308,10 +301,10 @@ class _TorchLearner:
 
 # ------------------------------------------------------------------------------ noise paths
 class _OUNoise1D:
-    def __init__(self, n_paths: int, beta: float, sigma: float, rng: np.random.Generator) -> None:
-        from privrl.privacy.gaussian_process import OUNoise
+    def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
+        from privrl.q_learning.gaussian_process import OUNoise
 
-        self._noise = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, rng=rng)
+        self._noise = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
     def reset(self) -> None:
         self._noise.reset()
@@ -324,31 +317,39 @@ class _OUNoise1D:
         return self._noise(np.asarray(states, float)[:, 0])
 
 
-def make_noise(dim: int, n_actions: int, beta: float, sigma: float, rng: np.random.Generator):
-    """OU paths for 1-D states; the exact product-kernel field for d > 1."""
+def make_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: Any):
+    """Functional noise ``g_a ~ G(0, sigma^2 K)`` for the ``n_actions`` actions, its standard normals
+    drawn from ``noise`` (a :class:`~privrl.privacy.noise.NoiseSource`: the fit's ``rel.noise``):
+    OU paths for 1-D states (one spawned source per action); the exact product-kernel field for d > 1."""
     if dim == 1:
-        return _OUNoise1D(n_actions, beta, sigma, rng)
-    from privrl.privacy.gaussian_process import ProductKernelField
+        return _OUNoise1D(n_actions, beta, sigma, noise)
+    from privrl.q_learning.gaussian_process import ProductKernelField
 
-    return ProductKernelField(dim=dim, beta=beta, sigma=sigma, n_paths=n_actions, rng=rng)
+    return ProductKernelField(dim=dim, beta=beta, sigma=sigma, n_paths=n_actions, noise=noise)
 
 
 # ------------------------------------------------------------------------------ the loop
 def _check_reward(r: float, bounds: tuple[float, float]) -> float:
     r = float(r)
-    if not (bounds[0] <= r <= bounds[1]):
+    if not (bounds[0] <= r <= bounds[1]):  # the reward is private: the message never shows it
         raise InvalidDataError(
-            f"Received reward {r!r} outside the declared reward_bounds {tuple(bounds)}; the privacy "
-            "analysis relies on this bound. Declare wider bounds.")
+            f"A received reward is outside the declared reward_bounds {tuple(bounds)}; the analysis relies "
+            "on this bound. Declare bounds that contain every reward the environment can give (the "
+            "'reward_bounds' parameter).")
     return r
 
 
 def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
           reward_bounds: tuple[float, float], on_update: Callable[[int], None] | None = None,
-          trace: bool = False, backend: str = "numpy") -> TrainResult:
-    """Run ``cfg.n_samples`` environment steps. ``rngs`` has streams env, init, policy, replay,
-    dpsgd, reward (each used only by its own part, so a noiseless run is identical across the
-    privatizers). ``backend="torch"`` runs the PyTorch reference learner (same draws)."""
+          trace: bool = False, backend: str = "numpy",
+          observe: Callable[[Any], np.ndarray] | None = None) -> TrainResult:
+    """Run ``cfg.n_samples`` environment steps. ``rngs`` has streams env, init, policy, replay
+    (each used only by its own part, so a noiseless run is identical across the privatizers).
+    ``backend="torch"`` runs the PyTorch reference learner (same draws). ``observe`` maps a raw
+    observation to the learner's state in [0, 1]^d (default: the observation as a float vector)."""
+    if observe is None:
+        def observe(o: Any) -> np.ndarray:
+            return np.asarray(o, float).ravel()
     obs_dim = int(np.prod(env.observation_space.shape))
     m = int(env.action_space.n)
     sizes = (obs_dim, *cfg.hidden, m)
@@ -366,7 +367,7 @@ def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator]
     TERM = np.zeros(cap)
     size = ptr = 0
     obs, _ = env.reset(seed=int(rngs["env"].integers(0, 2**31 - 1)))
-    obs = np.asarray(obs, float).ravel()
+    obs = observe(obs)
     returns: list[float] = []
     ep_ret = 0.0
     episodes = updates = 0
@@ -393,7 +394,7 @@ def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator]
         if privatizer.clip_norm is None:
             learner.td_step(s, a, y, g_sa)
         else:
-            learner.dpsgd_step(s, a, y, privatizer, rngs["dpsgd"])
+            learner.dpsgd_step(s, a, y, privatizer)
         updates += 1
         if on_update is not None:
             on_update(updates)
@@ -413,10 +414,10 @@ def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator]
         else:
             action = int(np.argmax(q))
         obs2, r, term, trunc, _ = env.step(action)
-        obs2 = np.asarray(obs2, float).ravel()
+        obs2 = observe(obs2)
         r = _check_reward(r, reward_bounds)
         ep_ret += r
-        r_used = r + reward_noise(privatizer.reward_std, rngs["reward"]) if privatizer.reward_std else r
+        r_used = r if privatizer.release_reward is None else privatizer.release_reward(r)
         S[ptr], A[ptr], R[ptr], S2[ptr], TERM[ptr] = obs, action, r_used, obs2, float(term)
         ptr = (ptr + 1) % cap
         size = min(size + 1, cap)
@@ -425,7 +426,7 @@ def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator]
             ep_ret = 0.0
             episodes += 1
             o, _ = env.reset()
-            obs = np.asarray(o, float).ravel()
+            obs = observe(o)
             if privatizer.reset == "episode":
                 for x in noises:
                     x.reset()
@@ -451,10 +452,11 @@ def _td_loss(td, kind: str):
     return torch.nn.functional.smooth_l1_loss(td, torch.zeros_like(td), reduction="none")
 
 
-def _dpsgd_grads(net, s, a, y, loss_kind: str, priv: Privatizer, rng: np.random.Generator) -> None:
-    """Per-sample gradients (torch.func), each clipped to ``clip_norm`` in l2, summed, plus
-    :func:`dpsgd_noise`, divided by the batch size (Abadi et al. 2016). Reference for the closed
-    form of :meth:`_NumpyLearner.dpsgd_step`."""
+def _dpsgd_grads(net, s, a, y, loss_kind: str, priv: Privatizer) -> None:
+    """Per-sample gradients (torch.func), each clipped to ``clip_norm`` in l2, summed, plus the
+    noise of ``priv.release_gradient`` (released on zeros: the noise itself, in parameter order),
+    divided by the batch size (Abadi et al. 2016). Reference for the closed form of
+    :meth:`_NumpyLearner.dpsgd_step`."""
     import torch
     from torch.func import functional_call, grad, vmap
 
@@ -470,8 +472,8 @@ def _dpsgd_grads(net, s, a, y, loss_kind: str, priv: Privatizer, rng: np.random.
     norms = torch.sqrt(sum((g.reshape(n, -1) ** 2).sum(1) for g in grads.values()))
     factor = torch.clamp(float(priv.clip_norm or 0.0) / (norms + 1e-12), max=1.0)
     named = list(net.named_parameters())
-    noise = dpsgd_noise(sum(p.numel() for _, p in named), priv.grad_noise_std, rng) \
-        if priv.grad_noise_std else None
+    noise = priv.release_gradient(np.zeros(sum(p.numel() for _, p in named))) \
+        if priv.release_gradient is not None else None
     off = 0
     for name, p in named:
         g = (grads[name] * factor.reshape(-1, *([1] * (grads[name].dim() - 1)))).sum(0)

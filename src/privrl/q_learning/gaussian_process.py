@@ -26,7 +26,9 @@ recursion over the new states of a batch (each new state's left neighbour may be
 state) is solved by recursive doubling (:func:`_affine_scan`), with the same normals in the same
 order as one-at-a-time queries. :class:`OUNoise` holds the paths of all actions in one store (they
 are always queried at the same states), and every privacy-noise normal comes from one method,
-``_draw_standard_normals``.
+``_draw_standard_normals``, which draws from a :class:`~privrl.privacy.noise.NoiseSource` (the
+fit's releaser: seeded NumPy, OpenDP, constant or scaled noise — the release seam);
+:func:`spawn_sources` gives each path its own independent source.
 
 For states of dimension d > 1, :class:`ProductKernelField` samples the product kernel
 ``exp(-beta ||x - y||_1)`` (paper §3.3) exactly and jointly over the queried points by incremental
@@ -43,9 +45,11 @@ import numpy as np
 from scipy.linalg import solve_triangular
 
 from privrl._rng import RngLike, as_generator
-from privrl._validation import check_array, check_scalar
+from privrl._validation import check_array, check_scalar, param_error
+from privrl.privacy.noise import NoiseSource, NumpyNoise, ScaledNoise
 
 __all__ = [
+    "spawn_sources",
     "bridge_coefficients",
     "one_sided_coefficients",
     "paper_eq2_literal",
@@ -57,6 +61,27 @@ __all__ = [
 
 _BLOCK = 4096   # normals drawn per refill of a path's buffer
 _PENDING = 256  # scalar-query values kept in a sorted list before merging into the arrays
+
+
+def _source(rng: RngLike, noise: NoiseSource | None, owner: str) -> NoiseSource:
+    """The noise source of a sampler: ``noise`` when given, else seeded NumPy from ``rng``."""
+    if noise is None:
+        return NumpyNoise(as_generator(rng))
+    if not isinstance(noise, NoiseSource):
+        raise param_error("noise", owner, "a privrl NoiseSource (see privrl.privacy.make_noise)", type(noise).__name__)
+    return noise
+
+
+def spawn_sources(noise: NoiseSource, n: int) -> list[NoiseSource]:
+    """``n`` independent noise sources derived from ``noise`` (one per OU path): NumPy noise spawns
+    child generators (``Generator.spawn``: each path's draws are those of its own child, whatever the
+    order of the queries), scaled noise scales each spawned child; other sources (OpenDP's, which
+    are independent draw by draw, and constant test noise) are shared."""
+    if isinstance(noise, NumpyNoise):
+        return [NumpyNoise(g) for g in noise.rng.spawn(n)]
+    if isinstance(noise, ScaledNoise):
+        return [ScaledNoise(base, noise.factor) for base in spawn_sources(noise.base, n)]
+    return [noise] * n
 
 
 def ou_kernel(x: Any, y: Any, beta: float) -> np.ndarray:
@@ -206,9 +231,9 @@ class _OUField:
 
     # -- the noise source: the only place where privacy noise is drawn
     def _draw_standard_normals(self, k: int) -> np.ndarray:
-        """``k`` fresh standard normals of shape ``(k, *tail)`` (overridden by :class:`OUNoise`;
-        tests substitute basis vectors to read off exact covariances)."""
-        return self._rng.standard_normal((k, *self._tail))
+        """``k`` fresh standard normals of shape ``(k, *tail)`` from the noise source (overridden
+        by :class:`OUNoise`; tests substitute basis vectors to read off exact covariances)."""
+        return self._noise.gaussian((k, *self._tail), 1.0)
 
     def _normals(self, k: int) -> np.ndarray:
         """The next ``k`` normals of the stream, ``(k, *tail)``."""
@@ -401,12 +426,13 @@ class OUPath(_OUField):
     ``path.query(xs)`` does a batch: the distinct new states are sampled in increasing order, so the
     values returned do not depend on the order of ``xs``. ``reset()`` starts a fresh independent
     path. ``seed_endpoints=True`` first draws ``(g(0), g(1))`` jointly at every (re)set — the
-    paper's "treat s+ = 1, s- = 0" convention made exact.
+    paper's "treat s+ = 1, s- = 0" convention made exact. The standard normals come from ``noise``
+    (a :class:`~privrl.privacy.noise.NoiseSource`) or, without one, from seeded NumPy on ``rng``.
     """
 
     def __init__(self, *, beta: float, sigma: float, rng: RngLike = None,
-                 seed_endpoints: bool = False) -> None:
-        self._rng = as_generator(rng)
+                 seed_endpoints: bool = False, noise: NoiseSource | None = None) -> None:
+        self._noise = _source(rng, noise, "OUPath")
         self._init_field("OUPath", beta, sigma, seed_endpoints)
 
     def __call__(self, x: float) -> float:
@@ -421,21 +447,23 @@ class OUNoise(_OUField):
     """``n_paths`` independent OU paths (one per action, Alg. 1 lines 14–18) with a common reset.
 
     ``noise(states)`` returns an array of shape ``states.shape + (n_paths,)``; ``noise.point(x)`` the
-    ``(n_paths,)`` values at one state. Path ``i`` draws its normals from the ``i``-th child of
-    ``rng`` (``rng.spawn(n_paths)``), so its values are those of ``OUPath(rng=child_i)`` queried
-    at the same states; the paths share their geometry, so a query costs about one path's work.
+    ``(n_paths,)`` values at one state. Path ``i`` draws its normals from the ``i``-th source of
+    :func:`spawn_sources` of ``noise`` (default: seeded NumPy on ``rng``, whose ``i``-th child
+    generator ``rng.spawn(n_paths)[i]`` it then uses), so its values are those of
+    ``OUPath(noise=source_i)`` queried at the same states; the paths share their geometry, so a
+    query costs about one path's work.
     """
 
     def __init__(self, *, n_paths: int, beta: float, sigma: float, rng: RngLike = None,
-                 seed_endpoints: bool = False) -> None:
+                 seed_endpoints: bool = False, noise: NoiseSource | None = None) -> None:
         n_paths = check_scalar(n_paths, "n_paths", owner="OUNoise", kind=int, low=1)
-        self._rngs = as_generator(rng).spawn(n_paths)
+        self._sources = spawn_sources(_source(rng, noise, "OUNoise"), n_paths)
         self.n_paths = n_paths
         self._tail = (n_paths,)
         self._init_field("OUNoise", beta, sigma, seed_endpoints)
 
     def _draw_standard_normals(self, k: int) -> np.ndarray:
-        return np.stack([g.standard_normal(k) for g in self._rngs], axis=-1)
+        return np.stack([src.gaussian(k, 1.0) for src in self._sources], axis=-1)
 
     def point(self, x: float) -> np.ndarray:
         """The ``(n_paths,)`` values at one state."""
@@ -452,17 +480,18 @@ class ProductKernelField:
     draws ``xi`` (values ``= sigma L xi``); a new point ``x`` with kernel column ``k`` gets
     ``w = L^{-1} k``, mean ``sigma w.xi`` and variance ``sigma^2 (1 - w.w)`` — the exact Gaussian
     conditional. O(n^2) per new point: use it within one reset period. ``n_paths`` independent
-    outputs share the geometry (one per action).
+    outputs share the geometry (one per action). Normals come from ``noise`` (a
+    :class:`~privrl.privacy.noise.NoiseSource`) or seeded NumPy on ``rng``.
     """
 
     def __init__(self, *, dim: int, beta: float, sigma: float, n_paths: int = 1,
-                 rng: RngLike = None) -> None:
+                 rng: RngLike = None, noise: NoiseSource | None = None) -> None:
         owner = "ProductKernelField"
         self.dim = check_scalar(dim, "dim", owner=owner, kind=int, low=1)
         self.beta = check_scalar(beta, "beta", owner=owner, low=0.0, closed="neither")
         self.sigma = check_scalar(sigma, "sigma", owner=owner, low=0.0)
         self.n_paths = check_scalar(n_paths, "n_paths", owner=owner, kind=int, low=1)
-        self._rng = as_generator(rng)
+        self._noise = _source(rng, noise, owner)
         self.reset()
 
     def reset(self) -> None:
@@ -489,7 +518,7 @@ class ProductKernelField:
         L[n, :n] = w
         L[n, n] = math.sqrt(var)
         self._L = L
-        self._xi = np.vstack([self._xi, self._rng.standard_normal((1, self.n_paths))])
+        self._xi = np.vstack([self._xi, self._noise.gaussian((1, self.n_paths), 1.0)])
         self._X = np.vstack([self._X, x[None, :]])
         return n
 
