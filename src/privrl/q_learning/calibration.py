@@ -62,14 +62,14 @@ from scipy.stats import norm
 
 from privrl._validation import check_option, check_scalar
 from privrl.errors import CertificationError
-from privrl.privacy.accounting import gaussian_delta
+from privrl.privacy.accounting import gaussian_delta, gaussian_epsilon
 from privrl.privacy.calibration import CALIBRATIONS, calibrate_gaussian, gaussian_multiplier
 
 __all__ = [
     "LEMMA8_CONSTANT", "PAPER_SUP_CONSTANT", "lemma8_constant", "kernel_v", "sigma_paper_printed",
     "sigma_paper_proof", "delta_g", "epsilon_exact", "epsilon_paper", "rkhs_sensitivity", "ou_sup_tail",
     "tail_delta", "FunctionalNoiseCalibration", "calibrate_functional_noise", "tight_functional_noise",
-    "input_perturbation_std", "dpsgd_noise_multiplier",
+    "paper_epsilon_for_sigma", "tight_epsilon_for_sigma", "release_events", "spent_epsilon", "input_perturbation_std", "dpsgd_noise_multiplier",
 ]
 
 PAPER_SUP_CONSTANT = 8.68
@@ -421,6 +421,58 @@ def tight_functional_noise(epsilon: float, delta: float, *, n_releases: int, lea
         notes=("tight calibration: Delta_H = sqrt((1 + beta/2) D^2 + 2 L^2/beta), D = 4 alpha L (k+1); "
                "(k, beta, sigma, delta_g) chosen jointly; tail: min(Lemma 8 + Borell-TIS, OU reflection "
                "bound); exact composition of T' Gaussian events and ApproxDpEvent(0, delta_g)",))
+
+
+def release_events(cal: FunctionalNoiseCalibration, n_updates: int) -> list[Any]:
+    """The events of a run with calibration ``cal`` and ``n_updates`` updates: the updates' releases
+    (Gaussian mechanisms of multiplier sigma / Delta_H, exact by Cameron–Martin), composed, and the
+    tail event ``ApproxDpEvent(0, delta_g)`` of the amplitude bound k."""
+    from privrl.privacy import events
+
+    return [events.self_composed(events.gaussian(cal.sigma / cal.sensitivity), int(n_updates)),
+            events.approx(0.0, cal.delta_g)]
+
+
+def spent_epsilon(cal: FunctionalNoiseCalibration, n_updates: int, delta: float) -> float:
+    """ε at δ of :func:`release_events` (the ledger's exact accounting): what the noise truly spends."""
+    from privrl.privacy.accounting import Ledger
+
+    return Ledger(release_events(cal, n_updates)).epsilon(delta)
+
+
+# --------------------------------------------------------------------------- ε bought by a given sigma
+@functools.lru_cache(maxsize=64)
+def paper_epsilon_for_sigma(sigma: float, delta: float, *, n_samples: int, batch_size: int, learning_rate: float,
+                            lipschitz: float, kappa: float = 23.0) -> float:
+    """The ε the paper's printed calibration (Alg. 1 line 5, App. E.3: k = 23, delta' = delta/2)
+    claims for noise ``sigma``: the root of ``sigma_paper_printed(eps) = sigma`` (decreasing in eps)."""
+    def gap(log_eps: float) -> float:
+        return sigma_paper_printed(math.exp(log_eps), delta / 2, n_samples, batch_size, learning_rate, kappa,
+                                   lipschitz) - sigma
+    return float(math.exp(brentq(gap, math.log(1e-8), math.log(1e8), xtol=1e-12)))
+
+
+@functools.lru_cache(maxsize=64)
+def tight_epsilon_for_sigma(sigma: float, delta: float, *, n_releases: int, learning_rate: float, lipschitz: float,
+                            n_actions: int = 2, beta: float | None = None) -> float:
+    """The smallest ε the tight analysis certifies at δ for noise ``sigma`` (the inverse of
+    :func:`tight_functional_noise`): minimised over the noise bound k, the delta split and, when
+    ``beta`` is None, the kernel width (else at the given beta, e.g. the beta = 1 of Figure 1)."""
+    T, m = int(n_releases), int(n_actions)
+
+    def eps(x) -> float:
+        frac = min(max(float(x[0]), 1e-6), 1.0 - 1e-6)
+        b = math.exp(float(x[1])) if beta is None else float(beta)
+        dg = frac * delta
+        p = -math.expm1(math.log1p(-dg) / (T * m))
+        k = _z_for(p, b) * sigma
+        mu = math.sqrt(T) * rkhs_sensitivity(lipschitz, learning_rate, k, b) / sigma
+        return gaussian_epsilon(1.0 / mu, (delta - dg) / (1.0 - dg))
+
+    betas = [0.0] if beta is not None else np.linspace(math.log(1e-5), math.log(1e7), 49)
+    best = min((eps((f, lb)), f, lb) for f in np.linspace(0.05, 0.95, 10) for lb in betas)
+    res = minimize(eps, x0=[best[1], best[2]], method="Nelder-Mead", options={"xatol": 1e-4, "maxiter": 300})
+    return float(min(best[0], res.fun))
 
 
 # --------------------------------------------------------------------------- baselines

@@ -51,6 +51,7 @@ from privrl.q_learning.calibration import (
     calibrate_functional_noise,
     dpsgd_noise_multiplier,
     input_perturbation_std,
+    release_events,
 )
 from privrl.q_learning.configs import get_config, planned_updates
 from privrl.q_learning.training import Privatizer, make_noise, train
@@ -359,8 +360,8 @@ class DPQLearning(PrivateEstimator, _QLearner):
         elif cal is not None:
             # T' releases Q_theta + g (Gaussian mechanisms with the RKHS sensitivity, exact by
             # Cameron–Martin) and the tail event of the amplitude bound k
-            rel.record(events.self_composed(events.gaussian(sigma / cal.sensitivity), res.n_updates))
-            rel.record(events.approx(0.0, cal.delta_g))
+            for event in release_events(cal, res.n_updates):
+                rel.record(event)
             spent = self.privacy_ledger_.epsilon(float(budget.delta))
             self.certified_ = bool(spent <= float(budget.epsilon) * (1.0 + 1e-9))
             if not self.certified_:
