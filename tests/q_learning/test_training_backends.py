@@ -13,6 +13,7 @@ import torch
 
 from privrl._rng import child_rngs
 from privrl.envs.center_walk import CenterWalkEnv
+from privrl.privacy import Ledger, NumpyNoise, Releaser
 from privrl.q_learning.configs import get_config
 from privrl.q_learning.training import (
     MLP,
@@ -28,14 +29,22 @@ STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "pri
 
 
 def _privatizer(kind: str, rngs) -> Privatizer:
+    """The privatizer of ``kind`` on a releaser of the run's own streams (same draws on both backends)."""
     if kind == "functional":
-        return Privatizer(noise=make_noise(1, 2, 1.0, 0.4, rngs["privacy"]),
-                          target_noise=make_noise(1, 2, 1.0, 0.4, rngs["privacy_target"]), reset="episode")
+        return Privatizer(noise=make_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy"])),
+                          target_noise=make_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy_target"])), reset="episode")
     if kind == "input":
-        return Privatizer(reward_std=3.0)
+        rel = Releaser(NumpyNoise(rngs["reward"]), Ledger())
+        return Privatizer(release_reward=lambda r: float(rel.gaussian(r, sensitivity=1.0, std=3.0)))
     if kind == "dpsgd":
-        return Privatizer(clip_norm=1.0, grad_noise_std=5.0)
+        rel = Releaser(NumpyNoise(rngs["dpsgd"]), Ledger())
+        return Privatizer(clip_norm=1.0, release_gradient=lambda g: rel.gaussian(g, sensitivity=2.0, std=5.0))
     return Privatizer()
+
+
+def _release_gradient(std: float, seed: int):
+    rel = Releaser(NumpyNoise(seed), Ledger())
+    return lambda g: rel.gaussian(g, sensitivity=1.0, std=std)
 
 
 def _run(backend: str, config: str, kind: str):
@@ -68,18 +77,17 @@ def test_closed_form_dpsgd_step_equals_per_sample_autograd(loss):
     a = rng.integers(0, 2, 32)
     y = rng.normal(scale=3.0, size=32)
     cfg = get_config("reference", hidden=(16, 16), loss=loss)
-    priv = Privatizer(clip_norm=0.7, grad_noise_std=2.0)
     ref = build_network(1, (16, 16), 2, np.random.default_rng(1))
-    _dpsgd_grads(ref, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), loss, priv,
-                 np.random.default_rng(2))
+    _dpsgd_grads(ref, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), loss,
+                 Privatizer(clip_norm=0.7, release_gradient=_release_gradient(2.0, 2)))
     want = np.concatenate([p.grad.numpy().ravel() for p in ref.parameters()])
     learner = _NumpyLearner((1, 16, 16, 2), np.random.default_rng(1), cfg, has_target=False)
     got = {}
     learner._apply = lambda g: got.__setitem__("g", g.copy())   # capture the gradient handed to the optimiser
-    learner.dpsgd_step(s, a, y, priv, np.random.default_rng(2))
+    learner.dpsgd_step(s, a, y, Privatizer(clip_norm=0.7, release_gradient=_release_gradient(2.0, 2)))
     np.testing.assert_allclose(got["g"], want, rtol=0, atol=1e-12)
     # without noise the averaged clipped step has l2 norm at most clip_norm
-    learner.dpsgd_step(s, a, y, Privatizer(clip_norm=0.7), np.random.default_rng(2))
+    learner.dpsgd_step(s, a, y, Privatizer(clip_norm=0.7))
     assert math.sqrt(float((got["g"] ** 2).sum())) <= 0.7 + 1e-12
 
 

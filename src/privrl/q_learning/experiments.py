@@ -112,7 +112,8 @@ def functional_calibration(epsilon: float, calibration: str, n_samples: int = 50
 
 def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
     return RunResult(rows=[{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
-                            "label": f"{LABELS[algo]} [{calibration}, refused]", **keys}],
+                            "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration,
+                            **keys}],
                      privacy_unit=PrivacyUnit.REWARD_FUNCTION, neighboring=Neighboring.SUP_NORM_ONE,
                      calibration=calibration, extra={"refused": True, "reason": str(exc), "certified": False})
 
@@ -528,7 +529,7 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
             try:
                 est = DPQLearning(budget=budget, calibration=cal, **common).fit(rng=ctx.rng)
             except CertificationError as exc:
-                res = _refused("functional", cal, exc, **keys)
+                res = _refused("functional", cal, exc, epsilon=eps)
                 res.rows[0].pop("label")
                 return res
     returns = est.returns_
