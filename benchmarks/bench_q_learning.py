@@ -12,8 +12,9 @@ robust figure on a shared machine):
 * ``input-perturbation-run``, ``dpsgd-run`` (reference configuration, sound calibration) and
   ``balle-run``: the baselines of Figure 2 at 5000 samples;
 * with ``--projection``: ``wang-paper-seed``, one seed of every paper-scale setting of
-  ``wang2019-fig1``/``-fig2a``/``-fig2b`` run in this process, and the projected wall time of the
-  paper scale (10 seeds) on 2 cores, ``cpu_seconds * seeds / 2``.
+  ``wang2019-fig1``/``-fig2a``/``-fig2b`` and ``frontier-q-learning`` run in this process, and the
+  projected wall time of the paper scale (10 seeds) on 2 cores, ``cpu_seconds * seeds / 2``;
+  ``wang-quick`` the CPU time of the quick scale of the same experiments (all seeds).
 
 Run: ``.venv/bin/python benchmarks/bench_q_learning.py [--projection]``.
 """
@@ -99,8 +100,8 @@ def bench_runs() -> None:
         DPSGDQLearning,
         InputPerturbationQLearning,
     )
-    from privrl.q_learning.balle import BalleQLearning
     from privrl.privacy import PrivacyBudget
+    from privrl.q_learning.balle import BalleQLearning
 
     for sigma in (0.0, 0.4):
         _fit_row("dpql-reference-run", DPQLearning(budget=None, noise_std=sigma, kernel_beta=1.0, config="reference",
@@ -109,25 +110,54 @@ def bench_runs() -> None:
     import torch
 
     torch.set_num_threads(1)
-    torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration", n_samples=5000)
+    torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration",
+                            n_samples=5000)
     torch_ref._backend = "torch"   # the PyTorch reference learner: the implementation before issue #12
     _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
     budget = PrivacyBudget(epsilon=0.9, delta=1e-4)
     _fit_row("dpql-paper-certified", DPQLearning(budget=budget, calibration="paper", config="paper", n_samples=5000),
              epsilon=0.9, delta=1e-4, calibration="paper")
+    _fit_row("dpql-tight-certified", DPQLearning(budget=budget, config="paper", n_samples=5000),
+             epsilon=0.9, delta=1e-4, calibration="tight")
     _fit_row("input-perturbation-run", InputPerturbationQLearning(budget=budget, config="reference", n_samples=5000),
-             epsilon=0.9, delta=1e-4, calibration="sound")
+             epsilon=0.9, delta=1e-4, calibration="tight")
     _fit_row("dpsgd-run", DPSGDQLearning(budget=budget, config="reference", n_samples=5000),
-             epsilon=0.9, delta=1e-4, calibration="sound")
+             epsilon=0.9, delta=1e-4, calibration="tight")
     _fit_row("balle-run", BalleQLearning(budget=budget, n_samples=5000, n_rounds=10), epsilon=0.9, delta=1e-4)
 
 
-def bench_projection(seeds: int = 10) -> None:
+WANG_EXPERIMENTS = ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b", "frontier-q-learning")
+
+
+def bench_quick() -> None:
+    import warnings
+
     from privrl.experiments.registry import get_experiment
     from privrl.experiments.spec import RunContext
 
+    for eid in WANG_EXPERIMENTS:
+        exp = get_experiment(eid)
+        cpu, wall = time.process_time(), time.perf_counter()
+        runs = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, params in enumerate(exp.settings_for("quick")):
+                for seed in range(exp.n_seeds("quick")):
+                    exp.run(params, RunContext(eid, i, seed, "quick", np.random.default_rng(1000 * i + seed)))
+                    runs += 1
+        emit("wang-quick", experiment=eid, scale="quick", runs=runs, seconds=time.perf_counter() - wall,
+             cpu_seconds=time.process_time() - cpu)
+
+
+def bench_projection(seeds: int = 10) -> None:
+    import warnings
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.spec import RunContext
+
+    warnings.simplefilter("ignore")
     total = 0.0
-    for eid in ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b"):
+    for eid in WANG_EXPERIMENTS:
         exp = get_experiment(eid)
         settings = exp.settings_for("paper")
         cpu = time.process_time()
@@ -150,6 +180,7 @@ def main() -> None:
     bench_sampler()
     bench_runs()
     if args.projection:
+        bench_quick()
         bench_projection()
 
 
