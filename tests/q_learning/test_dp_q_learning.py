@@ -251,6 +251,10 @@ def test_input_perturbation_and_dpsgd_accounting():
     ip_paper = InputPerturbationQLearning(budget=BUDGET, calibration="paper", **SMALL).fit(rng=0)
     assert ip_paper.reward_noise_std_ == pytest.approx(math.sqrt(2 * 320 * math.log(math.e + 9000)) / 0.9)
     assert ip_paper.privacy_spent(1e-4) < 0.9 and ip_paper.certified_
+    with pytest.warns(PrivacyLeakWarning, match="not an upper bound"):   # the paper's formula is not sound at large ε
+        loose = InputPerturbationQLearning(budget=PrivacyBudget(epsilon=20.0, delta=1e-4), calibration="paper",
+                                           **SMALL).fit(rng=0)
+    assert loose.privacy_spent() > 20.0 and not loose.certified_
     sgd = DPSGDQLearning(budget=BUDGET, **SMALL).fit(rng=0)
     assert len(sgd.privacy_ledger_) == sgd.n_updates_ == 320 - 128 + 1
     assert 0.99 * 0.9 <= sgd.privacy_spent(1e-4) <= 0.9 * (1 + 1e-9)

@@ -90,6 +90,9 @@ def test_claims_fig1_monotone_detection():
     paper = wang.claims_fig1(df.assign(scale="paper"))[1]
     assert quick.verdict == "undecided" and quick.reason == "needs paper scale"
     assert paper.verdict == "holds" and paper.headline
+    # Algorithm 1's loop: the non-private learner walks into a wall; nothing about noise is decided
+    wall = df.assign(value=np.where(df["sigma"] == 0.0, 1.0, df["value"]), scale="paper")
+    assert all(c.verdict == "undecided" and "random play" in c.reason for c in wang.claims_fig1(wall))
 
 
 def test_claims_fig2_functional_vs_baselines_and_no_improvement():

@@ -427,7 +427,8 @@ class InputPerturbationQLearning(PrivateEstimator, _QLearner):
         self._run(env, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds)
         self.reward_noise_std_ = std
         self.noise_std_ = std
-        self.certified_ = budget.is_private
+        self.certified_ = _certified(self, budget, "the paper's composition formula sqrt(2 T ln(e + eps/delta))/eps "
+                                     "is not an upper bound of ε at this budget")
         if budget.is_private:
             _warn_noise_dominates(type(self).__name__, std, bounds[1] - bounds[0], "the declared reward range",
                                   "Only a larger budget or fewer samples (fewer releases) reduce it.")
@@ -472,16 +473,23 @@ class DPSGDQLearning(PrivateEstimator, _QLearner):
         self._run(env, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs, bounds)
         self.noise_multiplier_ = std / true_sens
         self.noise_std_ = std
-        self.certified_ = False
+        self.certified_ = _certified(self, budget, "it assumes the clipped-gradient sum has sensitivity B clip_norm, "
+                                     "but every sample's gradient may flip under sup-norm neighbours (2 B clip_norm)")
         if budget.is_private:
             _warn_noise_dominates(type(self).__name__, std, cfg.batch_size * clip, "the largest norm of the "
                                   "clipped-gradient sum B clip_norm", "A larger budget or fewer updates reduce it.")
-            spent = self.privacy_ledger_.epsilon(float(budget.delta))
-            self.certified_ = bool(spent <= float(budget.epsilon) * (1.0 + 1e-9))
-            if not self.certified_:
-                warnings.warn(f"DPSGDQLearning: calibration {p['calibration']!r} does not certify the budget: it "
-                              "assumes the clipped-gradient sum has sensitivity B clip_norm, but every sample's "
-                              "gradient may flip under sup-norm neighbours (2 B clip_norm). The ledger records "
-                              f"the true spend: epsilon = {spent:.4g} at delta = {float(budget.delta):g}; "
-                              "certified_ is False.", PrivacyLeakWarning, stacklevel=2)
         return self
+
+
+def _certified(est: Any, budget: PrivacyBudget, why: str) -> bool:
+    """Whether the fit's ledger meets ``budget`` (ε at its δ); a PrivacyLeakWarning saying ``why`` and
+    what the ledger truly spends when it does not (the paper calibrations)."""
+    if not budget.is_private:
+        return False
+    spent = est.privacy_ledger_.epsilon(float(budget.delta))
+    if spent <= float(budget.epsilon) * (1.0 + 1e-9):
+        return True
+    warnings.warn(f"{type(est).__name__}: calibration {est.calibration!r} does not certify the budget: {why}. The "
+                  f"ledger records the true spend: epsilon = {spent:.4g} at delta = {float(budget.delta):g}; "
+                  "certified_ is False.", PrivacyLeakWarning, stacklevel=3)
+    return False
