@@ -95,12 +95,12 @@ def _fit_row(name: str, est, **fields) -> None:
 
 
 def bench_runs() -> None:
+    from privrl.privacy import PrivacyBudget
     from privrl.q_learning import (
         DPQLearning,
         DPSGDQLearning,
         InputPerturbationQLearning,
     )
-    from privrl.privacy import PrivacyBudget
     from privrl.q_learning.balle import BalleQLearning
 
     for sigma in (0.0, 0.4):
