@@ -6,14 +6,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from privrl.algorithms.policy_evaluation import (
-    LSL,
-    LSW,
-    DPLSLMechanism,
-    DPLSWMechanism,
-    first_visit_statistics,
-    sqrt_lambda_schedule,
-)
 from privrl.data.features import feature_matrix, one_hot, spectral_norm, state_aggregation
 from privrl.envs.chain import (
     chain_model,
@@ -25,6 +17,14 @@ from privrl.envs.chain import (
     sample_chain_durations,
 )
 from privrl.errors import InvalidParameterError
+from privrl.policy_evaluation import (
+    LSL,
+    LSW,
+    DPLSLMechanism,
+    DPLSWMechanism,
+    first_visit_statistics,
+    sqrt_lambda_schedule,
+)
 
 
 def test_chain_ground_truth():
@@ -65,12 +65,14 @@ def test_chain_noise_scales_at_expected_counts():
     """T22: σ^LSW ≈ 578.94 (m = 10³) and 0.0854 (m = 10⁶), σ^LSL ≈ 1.7746 (m = 10³), F_max = 1."""
     p = chain_visit_probabilities(40)
     w = np.full(40, 1 / 40)
-    mech = DPLSWMechanism.create(features=np.eye(40), weights=w, F_max=1.0, epsilon=0.1, delta=0.1)
+    mech = DPLSWMechanism.create(features=np.eye(40), weights=w, F_max=1.0, epsilon=0.1, delta=0.1,
+                                 calibration="paper")
     for m, sigma in ((1000, 578.94), (10**6, 0.0854)):
-        assert mech.noise_scale(np.round(m * p)) == pytest.approx(sigma, rel=1e-3)
+        assert mech.noise_scale(np.round(m * p), m) == pytest.approx(sigma, rel=1e-3)
     lam = sqrt_lambda_schedule(1000, np.eye(40), w, 1.0)
     assert lam == pytest.approx(1 / 40 + math.sqrt(1000))
-    ml = DPLSLMechanism.create(features=np.eye(40), relevance=w, lam=lam, F_max=1.0, epsilon=0.1, delta=0.1)
+    ml = DPLSLMechanism.create(features=np.eye(40), relevance=w, lam=lam, F_max=1.0, epsilon=0.1, delta=0.1,
+                               calibration="paper")
     assert ml.noise_scale(np.round(1000 * p), 1000) == pytest.approx(1.7746, rel=1e-3)
 
 

@@ -33,7 +33,7 @@ _MODULES = (
     "privrl.audit.targets_mechanisms",
     "privrl.audit.targets_tree",
     "privrl.audit.targets_gaussian_process",
-    "privrl.audit.targets_policy_evaluation",
+    "privrl.policy_evaluation.audit",
     "privrl.audit.targets_offline",
     "privrl.audit.targets_linear_mixture",
     "privrl.audit.targets_q_learning",

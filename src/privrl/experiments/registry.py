@@ -12,7 +12,7 @@ __all__ = ["register", "get_experiment", "all_experiments", "EXPECTED_IDS"]
 #: modules that register experiments (imported on first use; a missing module is skipped)
 _MODULES = (
     "privrl.experiments.example",
-    "privrl.experiments.balle2016",
+    "privrl.policy_evaluation.experiments",
     "privrl.experiments.qiao2023",
     "privrl.experiments.zhou2022",
     "privrl.experiments.wang2019",

@@ -215,7 +215,7 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
             if "metric" not in row or "value" not in row:
                 raise ValueError(f"row {i} of {spec.experiment} lacks 'metric'/'value': {row!r}")
         eps, delta = _epsilon_spent(result)
-        check_option(result.calibration, "calibration", ("sound", "paper"), owner=spec.experiment)
+        check_option(result.calibration, "calibration", ("tight", "sound", "paper"), owner=spec.experiment)
         manifest.update({
             "budget": to_jsonable(result.budget), "privacy_unit": to_jsonable(result.privacy_unit),
             "neighboring": to_jsonable(result.neighboring), "epsilon_spent": eps, "delta": delta,
