@@ -1,15 +1,20 @@
-"""Speed of the offline algorithms (issue #5 §6). Prints one JSON line per measurement.
+"""Speed of the offline algorithms (issue #5 §6) and of the Qiao & Wang paper-scale experiments
+(issue #12 §1). Prints one JSON line per measurement (``name``, ``seconds``, parameters).
 
 Targets on one core: DP-VAPVI K=1000, H=20, d=10, |A|=100 < 0.5 s; K=10⁵ < 20 s;
-DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed.
+DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed. ``paper-seed`` rows run seed 0
+of each Qiao experiment at paper scale in this process (one core; the whole K / n grid of every
+configuration); ``paper-projected`` projects all seeds on 2 cores (CPU time per seed × seeds / 2).
+Target: all Qiao paper-scale experiments together ≤ ~3 min wall on 2 cores.
 
-    .venv/bin/python benchmarks/bench_offline.py
+    .venv/bin/python benchmarks/bench_offline.py [--skip-paper]
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -17,9 +22,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _util import emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
-from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
 from privrl.envs.linear import sample_episodes  # noqa: E402
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp  # noqa: E402
+from privrl.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
 
 
 def bench_linear() -> None:
@@ -28,6 +33,7 @@ def bench_linear() -> None:
         data = mdp.sample(synthetic_behaviour_policy(), K, rng=0)
         for name, make in (("dp-vapvi", lambda: DPVAPVI(budget=PrivacyBudget(rho=1.0), split=False)),
                            ("vapvi", lambda: VAPVI(split=False))):
+            make().fit(data, mdp.features, rng=1)   # warm-up: lazy imports (dp-accounting) are not timed
             stats = measure(lambda make=make, data=data: make().fit(data, mdp.features, rng=1), repeat=repeat)
             emit(name, K=K, H=20, d=10, n_actions=100, repeat=repeat, seconds=stats["seconds_per_call"],
                  peak_mb=stats["peak_mb"], target_seconds=0.5 if K == 1000 else 20.0)
@@ -47,6 +53,38 @@ def bench_tabular() -> None:
              target_seconds=5.0)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (the runner's git subprocesses)."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def bench_paper_scale() -> None:
+    import tempfile
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.runner import plan_runs, run_sweep
+
+    total_cpu = 0.0
+    for exp_id in ("qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular", "frontier-offline-tabular",
+                   "frontier-offline-linear"):
+        seeds = get_experiment(exp_id).n_seeds("paper")
+        with tempfile.TemporaryDirectory() as out:
+            specs = plan_runs(exp_id, "paper", seeds=[0])
+            wall, cpu = time.perf_counter(), _cpu()
+            summary = run_sweep(specs, out, jobs=1, quiet=True)
+            wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+        total_cpu += cpu * seeds
+        emit("paper-seed", experiment=exp_id, scale="paper", runs=len(specs), ok=summary.ok, seconds=wall,
+             cpu_seconds=cpu, seeds_at_paper_scale=seeds)
+    emit("paper-projected", experiment="qiao (all five)", scale="paper", seconds=total_cpu / 2.0,
+         cpu_seconds=total_cpu, cores=2, target_seconds=180.0)
+
+
 if __name__ == "__main__":
     bench_linear()
     bench_tabular()
+    if "--skip-paper" not in sys.argv:
+        bench_paper_scale()

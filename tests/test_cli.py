@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -317,3 +319,294 @@ def test_audit_delegates_or_says_not_available(monkeypatch, capsys):
     assert cli.main(["audit"]) == 2
     assert capsys.readouterr().err.strip() == \
         "privrl audit: error: not available: privrl.audit.cli is not installed in this version"
+
+
+# --------------------------------------------------------------------------- issue #13: the user's path
+def test_fit_help_lists_only_the_options_a_command_accepts(capsys):
+    from privrl.fitters import all_fit_commands
+
+    commands = all_fit_commands()
+    non_private = {n for n, c in commands.items() if c.budget == "none"}
+    assert {"lsw", "lsl", "apvi", "pevi", "vapvi", "q-learning"} <= non_private
+    for name, cmd in commands.items():
+        assert cli.main(["fit", name, "--help"]) == 0
+        shown = set(re.findall(r"--[a-z][a-zA-Z-]*", capsys.readouterr().out))
+        assert ("--data" in shown) == ("data" in cmd.sources), name
+        assert ("--env" in shown) == ("env" in cmd.sources), name
+        assert ("--reward-bounds" in shown) == ("--pad-to-horizon" in shown) == ("data" in cmd.sources), name
+        assert ("--epsilon" in shown) == ("--delta" in shown) == (cmd.budget != "none"), name
+        assert ("--rho" in shown) == (cmd.budget == "any"), name
+        assert {"--out", "--force", "--seed"} <= shown
+
+
+@pytest.fixture
+def chain_npz(tmp_path):
+    from privrl.envs.chain import sample_chain
+
+    path = tmp_path / "chain.npz"
+    sample_chain(100, n_states=6, rng=0).save(path)
+    return path
+
+
+def test_non_private_commands_need_no_budget_and_refuse_one(tmp_path, chain_npz, inproc):
+    refused = [
+        inproc("fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--epsilon", "1", "--out", tmp_path / "a"),
+        inproc("fit", "lsw", "--data", chain_npz, "--gamma", "0.9", "--rho", "1", "--out", tmp_path / "b"),
+        inproc("fit", "pevi", "--env", "privrl/SyntheticLinearMDP-v0", "--epsilon", "inf", "--delta", "0.1",
+               "--out", tmp_path / "c"),
+        inproc("fit", "q-learning", "--env", "privrl/CenterWalk-v0", "--epsilon", "1", "--out", tmp_path / "d"),
+    ]
+    assert_one_line_error(refused[0], "'privrl fit apvi' is not private and takes no budget: drop --epsilon",
+                          "dp-apvi")
+    assert_one_line_error(refused[1], "'privrl fit lsw' is not private", "--rho", "dp-lsw")
+    assert_one_line_error(refused[2], "drop --epsilon --delta")
+    assert_one_line_error(refused[3], "'privrl fit q-learning' is not private")
+    assert not any((tmp_path / x).exists() for x in "abcd")
+    ok = inproc("fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--episodes", "50", "--seed", "0",
+                "--out", tmp_path / "e")
+    assert ok.returncode == 0, ok.stderr
+    cert = json.loads((tmp_path / "e" / "certificate.json").read_text())
+    assert cert["guarantee"] == "non-private" and cert["budget"] is None and cert["epsilon_spent"] is None
+    lsw = inproc("fit", "lsw", "--data", chain_npz, "--gamma", "0.9", "--out", tmp_path / "f")
+    assert lsw.returncode == 0, lsw.stderr
+
+
+def test_fit_never_replaces_results_unless_forced(tmp_path, inproc):
+    out = tmp_path / "o"
+    args = ["fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--episodes", "50", "--out", out]
+    assert inproc(*args, "--seed", "0").returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    again = inproc(*args, "--seed", "1")
+    assert_one_line_error(again, "The '--out' directory", "is not empty", "--force")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    forced = inproc(*args, "--seed", "1", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert json.loads((out / "result.json").read_text())["seed"] == 1
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    for bad, fragment in ((a_file, "must be a directory"), (a_file / "sub", "that can be created")):
+        res = inproc("fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--episodes", "50", "--out", bad)
+        assert_one_line_error(res, "The '--out' option", fragment)
+    run = inproc("run", EXP, "--scale", "smoke", "--seeds", "1", "--jobs", "1", "--out", a_file / "sub")
+    assert_one_line_error(run, "The '--out' option must be a directory that can be created")
+
+
+def test_huge_counts_are_one_line_errors_naming_the_option(inproc):
+    results = [
+        inproc("fit", "apvi", "--env", "FrozenLake-v1", "--episodes", "1e12"),
+        inproc("fit", "apvi", "--env", "FrozenLake-v1", "--episodes", "10000000000000"),
+        inproc("fit", "apvi", "--env", "FrozenLake-v1", "--episodes", "5e6"),  # × H = 100: 5e8 transitions
+        inproc("fit", "linopt-vi", "--env", "privrl/RandomLinearMixture-v0", "--episodes", "1e12"),
+        inproc("run", EXP, "--seeds", "10000000000000"),
+        inproc("run", EXP, "--jobs", "1e12"),
+        inproc("calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--compositions", "1e12"),
+        inproc("calibrate", "laplace", "--epsilon", "1", "--compositions", "1e9"),
+    ]
+    for res in results:
+        assert "internal error" not in res.stderr and "memory" not in res.stderr
+    assert_one_line_error(results[0], "argument --episodes: must be an int in [1, 10000000]. Got 1e12", code=2)
+    assert_one_line_error(results[1], "argument --episodes", "Got 10000000000000", code=2)
+    assert_one_line_error(results[2], "'--episodes' option times the horizon (100)", "at most 1000000", code=1)
+    assert_one_line_error(results[3], "argument --episodes", code=2)
+    assert_one_line_error(results[4], "'seeds'", "at most 100000 seeds")
+    assert_one_line_error(results[5], "argument --jobs", code=2)
+    assert_one_line_error(results[6], "argument --compositions", code=2)
+    assert_one_line_error(results[7], "'--compositions'", "[1, 1000000]")
+
+
+def test_env_ids_and_missing_files_name_the_option(tmp_path, chain_npz, inproc):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecation warning reaches the user: the error says it
+        results = [
+            inproc("fit", "apvi", "--env", "Taxi-v3"),
+            inproc("fit", "dp-apvi", "--env", "CliffWalking-v0", "--epsilon", "1"),
+            inproc("check-env", "FrozenLake-v0"),
+            inproc("fit", "dp-apvi", "--env", "CliffWalking-v1", "--rho", "1", "--out", tmp_path / "x"),
+            inproc("fit", "lsw", "--data", tmp_path / "missing.npz", "--gamma", "0.9"),
+            inproc("fit", "apvi", "--data", chain_npz, "--model", "FrozenLake-v1", "--reward", tmp_path / "no.npy"),
+            inproc("fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--pad-to-horizon", "5"),
+        ]
+    assert_one_line_error(results[0], "The '--env' option must be a registered Gymnasium environment id. Got "
+                          "'Taxi-v3' instead", "'Taxi-v4'")
+    assert_one_line_error(results[1], "'--env'", "'CliffWalking-v1'")
+    assert_one_line_error(results[2], "The 'ENV_ID' argument", "'FrozenLake-v1'")
+    assert_one_line_error(results[3], "The '--horizon' option is required for CliffWalking-v1")
+    assert_one_line_error(results[4], "The '--data' file", "does not exist")
+    assert_one_line_error(results[5], "The '--reward' file", "does not exist")
+    assert_one_line_error(results[6], "--pad-to-horizon apply to --data only")
+    assert not (tmp_path / "x").exists()
+
+
+def test_toy_text_environments_in_the_tabular_algorithms(tmp_path, inproc):
+    import gymnasium as gym
+
+    from privrl.certificate import file_sha256, read_certificate
+    from privrl.envs import from_gymnasium_toy_text
+    from privrl.fitters.offline import load_model
+
+    lake = inproc("fit", "dp-apvi", "--env", "FrozenLake-v1", "--epsilon", "1", "--episodes", "300", "--seed", "0",
+                  "--out", tmp_path / "lake")
+    cliff = inproc("fit", "dp-apvi", "--env", "CliffWalking-v1", "--rho", "1", "--horizon", "25", "--episodes", "300",
+                   "--seed", "0", "--out", tmp_path / "cliff")
+    plain = inproc("fit", "apvi", "--env", "CliffWalking-v1", "--horizon", "25", "--episodes", "300", "--seed", "0",
+                   "--out", tmp_path / "plain")
+    for res in (lake, cliff, plain):
+        assert res.returncode == 0, res.stderr
+    cert = read_certificate(tmp_path / "lake")
+    assert cert["guarantee"] == "epsilon-DP" and cert["mechanism"] == "laplace" and cert["epsilon_spent"] <= 1.0
+    model = from_gymnasium_toy_text(gym.make("FrozenLake-v1"))
+    np.testing.assert_array_equal(cert.arrays["extra.reward"], model.r)  # the public reward, exactly
+    assert cert["inputs"]["env"] == "FrozenLake-v1" and len(cert["inputs"]["spec_sha256"]) == 64
+    summary = json.loads((tmp_path / "lake" / "result.json").read_text())["summary"]
+    assert summary["horizon"] == 100 and summary["optimal_value"] == pytest.approx(model.optimal_value())
+    cert = read_certificate(tmp_path / "cliff")
+    assert cert["guarantee"] == "rho-zCDP" and cert["mechanism"] == "gaussian" and cert["rho_spent"] <= 1.0
+    assert cert["extra"]["reward_rescaled_from"] == [-100.0, 0.0]
+    np.testing.assert_array_equal(cert.arrays["extra.reward"], (np.asarray(
+        from_gymnasium_toy_text(gym.make("CliffWalking-v1"), horizon=25).r) + 100.0) / 100.0)
+    summary = json.loads((tmp_path / "plain" / "result.json").read_text())["summary"]
+    assert summary["horizon"] == 25 and -1e-9 <= summary["gap"] <= summary["optimal_value"]
+    # the API: the model lookup falls back to the toy-text builder
+    taxi = load_model("Taxi-v4")
+    assert taxi.horizon == 200 and taxi.n_states == 500 and taxi.reward_bounds == (-10.0, 20.0)
+    assert load_model("FrozenLake-v1", horizon=7).horizon == 7
+    assert file_sha256(tmp_path / "lake" / "certificate.npz")
+
+
+def _foreign_minari_frozenlake(dataset_id, n_episodes, seed):
+    """A Minari dataset written without privrl (no privrl metadata): random FrozenLake episodes."""
+    import gymnasium as gym
+    import minari
+
+    env, rng, buffers = gym.make("FrozenLake-v1"), np.random.default_rng(seed), []
+    for e in range(n_episodes):
+        obs, _ = env.reset(seed=int(rng.integers(2**30)))
+        o, a, r, te, tr = [obs], [], [], [], []
+        while True:
+            action = int(rng.integers(4))
+            obs, reward, terminated, truncated, _ = env.step(action)
+            o.append(obs), a.append(action), r.append(reward), te.append(terminated), tr.append(truncated)
+            if terminated or truncated:
+                break
+        buffers.append(minari.data_collector.EpisodeBuffer(
+            id=e, observations=np.array(o), actions=np.array(a), rewards=np.array(r),
+            terminations=np.array(te), truncations=np.array(tr), infos={}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        minari.create_dataset_from_buffers(dataset_id, buffers, env="FrozenLake-v1", algorithm_name="random")
+
+
+def test_own_dataset_end_to_end(tmp_path, monkeypatch, inproc):
+    pytest.importorskip("minari")
+    import gymnasium as gym
+
+    from privrl.certificate import file_sha256, read_certificate
+    from privrl.data import collect
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+    _foreign_minari_frozenlake("others/frozenlake/random-v0", 200, seed=0)
+    base = ["fit", "apvi", "--data", "others/frozenlake/random-v0", "--model", "FrozenLake-v1"]
+    no_bounds = inproc(*base, "--out", tmp_path / "a")
+    no_pad = inproc(*base, "--reward-bounds", "0", "1", "--out", tmp_path / "a")
+    short = inproc(*base, "--reward-bounds", "0", "1", "--pad-to-horizon", "3", "--out", tmp_path / "a")
+    missing = inproc("fit", "apvi", "--data", "others/frozenlake/absent-v0", "--model", "FrozenLake-v1")
+    assert_one_line_error(no_bounds, "declares no reward bounds: give '--reward-bounds LO HI'")
+    assert_one_line_error(no_pad, "give '--pad-to-horizon H'")
+    assert_one_line_error(short, "The '--pad-to-horizon' option must be at least the length of the longest episode")
+    assert_one_line_error(missing, "'minari download others/frozenlake/absent-v0'")
+    assert "download=" not in missing.stderr
+    ok = inproc(*base, "--reward-bounds", "0", "1", "--pad-to-horizon", "100", "--out", tmp_path / "m")
+    assert ok.returncode == 0, ok.stderr
+    cert = read_certificate(tmp_path / "m")
+    assert cert["inputs"]["kind"] == "minari" and len(cert["inputs"]["sha256"]) == 64
+    # a .npz file of one's own variable-length episodes, with the private algorithm
+    path = tmp_path / "lake.npz"
+    collect(gym.make("FrozenLake-v1"), np.full((16, 4), 0.25), 200, rng=1).save(path)
+    dp = inproc("fit", "dp-apvi", "--data", path, "--model", "FrozenLake-v1", "--pad-to-horizon", "100",
+                "--epsilon", "2", "--seed", "0", "--out", tmp_path / "dp")
+    assert dp.returncode == 0, dp.stderr
+    cert = read_certificate(tmp_path / "dp")
+    assert cert["inputs"] == {"data": str(path), "kind": "file", "sha256": file_sha256(path)}
+    assert cert["guarantee"] == "epsilon-DP" and cert["epsilon_spent"] <= 2.0
+
+
+def test_dp_q_learning_modes_from_the_cli(tmp_path, inproc):
+    common = ["--env", "privrl/CenterWalk-v0", "--n-samples", "64", "--grid", "5", "--seed", "0"]
+    neither = inproc("fit", "dp-q-learning", *common, "--out", tmp_path / "a")
+    both = inproc("fit", "dp-q-learning", *common, "--epsilon", "1", "--delta", "1e-4", "--noise-std", "1",
+                  "--out", tmp_path / "a")
+    rho = inproc("fit", "dp-q-learning", *common, "--rho", "1", "--out", tmp_path / "a")
+    assert_one_line_error(neither, "needs a budget (--epsilon E --delta D)", "--noise-std S")
+    assert_one_line_error(both, "not both")
+    assert_one_line_error(rho, "needs an (epsilon, delta) budget", "not --rho")
+    noisy = inproc("fit", "dp-q-learning", *common, "--noise-std", "0.3", "--out", tmp_path / "u")
+    assert noisy.returncode == 0, noisy.stderr
+    assert "(uncertified)" in noisy.stdout
+    cert = json.loads((tmp_path / "u" / "certificate.json").read_text())
+    assert cert["guarantee"] == "non-private" and cert["uncertified"] is True and cert["epsilon_spent"] is None
+    assert cert["extra"]["noise_std"] == 0.3 and cert["extra"]["certified"] is False
+    with np.load(tmp_path / "u" / "result.npz") as npz:
+        assert npz["q_released"].shape == (5, 2)
+
+
+def test_run_set_is_checked_before_anything_runs(tmp_path, inproc):
+    typo = inproc("run", EXP, "--scale", "smoke", "--set", "epsilom=2", "--out", tmp_path / "a")
+    wrong_type = inproc("run", EXP, "--scale", "smoke", "--set", "n=ten", "--out", tmp_path / "a")
+    assert_one_line_error(typo, "The '--set' key 'epsilom' is not a parameter of experiment example-gaussian. "
+                          "Known keys: calibration, epsilon, fail_seeds, n, sleep.", code=1)
+    assert_one_line_error(wrong_type, "The '--set n' value", "must be an int")
+    assert not (tmp_path / "a").exists()
+
+
+def test_run_into_an_out_another_run_is_writing(tmp_path, inproc):
+    import os
+
+    from privrl.experiments.runner import sweep_lock
+
+    with sweep_lock(tmp_path):
+        res = inproc("run", EXP, "--scale", "smoke", "--seeds", "1", "--jobs", "1", "--out", tmp_path)
+    assert_one_line_error(res, f"privrl run pid {os.getpid()} on host", "is writing into", "--out")
+
+
+def test_unreachable_ray_address_is_one_line(tmp_path):
+    pytest.importorskip("ray")
+    res = _run("run", EXP, "--scale", "smoke", "--backend", "ray", "--ray-address", "127.0.0.1:1", "--quiet",
+               "--no-plot", "--out", tmp_path / "never-created")
+    assert_one_line_error(res, "The '--ray-address' option must name a reachable Ray cluster", "'127.0.0.1:1'")
+    assert not (tmp_path / "never-created").exists()
+
+
+def test_os_errors_name_the_file_asked_for_not_a_temporary_file(tmp_path, monkeypatch):
+    import os
+
+    from privrl import _io
+
+    err = PermissionError(13, "Permission denied", str(tmp_path / ".result.json.k2j4_x9q.tmp"))
+    assert cli._os_error_text(err) == f"Permission denied: {tmp_path / 'result.json'}"
+
+    def deny(src, dst):
+        raise PermissionError(13, "Permission denied", src)
+
+    monkeypatch.setattr(_io.os, "replace", deny)
+    with pytest.raises(PermissionError) as info:
+        _io.atomic_write_bytes(tmp_path / "result.json", b"{}")
+    assert info.value.filename == str(tmp_path / "result.json") and ".tmp" not in str(info.value)
+    assert [p.name for p in tmp_path.iterdir()] == []
+    assert os.environ.get("PRIVRL_DEBUG") is None
+
+
+_CALIBRATE_TIMEOUT = 30  # seconds: "at once" is a few seconds; a hang is cut here
+
+
+@pytest.mark.parametrize("mechanism,epsilon", [("gaussian", "1000"), ("gaussian", "1e6"), ("laplace", "1e6")])
+def test_calibrate_answers_at_once_for_huge_epsilon(mechanism, epsilon):
+    args = ["calibrate", mechanism, "--epsilon", epsilon, "--json"] + (["--delta", "1e-5"] if mechanism == "gaussian" else [])
+    try:
+        res = subprocess.run(_cmd(args), capture_output=True, text=True, timeout=_CALIBRATE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"privrl calibrate {mechanism} --epsilon {epsilon} took more than {_CALIBRATE_TIMEOUT} s")
+    assert res.returncode == 0, res.stderr
+    table = json.loads(res.stdout)
+    assert table["epsilon"] == float(epsilon)  # passed through, not clipped
+    assert 0 < table["noise_std"] < math.inf
+    assert table["epsilon_pld"] <= float(epsilon) * (1 + 1e-9)

@@ -1,31 +1,67 @@
 """Atomic file writes: a temporary file in the same directory, fsync, then ``os.replace``, so a
-reader never sees a partial file and an interrupted write leaves the old file intact."""
+reader never sees a partial file and an interrupted write leaves the old file intact.
+
+The written file gets the permissions of an ordinary ``open(path, "w")``: ``0o666`` minus the
+process umask (``tempfile.mkstemp`` alone would leave it ``0o600``).
+"""
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes"]
+__all__ = ["atomic_write_bytes", "default_file_mode"]
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _umask() -> int:
+    """The process umask, without changing it where the OS can tell (Linux ≥ 4.7)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _UMASK_LOCK:  # elsewhere: read it by setting it (and restore it at once)
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def default_file_mode() -> int:
+    """``0o666 & ~umask``: the mode a new file gets from ``open(path, "w")``."""
+    return 0o666 & ~_umask()
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bool = True) -> Path:
-    """Write ``data`` to ``path`` atomically: temporary file in the same directory, fsync, rename."""
+    """Write ``data`` to ``path`` atomically: temporary file in the same directory, fsync, rename.
+
+    The file gets :func:`default_file_mode` (umask-respecting), as a plain write would."""
     path = Path(path)
     if make_parents:
         path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the file asked for, not the temporary one
+        raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
     try:
         with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), default_file_mode())
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
         raise
     return path

@@ -7,8 +7,9 @@
     privrl plot OUT
     privrl report OUT
     privrl calibrate gaussian|laplace --epsilon E [--delta D] [--sensitivity S] [--compositions K] [--json]
-    privrl fit ALGORITHM (--data FILE | --env ENV_ID) (--epsilon E [--delta D] | --rho R)
-               [--out DIR] [--seed S] [algorithm options]
+    privrl fit ALGORITHM (--data FILE|MINARI_ID | --env ENV_ID) [--epsilon E [--delta D] | --rho R]
+               [--reward-bounds LO HI] [--pad-to-horizon H] [--out DIR [--force]] [--seed S]
+               [algorithm options]     (each algorithm's --help lists exactly what it accepts)
     privrl check-env ENV_ID
     privrl audit ...                      (issue #8, when privrl.audit.cli is installed)
 
@@ -35,6 +36,7 @@ from typing import Any, NoReturn
 
 import privrl
 from privrl.errors import InvalidDataError, InvalidParameterError, PrivrlError
+from privrl.fitters import count_type
 
 __all__ = ["main", "build_parser"]
 
@@ -42,6 +44,11 @@ PROG = "privrl"
 
 #: the δ at which ε is reported for a pure-DP (δ = 0) calibration
 PURE_DP_DELTA = 1e-12
+#: bounds of count options (larger values are refused with one line, never an allocation failure)
+MAX_JOBS = 4096
+MAX_COMPOSITIONS = 10**9
+MAX_LAPLACE_COMPOSITIONS = 10**6
+MAX_HORIZON = 10**6
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,6 +63,18 @@ def _die(prog: str, message: str, code: int = 1) -> int:
     return code
 
 
+_TEMP_NAME = re.compile(r"\.([^/\\]+)\.[A-Za-z0-9_]+\.tmp$")
+
+
+def _os_error_text(exc: OSError) -> str:
+    """An OS error as ``"<strerror>: <file>"``, with the name of the file the user asked for rather
+    than the temporary file of an atomic write."""
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    names = [_TEMP_NAME.sub(r"\1", os.fspath(n)) for n in names]
+    text = exc.strerror or str(exc) or type(exc).__name__
+    return f"{text}: {' -> '.join(names)}" if names else f"{type(exc).__name__}: {text}"
+
+
 def _nonneg_int(text: str) -> int:
     try:
         value = int(text)
@@ -63,13 +82,6 @@ def _nonneg_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
-
-
-def _pos_int(text: str) -> int:
-    value = _nonneg_int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
 
 
@@ -116,7 +128,7 @@ def _add_sweep_options(p: argparse.ArgumentParser, scales: Sequence[str], defaul
 
     p.add_argument("--scale", choices=scales, default=default_scale,
                    help=f"smoke: seconds; quick: the demo; paper: the paper's full scale (default {default_scale})")
-    p.add_argument("--jobs", type=_pos_int, default=None, help="parallel runs (default: all cores)")
+    p.add_argument("--jobs", type=count_type(1, MAX_JOBS), default=None, help="parallel runs (default: all cores)")
     p.add_argument("--backend", choices=BACKENDS, default="local",
                    help="local process pool (default) or Ray")
     p.add_argument("--ray-address", default=None,
@@ -125,12 +137,37 @@ def _add_sweep_options(p: argparse.ArgumentParser, scales: Sequence[str], defaul
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _check_out_dir(out: str | os.PathLike, option: str = "--out") -> Path:
+    """``out`` is a writable directory or can be created as one; else one line naming ``option``."""
+    path = Path(out)
+    if path.exists():
+        if not path.is_dir():
+            raise InvalidParameterError(f"The '{option}' option must be a directory. Got {str(path)!r} "
+                                        "instead (an existing file).")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InvalidParameterError(f"The '{option}' option must be a writable directory. Got "
+                                        f"{str(path)!r} instead (permission denied).")
+        return path
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidParameterError(f"The '{option}' option must be a directory that can be created. Got "
+                                    f"{str(path)!r} instead ({str(parent)!r} is a file).")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"The '{option}' option must be a directory that can be created. Got "
+                                    f"{str(path)!r} instead (permission denied in {str(parent)!r}).")
+    return path
+
+
 def _sweep(args: argparse.Namespace, ids: Sequence[str], seeds: list[int] | None,
            overrides: dict[str, Any] | None) -> tuple[Any, Any]:
     from privrl.experiments.report import make_plots
     from privrl.experiments.runner import plan_runs, run_sweep
 
+    # every experiment, override and seed is checked before anything runs
     specs = [spec for exp_id in ids for spec in plan_runs(exp_id, args.scale, seeds, overrides)]
+    _check_out_dir(args.out)
     summary = run_sweep(specs, args.out, jobs=args.jobs, backend=args.backend,
                         ray_address=args.ray_address, quiet=args.quiet)
     plots = None if getattr(args, "no_plot", False) else make_plots(args.out, list(ids))
@@ -241,6 +278,12 @@ def calibration_table(mechanism: str, epsilon: float, delta: float, sensitivity:
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from privrl.experiments.results import to_jsonable
 
+    if args.mechanism == "laplace" and args.compositions > MAX_LAPLACE_COMPOSITIONS:
+        raise InvalidParameterError(
+            f"The '--compositions' option of 'privrl calibrate laplace' must be an int in [1, "
+            f"{MAX_LAPLACE_COMPOSITIONS}] (the Laplace calibration composes numerically). Got "
+            f"{args.compositions} instead."
+        )
     delta = args.delta
     if delta is None:
         if args.mechanism == "gaussian":
@@ -263,29 +306,92 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 # --------------------------------------------------------------------------- fit
-def _add_fit_common(p: argparse.ArgumentParser) -> None:
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--data", help="a .npz dataset file (privrl.data format) or a Minari dataset id")
-    src.add_argument("--env", help="a Gymnasium environment id")
-    p.add_argument("--epsilon", type=_float, default=None, help="ε of an (ε, δ)-DP budget ('inf': non-private)")
-    p.add_argument("--delta", type=_float, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
-    p.add_argument("--rho", type=_float, default=None, help="ρ of a ρ-zCDP budget (instead of ε, δ)")
-    p.add_argument("--out", default=None, help="output directory (default: fit-ALGORITHM)")
+def _add_fit_common(p: argparse.ArgumentParser, cmd: Any) -> None:
+    """The common options ``cmd`` (a :class:`~privrl.fitters.FitCommand`) accepts, and only those
+    in its help page; budget options of a non-private command are hidden, to refuse them clearly."""
+    from privrl.fitters import count_type as count
+
+    data_help = ("a .npz dataset file (privrl.data format) or a local Minari dataset id "
+                 "(get one with 'minari download ID')")
+    env_help = "a Gymnasium environment id (privrl/..., FrozenLake-v1, Taxi-v4, CliffWalking-v1, ...)"
+    if len(cmd.sources) == 2:
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--data", help=data_help)
+        src.add_argument("--env", help=env_help)
+    elif cmd.sources == ("data",):
+        p.add_argument("--data", required=True, help=data_help)
+        p.set_defaults(env=None)
+    else:
+        p.add_argument("--env", required=True, help=env_help)
+        p.set_defaults(data=None)
+    if "data" in cmd.sources:
+        p.add_argument("--reward-bounds", nargs=2, type=_float, metavar=("LO", "HI"), default=None,
+                       help="public bounds on every reward of --data (required for a Minari dataset "
+                            "not written by privrl; never read them off the data)")
+        p.add_argument("--pad-to-horizon", type=count(1, MAX_HORIZON), metavar="H", default=None,
+                       help="pad episodes of --data that end in a terminal state with absorbing "
+                            "zero-reward steps to H steps (the fixed-horizon form)")
+    hidden = argparse.SUPPRESS
+    if cmd.budget == "none":
+        for flag in ("--epsilon", "--delta", "--rho"):
+            p.add_argument(flag, type=_float, default=None, help=hidden)
+    else:
+        p.add_argument("--epsilon", type=_float, default=None,
+                       help="ε of an (ε, δ)-DP budget" + ("" if cmd.budget_required else
+                                                          " (or no budget: see below)"))
+        p.add_argument("--delta", type=_float, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
+        p.add_argument("--rho", type=_float, default=None,
+                       help="ρ of a ρ-zCDP budget (instead of ε, δ)" if cmd.budget == "any" else hidden)
+    p.add_argument("--out", default=None, help="output directory (default: fit-ALGORITHM); must be empty "
+                   "or new unless --force")
+    p.add_argument("--force", action="store_true", help="write into a non-empty --out (replaces the "
+                   "result and certificate files)")
     p.add_argument("--seed", type=_nonneg_int, default=None,
                    help="random seed (default: fresh OS entropy; a known seed makes the noise "
                         "predictable, use one only for reproducible experiments)")
 
 
-def _budget_from(args: argparse.Namespace) -> Any:
+def _private_variant(name: str) -> str:
+    from privrl.fitters import all_fit_commands
+
+    return f" (its private variant is dp-{name})" if f"dp-{name}" in all_fit_commands() else ""
+
+
+def _budget_from(args: argparse.Namespace, cmd: Any = None) -> Any:
     from privrl.privacy import PrivacyBudget
 
+    kind = "any" if cmd is None else cmd.budget
+    name = getattr(args, "algorithm", None) or "this algorithm"
+    given = [f for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta), ("--rho", args.rho))
+             if v is not None]
+    if kind == "none":
+        explicit_inf = given == ["--epsilon"] and math.isinf(args.epsilon) and args.epsilon > 0
+        if given and not explicit_inf:
+            raise InvalidParameterError(f"'privrl fit {name}' is not private and takes no budget: drop "
+                                        f"{' '.join(given)}{_private_variant(name)}.")
+        return PrivacyBudget.non_private()
     if args.rho is not None:
+        if kind == "epsilon":
+            raise InvalidParameterError(f"'privrl fit {name}' needs an (epsilon, delta) budget: give "
+                                        "--epsilon E --delta D, not --rho.")
         if args.epsilon is not None or args.delta is not None:
             raise InvalidParameterError("Give either --epsilon (with --delta) or --rho, not both.")
         return PrivacyBudget(rho=args.rho)
     if args.epsilon is None:
-        raise InvalidParameterError("A budget is required: --epsilon E [--delta D] or --rho R.")
+        if args.delta is not None:
+            raise InvalidParameterError("--delta needs --epsilon: give --epsilon E --delta D.")
+        if cmd is not None and not cmd.budget_required:
+            return None
+        options = "--epsilon E [--delta D] or --rho R" if kind == "any" else "--epsilon E --delta D"
+        raise InvalidParameterError(f"A budget is required: {options}.")
     return PrivacyBudget(epsilon=args.epsilon, delta=args.delta)
+
+
+def _check_fit_out(out: Path, force: bool) -> None:
+    _check_out_dir(out)
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise InvalidParameterError(f"The '--out' directory {str(out)!r} is not empty: give a new --out, or "
+                                    "--force to replace its result and certificate files.")
 
 
 def _looks_like_file(source: str) -> bool:
@@ -307,35 +413,66 @@ def _npz_bytes(arrays: dict[str, Any]) -> bytes:
     return buf.getvalue()
 
 
+def _fit_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """Fingerprints of what the fit read: the --data file/Minari dataset or the --env spec."""
+    from privrl.certificate import dataset_fingerprint, env_fingerprint
+
+    if args.data is not None:
+        return dataset_fingerprint(args.data)
+    import privrl.envs  # noqa: F401  (registers the privrl/... ids)
+
+    return env_fingerprint(args.env)
+
+
 def _cmd_fit(args: argparse.Namespace) -> int:
     import numpy as np
 
+    from privrl.certificate import write_certificate
     from privrl.experiments.results import atomic_write_bytes, atomic_write_json, to_jsonable
     from privrl.fitters import FitOutput, get_fit_command
 
     command = get_fit_command(args.algorithm)
     if args.data is not None and _looks_like_file(args.data) and not Path(args.data).is_file():
-        raise InvalidDataError(f"Data file {args.data} does not exist.")
-    args.budget = _budget_from(args)
+        raise InvalidDataError(f"The '--data' file {args.data} does not exist.")
+    if args.env is not None:
+        data_only = [f for f, v in (("--reward-bounds", getattr(args, "reward_bounds", None)),
+                                    ("--pad-to-horizon", getattr(args, "pad_to_horizon", None))) if v is not None]
+        if data_only:
+            raise InvalidParameterError(f"{' and '.join(data_only)} apply to --data only (with --env the "
+                                        "environment declares its rewards and horizon).")
+    out = Path(args.out or f"fit-{args.algorithm}")
+    _check_fit_out(out, args.force)
+    args.budget = _budget_from(args, command)
     args.rng = np.random.default_rng(args.seed)
     output = command.run(args)
     if not isinstance(output, FitOutput):
         raise InvalidDataError(f"The fit command {args.algorithm!r} returned {type(output).__name__}, "
                                "not FitOutput.")
-    out = Path(args.out or f"fit-{args.algorithm}")
+    cert = output.certificate
+    if "inputs" not in cert:
+        cert["inputs"] = _fit_inputs(args)
     npz = _npz_bytes(output.arrays)
+    budget = None if args.budget is None else args.budget.to_dict()
     result = {"format": "privrl.fit_result", "version": 1, "algorithm": args.algorithm,
-              "source": {"data": args.data, "env": args.env}, "budget": args.budget.to_dict(),
+              "source": {"data": args.data, "env": args.env}, "budget": budget,
               "seed": args.seed, "summary": to_jsonable(output.summary),
               "arrays": sorted(output.arrays), "privrl_version": privrl.__version__}
-    atomic_write_bytes(out / "result.npz", npz)
-    atomic_write_json(out / "result.json", result)
-    atomic_write_json(out / "certificate.json", output.certificate)  # last: the commit point
-    eps = output.certificate.get("epsilon_spent")
-    delta = output.certificate.get("delta")
-    spent = "non-private" if eps is None else f"ε spent {float(eps):.4g}" + (f" at δ = {delta:g}" if delta else "")
-    print(f"{args.algorithm}: budget {args.budget}, {spent}; wrote {out}/certificate.json, "
-          f"result.json, result.npz")
+    try:
+        atomic_write_bytes(out / "result.npz", npz)
+        atomic_write_json(out / "result.json", result)
+        write_certificate(out, cert)  # certificate.json last: the commit point
+    except OSError as exc:
+        raise InvalidParameterError(f"Cannot write the results into '--out' {str(out)!r}: "
+                                    f"{exc.strerror or type(exc).__name__}.") from None
+    eps = cert.get("epsilon_spent")
+    delta = cert.get("delta")
+    if eps is None:
+        spent = str(cert.get("guarantee", "non-private")) + (" (uncertified)" if cert.get("uncertified") else "")
+    else:
+        spent = f"{cert.get('guarantee')}, ε spent {float(eps):.4g}" + (f" at δ = {delta:g}" if delta else "")
+    written = "certificate.json" + (", certificate.npz" if getattr(cert, "arrays", None) else "")
+    budget_text = "none" if args.budget is None else str(args.budget)
+    print(f"{args.algorithm}: budget {budget_text}, {spent}; wrote {out}/{written}, result.json, result.npz")
     return 0
 
 
@@ -387,15 +524,9 @@ def _cmd_check_env(args: argparse.Namespace) -> int:
     import gymnasium
     from gymnasium.utils.env_checker import check_env
 
-    try:
-        importlib.import_module("privrl.envs")  # registers the privrl/... ids
-    except ModuleNotFoundError as exc:
-        if exc.name not in ("privrl.envs",):
-            raise
-    try:
-        env = gymnasium.make(args.env_id)
-    except gymnasium.error.Error as exc:
-        raise InvalidParameterError(f"Cannot make environment {args.env_id!r}: {exc}") from None
+    from privrl.fitters import make_env
+
+    env = make_env(args.env_id, option="ENV_ID")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -408,6 +539,13 @@ def _cmd_check_env(args: argparse.Namespace) -> int:
             print(f"warning: {' '.join(message.split())}", file=sys.stderr)
         print(f"{args.env_id}: Gymnasium env_checker passed ({len(caught)} warning(s))")
         model = getattr(env.unwrapped, "model", None)
+        if model is None and isinstance(getattr(env.unwrapped, "P", None), dict):
+            from privrl.envs.tabular import from_gymnasium_toy_text
+
+            # a toy-text table: check the exact model privrl builds from it (the discount only
+            # selects the form; the checks do not depend on it)
+            model = from_gymnasium_toy_text(env, gamma=0.99)
+            print(f"{args.env_id}: toy-text model built from unwrapped.P")
         if model is not None:
             ran = check_model(model)
             print(f"{args.env_id}: privrl model checks passed ({', '.join(ran) or 'none applicable'})")
@@ -435,6 +573,83 @@ def _cmd_audit_unavailable(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 def _first_command(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _epsilon_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers such as 0.1,1,10; got {text!r}") from None
+    if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
+        raise argparse.ArgumentTypeError(f"expected finite epsilons > 0 such as 0.1,1,10; got {text!r}")
+    return values
+
+
+def _cmd_frontier(args: argparse.Namespace) -> int:
+    """``privrl frontier ALGORITHM``: the frontier experiment of the algorithm re-gridded over
+    ``--epsilons`` (paper / sound / tight and the non-private reference), then a CSV and a plot."""
+    from privrl._io import atomic_write_bytes
+    from privrl.experiments import get_experiment
+    from privrl.experiments.frontier import (
+        frontier_settings,
+        frontier_table,
+        get_frontier,
+        plot_frontier,
+    )
+    from privrl.experiments.results import load_results
+    from privrl.experiments.runner import RunSpec, check_overrides, parse_seeds, run_sweep
+
+    frontier = get_frontier(args.algorithm)
+    exp = get_experiment(frontier.experiment_id)
+    overrides: dict[str, Any] = {}
+    for option, key, value in (("--env", frontier.env_key, args.env), ("--data", frontier.data_key, args.data)):
+        if value is None:
+            continue
+        if key is None:
+            raise InvalidParameterError(f"The '{option}' option is not available for the {args.algorithm} frontier "
+                                        f"(it runs on its paper's instance).")
+        overrides[key] = value
+    overrides = check_overrides(exp.id, overrides)
+    settings = frontier_settings(exp.settings_for(args.scale), epsilons=args.epsilons, overrides=overrides)
+    seeds = parse_seeds(args.seeds)
+    seed_list = list(range(exp.n_seeds(args.scale))) if seeds is None else seeds
+    specs = [RunSpec(exp.id, i, s, params, args.scale) for s in seed_list for i, params in enumerate(settings)]
+    out = _check_out_dir(args.out)
+    summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
+                        quiet=args.quiet)
+    status = _report_sweep("privrl frontier", summary, None)
+    df = load_results(out, exp.id)
+    keys = {json.dumps(spec.params, sort_keys=True, default=str) for spec in specs}
+    param_cols = sorted({k for spec in specs for k in spec.params})
+    if not df.empty:
+        mine = df[param_cols].apply(lambda row: json.dumps(_row_params(row), sort_keys=True, default=str) in keys,
+                                    axis=1)
+        df = df[mine]
+    table = frontier_table(df, frontier.metric)
+    csv_path = out / exp.id / "frontier.csv"
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(csv_path, table.to_csv(index=False).encode())
+    figures = plot_frontier(df, out / exp.id, frontier) if not table.empty else []
+    print(f"frontier of {args.algorithm}: {csv_path}" + (f", {figures[0]}" if figures else ""))
+    return status
+
+
+def _row_params(row: Any) -> dict[str, Any]:
+    """A results row's params in the JSON form of a RunSpec's params (lists/dicts are stored as JSON
+    strings, infinities as floats)."""
+    import numpy as np
+
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+        if isinstance(value, np.generic):
+            value = value.item()
+        out[key] = value
+    return out
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -466,6 +681,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="reproduce only these experiments (default: every registered one)")
     p.set_defaults(handler=_cmd_reproduce)
 
+    p = sub.add_parser("frontier", help="privacy–utility frontier of one algorithm: utility against epsilon "
+                       "for paper / sound / tight calibration beside the non-private reference (CSV + plot)")
+    p.add_argument("algorithm", metavar="ALGORITHM", help="e.g. dp-lsw, dp-apvi, dp-vapvi, linopt-vi, dp-q-learning")
+    p.add_argument("--env", default=None, help="environment id (where the algorithm's frontier takes one)")
+    p.add_argument("--data", default=None, help="dataset file or Minari id (where the frontier takes one)")
+    p.add_argument("--epsilons", type=_epsilon_list, default=None,
+                   help="comma-separated epsilons, e.g. 0.1,1,10 (default: the experiment's grid)")
+    p.add_argument("--seeds", default=None, help="N (seeds 0..N-1) or A:B; default per scale")
+    _add_sweep_options(p, SCALES, "quick")
+    p.set_defaults(handler=_cmd_frontier, out="frontier")
+
     p = sub.add_parser("plot", help="draw the figures of a results directory")
     p.add_argument("out", metavar="OUT", help="results directory")
     p.set_defaults(handler=_cmd_plot)
@@ -479,7 +705,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=_float, required=True)
     p.add_argument("--delta", type=_float, default=None, help="required for gaussian; laplace default 0")
     p.add_argument("--sensitivity", type=_float, default=1.0, help="ℓ2 (gaussian) or ℓ1 (laplace) sensitivity")
-    p.add_argument("--compositions", type=_pos_int, default=1, help="number of releases composed")
+    p.add_argument("--compositions", type=count_type(1, MAX_COMPOSITIONS), default=1,
+                   help=f"number of releases composed (at most {MAX_COMPOSITIONS})")
     p.add_argument("--json", action="store_true", help="a JSON object with noise_std, epsilon_pld, epsilon_rdp")
     p.set_defaults(handler=_cmd_calibrate)
 
@@ -492,7 +719,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                  help=", ".join(commands) or "(no algorithm registered)")
         for name, cmd in commands.items():
             ap = algos.add_parser(name, help=cmd.help, description=cmd.help)
-            _add_fit_common(ap)
+            _add_fit_common(ap, cmd)
             cmd.add_arguments(ap)
             ap.set_defaults(handler=_cmd_fit)
     else:
@@ -543,7 +770,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except PrivrlError as exc:
         return _die(prog, str(exc))
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+    except MemoryError as exc:
+        if os.environ.get("PRIVRL_DEBUG"):
+            raise
+        return _die(prog, f"out of memory ({' '.join(str(exc).split()) or 'MemoryError'}): give smaller "
+                    "sizes on the command line")
+    except OSError as exc:
+        if os.environ.get("PRIVRL_DEBUG"):
+            raise
+        return _die(prog, _os_error_text(exc))
+    except (ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
         if os.environ.get("PRIVRL_DEBUG"):
             raise
         return _die(prog, f"{type(exc).__name__}: {exc}")

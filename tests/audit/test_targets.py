@@ -40,7 +40,7 @@ def test_fast_audit(name, broken, caught):
 
 
 def test_tabular_neighbours_attain_the_sensitivity():
-    from privrl.audit.targets_offline import H, tabular_neighbours
+    from privrl.offline.audit import H, tabular_neighbours
 
     (sa, sas), (sa2, sas2) = tabular_neighbours()
     assert np.linalg.norm(sa - sa2) == pytest.approx(np.sqrt(2 * H))
@@ -48,7 +48,7 @@ def test_tabular_neighbours_attain_the_sensitivity():
 
 
 def test_generic_trajectory_generator_attains_the_sensitivity_on_sampled_data():
-    from privrl.audit.targets_offline import dataset_neighbours
+    from privrl.offline.audit import dataset_neighbours
 
     (sa, sas), (sa2, sas2) = dataset_neighbours()
     assert sa.sum() == sa2.sum() == 90  # same size: 30 episodes of H = 3

@@ -3,9 +3,9 @@
 import numpy as np
 
 from privrl import PrivacyBudget
-from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, VAPVI
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 from privrl.testing import ContractCase
 
 _TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
@@ -34,23 +34,32 @@ def _lin_output(est):
 CASES = [
     ContractCase(
         name="DPAPVI-zCDP",
-        make=lambda budget: DPAPVI(budget=budget),
+        make=lambda budget: DPAPVI(budget=budget, constants="practical"),
         fit=_fit_tab,
         output=_tab_output,
         budget=PrivacyBudget(rho=0.5),
-        make_baseline=APVI,
+        make_baseline=lambda: APVI(constants="practical"),
         bad_params=[{"delta_fail": 0.0}, {"c1": -1.0}, {"c_unvisited": 0.5}, {"mechanism": "x"},
-                    {"budget": "rho=1"}],
+                    {"budget": "rho=1"}, {"mechanism": "laplace"}],
+    ),
+    ContractCase(
+        name="DPAPVI-approxDP",
+        make=lambda budget: DPAPVI(budget=budget, constants="practical"),
+        fit=_fit_tab,
+        output=_tab_output,
+        budget=PrivacyBudget(epsilon=1.0, delta=1e-3),
+        delta=1e-3,
+        make_baseline=lambda: APVI(constants="practical"),
     ),
     ContractCase(
         name="DPAPVI-Laplace",
-        make=lambda budget: DPAPVI(budget=budget),
+        make=lambda budget: DPAPVI(budget=budget, constants="practical"),
         fit=_fit_tab,
         output=_tab_output,
         budget=PrivacyBudget(epsilon=2.0),
         delta=1e-6,
-        make_baseline=APVI,
-        bad_params=[{"c2": -1.0}, {"threshold_multiplier": -0.1}],
+        make_baseline=lambda: APVI(constants="practical"),
+        bad_params=[{"c2": -1.0}, {"threshold_multiplier": -0.1}, {"mechanism": "gaussian"}],
     ),
     ContractCase(
         name="DPVAPVI",
@@ -60,7 +69,7 @@ CASES = [
         budget=PrivacyBudget(rho=1.0),
         make_baseline=VAPVI,
         bad_params=[{"lam": 0.0}, {"C": -1.0}, {"D": -1.0}, {"delta_fail": 1.0}, {"calibration": "loose"},
-                    {"feature_norm_bound": 0.0}],
+                    {"feature_norm_bound": 0.0}, {"budget": PrivacyBudget(epsilon=1.0)}],
     ),
     ContractCase(
         name="DPVAPVI-approxDP",
@@ -70,4 +79,10 @@ CASES = [
         budget=PrivacyBudget(epsilon=4.0, delta=1e-5),
         make_baseline=lambda: VAPVI(split=False),
     ),
+    ContractCase(name="APVI", make=lambda budget: APVI(), fit=_fit_tab, output=_tab_output,
+                 budget=PrivacyBudget.non_private(), bad_params=[{"c1": -0.5}]),
+    ContractCase(name="PEVI", make=lambda budget: PEVI(), fit=_fit_lin, output=_lin_output,
+                 budget=PrivacyBudget.non_private(), bad_params=[{"beta": -1.0}, {"lam": 0.0}]),
+    ContractCase(name="VAPVI", make=lambda budget: VAPVI(), fit=_fit_lin, output=_lin_output,
+                 budget=PrivacyBudget.non_private(), bad_params=[{"split": "yes"}]),
 ]

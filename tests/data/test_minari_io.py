@@ -93,6 +93,10 @@ def test_external_minari_dataset_needs_declared_reward_bounds(minari_home):
     assert d.next_observations.tolist() == [1, 2]
     with pytest.raises(InvalidDataError, match="reward_bounds"):
         from_minari(ds, reward_bounds=(0, 0.5))
+    # load_dataset passes the declarations through (a .npz file takes none)
+    assert load_dataset("ext-v0", reward_bounds=(0, 1)).n_transitions == 2
+    with pytest.raises(InvalidParameterError, match="'minari_options' parameter of load_dataset"):
+        load_dataset(__file__ + ".npz", reward_bounds=(0, 1))
 
 
 def test_to_minari_refuses_what_it_cannot_store(frozen_lake_data):
@@ -113,8 +117,13 @@ def test_to_minari_refuses_what_it_cannot_store(frozen_lake_data):
 
 
 def test_from_minari_bad_inputs():
-    with pytest.raises(InvalidDataError, match="No local Minari dataset 'absent-v0'"):
+    from privrl.data.minari_io import MinariNotFoundError
+
+    with pytest.raises(MinariNotFoundError, match="No local Minari dataset 'absent-v0'") as info:
         from_minari("absent-v0")
+    # how to get it, with the Minari command line (not a Python keyword such as download=True)
+    assert "'minari download absent-v0'" in str(info.value) and "download=" not in str(info.value)
+    assert isinstance(info.value, InvalidDataError)
     with pytest.raises(InvalidDataError, match="No local Minari dataset"):
         load_dataset("absent/data-v0")
     with pytest.raises(InvalidParameterError, match="'dataset' parameter of from_minari"):

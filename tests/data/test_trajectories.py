@@ -60,8 +60,13 @@ def test_feature_observations():
 
 
 def test_clip_rewards_only_on_request():
-    with pytest.raises(InvalidDataError, match=r"'rewards' field.*reward_bounds \[0.0, 1.0\].*1.5.*transition 1.*clip_rewards=True"):
+    with pytest.raises(InvalidDataError, match=r"'rewards' field.*reward_bounds \[0.0, 1.0\]. Got rewards below "
+                       r"the lower bound and above the upper bound instead.*clip_rewards=True") as info:
         make(lengths=(3,), rewards=[0.2, 1.5, -0.1])
+    # the message never shows a private value or where it is
+    assert "1.5" not in str(info.value) and "-0.1" not in str(info.value) and "transition" not in str(info.value)
+    with pytest.raises(InvalidDataError, match="Got rewards above the upper bound instead"):
+        make(lengths=(3,), rewards=[0.2, 1.25, 0.1])
     d = make(lengths=(3,), rewards=[0.2, 1.5, -0.1], clip_rewards=True)
     assert d.rewards.tolist() == [0.2, 1.0, 0.0]
     d = make(lengths=(3,), rewards=[0.2, 1.5, -0.1], reward_bounds=(-1, 2))

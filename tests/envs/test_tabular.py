@@ -384,6 +384,25 @@ def test_sample_terminal_states_end_episodes():
     assert d.episode_lengths.tolist() == [5, 5, 5] and not d.terminals.any()
 
 
+def test_sample_pad_to_horizon_gives_fixed_horizon_data():
+    m = absorbing_chain()
+    d = m.sample(np.full((3, 2), 0.5), 200, rng=1, pad_to_horizon=30, max_steps=30)
+    assert d.horizon == 30 and d.n_episodes == 200
+    padded = d.as_padded()
+    ended = d.terminals.reshape(200, 30)[:, -1] & (padded["observations"] == 2).any(axis=1)
+    assert ended.sum() > 150
+    # an episode that reached the terminal state stays there, with reward 0, until step H
+    rows = padded["observations"][ended]
+    first = np.argmax(rows == 2, axis=1)
+    assert all((r[f:] == 2).all() for r, f in zip(rows, first))
+    assert all((rw[f:] == 0).all() for rw, f in zip(padded["rewards"][ended], first))
+    with pytest.raises(InvalidParameterError, match="'max_steps' parameter of TabularMDP.sample must be an int "
+                       "<= pad_to_horizon = 3"):
+        m.sample(np.full((3, 2), 0.5), 50, rng=1, pad_to_horizon=3, max_steps=40)
+    # without max_steps, episodes are cut at the padding horizon
+    assert m.sample(np.array([1, 1, 1]), 3, rng=0, pad_to_horizon=4).horizon == 4
+
+
 def test_sample_max_steps_rules(monkeypatch):
     m = random_discounted()
     with pytest.raises(InvalidParameterError, match="'max_steps'.*discounted model without terminal"):

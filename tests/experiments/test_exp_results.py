@@ -55,13 +55,17 @@ def test_to_jsonable():
     json.dumps(out, allow_nan=False)
 
 
-def _fake_run(out, exp, setting, seed, status="ok", params=None, rows=None, eps=0.5):
-    d = R.run_dir(out, exp, setting, seed)
+def _fake_run(out, exp, setting, seed, status="ok", params=None, rows=None, eps=0.5, scale="smoke"):
+    params = params or {"epsilon": 1.0}
+    d = R.run_dir(out, exp, R.run_key(exp, scale, setting, params), seed)
+    manifest = {"experiment": exp, "setting": setting, "seed": seed, "scale": scale, "params": params,
+                "status": status, "calibration": "sound", "epsilon_spent": eps}
     if status == "ok":
-        R.write_metrics(d / R.METRICS, rows or [{"step": 0, "metric": "err", "value": float(seed)}])
-    R.atomic_write_json(d / R.MANIFEST, {"experiment": exp, "setting": setting, "seed": seed,
-                                          "params": params or {"epsilon": 1.0}, "status": status,
-                                          "calibration": "sound", "epsilon_spent": eps})
+        rows = rows or [{"step": 0, "metric": "err", "value": float(seed)}]
+        data = R.metrics_csv(rows)
+        R.atomic_write_bytes(d / R.METRICS, data)
+        manifest.update(n_rows=len(rows), metrics_sha256=R.sha256_bytes(data))
+    R.atomic_write_json(d / R.MANIFEST, manifest)
     return d
 
 
@@ -77,6 +81,56 @@ def test_is_finished(tmp_path):
     assert not R.is_finished(d2)
 
 
+def test_truncated_or_edited_metrics_are_not_finished(tmp_path):
+    rows = [{"step": s, "metric": "err", "value": 0.5 * s} for s in range(50)]
+    d = _fake_run(tmp_path, "e", 0, 0, rows=rows)
+    data = (d / R.METRICS).read_bytes()
+    assert R.is_finished(d)
+    (d / R.METRICS).write_bytes(data[: len(data) // 2])  # truncated (e.g. a full disk, a bad copy)
+    assert not R.is_finished(d)
+    with pytest.raises(InvalidDataError, match="does not match its manifest"):
+        R.load_results(tmp_path)
+    (d / R.METRICS).write_bytes(data.replace(b"err,", b"eRr,"))  # same length, edited
+    assert not R.is_finished(d)
+    (d / R.METRICS).write_bytes(data)
+    assert R.is_finished(d) and len(R.load_results(tmp_path)) == 50
+    manifest = json.loads((d / R.MANIFEST).read_text())
+    assert manifest["n_rows"] == 50
+    del manifest["metrics_sha256"]  # a manifest without a checksum proves nothing
+    (d / R.MANIFEST).write_text(json.dumps(manifest))
+    assert not R.is_finished(d)
+
+
+def test_run_key_is_content_addressed():
+    key = R.run_key("e", "smoke", 3, {"epsilon": 1.0, "n": 10})
+    assert key.startswith("smoke-3-") and len(key.split("-")[-1]) == 12
+    assert key == R.run_key("e", "smoke", 3, {"n": 10, "epsilon": 1.0})  # canonical: key order free
+    others = {R.run_key("e", "quick", 3, {"epsilon": 1.0, "n": 10}),
+              R.run_key("e", "smoke", 3, {"epsilon": 2.0, "n": 10}),
+              R.run_key("e", "smoke", 4, {"epsilon": 1.0, "n": 10}),
+              R.run_key("f", "smoke", 3, {"epsilon": 1.0, "n": 10})}
+    assert key not in others and len(others) == 4
+
+
+def test_run_dir_by_index_finds_the_run_or_refuses_ambiguity(tmp_path):
+    d = _fake_run(tmp_path, "e", 1, 0)
+    assert R.run_dir(tmp_path, "e", 1, 0) == d
+    assert R.run_dir(tmp_path, "e", 2, 0) == tmp_path / "e" / "2" / "seed=0"  # none yet
+    _fake_run(tmp_path, "e", 1, 0, scale="quick")
+    with pytest.raises(InvalidDataError, match="pass the run key"):
+        R.run_dir(tmp_path, "e", 1, 0)
+
+
+def test_written_files_respect_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        assert R.atomic_write_json(tmp_path / "a.json", {}).stat().st_mode & 0o777 == 0o640
+        os.umask(0o002)
+        assert R.write_metrics(tmp_path / "m.csv", [{"metric": "m", "value": 1}]).stat().st_mode & 0o777 == 0o664
+    finally:
+        os.umask(old)
+
+
 def test_load_results_columns_and_filtering(tmp_path):
     _fake_run(tmp_path, "e", 0, 0, params={"epsilon": "inf", "K": [1, 2], "metric": "shadowed"}, eps=None)
     _fake_run(tmp_path, "e", 0, 1, params={"epsilon": "inf", "K": [1, 2], "metric": "shadowed"}, eps=None)
@@ -87,6 +141,7 @@ def test_load_results_columns_and_filtering(tmp_path):
     assert list(df.columns[:6]) == ["experiment", "setting", "seed", "status", "calibration", "epsilon_spent"]
     assert {"step", "metric", "value", "epsilon", "K", "algorithm"} <= set(df.columns)
     assert len(df) == 1 + 1 + 3  # failed runs have no rows
+    assert set(df["scale"]) == {"smoke"}
     assert set(df["metric"]) == {"err"}  # the run's column wins over a param of the same name
     assert df.loc[df.setting == 0, "epsilon"].map(math.isinf).all()  # "inf" params back to floats
     assert df.loc[df.setting == 0, "epsilon_spent"].isna().all()

@@ -1,7 +1,11 @@
 """The runner: seeds, layout and manifests, skipping finished runs, failure isolation, backends."""
 
+import hashlib
 import json
 import os
+import signal
+import socket
+import subprocess
 import sys
 
 import numpy as np
@@ -11,8 +15,18 @@ import pytest
 from privrl._rng import derive_seed
 from privrl.errors import InvalidParameterError
 from privrl.experiments import RunContext, get_experiment
-from privrl.experiments.results import MANIFEST_KEYS, load_manifests, load_results, run_dir
-from privrl.experiments.runner import execute_run, parse_seeds, plan_runs, run_seed, run_sweep
+from privrl.experiments.results import MANIFEST_KEYS, load_manifests, load_results, run_dir, run_key
+from privrl.experiments.runner import (
+    LOCK_FILE,
+    RunLockedError,
+    check_overrides,
+    execute_run,
+    parse_seeds,
+    plan_runs,
+    run_seed,
+    run_sweep,
+    sweep_lock,
+)
 
 EXP = "example-gaussian"
 
@@ -66,10 +80,14 @@ def test_layout_and_manifest(tmp_path):
     settings = exp.settings_for("smoke")
     for spec in specs:
         d = run_dir(tmp_path, EXP, spec.setting, spec.seed)
-        assert d == tmp_path / EXP / str(spec.setting) / f"seed={spec.seed}"
+        assert d == tmp_path / EXP / spec.key / f"seed={spec.seed}"
+        assert spec.key == run_key(EXP, "smoke", spec.setting, spec.params)
         assert (d / "metrics.csv").is_file()
         manifest = json.loads((d / "manifest.json").read_text())
         assert set(MANIFEST_KEYS) <= set(manifest)
+        assert manifest["run_key"] == spec.key and manifest["scale"] == "smoke"
+        assert manifest["n_rows"] == len(pd.read_csv(d / "metrics.csv"))
+        assert manifest["metrics_sha256"] == hashlib.sha256((d / "metrics.csv").read_bytes()).hexdigest()
         assert manifest["status"] == "ok" and "error" not in manifest
         assert manifest["setting"] == spec.setting and manifest["seed"] == spec.seed
         params = settings[spec.setting]
@@ -104,9 +122,84 @@ def test_rerun_skips_finished_and_reruns_failed_or_stale(tmp_path):
     (victim / "manifest.json").write_text(json.dumps(manifest))
     summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
     assert (summary.ok, summary.skipped) == (1, len(specs) - 1)
-    # changed parameters make a finished run stale
+    # a truncated metrics file is recomputed, not counted as done
+    victim = run_dir(tmp_path, EXP, 2, 0)
+    metrics = (victim / "metrics.csv").read_bytes()
+    (victim / "metrics.csv").write_bytes(metrics[: len(metrics) // 2])
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert (summary.ok, summary.skipped) == (1, len(specs) - 1)
+    assert (victim / "metrics.csv").read_bytes() == metrics
+    # changed parameters are another run (a new directory): the earlier results stay
     summary = run_sweep(plan_runs(EXP, "smoke", [0], {"sleep": 0.0}), tmp_path, jobs=1, quiet=True)
     assert summary.ok == len(specs)
+
+
+def test_other_overrides_or_scale_never_replace_earlier_results(tmp_path):
+    first = plan_runs(EXP, "smoke", [0])
+    run_sweep(first, tmp_path, jobs=1, quiet=True)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*.csv")}
+    run_sweep(plan_runs(EXP, "smoke", [0], {"n": 50}), tmp_path, jobs=1, quiet=True)
+    run_sweep(plan_runs(EXP, "quick", [0])[:3], tmp_path, jobs=1, quiet=True)
+    assert {p: p.read_bytes() for p in before} == before  # untouched
+    manifests = load_manifests(tmp_path, EXP)
+    assert len(manifests) == 2 * len(first) + 3
+    by_key = {m["run_key"]: m for m in manifests}
+    assert len(by_key) == len(manifests)
+    assert {m["params"]["n"] for m in manifests if m["scale"] == "smoke"} >= {50, 100, 1000}
+    df = load_results(tmp_path, EXP)
+    assert set(df["scale"]) == {"smoke", "quick"} and (df.loc[df["scale"] == "smoke", "n"] == 50).sum() == len(first)
+
+
+def test_overrides_are_checked_before_anything_runs(tmp_path):
+    with pytest.raises(InvalidParameterError, match=r"'epsilom' is not a parameter of experiment "
+                       r"example-gaussian\. Known keys: calibration, epsilon, fail_seeds, n, sleep\."):
+        plan_runs(EXP, "smoke", [0], {"epsilom": 2.0})
+    with pytest.raises(InvalidParameterError, match=r"'--set n' value of experiment example-gaussian must be an int "
+                       r"\(as in its settings\)\. Got \"ten\" instead\."):
+        check_overrides(EXP, {"n": "ten"})
+    with pytest.raises(InvalidParameterError, match="'--set fail_seeds'.*must be a list"):
+        check_overrides(EXP, {"fail_seeds": 1})
+    with pytest.raises(InvalidParameterError, match="'--set fail_seeds'.*must be an int"):
+        check_overrides(EXP, {"fail_seeds": ["x"]})
+    with pytest.raises(InvalidParameterError, match="'--set calibration'.*must be a string"):
+        check_overrides(EXP, {"calibration": 1})
+    # values take the settings' types
+    assert check_overrides(EXP, {"epsilon": 2, "n": 1e3, "sleep": 0}) == {"epsilon": 2.0, "n": 1000, "sleep": 0.0}
+    assert check_overrides(EXP, {"epsilon": "inf"})["epsilon"] == float("inf")
+    assert not tmp_path.joinpath(EXP).exists()
+
+
+def test_one_sweep_at_a_time_per_out(tmp_path):
+    with sweep_lock(tmp_path):
+        info = json.loads((tmp_path / LOCK_FILE).read_text())
+        assert info["pid"] == os.getpid() and info["host"] == socket.gethostname()
+        with pytest.raises(RunLockedError, match=rf"pid {os.getpid()} on host .* started .* --out"):
+            run_sweep(plan_runs(EXP, "smoke", [0])[:1], tmp_path, jobs=1, quiet=True)
+    assert not (tmp_path / LOCK_FILE).exists()  # released
+    assert run_sweep(plan_runs(EXP, "smoke", [0])[:1], tmp_path, jobs=1, quiet=True).ok == 1
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX")
+def test_stale_lock_of_a_dead_process_is_taken_over(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / LOCK_FILE).write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(),
+                                                  "started_at": "2020-01-01T00:00:00+00:00"}))
+    assert run_sweep(plan_runs(EXP, "smoke", [0])[:1], tmp_path, jobs=1, quiet=True).ok == 1
+    # a live holder in another process (killed later) blocks, and its lock goes with it
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from privrl.experiments.runner import sweep_lock\n"
+         "with sweep_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(60)", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(RunLockedError, match=f"pid {holder.pid} on host"):
+            run_sweep(plan_runs(EXP, "smoke", [1])[:1], tmp_path, jobs=1, quiet=True)
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+        holder.stdout.close()
+    assert run_sweep(plan_runs(EXP, "smoke", [1])[:1], tmp_path, jobs=1, quiet=True).ok == 1
 
 
 def test_failure_isolation(tmp_path):
@@ -195,3 +288,55 @@ def test_example_noise_scale_matches_the_accountant():
         spent = Ledger([dp_accounting.GaussianDpEvent(sigma * n)]).epsilon(1e-5, accountant="pld")
         assert eps * 0.999 <= spent <= eps
     assert classical_gaussian_sigma(1.0, 1e-5, 0.5) == pytest.approx(0.5 * np.sqrt(2 * np.log(1.25e5)))
+
+
+def test_ray_connection_is_bounded_in_time():
+    import threading
+
+    from privrl.experiments import runner
+
+    release = threading.Event()
+
+    class HangingRay:
+        def init(self, **kwargs):
+            release.wait(60)  # a cluster that never answers
+
+    class FailingRay:
+        def init(self, **kwargs):
+            raise ConnectionError("no GCS\nat that address")
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)  # accepts TCP, speaks no Ray
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    try:
+        with pytest.raises(InvalidParameterError, match=rf"'--ray-address' .* Got '{address}' instead "
+                           r"\(no answer within 0.2 s\)"):
+            runner._connect_ray(HangingRay(), address, 0.2)
+        with pytest.raises(InvalidParameterError, match=r"\(no GCS at that address\)"):
+            runner._connect_ray(FailingRay(), address, 5.0)
+    finally:
+        release.set()
+        server.close()
+    with pytest.raises(InvalidParameterError, match="cannot connect"):
+        runner._connect_ray(HangingRay(), address, 5.0)  # the port is closed now: refused at once
+
+
+def test_runs_of_the_former_layout_are_not_listed_twice(tmp_path):
+    specs = plan_runs(EXP, "smoke", [0])[:2]
+    run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    for spec in specs:  # turn them into runs of the former layout: OUT/<id>/<index>/seed=<s>, no checksum
+        new = run_dir(tmp_path, EXP, spec.key, spec.seed)
+        manifest = json.loads((new / "manifest.json").read_text())
+        del manifest["metrics_sha256"], manifest["run_key"]
+        (new / "manifest.json").write_text(json.dumps(manifest))
+        old = tmp_path / EXP / str(spec.setting) / f"seed={spec.seed}"
+        old.parent.mkdir(parents=True)
+        os.replace(new, old)
+        new.parent.rmdir()
+    assert len(load_manifests(tmp_path, EXP)) == 2
+    summary = run_sweep(specs, tmp_path, jobs=1, quiet=True)
+    assert summary.ok == 2  # recomputed: an old manifest proves nothing about its metrics
+    manifests = load_manifests(tmp_path, EXP)
+    assert len(manifests) == 2 and all("metrics_sha256" in m for m in manifests)
+    assert sorted(p.name for p in (tmp_path / EXP).iterdir()) == sorted(s.key for s in specs)

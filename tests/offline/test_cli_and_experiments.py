@@ -57,25 +57,35 @@ def test_experiment_smoke_runs_and_claims(exp_id):
             if res.ledger is not None and res.budget.rho is not None:
                 spent = res.ledger.zcdp_rho()
                 factor = 1.4 if res.calibration == "paper" else 1.0
-                assert spent == pytest.approx(factor * res.budget.rho, rel=1e-9)
+                assert spent == pytest.approx(factor * res.budget.rho, rel=1e-8)
             for row in res.rows:
                 rows.append({**params, **row, "seed": seed, "calibration": res.calibration,
                              "epsilon_spent": None})
     df = pd.DataFrame(rows)
     assert (df["value"] >= -1e-9).all()
+    assert (df["value"] <= df["trivial_gap"].max() + 10).all()
     claims = exp.claims(df)
-    assert claims and all(c.measured for c in claims)
+    assert claims
+    # smoke scale (2 seeds, short grids) decides nothing: every claim says why it is undecided
+    for c in claims:
+        assert c.supported is None and ("undecided" in c.measured or "degenerate" in c.measured), c
+    if exp_id == "qiao2023-tabular":     # the theory constants are degenerate on both benchmarks
+        theory = [c for c in claims if "theory constants" in c.claim]
+        assert len(theory) == 2 and all("all-zero value function" in c.measured for c in theory)
 
 
 def test_shared_data_across_algorithms():
-    """Every algorithm and budget of a seed sees the same dataset (ctx.shared_rng)."""
-    from privrl.experiments.qiao2023 import linear_gap
+    """Every configuration of a seed sees the same dataset (ctx.shared_rng): VAPVI and DP-VAPVI
+    with an infinite budget give identical rows; another seed gives other data."""
+    from privrl.offline.experiments import run_linear
 
     exp = get_experiment("qiao2023-fig1a")
-    a = RunContext(exp.id, 0, 3, "smoke", np.random.default_rng(0)).shared_rng("data-K10")
-    b = RunContext(exp.id, 5, 3, "smoke", np.random.default_rng(1)).shared_rng("data-K10")
-    g1, e1 = linear_gap("vapvi", 10, None, "sound", instance_seed=0, data_rng=a, noise_rng=np.random.default_rng(0))
-    g2, e2 = linear_gap("dp-vapvi", 10, math.inf, "sound", instance_seed=0, data_rng=b,
-                        noise_rng=np.random.default_rng(9))
-    assert g1 == g2
-    np.testing.assert_array_equal(e1.weights_, e2.weights_)
+    grid = [10, 200]
+    common = {"calibration": "tight", "constants": "theory", "K_grid": grid}
+    a = run_linear({"algorithm": "vapvi", "rho": None, **common}, RunContext(exp.id, 0, 3, "smoke", np.random.default_rng(0)))
+    b = run_linear({"algorithm": "dp-vapvi", "rho": math.inf, **common},
+                   RunContext(exp.id, 5, 3, "smoke", np.random.default_rng(1)))
+    c = run_linear({"algorithm": "vapvi", "rho": None, **common}, RunContext(exp.id, 0, 4, "smoke", np.random.default_rng(0)))
+    assert [r["value"] for r in a.rows] == [r["value"] for r in b.rows]
+    assert [r["K"] for r in a.rows] == grid and b.ledger is None
+    assert [r["value"] for r in a.rows] != [r["value"] for r in c.rows]

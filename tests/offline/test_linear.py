@@ -6,13 +6,12 @@ import warnings
 import numpy as np
 import pytest
 
-from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget, PrivacyLeakWarning
-from privrl.algorithms.offline import DPVAPVI, PEVI, VAPVI
-from privrl.algorithms.offline.linear import (
-    _release_matrix,
-    linear_mechanisms,
-    release_statistic,
-    theory_L,
+from privrl import (
+    InvalidDataError,
+    InvalidParameterError,
+    Ledger,
+    PrivacyBudget,
+    PrivacyLeakWarning,
 )
 from privrl.envs.synthetic_linear import (
     FEATURE_SCALE,
@@ -20,9 +19,21 @@ from privrl.envs.synthetic_linear import (
     synthetic_features,
     synthetic_linear_mdp,
 )
-from privrl.privacy import zcdp_to_approx_dp
+from privrl.offline import DPVAPVI, PEVI, VAPVI
+from privrl.offline.linear import release_statistic, theory_L
+from privrl.offline.noise import linear_noise
+from privrl.privacy import Releaser, make_noise, zcdp_to_approx_dp
 
 LAM = 1.0 / FEATURE_SCALE**2   # = λ 1 on the raw Appendix F features
+GRAM_BAR, SECOND, FIRST, GRAM, TARGET = range(5)
+
+
+def linear_mechanisms(H, d, rho, *, calibration="sound", **kwargs):
+    return linear_noise(H, d, PrivacyBudget(rho=rho), calibration=calibration, **kwargs)
+
+
+def _rel(rng):
+    return Releaser(make_noise(rng), Ledger())
 
 
 @pytest.fixture(scope="module")
@@ -35,22 +46,22 @@ def env5():
                                                  (5.0, 2529.822, 126.491, 5.0), (25.0, 1131.371, 56.569, 1.0)])
 def test_paper_noise_table(rho, std1, std2, var_z):
     noise = linear_mechanisms(20, 10, rho, calibration="paper")
-    assert noise.second_moment.scale == pytest.approx(std1, abs=6e-3)
-    assert noise.first_moment.scale == pytest.approx(std2, abs=6e-4)
-    assert noise.target.scale == pytest.approx(std2, abs=6e-4)
+    assert np.allclose(noise.std[SECOND], std1, atol=6e-3)
+    assert np.allclose(noise.std[FIRST], std2, atol=6e-4)
+    assert np.allclose(noise.std[TARGET], std2, atol=6e-4)
     # mechanism std on T(M) is sqrt(2)·s, s² = Var Z_ij
-    assert (noise.gram.scale / math.sqrt(2)) ** 2 == pytest.approx(var_z, rel=1e-9)
+    assert np.allclose((noise.std[[GRAM_BAR, GRAM]] / math.sqrt(2)) ** 2, var_z, rtol=1e-9)
     sound = linear_mechanisms(20, 10, rho, calibration="sound")
-    assert (sound.gram.scale / math.sqrt(2)) ** 2 == pytest.approx(2 * var_z, rel=1e-9)   # Var Z = 1/(2ρ0)
-    assert sound.second_moment.scale == noise.second_moment.scale
+    assert np.allclose((sound.std[GRAM] / math.sqrt(2)) ** 2, 2 * var_z, rtol=1e-9)   # Var Z = 1/(2ρ0)
+    np.testing.assert_array_equal(sound.std[SECOND], noise.std[SECOND])
 
 
 def test_matrix_noise_distribution():
     rho0 = 0.01
     noise = linear_mechanisms(20, 4, rho0 * 100, calibration="paper")
     rng = np.random.default_rng(0)
-    draws = np.array([_release_matrix(noise.gram, np.zeros((4, 4)), rng)[0] for _ in range(20000)])
-    draws -= noise.shift / 2 * np.eye(4)
+    draws = np.array([release_statistic(_rel(rng), noise, GRAM, 0, np.zeros((4, 4))) for _ in range(20000)])
+    draws -= noise.shift[1, 0] * np.eye(4)
     assert np.allclose(draws, np.swapaxes(draws, 1, 2))
     assert draws[:, 0, 1].var() == pytest.approx(1 / (4 * rho0), rel=0.05)
     assert draws[:, 2, 2].var() == pytest.approx(1 / (2 * rho0), rel=0.05)
@@ -58,47 +69,51 @@ def test_matrix_noise_distribution():
 
 @pytest.mark.parametrize("rho,E", [(1.0, 120.844), (0.1, 382.143), (5.0, 54.043), (25.0, 24.169)])
 def test_shift_E(rho, E):
-    assert linear_mechanisms(20, 10, rho, calibration="paper").shift == pytest.approx(E, rel=1e-4)
-    assert linear_mechanisms(20, 10, rho).shift == pytest.approx(math.sqrt(2) * E, rel=1e-4)
+    assert np.allclose(2 * linear_mechanisms(20, 10, rho, calibration="paper").shift, E, rtol=1e-4)
+    assert np.allclose(2 * linear_mechanisms(20, 10, rho).shift, math.sqrt(2) * E, rtol=1e-4)
 
 
 def test_release_statistic_is_pure_and_accounted():
     noise = linear_mechanisms(5, 3, 1.0)
     M = np.eye(3)
-    a, ev = release_statistic(noise, "gram", M, np.random.default_rng(4))
-    b, _ = release_statistic(noise, "gram", M, np.random.default_rng(4))
+    ra, rb = _rel(np.random.default_rng(4)), _rel(np.random.default_rng(4))
+    a = release_statistic(ra, noise, GRAM, 2, M)
+    b = release_statistic(rb, noise, GRAM, 2, M)
     np.testing.assert_array_equal(a, b)
     assert np.allclose(a, a.T) and not np.allclose(a, M)
-    from privrl import Ledger
-    assert Ledger([ev]).zcdp_rho() == pytest.approx(1.0 / 25)            # ρ0 = ρ/(5H)
-    v, ev = release_statistic(noise, "target", np.zeros(3), np.random.default_rng(0))
-    assert Ledger([ev]).zcdp_rho() == pytest.approx(1.0 / 25)
+    assert ra.ledger.zcdp_rho() == pytest.approx(1.0 / 25)            # ρ0 = ρ/(5H)
+    rv = _rel(0)
+    release_statistic(rv, noise, TARGET, 0, np.zeros(3))
+    assert rv.ledger.zcdp_rho() == pytest.approx(1.0 / 25)
 
 
 def test_theory_L():
     assert theory_L(20, 10, 1.0, 0.05) == pytest.approx(4117.60, rel=1e-5)
 
 
-@pytest.mark.parametrize("calibration", ["sound", "paper"])
+@pytest.mark.parametrize("calibration", ["tight", "sound", "paper"])
 def test_shift_keeps_noise_psd(calibration):
     """Lemma D.2: λ_min(K_i) >= 0 and ||K_i|| <= E in >= 1 − δ/(5H) of draws (10⁴ draws, d = 10)."""
     H, d, rho, delta = 20, 10, 1.0, 0.05
     noise = linear_mechanisms(H, d, rho, delta_fail=delta, calibration=calibration)
     rng = np.random.default_rng(1)
-    s = noise.gram.scale / math.sqrt(2)
+    s = noise.std[GRAM, 0] / math.sqrt(2)
     Z = rng.normal(0, s, (10000, d, d))
-    K = noise.shift / 2 * np.eye(d) + (Z + np.swapaxes(Z, 1, 2)) / math.sqrt(2)
+    K = noise.shift[1, 0] * np.eye(d) + (Z + np.swapaxes(Z, 1, 2)) / math.sqrt(2)
     ev = np.linalg.eigvalsh(K)
     assert np.mean(ev[:, 0] < 0) <= delta / (5 * H)
-    assert np.mean(np.abs(ev).max(axis=1) > noise.shift) <= delta / (5 * H)
+    assert np.mean(np.abs(ev).max(axis=1) > 2 * noise.shift[1, 0]) <= delta / (5 * H)
 
 
 def test_ledger_spends_budget(env5):
     mdp, mu = env5
     data = mdp.sample(mu, 50, rng=0)
     est = DPVAPVI(budget=PrivacyBudget(rho=2.0)).fit(data, mdp, rng=1)
-    assert len(est.privacy_ledger_) == 5 * 5
-    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(2.0, rel=1e-12)
+    assert len(est.privacy_ledger_) == 5 * 5 - 3          # tight: no first stage at the last step
+    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(2.0, rel=1e-8)
+    sound = DPVAPVI(budget=PrivacyBudget(rho=2.0), calibration="sound").fit(data, mdp, rng=1)
+    assert len(sound.privacy_ledger_) == 5 * 5
+    assert sound.privacy_ledger_.zcdp_rho() == pytest.approx(2.0, rel=1e-12)
     assert est.privacy_spent(1e-5) <= zcdp_to_approx_dp(2.0, 1e-5) + 1e-9
     with pytest.warns(PrivacyLeakWarning):
         paper = DPVAPVI(budget=PrivacyBudget(rho=2.0), calibration="paper").fit(data, mdp, rng=1)
@@ -133,11 +148,10 @@ def test_statistic_sensitivities():
             np.linalg.norm(np.outer(phi, phi) - np.outer(psi, psi)),
             np.linalg.norm(np.outer(phi, phi) / s1 - np.outer(psi, psi) / s2)])
     noise = linear_mechanisms(H, d, 1.0)
-    bounds = [noise.second_moment.sensitivity, noise.first_moment.sensitivity, noise.target.sensitivity,
-              noise.gram_bar.sensitivity, noise.gram.sensitivity]
+    bounds = noise.sensitivity[[SECOND, FIRST, TARGET, GRAM_BAR, GRAM], 0]
     assert np.all(worst <= np.array(bounds) + 1e-12)
     e1, e2 = np.eye(d)[:2]
-    assert np.linalg.norm(np.outer(e1, e1) - np.outer(e2, e2)) == pytest.approx(noise.gram.sensitivity)
+    assert np.linalg.norm(np.outer(e1, e1) - np.outer(e2, e2)) == pytest.approx(noise.sensitivity[GRAM, 0])
 
 
 # ----------------------------------------------------------------------------- algorithm
@@ -222,10 +236,10 @@ def test_feature_bound_validated(env5):
         DPVAPVI(budget=PrivacyBudget(rho=1.0)).fit(data, raw, rng=0)
     # declaring the true bound is accepted and scales the sensitivities
     est = DPVAPVI(budget=PrivacyBudget(rho=1.0), feature_norm_bound=math.sqrt(7)).fit(data, raw, rng=0)
-    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(1.0)
+    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(1.0, rel=1e-8)
     noise = linear_mechanisms(5, 10, 1.0, feature_norm_bound=math.sqrt(7))
-    assert noise.second_moment.sensitivity == pytest.approx(2 * math.sqrt(7) * 25)
-    assert noise.gram.sensitivity == pytest.approx(math.sqrt(2) * 7)
+    assert noise.sensitivity[SECOND, 0] == pytest.approx(2 * math.sqrt(7) * 25)
+    assert noise.sensitivity[GRAM, 0] == pytest.approx(math.sqrt(2) * 7)
 
 
 def test_bad_parameters(env5):

@@ -6,20 +6,39 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget
-from privrl.algorithms.offline import APVI, DPAPVI
-from privrl.algorithms.offline.tabular import (
+from privrl import InvalidDataError, InvalidParameterError, Ledger, PrivacyBudget
+from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
+from privrl.offline import APVI, DPAPVI
+from privrl.offline.noise import count_noise
+from privrl.offline.tabular import (
     consistent_counts,
-    count_mechanisms,
     count_statistics,
     dp_apvi_from_counts,
-    gaussian_noise_bound,
-    laplace_noise_bound,
     pessimistic_value_iteration,
     private_transitions,
     release_counts,
 )
-from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
+from privrl.privacy import Releaser, make_noise
+
+
+def _sound(H, S, A, rho=None, epsilon=None, delta=0.05):
+    budget = PrivacyBudget(rho=rho) if rho is not None else PrivacyBudget(epsilon=epsilon)
+    return count_noise(H, S, A, budget, calibration="sound", delta_fail=delta)
+
+
+def gaussian_noise_bound(H, S, A, rho, delta):
+    return _sound(H, S, A, rho=rho, delta=delta).bound[0]
+
+
+def laplace_noise_bound(H, S, A, epsilon, delta):
+    return _sound(H, S, A, epsilon=epsilon, delta=delta).bound[0]
+
+
+def _release(n_sa, n_sas, rng, **budget):
+    H, S, A = n_sa.shape
+    led = Ledger()
+    a, b = release_counts(n_sa, n_sas, _sound(H, S, A, **budget), Releaser(make_noise(rng), led))
+    return a, b, list(led.events)
 
 
 @pytest.fixture(scope="module")
@@ -32,16 +51,15 @@ def small():
 # ----------------------------------------------------------------------------- calibration
 @pytest.mark.parametrize("rho,var", [(1.0, 40.0), (0.1, 400.0), (5.0, 8.0), (25.0, 1.6)])
 def test_gaussian_count_noise_variance(rho, var):
-    mech, _ = count_mechanisms(20, rho=rho)
-    assert mech.scale**2 == pytest.approx(var, rel=1e-12)
-    assert mech.sensitivity == pytest.approx(math.sqrt(40.0))
+    plan = _sound(20, 2, 100, rho=rho)
+    assert plan.scale[0] ** 2 == pytest.approx(var, rel=1e-12) and plan.scale[1] == plan.scale[0]
+    assert plan.sensitivity[0] == pytest.approx(math.sqrt(40.0))
 
 
 @pytest.mark.parametrize("H,rho", [(1, 0.3), (20, 1.0), (7, 25.0)])
 def test_gaussian_counts_spend_exactly_rho(H, rho):
     n_sa, n_sas = np.zeros((H, 2, 2)), np.zeros((H, 2, 2, 2))
-    _, _, events = release_counts(n_sa, n_sas, rho=rho, rng=0)
-    from privrl import Ledger
+    _, _, events = _release(n_sa, n_sas, 0, rho=rho)
     assert Ledger(events).zcdp_rho() == pytest.approx(rho, rel=1e-12)
 
 
@@ -49,17 +67,16 @@ def test_dpapvi_ledger_matches_budget(small):
     mdp, mu = small
     data = mdp.sample(mu, 50, rng=0)
     est = DPAPVI(budget=PrivacyBudget(rho=0.7)).fit(data, mdp.rewards, rng=1)
-    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(0.7, rel=1e-12)
+    assert est.privacy_ledger_.zcdp_rho() == pytest.approx(0.7, rel=1e-8)
     from privrl.privacy import zcdp_to_approx_dp
     assert est.privacy_spent(1e-5) <= zcdp_to_approx_dp(0.7, 1e-5) + 1e-9
 
 
 def test_laplace_scale_and_epsilon(small):
-    mech, _ = count_mechanisms(20, epsilon=1.0)
-    assert mech.scale == pytest.approx(80.0)
+    assert _sound(20, 2, 100, epsilon=1.0).scale == (80.0, 80.0)
     mdp, mu = small
     data = mdp.sample(mu, 50, rng=0)
-    est = DPAPVI(budget=PrivacyBudget(epsilon=2.0)).fit(data, mdp.rewards, rng=1)
+    est = DPAPVI(budget=PrivacyBudget(epsilon=2.0), calibration="sound").fit(data, mdp.rewards, rng=1)
     events = est.privacy_ledger_.events
     assert sum(1.0 / e.noise_multiplier for e in events) == pytest.approx(2.0)   # pure ε adds up
     assert est.privacy_spent(1e-6) <= 2.0 + 1e-3
@@ -157,7 +174,7 @@ def test_lemmas_c2_c3_monte_carlo(small):
     rng = np.random.default_rng(1)
     bad2 = bad3 = 0
     for _ in range(2000):
-        a, b, _ = release_counts(n_sa, n_sas, rho=rho, rng=rng)
+        a, b, _ = _release(n_sa, n_sas, rng, rho=rho)
         bad2 += max(np.abs(a - n_sa).max(), np.abs(b - n_sas).max()) > E / 2
         ta, tb = consistent_counts(a, b, E)
         bad3 += max(np.abs(ta - n_sa).max(), np.abs(tb - n_sas).max()) > E
@@ -179,7 +196,7 @@ def test_lemma_c4_transition_error(small):
     data = mdp.sample(mu, 20000, rng=0)
     n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
     E = gaussian_noise_bound(4, 3, 2, 1.0, 0.05)
-    a, b, _ = release_counts(n_sa, n_sas, rho=1.0, rng=3)
+    a, b, _ = _release(n_sa, n_sas, 3, rho=1.0)
     t_sa, t_sas = consistent_counts(a, b, E)
     P_t = private_transitions(t_sa, t_sas, E)
     P_hat = private_transitions(n_sa, n_sas, 0.0)
@@ -194,7 +211,7 @@ def test_value_bounds_and_unvisited_branch():
     H, S, A = 5, 4, 3
     P = rng.dirichlet(np.ones(S), size=(H, S, A))
     counts = rng.integers(0, 50, (H, S, A)).astype(float)
-    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, bound=10.0, iota=2.0, c1=1.4,
+    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, gap_bound=10.0, penalty_bound=10.0, iota=2.0, c1=1.4,
                                           c2=0.1, c_unvisited=1.5, threshold=10.0)
     for h in range(H):
         assert Q[h].min() >= 0 and Q[h].max() <= H - h
@@ -241,8 +258,10 @@ def test_kernel_matches_estimator(small):
     mdp, mu = small
     data = mdp.sample(mu, 100, rng=0)
     n_sa, n_sas = count_statistics(data["observations"], data["actions"], data["next_observations"], 3, 2)
-    fit = dp_apvi_from_counts(n_sa, n_sas, mdp.rewards, rho=2.0, rng=np.random.default_rng(5))
     est = DPAPVI(budget=PrivacyBudget(rho=2.0)).fit(data, mdp.rewards, rng=np.random.default_rng(5))
+    rel = Releaser(make_noise(np.random.default_rng(5)), Ledger())
+    fit = dp_apvi_from_counts(n_sa, n_sas, mdp.rewards, noise=est.count_noise(4, 3, 2), rel=rel, c2=16.0)
+    assert rel.ledger == est.privacy_ledger_
     np.testing.assert_array_equal(fit.q_values, est.q_values_)
 
 
@@ -268,8 +287,8 @@ def test_bad_inputs(small):
         DPAPVI(budget=PrivacyBudget(rho=-1.0))
     with pytest.raises(InvalidParameterError, match="epsilon"):
         DPAPVI(budget=PrivacyBudget(epsilon=0.0))
-    with pytest.raises(InvalidParameterError, match="budget"):
-        DPAPVI().fit(data, r, rng=0)
+    with pytest.raises(TypeError, match="budget"):
+        DPAPVI()
     with pytest.raises(InvalidParameterError, match="budget"):
         DPAPVI(budget=PrivacyBudget(rho=1.0), mechanism="laplace").fit(data, r, rng=0)
     with pytest.raises(InvalidParameterError, match="delta_fail"):
@@ -282,17 +301,21 @@ def test_bad_inputs(small):
 
 def test_kernel_rejects_bad_counts():
     n_sa, n_sas, r = np.ones((2, 2, 1)), np.full((2, 2, 1, 2), 0.5), np.zeros((2, 2, 1))
-    dp_apvi_from_counts(n_sa, n_sas, r, rho=1.0, rng=0)
+    plan = _sound(2, 2, 1, rho=1.0)
+
+    def rel():
+        return Releaser(make_noise(0), Ledger())
+    dp_apvi_from_counts(n_sa, n_sas, r, noise=plan, rel=rel())
     with pytest.raises(InvalidParameterError, match="n_sa"):
-        dp_apvi_from_counts(-n_sa, n_sas, r, rho=1.0, rng=0)
+        dp_apvi_from_counts(-n_sa, n_sas, r, noise=plan, rel=rel())
     with pytest.raises(InvalidParameterError, match="n_sas"):
-        dp_apvi_from_counts(n_sa, n_sas[:, :, :, :1], r, rho=1.0, rng=0)
+        dp_apvi_from_counts(n_sa, n_sas[:, :, :, :1], r, noise=plan, rel=rel())
     with pytest.raises(InvalidParameterError, match="n_sas"):
-        dp_apvi_from_counts(n_sa, n_sas * 2, r, rho=1.0, rng=0)
+        dp_apvi_from_counts(n_sa, n_sas * 2, r, noise=plan, rel=rel())
+    with pytest.raises(InvalidParameterError, match="noise"):
+        dp_apvi_from_counts(n_sa, n_sas, r, noise=1.0, rel=rel())
     with pytest.raises(InvalidParameterError, match="rho"):
-        dp_apvi_from_counts(n_sa, n_sas, r, rho=0.0, rng=0)
-    with pytest.raises(InvalidParameterError, match="rho/epsilon"):
-        dp_apvi_from_counts(n_sa, n_sas, r, rng=0)
+        PrivacyBudget(rho=0.0)
 
 
 def test_accepts_trajectory_dataset(small):

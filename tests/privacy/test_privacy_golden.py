@@ -17,8 +17,14 @@ NR = dp_accounting.NeighboringRelation
 
 # --------------------------------------------------------------------------- golden numbers
 def test_golden_100_fold_gaussian_exact():
-    # 100 releases with multiplier 10 = one release with multiplier 10/√100 = 1.
-    assert dp_accounting.get_epsilon_gaussian(1.0, 1e-5) == pytest.approx(4.37718, abs=5e-6)
+    # 100 releases with multiplier 10 = one release with multiplier 10/√100 = 1: privrl's own exact
+    # curve (gaussian_delta / gaussian_epsilon, Balle & Wang 2018 Thm. 8) gives the golden number
+    from privrl.privacy.accounting import gaussian_delta, gaussian_epsilon
+
+    eps = gaussian_epsilon(1.0, 1e-5)
+    assert eps == pytest.approx(4.37718, abs=5e-6)
+    assert gaussian_delta(1.0, eps) <= 1e-5 < gaussian_delta(1.0, eps * (1 - 1e-8))
+    assert Ledger([GaussianDpEvent(10.0)] * 100).epsilon(1e-5) == pytest.approx(4.37718, abs=5e-6)
 
 
 def test_golden_100_fold_gaussian_pld_accountant():

@@ -34,7 +34,7 @@ _MODULES = (
     "privrl.audit.targets_tree",
     "privrl.audit.targets_gaussian_process",
     "privrl.policy_evaluation.audit",
-    "privrl.audit.targets_offline",
+    "privrl.offline.audit",
     "privrl.audit.targets_linear_mixture",
     "privrl.audit.targets_q_learning",
 )

@@ -6,9 +6,12 @@ from privrl.data.trajectories import (
     TrajectoryDataset,
     collect,
     load_dataset,
+    pad_to_horizon,
+    rescale_rewards,
 )
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TrajectoryDataset", "collect", "load_dataset", "from_minari", "to_minari"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TrajectoryDataset", "collect", "load_dataset", "pad_to_horizon",
+           "rescale_rewards", "from_minari", "to_minari"]
 
 
 def __getattr__(name: str):

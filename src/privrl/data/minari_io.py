@@ -25,7 +25,11 @@ from privrl._validation import param_error
 from privrl.data.trajectories import TrajectoryDataset, _check_bounds
 from privrl.errors import InvalidDataError
 
-__all__ = ["from_minari", "to_minari"]
+__all__ = ["from_minari", "to_minari", "MinariNotFoundError"]
+
+
+class MinariNotFoundError(InvalidDataError):
+    """No local Minari dataset of that id (privrl never downloads)."""
 
 _META_KEY = "privrl"
 _UNSET = object()
@@ -144,8 +148,12 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
     if isinstance(dataset, str):
         try:
             dataset = minari.load_dataset(dataset, download=False)
-        except FileNotFoundError as exc:
-            raise InvalidDataError(f"No local Minari dataset {dataset!r} ({exc}).") from None
+        except (FileNotFoundError, ValueError):
+            raise MinariNotFoundError(
+                f"No local Minari dataset {dataset!r} (privrl never downloads): get it with the Minari "
+                f"command line, 'minari download {dataset}', into the directory MINARI_DATASETS_PATH "
+                "names (default ~/.minari/datasets)."
+            ) from None
     if not isinstance(dataset, minari.MinariDataset):
         raise param_error("dataset", owner, "a MinariDataset or a local Minari dataset id", type(dataset).__name__)
     raw = dataset.storage.metadata.get(_META_KEY)

@@ -32,7 +32,8 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.errors import InvalidDataError, InvalidParameterError
 
-__all__ = ["TrajectoryDataset", "collect", "load_dataset", "FORMAT_NAME", "FORMAT_VERSION"]
+__all__ = ["TrajectoryDataset", "collect", "load_dataset", "pad_to_horizon", "rescale_rewards",
+           "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "privrl.TrajectoryDataset"
 FORMAT_VERSION = 1
@@ -200,14 +201,15 @@ class TrajectoryDataset:
             if clip_rewards:
                 rew = np.clip(rew, low, high)
             else:
-                outside = (rew < low) | (rew > high)
-                if outside.any():
-                    i = int(np.flatnonzero(outside)[0])
+                below, above = bool(np.any(rew < low)), bool(np.any(rew > high))
+                if below or above:
+                    # which bound was broken, never the value or where (private data)
+                    which = " and ".join(w for w, bad in (("below the lower bound", below),
+                                                          ("above the upper bound", above)) if bad)
                     raise _field_error(
                         "rewards",
-                        f"must lie inside reward_bounds [{low!r}, {high!r}]. Got {rew[i]!r} at "
-                        f"transition {i} ({int(outside.sum())} outside) instead. Pass "
-                        "clip_rewards=True to clip, or declare wider bounds.",
+                        f"must lie inside reward_bounds [{low!r}, {high!r}]. Got rewards {which} "
+                        "instead. Pass clip_rewards=True to clip, or declare wider public bounds.",
                     )
 
         # --- episodes
@@ -460,6 +462,13 @@ class TrajectoryDataset:
             starts, terminals=terminals, **kwargs,
         )
 
+    def with_reward_bounds(self, reward_bounds: tuple[float, float] | None, *,
+                           clip_rewards: bool = False) -> TrajectoryDataset:
+        """The same episodes declaring other ``reward_bounds`` (validated as at construction:
+        rewards outside raise unless ``clip_rewards``)."""
+        return self._rebuild(self._arrays(), self._starts, reward_bounds=reward_bounds,
+                             clip_rewards=clip_rewards)
+
     def as_padded(self) -> dict[str, np.ndarray]:
         """Fixed-horizon data as ``(E, H)`` arrays (``(E, H, k)`` for feature observations)."""
         if self.horizon is None:
@@ -543,6 +552,103 @@ def _check_bounds(bounds: Any) -> tuple[float, float]:
     return (low, high)
 
 
+# ---------------------------------------------------------------------- fixed-horizon form
+def pad_to_horizon(dataset: TrajectoryDataset, horizon: int) -> TrajectoryDataset:
+    """Variable-length episodes as fixed-horizon data: every episode shorter than ``horizon`` that
+    ends in a terminal state is extended with absorbing steps until it has ``horizon`` steps.
+
+    A padding step stays in the terminal state the episode entered (``observation =
+    next_observation =`` that state), takes action 0 and gets reward 0: exactly what an absorbing,
+    zero-reward terminal state yields under any action, so the fixed-horizon MDP the padded data
+    come from has the same values as the original episodic task (the form APVI, PEVI and VAPVI,
+    Qiao & Wang 2023, need; :func:`privrl.envs.from_gymnasium_toy_text` builds the matching
+    model). The ``terminals`` flag moves to the last step of each padded episode. When
+    ``reward_bounds`` exclude 0 they are widened to include it (the absorbing reward).
+
+    Raises :class:`InvalidParameterError` when an episode is longer than ``horizon`` and
+    :class:`InvalidDataError` when a shorter episode does not end in a terminal state (a
+    truncated episode cannot be completed) or the dataset has no ``terminals``. Episodes of
+    exactly ``horizon`` steps are kept as they are. The result has ``horizon`` set.
+    """
+    owner = "pad_to_horizon"
+    if not isinstance(dataset, TrajectoryDataset):
+        raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
+    horizon = check_scalar(horizon, "horizon", owner=owner, kind=int, low=1)
+    lengths = dataset.episode_lengths
+    if int(lengths.max()) > horizon:
+        raise param_error("horizon", owner, "at least the length of the longest episode", horizon)
+    short = lengths < horizon
+    if not short.any():
+        return dataset if dataset.horizon == horizon else dataset._rebuild(
+            dataset._arrays(), dataset.episode_starts, horizon=horizon)
+    last = dataset.episode_starts[1:] - 1
+    terminals = dataset.terminals
+    if terminals is None:
+        raise InvalidDataError(
+            f"{owner} needs a dataset with 'terminals': only episodes that end in a terminal state "
+            "can be padded."
+        )
+    if np.any(short & ~terminals[last]):
+        raise InvalidDataError(
+            f"{owner} can only pad episodes that end in a terminal state: some episode shorter than "
+            f"horizon={horizon} was truncated instead (its missing steps are unknown)."
+        )
+    E, n = dataset.n_episodes, dataset.n_transitions
+    starts = dataset.episode_starts
+    # transition t of episode e goes to row e·H + (its step); the other rows of e are padding
+    rows = np.arange(n) + np.repeat(np.arange(E) * horizon - starts[:-1], lengths)
+    pad = np.ones(E * horizon, dtype=bool)
+    pad[rows] = False
+    pad_rows = np.flatnonzero(pad)
+    src = last[pad_rows // horizon]  # the terminal transition of the padded row's episode
+    nxt = dataset.next_observations
+
+    def place(values: np.ndarray, fill: np.ndarray) -> np.ndarray:
+        out = np.empty((E * horizon, *values.shape[1:]), dtype=values.dtype)
+        out[rows], out[pad_rows] = values, fill
+        return out
+
+    obs = place(dataset.observations, nxt[src])
+    new_next = place(nxt, nxt[src])
+    actions = place(dataset.actions, np.zeros(src.size, dtype=dataset.actions.dtype))
+    rewards = place(dataset.rewards, np.zeros(src.size))
+    term = np.zeros(E * horizon, dtype=bool)
+    term[np.arange(1, E + 1) * horizon - 1] = terminals[last]
+    bounds = dataset.reward_bounds
+    if bounds is not None and not bounds[0] <= 0.0 <= bounds[1]:
+        bounds = (min(bounds[0], 0.0), max(bounds[1], 0.0))
+    metadata = {**dataset.metadata, "padded_to_horizon": horizon}
+    return TrajectoryDataset(
+        obs, actions, rewards, new_next, np.arange(E + 1, dtype=np.int64) * horizon, terminals=term,
+        n_states=dataset.n_states, n_actions=dataset.n_actions, horizon=horizon,
+        reward_bounds=bounds, metadata=metadata,
+    )
+
+
+def rescale_rewards(dataset: TrajectoryDataset, low: float | None = None,
+                    high: float | None = None) -> TrajectoryDataset:
+    """Rewards mapped affinely from ``[low, high]`` (default: the declared ``reward_bounds``) onto
+    ``[0, 1]``: ``r' = (r - low) / (high - low)``; the result declares ``reward_bounds = (0, 1)``.
+
+    The map uses public bounds only. On fixed-horizon data (every episode has the same number of
+    steps) it changes every return by the same affine map, so policies keep their ranking (what
+    the offline algorithms, whose analysis assumes rewards in [0, 1], need)."""
+    owner = "rescale_rewards"
+    if not isinstance(dataset, TrajectoryDataset):
+        raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
+    if low is None or high is None:
+        if dataset.reward_bounds is None:
+            raise param_error("reward_bounds", owner, "declared (or give low and high)", None)
+        low = dataset.reward_bounds[0] if low is None else low
+        high = dataset.reward_bounds[1] if high is None else high
+    lo, hi = _check_bounds((low, high))
+    if not hi > lo:
+        raise param_error("high", owner, f"a float > low = {lo!r}", hi)
+    arrays = dataset._arrays()
+    arrays["rewards"] = (arrays["rewards"] - lo) / (hi - lo)
+    return dataset._rebuild(arrays, dataset.episode_starts, reward_bounds=(0.0, 1.0))
+
+
 # ---------------------------------------------------------------------- collection
 def collect(
     env_or_model: Any,
@@ -552,6 +658,7 @@ def collect(
     rng: RngLike,
     max_steps: int | None = None,
     reward_bounds: tuple[float, float] | None = None,
+    pad_to_horizon: int | None = None,
 ) -> TrajectoryDataset:
     """Collect ``n_trajectories`` episodes of ``policy``.
 
@@ -565,21 +672,37 @@ def collect(
 
     ``reward_bounds`` declares the bounds of the collected rewards; by default the model's bounds,
     or the environment's own ``reward_bounds`` attribute if it has one, else ``None`` (undeclared).
+
+    ``pad_to_horizon=H`` returns fixed-horizon data: episodes that end in a terminal state before
+    ``H`` steps are padded with absorbing zero-reward steps (:func:`pad_to_horizon`); give
+    ``max_steps <= H`` so that no episode is longer.
     """
     from privrl.envs.tabular import TabularMDP
 
     n_trajectories = check_scalar(n_trajectories, "n_trajectories", owner="collect", kind=int, low=1)
+    if pad_to_horizon is not None:
+        pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner="collect", kind=int, low=1)
     gen = as_generator(rng)
     if isinstance(env_or_model, TabularMDP):
         data = env_or_model.sample(policy, n_trajectories, rng=gen, max_steps=max_steps)
         if reward_bounds is not None and tuple(reward_bounds) != data.reward_bounds:
             data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=_check_bounds(reward_bounds))
-        return data
-    import gymnasium as gym
+    else:
+        import gymnasium as gym
 
-    if not isinstance(env_or_model, gym.Env):
-        raise param_error("env_or_model", "collect", "a TabularMDP or a gymnasium.Env", type(env_or_model).__name__)
-    return _collect_gym(env_or_model, policy, n_trajectories, gen, max_steps, reward_bounds, gym)
+        if not isinstance(env_or_model, gym.Env):
+            raise param_error("env_or_model", "collect", "a TabularMDP or a gymnasium.Env", type(env_or_model).__name__)
+        data = _collect_gym(env_or_model, policy, n_trajectories, gen, max_steps, reward_bounds, gym)
+    return data if pad_to_horizon is None else _pad_or_explain(data, pad_to_horizon, max_steps, "collect")
+
+
+def _pad_or_explain(data: TrajectoryDataset, horizon: int, max_steps: int | None, owner: str) -> TrajectoryDataset:
+    """:func:`pad_to_horizon` for the collectors: an episode longer than ``horizon`` is a bad
+    ``max_steps`` (which bounds the episodes), not bad data."""
+    if int(data.episode_lengths.max()) > horizon:
+        raise param_error("max_steps", owner, f"an int <= pad_to_horizon = {horizon}, so that no episode "
+                          "runs longer than the horizon", max_steps)
+    return pad_to_horizon(data, horizon)
 
 
 def _collect_gym(env, policy, n_trajectories, gen, max_steps, reward_bounds, gym) -> TrajectoryDataset:
@@ -679,14 +802,18 @@ def _policy_callable(policy, obs_space, act_space, tabular) -> Callable[[Any, in
     )
 
 
-def load_dataset(source: str | os.PathLike[str]) -> TrajectoryDataset:
+def load_dataset(source: str | os.PathLike[str], **minari_options: Any) -> TrajectoryDataset:
     """A dataset from a ``.npz`` file written by :meth:`TrajectoryDataset.save`, or from a local
-    Minari dataset id (extra ``minari``; never downloads)."""
+    Minari dataset id (extra ``minari``; never downloads). ``minari_options`` (``reward_bounds``,
+    ``n_states``, ``n_actions``) go to :func:`~privrl.data.from_minari`: a Minari dataset not
+    written by privrl needs ``reward_bounds``."""
     if not isinstance(source, (str, os.PathLike)):
         raise param_error("source", "load_dataset", "a .npz path or a Minari dataset id", type(source).__name__)
     path = Path(source)
     if path.suffix == ".npz" or path.is_file():
+        if minari_options:
+            raise param_error("minari_options", "load_dataset", "empty for a .npz file", sorted(minari_options))
         return TrajectoryDataset.load(path)
     from privrl.data.minari_io import from_minari
 
-    return from_minari(str(source))
+    return from_minari(str(source), **minari_options)

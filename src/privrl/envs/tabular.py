@@ -444,6 +444,7 @@ class TabularMDP:
         *,
         rng: RngLike = None,
         max_steps: int | None = None,
+        pad_to_horizon: int | None = None,
     ):
         """Sample ``n_episodes`` episodes under ``policy`` as a :class:`TrajectoryDataset`.
 
@@ -452,10 +453,21 @@ class TabularMDP:
         terminal state, at the horizon, or after ``max_steps`` steps. ``max_steps`` defaults to
         the horizon (episodic, and may not exceed it); a discounted model without terminal states
         needs it. Rewards are the mean rewards ``r``; the dataset carries ``reward_bounds``.
+
+        ``pad_to_horizon=H`` gives fixed-horizon data (what APVI/PEVI/VAPVI need): episodes that
+        entered a terminal state before ``H`` steps are padded with absorbing zero-reward steps
+        (:func:`privrl.data.pad_to_horizon`). With ``max_steps`` unset it defaults to ``H``.
         """
-        from privrl.data.trajectories import TrajectoryDataset
+        from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
 
         n_episodes = check_scalar(n_episodes, "n_episodes", owner="TabularMDP.sample", kind=int, low=1)
+        if pad_to_horizon is not None:
+            pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner="TabularMDP.sample",
+                                          kind=int, low=1)
+            if max_steps is None and not self.is_episodic:
+                max_steps = pad_to_horizon
+            if max_steps is None and self.is_episodic and pad_to_horizon < self._H:
+                max_steps = pad_to_horizon
         gen = as_generator(rng)
         T = self._resolve_max_steps(max_steps)
         S, A = self.n_states, self.n_actions
@@ -514,13 +526,16 @@ class TabularMDP:
         lengths = mask.sum(axis=1)
         starts = np.concatenate([[0], np.cumsum(lengths)])
         fixed = self.is_episodic and bool(np.all(lengths == self._horizon))
-        return TrajectoryDataset(
+        data = TrajectoryDataset(
             observations, actions, rewards, next_obs, starts,
             terminals=terminals, n_states=S, n_actions=A,
             horizon=self._horizon if fixed else None,
             reward_bounds=self._reward_bounds,
             metadata={"source": "TabularMDP.sample", "model": self.name},
         )
+        if pad_to_horizon is None:
+            return data
+        return _pad_or_explain(data, pad_to_horizon, max_steps, "TabularMDP.sample")
 
     def _resolve_max_steps(self, max_steps: int | None) -> int | None:
         owner = "TabularMDP.sample"

@@ -13,7 +13,7 @@ __all__ = ["register", "get_experiment", "all_experiments", "EXPECTED_IDS"]
 _MODULES = (
     "privrl.experiments.example",
     "privrl.policy_evaluation.experiments",
-    "privrl.experiments.qiao2023",
+    "privrl.offline.experiments",
     "privrl.experiments.zhou2022",
     "privrl.experiments.wang2019",
 )

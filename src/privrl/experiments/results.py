@@ -2,18 +2,25 @@
 
 Layout::
 
-    OUT/<experiment-id>/<setting-index>/seed=<s>/metrics.csv     tidy: one row per step/metric/value
-    OUT/<experiment-id>/<setting-index>/seed=<s>/manifest.json   what ran, with what privacy, status
-    OUT/<experiment-id>/*.png|*.pdf                              the figures
+    OUT/<experiment-id>/<run-key>/seed=<s>/metrics.csv     tidy: one row per step/metric/value
+    OUT/<experiment-id>/<run-key>/seed=<s>/manifest.json   what ran, with what privacy, status
+    OUT/<experiment-id>/*.png|*.pdf                        the figures
+
+A run directory is named by its *content*: ``<run-key>`` = ``<scale>-<setting index>-<hash>``
+(:func:`run_key`), the hash being a short SHA-256 of the canonical JSON of (experiment, scale,
+setting index, params). A later sweep with other ``--set`` values or another ``--scale`` into the
+same ``OUT`` therefore writes beside earlier results, never over them.
 
 Every file is written atomically (a temporary file in the same directory, then ``os.replace``),
-``metrics.csv`` before ``manifest.json``: a run is *finished* when its manifest says
-``status: ok`` and its metrics file exists, so a sweep killed at any instant leaves each run either
-finished or absent/failed, never half-written.
+``metrics.csv`` before ``manifest.json``. The manifest records the number of rows and the SHA-256
+of ``metrics.csv``: a run is *finished* when its manifest says ``status: ok`` and the metrics file
+matches that checksum, so a sweep killed at any instant, or a metrics file truncated or edited
+later, leaves the run to be recomputed, never counted as done.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import math
@@ -27,9 +34,10 @@ import numpy as np
 from privrl._io import atomic_write_bytes  # re-exported
 from privrl.errors import InvalidDataError
 
-__all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_dir", "to_jsonable", "atomic_write_bytes",
-           "atomic_write_text", "atomic_write_json", "write_metrics", "read_manifest",
-           "is_finished", "iter_run_dirs", "load_manifests", "load_results"]
+__all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jsonable",
+           "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "metrics_csv",
+           "write_metrics", "sha256_bytes", "read_manifest", "metrics_match", "is_finished",
+           "iter_run_dirs", "load_manifests", "load_results"]
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.csv"
@@ -43,9 +51,40 @@ MANIFEST_KEYS = ("experiment", "setting", "seed", "params", "budget", "privacy_u
 BASE_COLUMNS = ("experiment", "setting", "seed", "status", "calibration", "epsilon_spent")
 
 
-def run_dir(out_dir: str | os.PathLike, experiment_id: str, setting_index: int, seed: int) -> Path:
-    """``OUT/<experiment-id>/<setting-index>/seed=<s>``."""
-    return Path(out_dir) / experiment_id / str(int(setting_index)) / f"seed={int(seed)}"
+def _canonical_json(obj: Any) -> str:
+    return json.dumps(to_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def run_key(experiment_id: str, scale: str, setting_index: int, params: Mapping[str, Any]) -> str:
+    """The name of a run's setting directory: ``<scale>-<index>-<hash>``, where ``hash`` is the first
+    12 hex digits of the SHA-256 of the canonical JSON (sorted keys) of
+    ``{experiment, scale, setting, params}``. The index is part of the identity because the run's
+    seed is derived from it (:func:`privrl.experiments.runner.run_seed`)."""
+    text = _canonical_json({"experiment": experiment_id, "scale": scale, "setting": int(setting_index),
+                            "params": dict(params)})
+    return f"{scale}-{int(setting_index)}-{hashlib.sha256(text.encode('utf-8')).hexdigest()[:12]}"
+
+
+def run_dir(out_dir: str | os.PathLike, experiment_id: str, setting: int | str, seed: int) -> Path:
+    """The directory of one run: ``OUT/<experiment-id>/<setting>/seed=<s>``.
+
+    ``setting`` is a run key (:func:`run_key`, what the runner writes) or a setting index. An index
+    finds the existing run of that index and seed; with none it gives the path
+    ``OUT/<experiment-id>/<index>/seed=<s>``; when runs of several scales or ``--set`` values
+    share the index it raises :class:`InvalidDataError` (pass the run key instead).
+    """
+    base = Path(out_dir) / experiment_id
+    if isinstance(setting, str):
+        return base / setting / f"seed={int(seed)}"
+    index = int(setting)
+    found = sorted(p.parent for p in base.glob(f"*-{index}-*/seed={int(seed)}/{MANIFEST}")
+                   if p.parent.parent.name.split("-")[-2:-1] == [str(index)])
+    if len(found) > 1:
+        raise InvalidDataError(
+            f"Several runs of setting {index}, seed {int(seed)} of {experiment_id} are under {out_dir} "
+            f"({', '.join(p.parent.name for p in found)}): pass the run key instead of the index."
+        )
+    return found[0] if found else base / str(index) / f"seed={int(seed)}"
 
 
 # --------------------------------------------------------------------------- JSON and atomic writes
@@ -82,8 +121,13 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
 
 
-def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> Path:
-    """Write tidy rows (each with at least ``metric`` and ``value``) as CSV, atomically."""
+def sha256_bytes(data: bytes) -> str:
+    """The hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def metrics_csv(rows: Iterable[Mapping[str, Any]]) -> bytes:
+    """Tidy rows (each with at least ``metric`` and ``value``) as the bytes of a CSV file."""
     import pandas as pd
 
     rows = list(rows)
@@ -94,7 +138,12 @@ def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) ->
     frame = pd.DataFrame(rows) if rows else pd.DataFrame(columns=["metric", "value"])
     buf = io.StringIO()
     frame.to_csv(buf, index=False)
-    return atomic_write_text(path, buf.getvalue())
+    return buf.getvalue().encode("utf-8")
+
+
+def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> Path:
+    """Write tidy rows (each with at least ``metric`` and ``value``) as CSV, atomically."""
+    return atomic_write_bytes(path, metrics_csv(rows))
 
 
 # --------------------------------------------------------------------------- reading
@@ -112,17 +161,30 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def is_finished(directory: str | os.PathLike, params: Mapping[str, Any] | None = None) -> bool:
-    """True when the run in ``directory`` finished: manifest status ``ok`` and metrics present
-    (and, when ``params`` is given, the manifest's params equal them)."""
-    directory = Path(directory)
-    if not (directory / METRICS).is_file():
+def metrics_match(directory: str | os.PathLike, manifest: Mapping[str, Any]) -> bool:
+    """True when ``directory/metrics.csv`` exists and has the SHA-256 its manifest records
+    (``metrics_sha256``); False for a missing, truncated or edited file, or a manifest without
+    a checksum."""
+    expected = manifest.get("metrics_sha256")
+    if not isinstance(expected, str):
         return False
+    try:
+        data = (Path(directory) / METRICS).read_bytes()
+    except OSError:
+        return False
+    return sha256_bytes(data) == expected
+
+
+def is_finished(directory: str | os.PathLike, params: Mapping[str, Any] | None = None) -> bool:
+    """True when the run in ``directory`` finished: manifest status ``ok`` and a metrics file
+    matching the manifest's checksum (and, when ``params`` is given, the manifest's params equal
+    them)."""
+    directory = Path(directory)
     try:
         manifest = read_manifest(directory / MANIFEST)
     except InvalidDataError:
         return False
-    if manifest.get("status") != "ok":
+    if manifest.get("status") != "ok" or not metrics_match(directory, manifest):
         return False
     return params is None or manifest.get("params") == to_jsonable(dict(params))
 
@@ -170,9 +232,13 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
 
     One row per metrics row, with columns ``experiment, setting, seed, status, calibration,
     epsilon_spent`` (NaN for non-private runs), every param key (lists/dicts as JSON strings) and every column of the run's
-    rows (``step, metric, value`` and labels; a row column wins over a param of the same name).
+    rows (``step, metric, value`` and labels; a row column wins over a param of the same name),
+    then ``scale`` (when no param or row column has that name). Runs of several scales or ``--set``
+    values written into one ``OUT`` all appear (filter on ``scale`` or on the param columns).
     Failed runs have no metrics; with ``include_failed=True`` each adds one row with NaN
-    ``metric``/``value``. An empty table (with the base columns) when there is no run.
+    ``metric``/``value``. An empty table (with the base columns) when there is no run. A metrics
+    file that does not match its manifest's checksum (truncated or edited) raises
+    :class:`InvalidDataError`.
     """
     import pandas as pd
 
@@ -183,6 +249,11 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
         status = manifest.get("status")
         metrics_path = directory / METRICS
         if status == "ok" and metrics_path.is_file():
+            if "metrics_sha256" in manifest and not metrics_match(directory, manifest):
+                raise InvalidDataError(
+                    f"Metrics file {metrics_path} does not match its manifest (truncated or edited): "
+                    "run the same 'privrl run' command again to recompute it."
+                )
             try:
                 rows = pd.read_csv(metrics_path)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -197,7 +268,8 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
                 "epsilon_spent": _float_or_none(manifest.get("epsilon_spent"))}
         params = {k: _param_cell(v) for k, v in (manifest.get("params") or {}).items()
                   if k not in rows.columns and k not in base}
-        for key, value in {**base, **params}.items():
+        late = {} if "scale" in rows.columns or "scale" in params else {"scale": manifest.get("scale")}
+        for key, value in {**base, **params, **late}.items():
             rows[key] = [value] * len(rows)
         frames.append(rows)
     if not frames:

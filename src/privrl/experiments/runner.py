@@ -1,10 +1,19 @@
 """The sweep runner: local process pool or Ray, atomic results, resume, failure isolation (issue #3 §2).
 
-A sweep is a list of :class:`RunSpec` — (experiment, setting index, seed, params). Each run is
-executed by :func:`execute_run` (in a worker) which returns its metrics rows and manifest; the
+A sweep is a list of :class:`RunSpec` — (experiment, setting index, seed, params, scale). Each run
+is executed by :func:`execute_run` (in a worker) which returns its metrics rows and manifest; the
 *driver* writes them (metrics first, then the manifest, each atomically), so a killed worker or a
-killed driver never leaves a half-written run and orphaned workers never write. On the next
-invocation, finished runs (manifest ``status: ok`` with metrics, same params) are skipped.
+killed driver never leaves a half-written run and orphaned workers never write. A run's directory
+is named by its content (:func:`privrl.experiments.results.run_key`), so sweeps with other
+``--set`` values or another scale never overwrite each other. On the next invocation, finished runs
+(manifest ``status: ok`` and a ``metrics.csv`` matching the checksum the manifest records) are
+skipped.
+
+One sweep at a time writes into an ``OUT``: :func:`run_sweep` holds ``OUT/.privrl-run.lock``
+(an OS file lock, released when the process ends however it ends; the file names the holder's
+pid, host and start time for the message). Overrides (``privrl run --set``) are checked against
+the experiment's settings before anything runs (:func:`check_overrides`). Pool workers exit when
+the driver dies (``PR_SET_PDEATHSIG`` on Linux, and a watchdog thread everywhere).
 
 Seeds: run ``(experiment, i, s)`` gets ``np.random.default_rng(derive_seed(experiment, i, s))``
 as ``ctx.rng`` — the same on every backend, in every worker, in any order.
@@ -19,13 +28,19 @@ which writes them: ``OUT`` need only exist on the driver's machine.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import importlib.metadata
+import json
 import logging
+import math
 import multiprocessing
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -36,24 +51,38 @@ from typing import Any
 
 import numpy as np
 
+from privrl._io import atomic_write_bytes
 from privrl._rng import derive_seed
 from privrl._validation import check_option, check_scalar, param_error
+from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.results import (
     MANIFEST,
     METRICS,
     atomic_write_json,
     is_finished,
+    metrics_csv,
     run_dir,
+    run_key,
+    sha256_bytes,
     to_jsonable,
-    write_metrics,
 )
-from privrl.experiments.spec import SCALES, RunContext, RunResult
+from privrl.experiments.spec import SCALES, Experiment, RunContext, RunResult
+from privrl.privacy.calibration import CALIBRATIONS
 
-__all__ = ["BACKENDS", "RunSpec", "RunOutcome", "SweepSummary", "plan_runs", "parse_seeds",
-           "run_seed", "execute_run", "run_sweep", "versions", "git_commit", "default_jobs"]
+__all__ = ["BACKENDS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
+           "RunLockedError", "check_overrides", "known_params", "plan_runs", "parse_seeds", "run_seed",
+           "execute_run", "run_sweep", "sweep_lock", "versions", "git_commit", "default_jobs"]
 
 BACKENDS = ("local", "ray")
+#: the lock file of a results directory (hidden)
+LOCK_FILE = ".privrl-run.lock"
+#: seconds allowed for connecting to a Ray cluster (``--ray-address``)
+RAY_CONNECT_TIMEOUT = 30.0
+
+
+class RunLockedError(PrivrlError):
+    """Another sweep is writing into the same results directory."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,11 @@ class RunSpec:
     seed: int
     params: dict[str, Any]
     scale: str
+
+    @property
+    def key(self) -> str:
+        """The run's setting directory name (:func:`~privrl.experiments.results.run_key`)."""
+        return run_key(self.experiment, self.scale, self.setting, self.params)
 
 
 @dataclass
@@ -110,8 +144,13 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+#: the most seeds one sweep may plan
+MAX_SEEDS = 100_000
+
+
 def parse_seeds(text: str | int | None) -> list[int] | None:
-    """``"N"`` → seeds 0..N-1; ``"A:B"`` → seeds A..B-1; ``None`` → the scale's default."""
+    """``"N"`` → seeds 0..N-1; ``"A:B"`` → seeds A..B-1 (at most :data:`MAX_SEEDS` seeds);
+    ``None`` → the scale's default."""
     if text is None:
         return None
     raw = str(text).strip()
@@ -125,17 +164,126 @@ def parse_seeds(text: str | int | None) -> list[int] | None:
         raise param_error("seeds", "privrl run", "N or A:B with integers", text) from None
     if lo < 0 or hi <= lo:
         raise param_error("seeds", "privrl run", "N >= 1 or A:B with 0 <= A < B", text)
+    if hi - lo > MAX_SEEDS:
+        raise param_error("seeds", "privrl run", f"N or A:B giving at most {MAX_SEEDS} seeds", text)
     return list(range(lo, hi))
+
+
+def known_params(experiment: str | Experiment) -> dict[str, list[Any]]:
+    """Every parameter an experiment takes, with the values it has in the settings of every scale
+    (and the example value of each of its ``extra_params``)."""
+    exp = experiment if isinstance(experiment, Experiment) else get_experiment(experiment)
+    out: dict[str, list[Any]] = {}
+    for scale in SCALES:
+        for setting in exp.settings_for(scale):
+            for key, value in setting.items():
+                out.setdefault(key, []).append(value)
+    for key, value in (exp.extra_params or {}).items():
+        out.setdefault(key, []).append(value)
+    return out
+
+
+_FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "-inf": -math.inf,
+                "-infinity": -math.inf}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, (int, np.integer)):
+        return "int"
+    if isinstance(value, (float, np.floating)):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, Mapping):
+        return "dict"
+    return type(value).__name__
+
+
+_KIND_NAMES = {"null": "null", "bool": "a bool", "int": "an int", "float": "a number", "str": "a string",
+               "list": "a list", "dict": "an object"}
+
+
+class _Mismatch(Exception):
+    pass
+
+
+def _conform(value: Any, examples: Sequence[Any]) -> Any:
+    """``value`` converted to the type its key has in ``examples`` (int → float where the
+    settings hold floats, "inf" → inf, integral floats → int); :class:`_Mismatch` otherwise."""
+    kinds = {_kind(e) for e in examples}
+    kind = _kind(value)
+    if kind in kinds and kind not in ("list", "dict"):
+        return value
+    if kind == "int" and "float" in kinds:
+        return float(value)
+    if kind == "float" and "int" in kinds and math.isfinite(value) and float(value).is_integer():
+        return int(value)
+    if kind == "str" and "float" in kinds and value.strip().lower() in _FLOAT_WORDS:
+        return _FLOAT_WORDS[value.strip().lower()]
+    if kind == "list" and "list" in kinds:
+        items = [item for e in examples if _kind(e) == "list" for item in e]
+        return [_conform(v, items) for v in value] if items else list(value)
+    if kind == "dict" and "dict" in kinds:
+        by_key: dict[str, list[Any]] = {}
+        for e in examples:
+            if _kind(e) == "dict":
+                for k, v in e.items():
+                    by_key.setdefault(str(k), []).append(v)
+        unknown = sorted(set(map(str, value)) - set(by_key))
+        if unknown:
+            raise _Mismatch(f"an object with keys among {sorted(by_key)} (unknown: {unknown})")
+        return {k: _conform(v, by_key[str(k)]) for k, v in value.items()}
+    raise _Mismatch(" or ".join(sorted(_KIND_NAMES.get(k, k) for k in kinds)))
+
+
+def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Validate ``privrl run --set`` overrides before anything runs: every key must be a parameter
+    of the experiment (a key of its settings at some scale, or one of its ``extra_params``) and
+    every value must have that parameter's type in the settings. Returns the overrides with values
+    converted to those types (``1`` → ``1.0`` for a float parameter, ``"inf"`` → ``inf``)."""
+    if not overrides:
+        return {}
+    exp = get_experiment(experiment_id)
+    known = known_params(exp)
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        if key not in known:
+            raise InvalidParameterError(
+                f"The '--set' key {key!r} is not a parameter of experiment {exp.id}. Known keys: "
+                f"{', '.join(sorted(known))}."
+            )
+        try:
+            converted = _conform(value, known[key])
+            json.dumps(to_jsonable(converted), allow_nan=False)
+        except _Mismatch as exc:
+            raise InvalidParameterError(
+                f"The '--set {key}' value of experiment {exp.id} must be {exc} (as in its settings). "
+                f"Got {json.dumps(to_jsonable(value))} instead."
+            ) from None
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"The '--set {key}' value of experiment {exp.id} must be JSON. Got {value!r} instead."
+            ) from None
+        out[key] = converted
+    return out
 
 
 def plan_runs(experiment_id: str, scale: str, seeds: Sequence[int] | None = None,
               overrides: Mapping[str, Any] | None = None) -> list[RunSpec]:
-    """Every (setting, seed) of an experiment at ``scale``; ``overrides`` update every setting."""
+    """Every (setting, seed) of an experiment at ``scale``; ``overrides`` (checked by
+    :func:`check_overrides`) update every setting."""
     check_option(scale, "scale", SCALES, owner="plan_runs")
     exp = get_experiment(experiment_id)
+    overrides = check_overrides(exp.id, overrides)
     settings = exp.settings_for(scale)
     seed_list = list(range(exp.n_seeds(scale))) if seeds is None else [int(s) for s in seeds]
-    return [RunSpec(exp.id, i, s, {**params, **(overrides or {})}, scale)
+    return [RunSpec(exp.id, i, s, {**params, **overrides}, scale)
             for s in seed_list for i, params in enumerate(settings)]
 
 
@@ -197,7 +345,7 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
     t0 = time.perf_counter()
     manifest: dict[str, Any] = {
         "experiment": spec.experiment, "setting": spec.setting, "seed": spec.seed,
-        "scale": spec.scale, "params": to_jsonable(spec.params),
+        "scale": spec.scale, "run_key": spec.key, "params": to_jsonable(spec.params),
         "run_seed": run_seed(spec.experiment, spec.setting, spec.seed),
         "budget": None, "privacy_unit": None, "neighboring": None, "epsilon_spent": None,
         "delta": None, "accountant": None, "calibration": str(spec.params.get("calibration", "sound")),
@@ -215,7 +363,7 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
             if "metric" not in row or "value" not in row:
                 raise ValueError(f"row {i} of {spec.experiment} lacks 'metric'/'value': {row!r}")
         eps, delta = _epsilon_spent(result)
-        check_option(result.calibration, "calibration", ("tight", "sound", "paper"), owner=spec.experiment)
+        check_option(result.calibration, "calibration", (*CALIBRATIONS, "none"), owner=spec.experiment)
         manifest.update({
             "budget": to_jsonable(result.budget), "privacy_unit": to_jsonable(result.privacy_unit),
             "neighboring": to_jsonable(result.neighboring), "epsilon_spent": eps, "delta": delta,
@@ -249,18 +397,22 @@ def _error_line(manifest: Mapping[str, Any]) -> str:
 
 
 def write_outcome(out_dir: str | os.PathLike, outcome: RunOutcome) -> Path:
-    """Write a run's files atomically: metrics first, then the manifest (the commit point)."""
+    """Write a run's files atomically: metrics first, then the manifest (the commit point), which
+    records the row count and SHA-256 of ``metrics.csv``."""
     spec = outcome.spec
-    directory = run_dir(out_dir, spec.experiment, spec.setting, spec.seed)
+    directory = run_dir(out_dir, spec.experiment, spec.key, spec.seed)
     directory.mkdir(parents=True, exist_ok=True)
+    manifest = dict(outcome.manifest)
     if outcome.status == "ok":
-        write_metrics(directory / METRICS, outcome.rows or [])
+        data = metrics_csv(outcome.rows or [])
+        atomic_write_bytes(directory / METRICS, data)
+        manifest.update(n_rows=len(outcome.rows or []), metrics_sha256=sha256_bytes(data))
     else:
         try:
             (directory / METRICS).unlink()  # a stale metrics file of an earlier run
         except FileNotFoundError:
             pass
-    atomic_write_json(directory / MANIFEST, outcome.manifest)
+    atomic_write_json(directory / MANIFEST, manifest)
     return directory
 
 
@@ -271,7 +423,8 @@ def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None):
             yield execute_run(spec, commit)
         return
     ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch/Ray threads
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx)
+    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx,
+                                  initializer=_worker_init, initargs=(os.getpid(),))
     try:
         futures = {pool.submit(execute_run, spec, commit): spec for spec in specs}
         for future in cf.as_completed(futures):
@@ -286,14 +439,115 @@ def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+#: seconds between two checks of the watchdog thread of a pool worker
+_WATCHDOG_PERIOD = 0.5
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Pool worker initializer: exit when the driver ``parent_pid`` dies (even by SIGKILL).
+
+    Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` — the kernel kills the worker with its parent.
+    Everywhere: a daemon thread polls ``os.getppid()`` and exits when the worker was re-parented.
+    An orphaned worker never writes (the driver writes every result), so nothing is lost."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent_pid,), name="privrl-parent-watchdog",
+                     daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:  # pragma: no cover - runs in pool workers
+    while True:
+        time.sleep(_WATCHDOG_PERIOD)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
 def _crashed(spec: RunSpec, commit: str | None, exc: BaseException) -> RunOutcome:
     manifest = {"experiment": spec.experiment, "setting": spec.setting, "seed": spec.seed,
-                "scale": spec.scale, "params": to_jsonable(spec.params), "budget": None,
+                "scale": spec.scale, "run_key": spec.key, "params": to_jsonable(spec.params), "budget": None,
                 "privacy_unit": None, "neighboring": None, "epsilon_spent": None, "accountant": None,
                 "calibration": str(spec.params.get("calibration", "sound")), "versions": versions(),
                 "git_commit": commit, "wall_time_s": None, "status": "failed",
                 "error": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))}
     return RunOutcome(spec, "failed", None, manifest)
+
+
+def _ray_address_error(address: str, why: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"The '--ray-address' option must name a reachable Ray cluster (host:port, ray://host:port "
+        f"or auto). Got {address!r} instead ({why})."
+    )
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of ``host:port`` or ``ray://host:port``; None for other forms (``auto``)."""
+    text = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """File descriptor 2 sent to the null device (C++ logging bypasses ``sys.stderr``)."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real stderr: nothing to silence
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _check_ray_address(address: str, timeout: float = 5.0) -> None:
+    """Fail at once when ``host:port`` refuses TCP connections (before Ray retries for minutes)."""
+    target = _host_port(address)
+    if target is not None:
+        try:
+            with socket.create_connection(target, timeout=timeout):
+                pass
+        except OSError as exc:
+            raise _ray_address_error(address, f"cannot connect: {exc.strerror or exc}") from None
+
+
+def _connect_ray(ray: Any, address: str, timeout: float) -> None:
+    """``ray.init(address=...)`` that fails within ``timeout`` seconds with a one-line error naming
+    ``--ray-address`` (Ray itself retries an unreachable cluster for minutes)."""
+    _check_ray_address(address, min(5.0, timeout))
+    outcome: dict[str, BaseException | None] = {}
+
+    def connect() -> None:
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.ERROR)
+            outcome["error"] = None
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=connect, name="privrl-ray-connect", daemon=True)
+    with _quiet_stderr():  # Ray's core logs a line to fd 2 for every failed attempt
+        thread.start()
+        thread.join(timeout)
+    if thread.is_alive():
+        raise _ray_address_error(address, f"no answer within {timeout:g} s")
+    error = outcome.get("error")
+    if error is not None:
+        raise _ray_address_error(address, " ".join(str(error).split())[:200] or type(error).__name__)
 
 
 def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: str | None):
@@ -305,8 +559,7 @@ def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: 
     started_here = not ray.is_initialized()
     if started_here:
         if address:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.ERROR)
+            _connect_ray(ray, address, RAY_CONNECT_TIMEOUT)
         else:
             ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.ERROR)
@@ -342,25 +595,143 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
     jobs = default_jobs() if jobs is None else check_scalar(jobs, "jobs", owner="run_sweep", kind=int, low=1)
     specs = list(specs)
     summary = SweepSummary(planned=len(specs))
-    todo = [s for s in specs
-            if not is_finished(run_dir(out_dir, s.experiment, s.setting, s.seed), to_jsonable(s.params))]
-    summary.skipped = len(specs) - len(todo)
-    if not todo:
+    if not specs:
         return summary
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
-    commit = git_commit()
-    outcomes = (_iter_ray(todo, jobs, commit, ray_address) if backend == "ray"
-                else _iter_local(todo, jobs, commit))
-    disable = quiet or not sys.stdout.isatty()
-    with tqdm(total=len(todo), unit="run", disable=disable, dynamic_ncols=True) as bar:
-        for outcome in outcomes:
-            write_outcome(out_dir, outcome)
-            if outcome.status == "ok":
-                summary.ok += 1
-            else:
-                summary.failed.append((outcome.spec, _error_line(outcome.manifest)))
-            if on_outcome is not None:
-                on_outcome(outcome)
-            bar.set_postfix(failed=len(summary.failed), refresh=False)
-            bar.update(1)
+    if backend == "ray" and ray_address:
+        _check_ray_address(ray_address)  # before anything is created
+    with sweep_lock(out_dir):
+        for spec in specs:
+            _adopt_legacy(out_dir, spec)
+        todo = [s for s in specs
+                if not is_finished(run_dir(out_dir, s.experiment, s.key, s.seed), to_jsonable(s.params))]
+        summary.skipped = len(specs) - len(todo)
+        if not todo:
+            return summary
+        commit = git_commit()
+        outcomes = (_iter_ray(todo, jobs, commit, ray_address) if backend == "ray"
+                    else _iter_local(todo, jobs, commit))
+        disable = quiet or not sys.stdout.isatty()
+        with tqdm(total=len(todo), unit="run", disable=disable, dynamic_ncols=True) as bar:
+            for outcome in outcomes:
+                write_outcome(out_dir, outcome)
+                if outcome.status == "ok":
+                    summary.ok += 1
+                else:
+                    summary.failed.append((outcome.spec, _error_line(outcome.manifest)))
+                if on_outcome is not None:
+                    on_outcome(outcome)
+                bar.set_postfix(failed=len(summary.failed), refresh=False)
+                bar.update(1)
     return summary
+
+
+def _adopt_legacy(out_dir: str | os.PathLike, spec: RunSpec) -> None:
+    """Move a run of the former layout (``OUT/<id>/<index>/seed=<s>``, before run keys) with this
+    spec's scale and params to its run-key directory, so that it is not listed twice; its manifest
+    has no checksum, so the run is recomputed there."""
+    legacy = Path(out_dir) / spec.experiment / str(spec.setting) / f"seed={spec.seed}"
+    target = run_dir(out_dir, spec.experiment, spec.key, spec.seed)
+    if not (legacy / MANIFEST).is_file() or target.exists():
+        return
+    try:
+        manifest = json.loads((legacy / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return
+    if (isinstance(manifest, dict) and manifest.get("scale") == spec.scale
+            and manifest.get("params") == to_jsonable(spec.params)):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(legacy, target)
+        with contextlib.suppress(OSError):
+            legacy.parent.rmdir()  # only when empty
+
+
+# --------------------------------------------------------------------------- lock
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # pragma: no cover
+        return False
+    return True
+
+
+def _holder_text(info: Mapping[str, Any] | None) -> str:
+    if not info:
+        return "another privrl run"
+    return (f"privrl run pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
+            f"{info.get('started_at', '?')}")
+
+
+def _read_lock(path: Path) -> dict[str, Any] | None:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+@contextlib.contextmanager
+def sweep_lock(out_dir: str | os.PathLike):
+    """Hold ``OUT/.privrl-run.lock`` for the duration of a sweep; :class:`RunLockedError` (naming
+    the holder's pid, host and start time) when another live process holds it.
+
+    POSIX: an ``fcntl.flock`` on the file — the OS drops it when the holder exits, however it exits,
+    so the lock of a killed run is taken over at once. Elsewhere: the file is created exclusively and
+    a lock whose holder (same host) is no longer running is taken over."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_FILE
+    info = {"pid": os.getpid(), "host": socket.gethostname(),
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    message = ("{holder} is writing into {out}: wait for it to finish, or give another --out "
+               "(the lock {lock} is released when that process ends).")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None  # type: ignore[assignment]
+    if fcntl is None:  # pragma: no cover - not POSIX
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+            except FileExistsError:
+                held = _read_lock(path)
+                if held and (held.get("host") != info["host"] or _pid_alive(int(held.get("pid", -1)))):
+                    raise RunLockedError(message.format(holder=_holder_text(held), out=out, lock=LOCK_FILE)) from None
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()  # a stale lock of a dead process
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(info, fh)
+            try:
+                yield path
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            return
+        raise RunLockedError(message.format(holder="another privrl run", out=out, lock=LOCK_FILE))
+    while True:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            held = _read_lock(path)
+            raise RunLockedError(message.format(holder=_holder_text(held), out=out, lock=LOCK_FILE)) from None
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed the file between our open and flock: retry
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(info).encode("utf-8"))
+        yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        os.close(fd)

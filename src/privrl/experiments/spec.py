@@ -89,6 +89,9 @@ class Experiment:
     plot: Callable[[Any, Path], list[Path]] | None = None
     claims: Callable[[Any], list[Claim]] | None = None
     deviations: tuple[str, ...] = ()
+    #: parameters a setting may take besides the keys of its grid (test or tuning knobs), each with
+    #: an example value of its type: ``privrl run --set KEY=JSON`` accepts the grid's keys and these
+    extra_params: Mapping[str, Any] = field(default_factory=dict)
 
     def settings_for(self, scale: str) -> list[dict[str, Any]]:
         if scale not in SCALES:

@@ -15,7 +15,7 @@ from typing import Any
 
 from privrl.certificate import make_certificate
 from privrl.errors import InvalidParameterError
-from privrl.fitters import FitCommand, FitOutput, register_fit
+from privrl.fitters import MAX_EPISODES, FitCommand, FitOutput, count_type, make_env, register_fit
 
 __all__: list[str] = []
 
@@ -23,7 +23,8 @@ __all__: list[str] = []
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--privatizer", choices=("central", "local", "none"), default="central",
                    help="central: JDP binary-tree privatizer (trusted agent); local: LDP (derived); none: UCRL-VTR/OPPO")
-    p.add_argument("--episodes", type=int, default=1000, help="number of episodes (users) K")
+    p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=1000,
+                   help=f"number of episodes (users) K (default 1000, at most {MAX_EPISODES})")
     p.add_argument("--calibration", choices=("sound", "paper"), default="sound",
                    help="sound: replace-one sensitivities (default); paper: the printed add/remove ones (labelled)")
     p.add_argument("--alpha", type=float, default=0.05, help="confidence level α of Lemma 3.1")
@@ -36,25 +37,29 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _run(algorithm: str):
     def run(args: argparse.Namespace) -> FitOutput:
-        import gymnasium as gym
-
-        import privrl.envs  # noqa: F401  (registers the ids)
         from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI
         from privrl.algorithms.linear_mixture.learners import resolve_model
         from privrl.privacy import PrivacyBudget
 
-        if args.env is None:
-            raise InvalidParameterError(f"privrl fit {algorithm} is online: give --env ENV_ID (not --data).")
         budget = args.budget
-        if budget.rho is not None:
-            raise InvalidParameterError(f"privrl fit {algorithm} needs an (epsilon, delta) budget, not --rho.")
+        if budget is None:
+            if args.privatizer != "none":
+                raise InvalidParameterError(f"A budget is required for '--privatizer {args.privatizer}': "
+                                            "--epsilon E --delta D (or --privatizer none, non-private).")
+            budget = PrivacyBudget.non_private()
         if args.privatizer != "none" and budget.is_private and not budget.delta:
             raise InvalidParameterError("The Gaussian privatizers need --delta in (0, 1).")
+        if args.privatizer == "none" and budget.is_private:
+            raise InvalidParameterError("'--privatizer none' runs the non-private learner: drop the budget "
+                                        "(or give --epsilon inf).")
+        env = make_env(args.env, "--env")
         try:
-            env = gym.make(args.env)
-        except gym.error.Error as exc:
-            raise InvalidParameterError(f"Cannot make environment {args.env!r}: {exc}") from None
-        model, _ = resolve_model(env)
+            model, _ = resolve_model(env)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"The '--env' environment {args.env!r} is not a linear mixture MDP with "
+                                        f"known features: {exc}") from None
+        finally:
+            env.close()
         cls = LinOptVI if algorithm == "linopt-vi" else LinOptPO
         est = cls(n_episodes=args.episodes, privatizer=args.privatizer,
                   budget=budget if args.privatizer != "none" else PrivacyBudget.non_private(),
@@ -80,4 +85,5 @@ def _run(algorithm: str):
 
 for _name, _help in (("linopt-vi", "Private-LinOpt-VI (Zhou 2022, Alg. 1): private UCRL-VTR, online"),
                      ("linopt-po", "Private-LinOpt-PO (Zhou 2022, Alg. 2): private OPPO, online")):
-    register_fit(FitCommand(name=_name, help=_help, add_arguments=_add_arguments, run=_run(_name)))
+    register_fit(FitCommand(name=_name, help=_help, add_arguments=_add_arguments, run=_run(_name),
+                            sources=("env",), budget="epsilon", budget_required=False))

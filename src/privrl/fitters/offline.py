@@ -1,10 +1,19 @@
 """``privrl fit dp-apvi | apvi | dp-vapvi | vapvi | pevi`` (Qiao & Wang 2023).
 
 The tabular algorithms need the public reward function, the linear ones the public feature table.
-Both come from ``--model ENV_ID`` (a registered privrl environment: its exact model) or from
-``--reward FILE.npy`` ``(H,S,A)``/``(S,A)`` / ``--features FILE.npy`` ``(S,A,d)``. With ``--env ENV_ID``
-instead of ``--data``, ``--episodes`` trajectories are sampled from the environment's model with a
-public behaviour policy (the paper's µ for the synthetic linear MDP, uniform otherwise) — a demo.
+Both come from ``--model ENV_ID`` (an environment with an exact model: a privrl environment, or a
+Gymnasium toy-text environment — FrozenLake, Taxi, CliffWalking — whose model is built by
+:func:`privrl.envs.from_gymnasium_toy_text` with horizon ``--horizon``, default its
+``max_episode_steps``) or from ``--reward FILE.npy`` ``(H,S,A)``/``(S,A)`` / ``--features FILE.npy``
+``(S,A,d)``. With ``--env ENV_ID`` instead of ``--data``, ``--episodes`` trajectories are sampled
+from the environment's model with a public behaviour policy (the paper's µ for the synthetic linear
+MDP, uniform otherwise) — a demo. Episodes of a toy-text model end in absorbing zero-reward terminal
+states, so sampled data are already in the fixed-horizon form; ``--data`` with variable-length
+episodes needs ``--pad-to-horizon H``.
+
+Rewards outside [0, 1] (Taxi, CliffWalking) are mapped affinely onto [0, 1] from the model's public
+``reward_bounds`` (model and data alike; on fixed-horizon data this keeps the ranking of policies):
+the summary and certificate record the map, and values are reported in the rescaled units.
 """
 
 from __future__ import annotations
@@ -17,23 +26,58 @@ import numpy as np
 from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 from privrl.certificate import make_certificate
 from privrl.errors import InvalidDataError, InvalidParameterError
-from privrl.fitters import FitCommand, FitOutput, register_fit
+from privrl.fitters import (
+    MAX_EPISODES,
+    FitCommand,
+    FitOutput,
+    check_transitions,
+    count_type,
+    load_user_dataset,
+    make_env,
+    register_fit,
+)
 
 __all__ = ["load_model"]
 
 
-def load_model(env_id: str) -> Any:
-    """The exact model behind a privrl environment id: a LinearMDP when the environment keeps one
-    (``unwrapped.linear_model``), else its TabularMDP."""
-    import gymnasium as gym
+def load_model(env_id: str, *, horizon: int | None = None, option: str = "--env") -> Any:
+    """The exact model behind an environment id: a LinearMDP when the environment keeps one
+    (``unwrapped.linear_model``), its TabularMDP (``unwrapped.model``), or — for a Gymnasium
+    toy-text environment (``unwrapped.P``) — :func:`~privrl.envs.from_gymnasium_toy_text` with
+    ``horizon`` (default: the environment's ``max_episode_steps``). ``horizon`` also turns a
+    stationary TabularMDP (discounted or episodic) into an episodic one of that horizon."""
+    from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
 
-    import privrl.envs  # noqa: F401  (registers the ids)
-
-    env = gym.make(env_id)
-    base = env.unwrapped
-    model = getattr(base, "linear_model", None) or getattr(base, "model", None)
-    if model is None:
-        raise InvalidParameterError(f"The environment {env_id!r} exposes no model (.model / .linear_model).")
+    env = make_env(env_id, option)
+    try:
+        base = env.unwrapped
+        model = getattr(base, "linear_model", None) or getattr(base, "model", None)
+        if model is None and isinstance(getattr(base, "P", None), dict):
+            if horizon is None and getattr(env.spec, "max_episode_steps", None) is None:
+                raise InvalidParameterError(
+                    f"The '--horizon' option is required for {env_id} (it has no episode limit): give "
+                    "the number of steps H of the fixed-horizon task."
+                )
+            return from_gymnasium_toy_text(env, horizon=horizon)
+        if model is None:
+            raise InvalidParameterError(
+                f"The '{option}' environment {env_id!r} exposes no exact model: privrl needs a "
+                "TabularMDP (.model), a LinearMDP (.linear_model) or a Gymnasium toy-text environment "
+                "(FrozenLake, Taxi, CliffWalking)."
+            )
+    finally:
+        env.close()
+    if horizon is not None and isinstance(model, TabularMDP) and model.horizon != horizon:
+        if not model.is_stationary:
+            raise InvalidParameterError(
+                f"The '--horizon' option must equal the horizon {model.horizon} of {env_id}'s "
+                f"non-stationary model. Got {horizon} instead."
+            )
+        P = model.P[0] if model.is_episodic else model.P
+        r = model.r[0] if model.is_episodic else model.r
+        model = TabularMDP(P, r, horizon=horizon, initial=model.initial,
+                           terminal_states=model.terminal_states, reward_bounds=model.reward_bounds,
+                           name=model.name)
     return model
 
 
@@ -43,115 +87,175 @@ def _arrays_of(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, n
         return model.transitions, model.rewards, model.features, model.initial
     P, r, H = np.asarray(model.P), np.asarray(model.r), model.horizon
     if H is None:
-        raise InvalidDataError("The offline algorithms need an episodic (finite-horizon) model.")
+        raise InvalidParameterError("The offline algorithms need an episodic (finite-horizon) model: give "
+                                    "'--horizon H'.")
     if P.ndim == 3:
         P, r = np.broadcast_to(P, (H, *P.shape)), np.broadcast_to(r, (H, *r.shape))
     return P, r, None, np.asarray(model.initial)
 
 
+def _reward_map(model: Any) -> tuple[float, float] | None:
+    """``(low, high)`` when the model's public reward bounds leave [0, 1] (then rewards are mapped
+    onto [0, 1]), else None."""
+    bounds = getattr(model, "reward_bounds", None)
+    if bounds is None or (bounds[0] >= 0.0 and bounds[1] <= 1.0):
+        return None
+    low, high = float(bounds[0]), float(bounds[1])
+    return (low, high) if high > low else None
+
+
 def _add_common(p: argparse.ArgumentParser, linear: bool) -> None:
-    p.add_argument("--model", default=None, help="privrl environment id whose exact model gives the public "
-                   + ("features" if linear else "reward function"))
+    p.add_argument("--model", default=None, help="environment id whose exact model gives the public "
+                   + ("features" if linear else "reward function") + " (a privrl id or a Gymnasium toy-text id)")
     if linear:
         p.add_argument("--features", default=None, help="(S, A, d) .npy feature table (public)")
         p.add_argument("--lam", type=float, default=1.0, help="ridge parameter λ (default 1)")
         p.add_argument("--feature-norm-bound", type=float, default=1.0, help="declared max ||φ||₂ (default 1)")
     else:
         p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public)")
+    p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
+                   help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--delta-fail", type=float, default=0.05, help="failure probability δ (default 0.05)")
-    p.add_argument("--episodes", type=int, default=1000, help="trajectories sampled with --env (default 1000)")
+    p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
+                   help=f"with --env: trajectories sampled (default 1000, at most {MAX_EPISODES})")
 
 
-def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any]:
-    """(dataset, public reward/features, model or None)."""
+def _load_public(path: str, option: str) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise InvalidDataError(f"The '{option}' file {path} does not exist.") from None
+    except (OSError, ValueError) as exc:
+        raise InvalidDataError(f"The '{option}' file {path} is not a .npy array ({type(exc).__name__}).") from None
+
+
+def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tuple[float, float] | None]:
+    """(dataset, public reward/features, model or None, reward map or None)."""
     model = None
     if args.env is not None:
-        model = load_model(args.env)
+        model = load_model(args.env, horizon=args.horizon, option="--env")
     elif args.model is not None:
-        model = load_model(args.model)
+        model = load_model(args.model, horizon=args.horizon, option="--model")
+    rmap = None if model is None else _reward_map(model)
     public_file = getattr(args, "features" if linear else "reward", None)
     if public_file is not None:
-        public = np.load(public_file, allow_pickle=False)
+        public = _load_public(public_file, "--features" if linear else "--reward")
     elif model is not None:
         P, r, feats, _ = _arrays_of(model)
         if linear and feats is None:
             S, A = r.shape[1:]
             feats = np.eye(S * A).reshape(S, A, S * A)    # one-hot features of a tabular model
+        if not linear and rmap is not None:
+            r = (r - rmap[0]) / (rmap[1] - rmap[0])
         public = feats if linear else r
     else:
         what = "--features FILE.npy" if linear else "--reward FILE.npy"
         raise InvalidParameterError(f"This algorithm needs public model knowledge: give --model ENV_ID or {what}.")
     if args.env is not None:
+        n_episodes = 1000 if args.episodes is None else args.episodes
         P, r, _, init = _arrays_of(model)
+        if rmap is not None:
+            r = (r - rmap[0]) / (rmap[1] - rmap[0])
         S, A = r.shape[1:]
+        check_transitions(n_episodes, P.shape[0])
         behaviour = np.full((S, A), 1.0 / A)
         if args.env.startswith("privrl/SyntheticLinearMDP"):
             from privrl.envs.synthetic_linear import synthetic_behaviour_policy
             behaviour = synthetic_behaviour_policy()
         from privrl.envs.linear import sample_episodes
-        data: Any = sample_episodes(P, r, init, behaviour, args.episodes, rng=args.rng)
+        data: Any = sample_episodes(P, r, init, behaviour, n_episodes, rng=args.rng)
     else:
-        from privrl.data import load_dataset
-        data = load_dataset(args.data)
-    return data, public, model
+        if args.episodes is not None:
+            raise InvalidParameterError("--episodes applies to --env only (with --data the dataset has its episodes).")
+        data = load_user_dataset(args)
+        if getattr(data, "horizon", 0) is None:
+            raise InvalidDataError(
+                f"The offline algorithms need fixed-horizon data, and the episodes of '--data' {args.data} "
+                "have different lengths: give '--pad-to-horizon H' (episodes shorter than H must end in a "
+                "terminal state)."
+            )
+        model_h = None if model is None else _arrays_of(model)[0].shape[0]
+        if model_h is not None and data.horizon != model_h:
+            raise InvalidParameterError(
+                f"The horizon of '--data' ({data.horizon} steps) must equal the model's ({model_h}): give "
+                f"'--horizon {data.horizon}' or '--pad-to-horizon {model_h}'."
+            )
+        if rmap is not None:
+            from privrl.data import rescale_rewards
+
+            data = rescale_rewards(data, *rmap)
+    return data, public, model, rmap
 
 
-def _output(est: Any, name: str, args: argparse.Namespace, model: Any) -> FitOutput:
+def _output(est: Any, name: str, args: argparse.Namespace, model: Any, rmap: Any,
+            public: dict[str, Any] | None = None, mechanism: str | None = None) -> FitOutput:
     summary: dict[str, Any] = {"horizon": int(est.policy_.shape[0]), "n_states": int(est.policy_.shape[1])}
+    if rmap is not None:
+        summary["reward_rescaled_from"] = list(rmap)
     if model is not None:
         P, r, _, init = _arrays_of(model)
+        if rmap is not None:
+            r = (r - rmap[0]) / (rmap[1] - rmap[0])
         from privrl.envs.linear import backward_induction, evaluate_policy
         v_star = float(init @ backward_induction(P, r)[1][0])
         v_pi = float(init @ evaluate_policy(P, r, est.policy_)[0])
         summary.update(optimal_value=v_star, policy_value=v_pi, gap=v_star - v_pi)
     delta = args.budget.delta if (args.budget.epsilon is not None and args.budget.delta) else (
         1e-5 if est.is_private and est.guarantee == "rho-zCDP" else None)
-    cert = make_certificate(est, algorithm=name, delta=delta)
+    extra = dict(public or {})
+    if rmap is not None:
+        extra["reward_rescaled_from"] = list(rmap)
+    cert = make_certificate(est, algorithm=name, delta=delta, extra=extra or None,
+                            mechanism=mechanism if est.is_private else None)
     return FitOutput(certificate=cert, arrays={"policy": est.policy_, "values": est.values_,
                                                "q_values": est.q_values_}, summary=summary)
 
 
+def _chosen_mechanism(est: DPAPVI) -> str:
+    """The noise DP-APVI used: ``mechanism`` or, for ``"auto"``, the rule of ``DPAPVI._noise``
+    (Gaussian for ρ or (ε, δ > 0) budgets, Laplace for pure ε budgets) — the ledger says the same."""
+    if est.mechanism != "auto":
+        return str(est.mechanism)
+    budget = est.budget
+    return "gaussian" if (budget.rho is not None or budget.delta) else "laplace"
+
+
 def _run_tabular(private: bool):
     def run(args: argparse.Namespace) -> FitOutput:
-        data, reward, model = _source(args, linear=False)
+        data, reward, model, rmap = _source(args, linear=False)
         est: Any
         if private:
             est = DPAPVI(budget=args.budget, delta_fail=args.delta_fail, c2=args.c2, mechanism=args.mechanism)
         else:
-            _require_non_private(args)
             est = APVI(delta_fail=args.delta_fail)
         est.fit(data, reward, rng=args.rng)
-        return _output(est, "dp-apvi" if private else "apvi", args, model)
+        mechanism = _chosen_mechanism(est) if private else None
+        public = {"reward": np.asarray(reward)} if args.reward is not None or model is not None else None
+        return _output(est, "dp-apvi" if private else "apvi", args, model, rmap, public, mechanism)
     return run
 
 
 def _run_linear(kind: str):
     def run(args: argparse.Namespace) -> FitOutput:
-        data, feats, model = _source(args, linear=True)
+        data, feats, model, rmap = _source(args, linear=True)
         common = {"lam": args.lam, "feature_norm_bound": args.feature_norm_bound}
         if kind == "pevi":
-            _require_non_private(args)
             est: Any = PEVI(beta=args.beta, **common)
         elif kind == "vapvi":
-            _require_non_private(args)
             est = VAPVI(C=args.C, D=args.D, split=not args.no_split, **common)
         else:
             est = DPVAPVI(budget=args.budget, calibration=args.calibration, C=args.C, D=args.D, delta_fail=args.delta_fail,
                           split=not args.no_split, **common)
         est.fit(data, feats, rng=args.rng)
-        return _output(est, kind, args, model)
+        return _output(est, kind, args, model, rmap, {"features": np.asarray(feats)})
     return run
-
-
-def _require_non_private(args: argparse.Namespace) -> None:
-    if args.budget.is_private:
-        raise InvalidParameterError("This algorithm is not private: pass --epsilon inf (or use its dp- variant).")
 
 
 def _args_dp_apvi(p: argparse.ArgumentParser) -> None:
     _add_common(p, linear=False)
     p.add_argument("--c2", type=float, default=16.0, help="C2 of the DP penalty term (default 16)")
-    p.add_argument("--mechanism", choices=("auto", "gaussian", "laplace"), default="auto")
+    p.add_argument("--mechanism", choices=("auto", "gaussian", "laplace"), default="auto",
+                   help="auto (default): Gaussian for --rho or --delta > 0, Laplace for a pure --epsilon")
 
 
 def _args_apvi(p: argparse.ArgumentParser) -> None:
@@ -174,10 +278,11 @@ def _args_pevi(p: argparse.ArgumentParser) -> None:
 
 register_fit(FitCommand("dp-apvi", "DP-APVI (Qiao & Wang 2023, Alg. 1): rho-zCDP or pure-DP tabular offline RL",
                         _args_dp_apvi, _run_tabular(True)))
-register_fit(FitCommand("apvi", "APVI (non-private tabular offline RL; --epsilon inf)", _args_apvi,
-                        _run_tabular(False)))
+register_fit(FitCommand("apvi", "APVI (non-private tabular offline RL; no budget)", _args_apvi,
+                        _run_tabular(False), budget="none"))
 register_fit(FitCommand("dp-vapvi", "DP-VAPVI (Qiao & Wang 2023, Alg. 2): rho-zCDP offline RL in linear MDPs",
                         lambda p: _args_vapvi(p, private=True), _run_linear("dp-vapvi")))
-register_fit(FitCommand("vapvi", "VAPVI (non-private, linear MDPs; --epsilon inf)", _args_vapvi,
-                        _run_linear("vapvi")))
-register_fit(FitCommand("pevi", "PEVI (non-private, linear MDPs; --epsilon inf)", _args_pevi, _run_linear("pevi")))
+register_fit(FitCommand("vapvi", "VAPVI (non-private, linear MDPs; no budget)", _args_vapvi,
+                        _run_linear("vapvi"), budget="none"))
+register_fit(FitCommand("pevi", "PEVI (non-private, linear MDPs; no budget)", _args_pevi, _run_linear("pevi"),
+                        budget="none"))

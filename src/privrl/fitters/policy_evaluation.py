@@ -15,21 +15,25 @@ import numpy as np
 from privrl.algorithms.policy_evaluation import DPLSL, DPLSW, LSL, LSW, sqrt_lambda_schedule
 from privrl.certificate import make_certificate
 from privrl.data.features import feature_matrix, one_hot, state_aggregation
-from privrl.errors import InvalidParameterError
-from privrl.fitters import FitCommand, FitOutput, register_fit
+from privrl.errors import InvalidDataError, InvalidParameterError
+from privrl.fitters import FitCommand, FitOutput, count_type, load_user_dataset, register_fit
 from privrl.privacy.smooth_sensitivity import CONSTANT_SETS
 
 __all__: list[str] = []
 
+#: the largest --n-states (the features are a dense n_states × d matrix)
+MAX_STATES = 100_000
+
 
 def _add_common(p: argparse.ArgumentParser, lsl: bool, private: bool) -> None:
     p.add_argument("--gamma", type=float, required=True, help="discount factor γ in [0, 1)")
-    p.add_argument("--n-states", type=int, default=None,
-                   help="number of states (default: the dataset's declared n_states)")
+    p.add_argument("--n-states", type=count_type(1, MAX_STATES), default=None,
+                   help=f"number of states (default: the dataset's declared n_states; at most {MAX_STATES})")
     p.add_argument("--features", default="tabular",
                    help="'tabular' (one-hot), 'aggregate' (groups of --group-size adjacent states) "
                         "or a .npy file holding Φ (n_states × d)")
-    p.add_argument("--group-size", type=int, default=2, help="states per group for --features aggregate")
+    p.add_argument("--group-size", type=count_type(1, MAX_STATES), default=2,
+                   help="states per group for --features aggregate")
     p.add_argument("--max-feature-norm", type=float, default=None,
                    help="declared bound on ‖Φ‖₂ for a user matrix (checked)")
     p.add_argument("--r-max", type=float, default=None,
@@ -54,20 +58,21 @@ def _features(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray, str]
     try:
         matrix = np.load(args.features, allow_pickle=False)
     except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
         raise InvalidParameterError(
             f"The '--features' option must be 'tabular', 'aggregate' or a .npy file. Got "
-            f"{args.features!r} instead ({exc})."
+            f"{args.features!r} instead ({why})."
         ) from None
-    return feature_matrix(matrix, n_states=n_states, max_norm=args.max_feature_norm), f"file:{args.features}"
+    try:
+        phi = feature_matrix(matrix, n_states=n_states, max_norm=args.max_feature_norm)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(f"The '--features' file {args.features!r} is not usable: {exc}") from None
+    return phi, f"file:{args.features}"
 
 
 def _make_run(name: str, cls: type, lsl: bool, private: bool):
     def run(args: argparse.Namespace) -> FitOutput:
-        from privrl.data import load_dataset
-
-        if args.data is None:
-            raise InvalidParameterError(f"'privrl fit {name}' needs --data (a dataset of trajectories).")
-        dataset = load_dataset(args.data)
+        dataset = load_user_dataset(args)
         n_states = dataset.n_states if args.n_states is None else args.n_states
         if n_states is None:  # public: never inferred from the visited states
             raise InvalidParameterError("The dataset declares no n_states: pass --n-states.")
@@ -85,7 +90,16 @@ def _make_run(name: str, cls: type, lsl: bool, private: bool):
         if private:
             kwargs["budget"] = args.budget
             kwargs["constants"] = args.constants
-        est = cls(**kwargs).fit(dataset, rng=args.rng)
+        try:
+            est = cls(**kwargs).fit(dataset, rng=args.rng)
+        except InvalidDataError as exc:
+            if "clip_returns" not in str(exc):
+                raise
+            # in CLI terms, and without the (private) values the estimator's message shows
+            raise InvalidDataError(
+                f"The rewards or first-visit returns of '--data' {args.data} exceed the public bounds "
+                "(--r-max, --F-max): declare bounds that hold for every trajectory, or give --clip-returns."
+            ) from None
         delta = None
         if private and est.is_private:
             delta = float(args.budget.delta)
@@ -112,4 +126,5 @@ for _name, _cls, _lsl, _private, _help in (
         name=_name, help=_help,
         add_arguments=(lambda lsl, private: lambda p: _add_common(p, lsl, private))(_lsl, _private),
         run=_make_run(_name, _cls, _lsl, _private),
+        sources=("data",), budget="epsilon" if _private else "none",
     ))

@@ -103,13 +103,18 @@ def _pld_of(event: Any) -> Any:
     """The pessimistic privacy-loss distribution of ``event`` from dp-accounting's public PLD
     constructors (Gaussian, Laplace, and :class:`ApproxDpEvent` as the worst-case PLD of an
     (ε, δ)-DP mechanism, ``from_privacy_parameters``), composed. The discretisation interval is
-    1e-4·max(1, μ) for Gaussian releases of total μ = √(Σ n/σ²): a tiny-noise Gaussian has a loss
-    spread over ~μ², and a fixed interval would need ~μ²·10⁴ points (the bound stays pessimistic)."""
+    1e-4·max(1, μ, L) for Gaussian releases of total μ = √(Σ n/σ²) and a largest single
+    non-Gaussian loss L (1/b for Laplace, ε for ApproxDpEvent): a tiny-noise release has a loss
+    spread over ~μ² or ~L, and a fixed interval would need ~10⁴·max(μ², L) points. Rounding stays
+    pessimistic, so ε is never under-reported; its relative error stays ~1e-4 per release."""
     pld = _dp().pld.privacy_loss_distribution
     params = _dp().pld.common.DifferentialPrivacyParameters
     pairs = [(b, n) for b, n in _flatten(event) if not isinstance(b, _dp().NoOpDpEvent)]
     mu2 = sum(n / float(b.noise_multiplier) ** 2 for b, n in pairs if isinstance(b, _dp().GaussianDpEvent))
-    step = _INTERVAL * max(1.0, math.sqrt(mu2))
+    # the largest single-release loss of the non-Gaussian events: 1/b (Laplace) or ε (ApproxDpEvent)
+    spread = max([1.0 / float(b.noise_multiplier) for b, _ in pairs if isinstance(b, _dp().LaplaceDpEvent)]
+                 + [float(b.epsilon) for b, _ in pairs if isinstance(b, _approx_cls())] + [0.0])
+    step = _INTERVAL * max(1.0, math.sqrt(mu2), spread)
     out = pld.identity(value_discretization_interval=step)
     for base, n in pairs:
         if isinstance(base, _dp().GaussianDpEvent):
@@ -163,7 +168,16 @@ def _epsilon_delta_fns(event: Any, kind: str) -> tuple[Callable[[float], float],
     """(ε(δ), δ(ε)) of ``event`` under one accountant, without shortcuts."""
     if kind == "pld" and _own_pld_supports(event):
         pld = _pld_of(event)
-        return (lambda d: float(pld.get_epsilon_for_delta(d)), lambda e: float(pld.get_delta_for_epsilon(e)))
+
+        def eps_fn(d: float) -> float:
+            with np.errstate(over="ignore", divide="ignore"):  # huge losses overflow e^loss harmlessly
+                return float(pld.get_epsilon_for_delta(d))
+
+        def delta_fn(e: float) -> float:
+            with np.errstate(over="ignore", divide="ignore"):
+                return float(pld.get_delta_for_epsilon(e))
+
+        return eps_fn, delta_fn
     acc = make_accountant(kind)
     if not acc.supports(event):
         raise _unsupported(kind, event)
@@ -477,6 +491,18 @@ class Ledger:
     def is_non_private(self) -> bool:
         """True when some release was made without noise (ε = ∞)."""
         return any(_contains(e, _dp().NonPrivateDpEvent) or _zero_noise(e) for e in self._events)
+
+    def leaves(self) -> list[tuple[Any, int]]:
+        """Every base release as (event, count): nested compositions unrolled, no-ops dropped."""
+        return [(base, n) for event in self._events for base, n in _flatten(event)
+                if not isinstance(base, _dp().NoOpDpEvent)]
+
+    def pure_epsilon(self) -> float | None:
+        """Σ count·ε_i (basic composition, exact for pure DP) when every release is pure DP
+        (Laplace, ApproxDpEvent with δ = 0); None otherwise; 0 for an empty ledger."""
+        if self.is_empty:
+            return 0.0
+        return _pure_epsilon(self.composed_event())
 
     def composed_event(self, *, merge_gaussians: bool = False) -> Any:
         """All events as one ``ComposedDpEvent``: nested compositions flattened, identical events

@@ -136,12 +136,11 @@ def _calibrate(kind: str, epsilon: float, delta: float, sensitivity: float, comp
         return events.self_composed(make_base(nm), compositions)
 
     if kind == "gaussian":
-        from dp_accounting import get_sigma_gaussian
 
         # The exact analytic multiplier (Balle & Wang 2018) lower-bounds what any accountant needs
         # (PLD is pessimistic, RDP looser still); k Gaussian releases compose to one Gaussian with
         # multiplier σ/√k. PLD needs only ~1e-4 more, so the first bracket is narrow.
-        exact = get_sigma_gaussian(epsilon, delta) * math.sqrt(compositions)
+        exact = gaussian_multiplier(epsilon, delta) * math.sqrt(compositions)
         lower, upper = 0.9999 * exact, 1.001 * exact
     else:
         # k-fold Laplace is (k/b)-DP (basic composition), so b = k/ε always suffices.

@@ -1,7 +1,5 @@
-"""Offline RL with differential privacy (Qiao & Wang 2023): APVI/DP-APVI (tabular, Algorithm 1)
-and PEVI/VAPVI/DP-VAPVI (linear MDPs, Algorithm 2). See ``docs/offline.md``."""
+"""Re-export shim: the offline family lives in :mod:`privrl.offline` (kept for ``privrl.fitters``)."""
 
-from privrl.algorithms.offline.linear import DPVAPVI, PEVI, VAPVI
-from privrl.algorithms.offline.tabular import APVI, DPAPVI
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 
 __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI"]

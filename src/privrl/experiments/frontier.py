@@ -1,0 +1,148 @@
+"""The privacy–utility frontier (issue #11 §3): utility against ε for each calibration
+(paper / sound / tight) with the non-private reference, for one algorithm.
+
+A family registers a *frontier experiment* (an ordinary :class:`~privrl.experiments.spec.Experiment`
+with id ``frontier-<family>``) whose settings carry ``calibration`` (``"paper"``, ``"sound"``,
+``"tight"``, or ``"none"`` for the non-private reference) and ``epsilon``, and whose rows carry
+``metric``/``value``; then it calls :func:`register_frontier` to name the algorithm, the metric and
+the setting keys through which a user's own environment or dataset enters. ``privrl frontier``
+(:func:`frontier_specs`) re-grids ε, plans the runs and, after the sweep, :func:`frontier_table`
+and :func:`plot_frontier` turn the results into a CSV and a figure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privrl._validation import param_error
+from privrl.errors import InvalidParameterError
+
+__all__ = ["Frontier", "register_frontier", "get_frontier", "all_frontiers", "frontier_settings",
+           "frontier_table", "plot_frontier", "CALIBRATION_ORDER", "REFERENCE"]
+
+#: The non-private reference's ``calibration`` value in a frontier experiment's settings.
+REFERENCE = "none"
+CALIBRATION_ORDER = ("paper", "sound", "tight")
+_COLORS = {"paper": "tab:red", "sound": "tab:orange", "tight": "tab:blue"}
+_LABELS = {"paper": "paper calibration (as printed)", "sound": "sound calibration", "tight": "tight calibration"}
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """How ``privrl frontier <algorithm>`` runs one frontier experiment.
+
+    ``metric`` is the row metric plotted (``lower_is_better`` says which way is good);
+    ``env_key``/``data_key`` are the setting keys that take ``--env ID`` / ``--data FILE`` (None
+    when the frontier cannot take them).
+    """
+
+    algorithm: str
+    experiment_id: str
+    metric: str
+    lower_is_better: bool = True
+    env_key: str | None = None
+    data_key: str | None = None
+    description: str = ""
+
+
+_FRONTIERS: dict[str, Frontier] = {}
+
+
+def register_frontier(frontier: Frontier) -> Frontier:
+    if frontier.algorithm in _FRONTIERS and _FRONTIERS[frontier.algorithm] != frontier:
+        raise InvalidParameterError(f"Frontier algorithm {frontier.algorithm!r} is registered twice.")
+    _FRONTIERS[frontier.algorithm] = frontier
+    return frontier
+
+
+def all_frontiers() -> dict[str, Frontier]:
+    from privrl.experiments import all_experiments
+
+    all_experiments()  # importing the experiment modules registers their frontiers
+    return dict(sorted(_FRONTIERS.items()))
+
+
+def get_frontier(algorithm: str) -> Frontier:
+    known = all_frontiers()
+    if algorithm not in known:
+        raise InvalidParameterError(
+            f"The 'algorithm' parameter of privrl frontier must be one of {', '.join(known) or '(none)'}. "
+            f"Got {algorithm!r} instead.")
+    return known[algorithm]
+
+
+def frontier_settings(settings: Sequence[Mapping[str, Any]], *, epsilons: Sequence[float] | None = None,
+                      overrides: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The settings of a frontier run: the experiment's own ``settings`` re-gridded over
+    ``epsilons`` (one setting per distinct non-ε configuration and ε; the reference once), with
+    ``overrides`` (e.g. the user's environment) applied to every setting."""
+    owner = "privrl frontier"
+    if epsilons is not None:
+        eps = [float(e) for e in epsilons]
+        if not eps or any(not (e > 0) or not np.isfinite(e) for e in eps):
+            raise param_error("epsilons", owner, "a non-empty list of finite floats > 0", list(epsilons))
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for setting in settings:
+        if "calibration" not in setting or "epsilon" not in setting:
+            raise InvalidParameterError(
+                f"A frontier experiment's settings need 'calibration' and 'epsilon' keys; got {sorted(setting)}.")
+        grid = [setting["epsilon"]] if epsilons is None or setting["calibration"] == REFERENCE else eps
+        for e in grid:
+            s = {**setting, **(overrides or {}), "epsilon": e}
+            key = json.dumps(s, sort_keys=True, default=str)
+            if key not in seen:
+                seen.add(key)
+                out.append(s)
+    return out
+
+
+def frontier_table(df: Any, metric: str) -> Any:
+    """Mean, standard error and seed count of ``metric`` per (calibration, ε): a tidy table (the
+    reference's ε is its own setting's, plotted as a horizontal line)."""
+    import pandas as pd
+
+    rows = df[df["metric"] == metric] if "metric" in df.columns else df.iloc[0:0]
+    if rows.empty:
+        return pd.DataFrame(columns=["calibration", "epsilon", "mean", "se", "n_seeds", "epsilon_spent"])
+    per_seed = rows.groupby(["calibration", "epsilon", "seed"], sort=True).agg(
+        value=("value", "mean"), spent=("epsilon_spent", "max")).reset_index()
+    grouped = per_seed.groupby(["calibration", "epsilon"], sort=True)
+    table = grouped["value"].agg(["mean", "std", "count"]).reset_index()
+    table["se"] = np.where(table["count"] > 1, table["std"].fillna(0.0) / np.sqrt(table["count"]), 0.0)
+    table["epsilon_spent"] = grouped["spent"].max().to_numpy()
+    return table.rename(columns={"count": "n_seeds"}).drop(columns=["std"])
+
+
+def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None) -> list[Path]:
+    """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
+    non-private reference as a horizontal band; PNG (+ PDF) under ``out_dir``."""
+    from privrl.experiments.plots import new_figure, save_figure
+
+    table = frontier_table(df, frontier.metric)
+    fig, ax = new_figure(width=5.2, height=3.6)
+    for calibration in CALIBRATION_ORDER:
+        part = table[table["calibration"] == calibration].sort_values("epsilon")
+        if part.empty:
+            continue
+        color = _COLORS[calibration]
+        label = _LABELS[calibration]
+        ax.errorbar(part["epsilon"], part["mean"], yerr=part["se"], marker="o", capsize=3, color=color,
+                    label=label)
+    ref = table[table["calibration"] == REFERENCE]
+    if not ref.empty:
+        mean, se = float(ref["mean"].mean()), float(ref["se"].max())
+        ax.axhline(mean, color="black", linestyle="--", label="non-private")
+        ax.axhspan(mean - se, mean + se, color="black", alpha=0.1)
+    ax.set_xscale("log")
+    ax.set_xlabel("ε (δ fixed; ρ budgets converted by the experiment)")
+    ax.set_ylabel(f"{frontier.metric} ({'lower' if frontier.lower_is_better else 'higher'} is better)")
+    ax.set_title(title or f"{frontier.algorithm}: privacy–utility frontier")
+    ax.legend(fontsize=8)
+    return save_figure(fig, out_dir, f"{frontier.experiment_id}")

@@ -1,0 +1,237 @@
+"""Helpers shared by the tabular and linear offline algorithms (Qiao & Wang 2023).
+
+* :func:`padded_episodes` reads fixed-horizon data (a :class:`privrl.data.TrajectoryDataset`
+  through ``as_padded()``, or a mapping of ``(K, H)`` arrays) and validates it;
+* :func:`transition_statistics` — the sufficient statistics of every algorithm of the family:
+  per-step transition counts ``n_h(s, a, s')`` and reward sums (optionally for several prefixes
+  of the data at once, by cumulative sums: one pass serves every dataset size);
+* :func:`public_reward` / :func:`public_features` — the public model knowledge (an array or a model);
+* :func:`greedy` is line 8 of Algorithm 1 / line 14 of Algorithm 2 (lowest-index tie-break);
+* :func:`degenerate_output` — the UtilityWarning of a trivial output (all-zero values, one action).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from privrl._validation import check_array, param_error
+from privrl.errors import InvalidDataError, UtilityWarning
+
+__all__ = ["padded_episodes", "greedy", "Statistics", "transition_statistics", "offline_statistics",
+           "check_statistics", "public_reward",
+           "public_features", "degenerate_output", "warn_degenerate", "one_hot_features"]
+
+_KEYS = ("observations", "actions", "rewards", "next_observations")
+
+_PAD_HINT = ("pad episodes that end in a terminal state with absorbing zero-reward steps up to the horizon "
+             "(privrl.data's padding helper), or sample from the model without terminal states")
+
+
+def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
+                    horizon: int | None = None, reward_bounds: tuple[float, float] = (0.0, 1.0)
+                    ) -> dict[str, np.ndarray]:
+    """``(K, H)`` arrays ``observations, actions, rewards, next_observations`` of fixed-horizon data.
+
+    Raises :class:`InvalidDataError` for variable-length episodes, an empty dataset, a horizon
+    mismatch, states/actions outside ``[0, n_states) x [0, n_actions)`` or rewards outside
+    ``reward_bounds`` (privacy of the linear algorithms relies on ``0 <= r <= 1``; rewards are
+    never clipped silently). Messages say which bound was broken, never the private values.
+    """
+    if hasattr(data, "as_padded"):
+        if getattr(data, "horizon", 0) is None:
+            raise InvalidDataError(f"{owner} needs fixed-horizon data (every episode exactly H steps); this "
+                                   f"TrajectoryDataset has episodes of different lengths: {_PAD_HINT}.")
+        try:
+            arrays = data.as_padded()
+        except Exception as exc:  # noqa: BLE001 - re-raised with context
+            raise InvalidDataError(f"{owner} needs fixed-horizon data (as_padded() failed: {exc})") from None
+    elif isinstance(data, Mapping):
+        arrays = data
+    else:
+        raise param_error("dataset", owner, "a TrajectoryDataset or a mapping of (K, H) arrays",
+                          type(data).__name__)
+    missing = [k for k in _KEYS if k not in arrays]
+    if missing:
+        raise InvalidDataError(f"{owner}: the dataset lacks the arrays {missing}.")
+    out: dict[str, np.ndarray] = {}
+    for key in _KEYS:
+        arr = np.asarray(arrays[key])
+        if arr.ndim != 2:
+            raise InvalidDataError(f"{owner}: '{key}' must be a (K, H) array of tabular indices/rewards. "
+                                   f"Got shape {arr.shape} instead.")
+        out[key] = arr
+    K, H = out["actions"].shape
+    if K == 0 or H == 0:
+        raise InvalidDataError(f"{owner}: the dataset is empty (shape {(K, H)}).")
+    for key in _KEYS:
+        if out[key].shape != (K, H):
+            raise InvalidDataError(f"{owner}: '{key}' has shape {out[key].shape}, expected {(K, H)}.")
+    if horizon is not None and H != horizon:
+        raise InvalidDataError(f"{owner}: the dataset has horizon {H} but the public model (reward "
+                               f"function) has horizon {horizon}.")
+    for key, n in (("observations", n_states), ("next_observations", n_states), ("actions", n_actions)):
+        arr = out[key]
+        if arr.dtype.kind == "f":
+            if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+                raise InvalidDataError(f"{owner}: '{key}' must hold integer indices.")
+        elif arr.dtype.kind not in "iu":
+            raise InvalidDataError(f"{owner}: '{key}' must hold integer indices. Got dtype {arr.dtype}.")
+        arr = arr.astype(np.int64)
+        if arr.min() < 0 or arr.max() >= n:
+            raise InvalidDataError(f"{owner}: '{key}' must lie in [0, {n}) (the public model's size); some "
+                                   "entries do not.")
+        out[key] = arr
+    rewards = out["rewards"].astype(float)
+    lo, hi = reward_bounds
+    if not np.all(np.isfinite(rewards)) or rewards.min() < lo or rewards.max() > hi:
+        raise InvalidDataError(f"{owner}: rewards must lie in [{lo}, {hi}] (privacy relies on it); some do not. "
+                               "Rescale them by a public affine map.")
+    out["rewards"] = rewards
+    return out
+
+
+class Statistics(NamedTuple):
+    """Sufficient statistics of fixed-horizon data: ``counts[h, s, a, s']`` transitions and
+    ``rewards[h, s, a, s']`` the sum of their rewards. Every quantity of Algorithms 1 and 2 is a
+    function of them (sums over trajectories are sums over (s, a, s') weighted by the counts)."""
+
+    counts: np.ndarray
+    rewards: np.ndarray
+
+    @property
+    def n_sa(self) -> np.ndarray:
+        return self.counts.sum(axis=-1)
+
+    @property
+    def n_episodes(self) -> int:
+        return int(round(float(self.counts[0].sum())))
+
+
+def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
+                          sizes: Sequence[int] | None = None) -> Statistics | list[Statistics]:
+    """:class:`Statistics` of ``(K, H)`` arrays; with ``sizes``, a list: the statistics of the first
+    ``k`` trajectories for every ``k`` in ``sizes`` (one pass, cumulative sums)."""
+    obs, act, nxt = data["observations"], data["actions"], data["next_observations"]
+    K, H = act.shape
+    S, A = n_states, n_actions
+    size = H * S * A * S
+    flat = ((np.arange(H)[None, :] * S + obs) * A + act) * S + nxt
+    rew = np.asarray(data["rewards"], dtype=float)
+
+    def stats(lo: int, hi: int) -> Statistics:
+        idx, w = flat[lo:hi].ravel(), rew[lo:hi].ravel()
+        return Statistics(np.bincount(idx, minlength=size).astype(float).reshape(H, S, A, S),
+                          np.bincount(idx, weights=w, minlength=size).reshape(H, S, A, S))
+
+    if sizes is None:
+        return stats(0, K)
+    out: list[Statistics] = []
+    prev, acc = 0, Statistics(np.zeros((H, S, A, S)), np.zeros((H, S, A, S)))
+    for k in sorted(int(s) for s in sizes):
+        if not 0 < k <= K:
+            raise param_error("sizes", "transition_statistics", f"ints in [1, {K}]", k)
+        part = stats(prev, k)
+        acc = Statistics(acc.counts + part.counts, acc.rewards + part.rewards)
+        out.append(acc)
+        prev = k
+    order = np.argsort(np.argsort([int(s) for s in sizes]))
+    return [out[i] for i in order]
+
+
+def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int] | None = None,
+                       *, owner: str = "offline_statistics") -> Statistics | list[Statistics]:
+    """Validated :class:`Statistics` of a fixed-horizon dataset (see :func:`padded_episodes`), or of
+    its first ``k`` trajectories for every ``k`` in ``sizes`` (prefix sums: one pass serves every
+    size). Every estimator of the family accepts them in place of the dataset."""
+    data = padded_episodes(dataset, owner, n_states=n_states, n_actions=n_actions)
+    return transition_statistics(data, n_states, n_actions, sizes)
+
+
+def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions: int,
+                     horizon: int | None = None) -> int:
+    """Validate :class:`Statistics` given in place of a dataset (shapes, non-negative integer counts,
+    the same number K of trajectories at every step, reward sums within [0, counts]); returns K.
+    Statistics should come from :func:`offline_statistics`, which validates every reward."""
+    counts, rewards = np.asarray(stats.counts, dtype=float), np.asarray(stats.rewards, dtype=float)
+    if counts.ndim != 4 or counts.shape[1:] != (n_states, n_actions, n_states) or rewards.shape != counts.shape:
+        raise InvalidDataError(f"{owner}: the statistics must have shape (H, {n_states}, {n_actions}, {n_states}). "
+                               f"Got {counts.shape} and {rewards.shape} instead.")
+    if horizon is not None and counts.shape[0] != horizon:
+        raise InvalidDataError(f"{owner}: the statistics have horizon {counts.shape[0]} but the public model "
+                               f"(reward function) has horizon {horizon}.")
+    per_step = counts.reshape(counts.shape[0], -1).sum(axis=1)
+    if (not np.all(np.isfinite(counts)) or counts.min() < 0 or not np.all(counts == np.round(counts))
+            or not np.all(per_step == per_step[0]) or per_step[0] < 1):
+        raise InvalidDataError(f"{owner}: the statistics' counts must be non-negative integers with the same "
+                               "positive total at every step (build them with privrl.offline.offline_statistics).")
+    if not np.all(np.isfinite(rewards)) or rewards.min() < 0 or np.any(rewards > counts):
+        raise InvalidDataError(f"{owner}: the statistics' reward sums must lie in [0, counts] (rewards in [0, 1]; "
+                               "privacy relies on it).")
+    return int(per_step[0])
+
+
+def public_reward(reward: Any, owner: str) -> np.ndarray:
+    """The public reward function: an ``(H,S,A)``/``(S,A)`` array in [0, 1], or a model carrying it
+    (a :class:`~privrl.envs.linear.LinearMDP`'s ``rewards``, an episodic
+    :class:`~privrl.envs.tabular.TabularMDP`'s ``r`` — e.g. from ``from_gymnasium_toy_text(env,
+    horizon=H)``)."""
+    if not isinstance(reward, np.ndarray):
+        if hasattr(reward, "rewards") and hasattr(reward, "features"):
+            reward = reward.rewards
+        elif hasattr(reward, "r") and hasattr(reward, "P"):
+            if getattr(reward, "horizon", None) is None:
+                raise param_error("reward", owner, "an episodic model (give from_gymnasium_toy_text a horizon) "
+                                  "or an (H, S, A) array", "a discounted model")
+            r = np.asarray(reward.r, dtype=float)
+            reward = np.broadcast_to(r, (reward.horizon, *r.shape[-2:])) if r.ndim == 2 else r
+    r = check_array(reward, "reward", owner=owner)
+    if r.min(initial=0.0) < 0 or r.max(initial=0.0) > 1:
+        raise param_error("reward", owner, "rewards in [0, 1] (rescale the public reward function by an affine "
+                          "map, e.g. (r - r_min)/(r_max - r_min))", "values outside [0, 1]")
+    if r.ndim not in (2, 3):
+        raise param_error("reward", owner, "an (H, S, A) or (S, A) array", f"shape {r.shape}")
+    return r
+
+
+def one_hot_features(n_states: int, n_actions: int) -> np.ndarray:
+    """``φ(s, a) = e_{sA+a}`` ``(S, A, S·A)``: a tabular MDP as a linear MDP (‖φ‖ = 1)."""
+    return np.eye(n_states * n_actions).reshape(n_states, n_actions, n_states * n_actions)
+
+
+def public_features(features: Any, owner: str) -> np.ndarray:
+    """The public feature table ``(S, A, d)``: an array, a model with ``.features`` (LinearMDP) or a
+    :class:`~privrl.envs.tabular.TabularMDP` (one-hot features)."""
+    if not isinstance(features, np.ndarray):
+        if hasattr(features, "features"):
+            features = features.features
+        elif hasattr(features, "P") and hasattr(features, "n_states"):
+            features = one_hot_features(features.n_states, features.n_actions)
+    return check_array(features, "features", owner=owner, ndim=3)
+
+
+def greedy(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Greedy deterministic policy over the last axis (lowest index wins ties) and its value."""
+    policy = np.argmax(q, axis=-1)
+    return policy, np.take_along_axis(q, policy[..., None], axis=-1)[..., 0]
+
+
+def degenerate_output(q_values: np.ndarray, policy: np.ndarray) -> str | None:
+    """The cause when an offline output is trivial: every pessimistic Q̄ is 0 (the value function is
+    identically zero), or at every step and state all actions tie, so the policy is the constant
+    tie-break rule (lowest index) and carries no information. A constant policy that the estimates
+    actually prefer is not flagged (it can be optimal)."""
+    if not np.any(q_values > 0):
+        return ("the pessimistic value function is identically 0 (every Q-value was clipped at 0) and the "
+                "policy is the tie-break rule (action 0 everywhere)")
+    if q_values.shape[-1] > 1 and np.all(q_values.max(axis=-1) == q_values.min(axis=-1)):
+        return "all actions tie at every step and state: the policy is the tie-break rule (action 0 everywhere)"
+    return None
+
+
+def warn_degenerate(owner: str, cause: str | None, knob: str) -> None:
+    if cause is not None:
+        warnings.warn(f"{owner}: degenerate output: {cause}. {knob}", UtilityWarning, stacklevel=3)

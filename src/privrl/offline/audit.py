@@ -1,0 +1,237 @@
+"""Audit targets of DP-APVI (both variants) and DP-VAPVI (Qiao & Wang 2023, Algorithms 1 and 2).
+
+Every target audits the estimator's own release path and its own claim: the noise plan comes from
+the estimator (``DPAPVI.count_noise`` / ``DPVAPVI.linear_noise``, default calibration "tight"),
+the samplers call the module's own kernels (:func:`~privrl.offline.tabular.release_counts`,
+:func:`~privrl.offline.linear.linear_pessimistic_vi`) through a
+:class:`~privrl.privacy.release.Releaser`, and the claimed ε is ``privacy_spent(δ)`` of the
+estimator fitted on D (its ledger). Negative controls draw the same releases from
+``ScaledNoise(·, 1/10)`` (noise ÷ 10, same claim).
+
+DP-APVI (``dp-apvi-gaussian``, ``dp-apvi-laplace``). Eq. (2) is the only step that touches the
+data; the rest of Algorithm 1 is post-processing. H = S = A = 2, K = 7 trajectories with unequal
+pair counts; D' replaces a trajectory by :func:`~privrl.audit.neighbors.rarest_episode` — the
+least-visited pair at every step — chosen so that at every step both families move in two entries
+(‖Δn_sa‖₂ = ‖Δn_sas'‖₂ = √(2H), the sensitivity of Lemma C.1: the worst case). The output audited is
+the pair of released count tables. ``dp-apvi-dataset`` does the same on a dataset sampled from a
+seeded random MDP, with the neighbour made by the generic
+:func:`~privrl.audit.neighbors.replace_one_trajectory` (``strategy="rarest"``).
+
+DP-VAPVI (``dp-vapvi``, ``dp-vapvi-paper``). Algorithm 2 releases its statistics adaptively (step h
+uses Ṽ_{h+1}, itself computed from released values). The audit runs the module's own kernel with a
+releaser that also *records* every released statistic: the audited output is the whole transcript
+(the policy and values are post-processing of it). H = 2, S = A = 2, d = 2, unit-norm features
+φ(0,0) = e₁, φ(1,1) = e₂, no split (``split=False``: one trajectory enters every statistic). D: K = 4
+trajectories all on (0, 0) with reward 0; D' replaces the first by one on (1, 1) with reward 1
+(orthogonal features: ‖φφᵀ − ψψᵀ‖_F = √2, the replace-one sensitivity of spec A-L3). The paper
+calibration records its true replace-one cost (1.4ρ) in the ledger, so its claim is honest for what
+it spends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from privrl.audit.broken import NOISE_DIVISOR
+from privrl.audit.neighbors import rarest_episode
+from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
+from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.offline import DPAPVI, DPVAPVI
+from privrl.offline._common import transition_statistics
+from privrl.offline.linear import linear_pessimistic_vi
+from privrl.offline.tabular import count_statistics, release_counts
+from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+
+H, S, A = 2, 2, 2
+
+
+def _noise(rng: np.random.Generator, broken: str | None):
+    """The noise source of one audited release: seeded NumPy, ÷ 10 for the negative control."""
+    base = NumpyNoise(rng)
+    return ScaledNoise(base, 1.0 / NOISE_DIVISOR) if broken == "noise-div-10" else base
+
+
+def _budget(epsilon: float, delta: float) -> PrivacyBudget:
+    return PrivacyBudget(epsilon=epsilon, delta=delta or 0.0)
+
+
+# --------------------------------------------------------------------------- DP-APVI
+def _tabular_datasets() -> tuple[dict, dict]:
+    """(D, D') as ``(K, H)`` arrays — see module docstring."""
+    pairs = [(0, 0)] * 3 + [(0, 1)] * 2 + [(1, 0), (1, 1)]
+    obs = np.array([[s] * H for s, _ in pairs])
+    act = np.array([[a] * H for _, a in pairs])
+    nxt = obs.copy()
+    n_sa, _ = count_statistics(obs, act, nxt, S, A)
+    ep = rarest_episode(n_sa, reward=1.0)
+    differs = [(obs[k] != ep["observations"]) | (act[k] != ep["actions"]) for k in range(len(pairs))]
+    k = next(i for i, d in enumerate(differs) if d.all())
+    obs2, act2, nxt2 = obs.copy(), act.copy(), nxt.copy()
+    obs2[k], act2[k], nxt2[k] = ep["observations"], ep["actions"], ep["next_observations"]
+    zeros = np.zeros(obs.shape)
+    return ({"observations": obs, "actions": act, "next_observations": nxt, "rewards": zeros},
+            {"observations": obs2, "actions": act2, "next_observations": nxt2, "rewards": zeros})
+
+
+def _counts(data: dict, n_states: int = S, n_actions: int = A) -> tuple[np.ndarray, np.ndarray]:
+    return count_statistics(data["observations"], data["actions"], data["next_observations"], n_states, n_actions)
+
+
+def tabular_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``((n_sa, n_sas) of D, (n_sa, n_sas) of D')`` — see module docstring."""
+    d, d2 = _tabular_datasets()
+    return _counts(d), _counts(d2)
+
+
+def _dataset_pair() -> tuple[dict, dict]:
+    """A sampled dataset (30 episodes of a seeded random MDP, S = 3, A = 2, H = 3, uniform policy)
+    and its worst-case neighbour from the generic generator (``"rarest"``), as ``(K, H)`` arrays."""
+    from privrl.audit.neighbors import replace_one_trajectory
+    from privrl.envs.random_tabular import random_tabular_mdp
+    from privrl.offline._common import padded_episodes
+
+    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=3, seed=0).to_tabular()
+    data = mdp.sample(np.full((3, 2), 0.5), 30, rng=0)
+    neighbour, _, _ = replace_one_trajectory(data, strategy="rarest", n_states=3, n_actions=2)
+    return tuple(padded_episodes(d, "dp-apvi-dataset audit", n_states=3, n_actions=2)  # type: ignore[return-value]
+                 for d in (data, neighbour))
+
+
+def dataset_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Counts of :func:`_dataset_pair`'s two datasets."""
+    d, d2 = _dataset_pair()
+    return _counts(d, 3, 2), _counts(d2, 3, 2)
+
+
+def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datasets, n_states: int = S,
+          n_actions: int = A) -> AuditPair:
+    d, d2 = pair()
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical")
+    horizon = d["actions"].shape[1]
+    est.fit(d, np.zeros((horizon, n_states, n_actions)), rng=0)
+    plan = est.count_noise(horizon, n_states, n_actions, d["actions"].shape[0])
+    if delta:
+        claimed = est.privacy_spent(delta)
+    else:   # pure ε-DP: the ledger's Laplace events compose additively
+        claimed = float(sum(1.0 / e.noise_multiplier for e in est.privacy_ledger_.events))
+
+    def on(data):
+        counts = _counts(data, n_states, n_actions)
+
+        def once(rng):
+            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
+            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
+        return lambda n, rng: stack(once, n, rng)
+    return AuditPair(on(d), on(d2), claimed, delta or 0.0,
+                     note=f"{plan.mechanism}, calibration {est.calibration}")
+
+
+def _apvi_gaussian(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _apvi(epsilon, delta, broken)
+
+
+def _apvi_dataset(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _apvi(epsilon, delta, broken, _dataset_pair, 3, 2)
+
+
+def _apvi_laplace(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _apvi(epsilon, 0.0, broken)
+
+
+# --------------------------------------------------------------------------- DP-VAPVI
+D_FEAT = 2
+K_HALF = 4
+
+
+def linear_features() -> np.ndarray:
+    """``φ(s, a)`` ``(S, A, d)``: φ(0,0) = e₁, φ(1,1) = e₂, φ(0,1) = φ(1,0) = (e₁ + e₂)/2."""
+    phi = np.zeros((S, A, D_FEAT))
+    phi[0, 0], phi[1, 1] = [1.0, 0.0], [0.0, 1.0]
+    phi[0, 1] = phi[1, 0] = [0.5, 0.5]
+    return phi
+
+
+def linear_neighbours() -> tuple[dict, dict]:
+    """``(D, D')`` as ``(K, H)`` arrays (see module docstring); without the split (``split=False``)
+    both stages read the same K trajectories, so the replaced trajectory enters every statistic."""
+    zeros = np.zeros((K_HALF, H), dtype=int)
+    data = {"observations": zeros, "actions": zeros.copy(), "rewards": np.zeros((K_HALF, H)),
+            "next_observations": zeros.copy()}
+    changed = {k: v.copy() for k, v in data.items()}
+    changed["observations"][0] = changed["actions"][0] = changed["next_observations"][0] = 1
+    changed["rewards"][0] = 1.0
+    return data, changed
+
+
+class _Recording(Releaser):
+    """A releaser that also keeps every released value (the audited transcript)."""
+
+    def __init__(self, noise, ledger) -> None:
+        super().__init__(noise, ledger)
+        self.log: list[np.ndarray] = []
+
+    def _keep(self, release):
+        out = super()._keep(release)
+        self.log.append(np.asarray(out, float).ravel())
+        return out
+
+
+def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -> AuditPair:
+    import warnings
+
+    from privrl.errors import PrivacyLeakWarning, UtilityWarning
+
+    phi = linear_features()
+    d, d2 = linear_neighbours()
+    est = DPVAPVI(budget=_budget(epsilon, delta), calibration=calibration, split=False, lam=1.0, C=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (PrivacyLeakWarning, UtilityWarning))
+        est.fit(d, phi, rng=0)
+    claimed = est.privacy_spent(delta)
+    plan = est.linear_noise(H, D_FEAT)
+
+    def on(data):
+        stats = transition_statistics(data, S, A)
+
+        def once(rng):
+            rel = _Recording(_noise(rng, broken), Ledger())
+            linear_pessimistic_vi(phi, stats, stats, lam=1.0, penalty_coef=0.0, additive=0.0, noise=plan, rel=rel)
+            return np.concatenate(rel.log)
+        return lambda n, rng: stack(once, n, rng)
+    note = "paper calibration (labelled): the claim is the ledger's true replace-one cost" if calibration == "paper" else ""
+    return AuditPair(on(d), on(d2), claimed, delta, note=note)
+
+
+def _vapvi_tight(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _vapvi(epsilon, delta, broken, "tight")
+
+
+def _vapvi_paper(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _vapvi(epsilon, delta, broken, "paper")
+
+
+register_target(AuditTarget(
+    name="dp-apvi-gaussian", description="DP-APVI count release, Gaussian (tight calibration), H=S=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_gaussian, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+))
+register_target(AuditTarget(
+    name="dp-apvi-laplace", description="DP-APVI count release, Laplace (pure DP, tight split), H=S=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_laplace, epsilon=1.0, delta=0.0,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+))
+register_target(AuditTarget(
+    name="dp-apvi-dataset", description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_dataset, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+))
+register_target(AuditTarget(
+    name="dp-vapvi", description="DP-VAPVI transcript of all released statistics (tight calibration), H=2, d=2",
+    privacy_unit="one trajectory (replace-one)", build=_vapvi_tight, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=2_000,
+))
+register_target(AuditTarget(
+    name="dp-vapvi-paper", description="DP-VAPVI with calibration='paper' (labelled), H=2, d=2",
+    privacy_unit="one trajectory (replace-one)", build=_vapvi_paper, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=2_000,
+))
