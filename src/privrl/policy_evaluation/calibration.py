@@ -78,7 +78,7 @@ __all__ = ["scaled_gaussian_delta", "pure_scale_delta", "lemma1_delta", "lemma1_
 #: Practical smoothing preset: the largest β whose certified α is at most (1 + κ) times the
 #: multiplier of a plain Gaussian mechanism (β = 0). κ was chosen once on held-out chains
 #: (docs/policy_evaluation.md, "Practical constants").
-PRACTICAL_KAPPA = 0.1
+PRACTICAL_KAPPA = 0.5
 #: Budgets with ε above this are calibrated at this ε (a smaller ε is a valid claim at any larger
 #: one). Where e^ε would overflow, the computations below drop (clip) the subtracted term, which
 #: only raises δ: the results stay upper bounds.

@@ -54,7 +54,7 @@ __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "sqrt_lambda_schedule", "lambda_sched
 
 #: DP-LSL's practical λ preset, λ = λ_min + c·‖ρ‖∞·α^{2/5}·m^{3/5} (the bias–noise balance of the
 #: docs, "Practical constants"); c chosen once on held-out chains.
-PRACTICAL_LAMBDA_COEF = 1.0
+PRACTICAL_LAMBDA_COEF = 5.0
 
 
 def sqrt_lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, c: float) -> float:
@@ -63,16 +63,17 @@ def sqrt_lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, c:
 
 
 def lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, *, constants: str = "theory",
-                    alpha: float = 0.0) -> float:
+                    alpha: float = 0.0, coef: float | None = None) -> float:
     """DP-LSL's λ when none is given (public: m, Φ, ρ and the public multiplier α only).
 
     ``"theory"``: λ_min + √m (the paper's §6 schedule λ ∝ √m, unit coefficient).
-    ``"practical"``: λ_min + c‖ρ‖∞ α^{2/5} m^{3/5}, c = :data:`PRACTICAL_LAMBDA_COEF` (minimises
+    ``"practical"``: λ_min + c‖ρ‖∞ α^{2/5} m^{3/5}, c = :data:`PRACTICAL_LAMBDA_COEF` unless ``coef``
+    is given (the tuning script's grid) (minimises
     bias² ∝ (λ/m)² plus noise² ∝ α² m / λ³ for large m; ‖ρ‖∞ keeps the (ρ, λ) scale invariance)."""
     if constants == "theory" or alpha <= 0:
         return sqrt_lambda_schedule(m, features, relevance, 1.0)
-    return lambda_min(features, relevance) + PRACTICAL_LAMBDA_COEF * float(np.max(relevance)) \
-        * alpha ** 0.4 * m ** 0.6
+    c = PRACTICAL_LAMBDA_COEF if coef is None else float(coef)
+    return lambda_min(features, relevance) + c * float(np.max(relevance)) * alpha ** 0.4 * m ** 0.6
 
 
 # =========================================================================== declared parameters
