@@ -146,3 +146,42 @@ def test_chain_gym_registration():
         done = term or trunc
     assert obs == 5 and term
     env.close()
+
+
+def test_nested_chain_statistics_have_the_law_of_direct_sampling():
+    """The histogram sampler of the experiments (sample_chain_statistics_nested) against the direct
+    per-trajectory sampler: same means, variances and a cross-covariance of (counts, F_X) over 3000
+    seeds (m = 30, N = 6, γ = 0.9), within 4 standard errors; a KS test on F_X(0)."""
+    from scipy import stats as sps
+
+    from privrl.envs.chain import sample_chain_statistics, sample_chain_statistics_nested
+
+    n, m, seeds = 6, 30, 3000
+    a = np.array([np.r_[c, f] for c, f in (sample_chain_statistics_nested([m], 0.9, n_states=n, rng=s)[0]
+                                           for s in range(seeds))])
+    b = np.array([np.r_[sample_chain_statistics(m, 0.9, n_states=n, rng=10**6 + s)] .ravel()
+                  for s in range(seeds)])
+    for j in range(2 * n):
+        if b[:, j].std() == 0:
+            assert np.all(a[:, j] == b[0, j])
+            continue
+        se = math.sqrt(a[:, j].var() / seeds + b[:, j].var() / seeds)
+        assert abs(a[:, j].mean() - b[:, j].mean()) <= 4 * se, j
+        assert a[:, j].var() == pytest.approx(b[:, j].var(), rel=0.15), j   # s.e. of a variance ≈ 2.6 % here
+    cov = [np.cov(x[:, n], x[:, n + 1])[0, 1] for x in (a, b)]  # F_X(0) with F_X(1): shared sojourns
+    assert cov[0] == pytest.approx(cov[1], rel=0.25) and cov[1] > 0
+    assert sps.ks_2samp(a[:, n], b[:, n]).pvalue > 1e-3
+
+
+def test_nested_chain_statistics_are_nested_unbiased_and_cheap():
+    from privrl.envs.chain import sample_chain_statistics_nested
+
+    sizes = [10, 1000, 10**5, 10**7]
+    out = sample_chain_statistics_nested(sizes, 0.99, rng=0)
+    for (c1, _), (c2, _), m in zip(out, out[1:], sizes[1:]):
+        assert np.all(c2 >= c1) and c2[-1] == m            # prefixes: counts only grow; all reach N−1
+    counts, mean = out[-1]
+    np.testing.assert_allclose(mean, chain_values(), atol=2e-3)   # first-visit returns are unbiased (A12)
+    np.testing.assert_allclose(counts[:-1] / 10**7, chain_visit_probabilities()[:-1], atol=1e-3)
+    with pytest.raises(InvalidParameterError, match="batch_sizes"):
+        sample_chain_statistics_nested([100, 10], 0.99, rng=0)

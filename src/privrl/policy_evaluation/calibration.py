@@ -51,8 +51,10 @@ The calibrations (:func:`smoothed_gaussian`):
   :func:`practical_beta`), α the least value whose exact worst case (step 4) meets (ε, δ),
   found by bisection; ψ rounded up as in step 4.
 
-Every result records ``epsilon_spent``: the smallest ε (bisection, feasible end kept) whose
-certified δ(ε) is at most the budget's δ; the ledger event is ``ApproxDpEvent(epsilon_spent, δ)``.
+Every result records ``epsilon_spent``, the ledger's ``ApproxDpEvent(epsilon_spent, δ)``: for
+``"tight"`` the target ε itself (certified, whatever β the utility preset chose); for ``"sound"``
+and ``"paper"`` the smallest ε (bisection, feasible end kept) whose certified δ(ε) is at most the
+budget's δ — what the printed constants truly spend.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ PRACTICAL_KAPPA = 0.5
 #: only raises δ: the results stay upper bounds.
 EPSILON_CAP = 1e12
 _EXP_MAX = 700.0
+_TARGET_SLACK = 1e-8
 _Z_RANGE = 40.0
 #: ψ is rounded to e^{β⌈ln ψ/β − τ⌉}: the offset τ absorbs floating-point error in ln ψ/β (which is
 #: often an exact integer in theory, e.g. ψ = e^{−kβ} Σ_s w_s with Σ_s w_s = 1), and α is raised by
@@ -410,12 +413,14 @@ def _smoothed_gaussian(epsilon: float, delta: float, d: int, calibration: str, s
         return SmoothedGaussian(**common, alpha=0.0, beta=math.inf, discrete=False, epsilon_spent=math.inf)
     eps = min(epsilon, EPSILON_CAP)
     if calibration == "tight":
+        eps *= 1.0 - _TARGET_SLACK  # strictly inside the target: the ledger's own bisection may add ~1e-9
         if constants == "practical":
             beta = practical_beta(eps, delta, d)
             alpha = tight_alpha(eps, delta, beta, d)
         else:
-            beta = smoothing_constants(min(eps, 5.0) if smoothing == "appendix_a" else eps, delta, d,
-                                       smoothing)[1]
+            printed_eps = min(epsilon, EPSILON_CAP)
+            beta = smoothing_constants(min(printed_eps, 5.0) if smoothing == "appendix_a" else printed_eps,
+                                       delta, d, smoothing)[1]
             alpha = tight_alpha(eps, delta, beta, d)
             if not alpha <= 2.0 * gaussian_multiplier(eps, delta):
                 # the printed β grows like ε: at large ε it costs more than doubling α (or cannot be
@@ -425,9 +430,10 @@ def _smoothed_gaussian(epsilon: float, delta: float, d: int, calibration: str, s
         if math.isinf(alpha):  # pragma: no cover - practical_beta keeps β feasible by construction
             raise CertificationError(f"No noise multiplier certifies ({epsilon}, {delta})-DP at smoothness "
                                      f"beta = {beta} in d = {d}.")
-        spent = lemma1_epsilon(delta, alpha, beta, d, discrete=True, upper=eps)
+        # certified at the target itself (tight_alpha's bisection keeps the feasible end): the ledger
+        # records (ε, δ) whatever the utility knobs chose for β
         return SmoothedGaussian(**common, alpha=alpha * math.exp(0.5 * beta * ROUNDING_OFFSET), beta=beta,
-                                discrete=True, epsilon_spent=spent)
+                                discrete=True, epsilon_spent=eps)
     alpha, beta = smoothing_constants(epsilon, delta, d, smoothing)
     corrected = False
     if calibration == "sound" and lemma1_delta(eps, alpha, beta, d, discrete=False) > delta:
