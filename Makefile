@@ -8,7 +8,10 @@ STAMP_TEST := $(VENV)/.installed-test
 STAMP_DEMO := $(VENV)/.installed-demo
 JOBS ?= 2
 
-.PHONY: demo test test-slow bench lint venv clean
+PAPER_OUT ?= results/paper
+EVIDENCE  ?= docs/results
+
+.PHONY: demo test test-slow bench lint venv clean reproduce-paper
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +29,15 @@ venv: $(STAMP_TEST)
 
 demo: $(STAMP_DEMO)
 	$(BIN)/privrl reproduce --scale quick --out results/
+
+# Paper scale, then the evidence: report.md, PNG figures and manifest.json in $(EVIDENCE).
+# Runs already finished in $(PAPER_OUT) are skipped (the wall time is then that of this call).
+reproduce-paper: $(STAMP_DEMO)
+	@start=$$(date +%s); status=0; \
+	PRIVRL_FIGURE_FORMATS=png $(BIN)/privrl reproduce --scale paper --out $(PAPER_OUT) --jobs $(JOBS) || status=$$?; \
+	end=$$(date +%s); \
+	$(BIN)/python -m privrl.experiments.evidence $(PAPER_OUT) $(EVIDENCE) --wall-seconds $$((end - start)) || exit 1; \
+	exit $$status
 
 test: $(STAMP_TEST)
 	$(BIN)/python -m pytest -n $(JOBS) --cov=privrl --cov-report=term:skip-covered -q

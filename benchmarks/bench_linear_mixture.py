@@ -1,15 +1,24 @@
-"""Speed of LinOptVI / LinOptPO (issue #6 §6). Prints one JSON line per measurement.
+"""Speed of LinOptVI / LinOptPO and of the Zhou (2022) paper grid (issue #6 §6, issue #12 §1).
 
-Episodes per second for each algorithm × privatizer on E2 (S=6, A=4, H=5, d1=d2=3) and E1 (d=5, H=6),
-measured at ``--episodes K`` (default 5000) in process CPU time (``episodes_per_second = K / cpu_seconds``;
-the machine is shared, so wall time ``seconds`` is also printed) and extrapolated linearly to K = 10⁵ (the per-episode cost
-does not grow with k: the tree keeps O(log K) nodes and every statistic is d×d); ``peak_mb`` comes from a
-separate 500-episode run under tracemalloc (tracing slows allocation, so it is not timed). Target: LinOptVI
-with the central tree privatizer on E2, K = 10⁵ in < 60 s on one core. Model construction is not timed.
+Prints one JSON line per measurement (``name``, parameters, ``seconds`` = wall, ``cpu_seconds`` =
+process CPU time; the machine is shared, so CPU time is the steadier figure):
 
-    .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 5000] [--full]
+* ``linear_mixture_fit`` — one ``fit`` (one run, the lockstep kernel with R = 1) per algorithm ×
+  privatizer on E2 (S=6, A=4, H=5, d1=d2=3) and E1 (d=5, H=6), at ``--episodes K`` (default 2000)
+  with ``extrapolated_cpu_seconds_at_1e5`` (the per-episode cost does not grow with k: the tree
+  keeps O(log K) nodes and every statistic is d×d); ``--full`` runs K = 10⁵ itself.
+* ``zhou2022_batch`` — one lockstep batch of the ``zhou2022-regret`` sweep: every paper setting of
+  one environment and algorithm (6 privacy levels × 2 panels) × ``--seeds`` seeds (``fit_many``,
+  reachable-state planning), timed at ``--batch-episodes`` (default 1000) and a fifth of it: the
+  difference gives the CPU cost per batched episode, the rest the set-up; reports the CPU seconds
+  per (setting, seed) run extrapolated to K = 10⁵.
+* ``zhou2022_grid_projection`` — the paper grid (48 settings × 10 seeds, K = 10⁵) projected from
+  the batch rows: total CPU seconds, and wall seconds on 2 cores (the sweep's 2 tasks, one per
+  algorithm, each its E2 and E1 batches, one per worker).
 
-``--full`` also times the K = 10⁵ LinOptVI/central/E2 run itself.
+``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
+
+    .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 2000] [--full] [--seeds 5]
 """
 
 from __future__ import annotations
@@ -19,45 +28,82 @@ import os
 import sys
 import time
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _util import emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
 from privrl.algorithms.linear_mixture import LinOptPO, LinOptVI  # noqa: E402
+from privrl.algorithms.linear_mixture.engine import fit_many  # noqa: E402
 from privrl.envs.linear_mixture import hard_instance, random_mixture  # noqa: E402
 
 TARGET_K = 10**5
 
 
-def bench(env_name: str, model, cls, privatizer: str, K: int, extrapolate: bool = True) -> None:
+def bench_fit(env_name: str, model, cls, privatizer: str, K: int) -> None:
     budget = PrivacyBudget(epsilon=1.0, delta=1e-5) if privatizer != "none" else PrivacyBudget.non_private()
     est = cls(n_episodes=K, privatizer=privatizer, budget=budget)
     start, cpu = time.perf_counter(), time.process_time()   # no tracemalloc here (it slows numpy allocation)
     est.fit(model, rng=0)
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
-    peak = measure(lambda: cls(n_episodes=min(K, 500), privatizer=privatizer, budget=budget).fit(model, rng=0))
-    eps = K / cpu_seconds
-    row = dict(algorithm=cls.__name__, privatizer=privatizer, env=env_name, S=model.n_states,
-               A=model.n_actions, H=model.horizon, d1=model.d1, d2=model.d2, episodes=K,
-               seconds=seconds, cpu_seconds=cpu_seconds, peak_mb=peak["peak_mb"], episodes_per_second=eps)
-    if extrapolate:
-        row["extrapolated_seconds_at_1e5"] = TARGET_K / eps
-    emit("linear_mixture_online", **row)
+    peak = measure(lambda: cls(n_episodes=min(K, 200), privatizer=privatizer, budget=budget).fit(model, rng=0))
+    emit("linear_mixture_fit", algorithm=cls.__name__, privatizer=privatizer, env=env_name, S=model.n_states,
+         A=model.n_actions, H=model.horizon, d1=model.d1, d2=model.d2, episodes=K, seconds=seconds,
+         cpu_seconds=cpu_seconds, extrapolated_cpu_seconds_at_1e5=cpu_seconds * TARGET_K / K,
+         peak_mb=peak["peak_mb"])
+
+
+def _batch_cpu(env_name: str, algorithm: str, n_seeds: int, K: int) -> tuple[float, float, int, int]:
+    from privrl.experiments import zhou2022 as z
+
+    settings = [s for s in z.settings("paper") if s["env"] == env_name and s["algorithm"] == algorithm]
+    ests, models, rngs = [], [], []
+    for seed in range(n_seeds):
+        model = z._model({**settings[0], "K": TARGET_K}, np.random.default_rng(seed))   # the paper-K instance
+        for i, params in enumerate(settings):
+            ests.append(z._estimator(params, K))
+            models.append(model)
+            rngs.append(np.random.default_rng([seed, i]))
+    start, cpu = time.perf_counter(), time.process_time()
+    fit_many(ests, models, rngs, reachable_only=True)
+    return time.perf_counter() - start, time.process_time() - cpu, len(ests), len(settings)
+
+
+def bench_batch(env_name: str, algorithm: str, n_seeds: int, K: int) -> dict:
+    """One lockstep batch of the paper sweep: every paper setting of ``env_name`` and ``algorithm``
+    × ``n_seeds``, timed at K and K/5; the per-episode cost is the slope, the set-up the intercept."""
+    _batch_cpu(env_name, algorithm, 1, 5)                                  # warm caches (Υ, imports)
+    _, cpu_short, _, _ = _batch_cpu(env_name, algorithm, n_seeds, K // 5)
+    seconds, cpu_seconds, runs, n_settings = _batch_cpu(env_name, algorithm, n_seeds, K)
+    per_episode = max(cpu_seconds - cpu_short, 0.0) / (K - K // 5)
+    setup = max(cpu_seconds - per_episode * K, 0.0)
+    per_run = (setup + per_episode * TARGET_K) / runs
+    return emit("zhou2022_batch", env=env_name, algorithm=algorithm, runs=runs, seeds=n_seeds, settings=n_settings,
+                episodes=K, seconds=seconds, cpu_seconds=cpu_seconds, cpu_ms_per_batched_episode=per_episode * 1e3,
+                setup_cpu_seconds=setup, cpu_seconds_per_run_at_1e5=per_run, peak_mb=float("nan"))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--episodes", type=int, default=5000)
-    ap.add_argument("--full", action="store_true")
+    ap.add_argument("--episodes", type=int, default=2000)
+    ap.add_argument("--batch-episodes", type=int, default=1000)
+    ap.add_argument("--seeds", type=int, default=10, help="seeds per batch (the paper sweep: all 10)")
+    ap.add_argument("--full", action="store_true", help="time K = 1e5 fits instead of extrapolating")
+    ap.add_argument("--skip-fit", action="store_true")
     args = ap.parse_args()
     envs = {"E2": random_mixture(6, 4, 5, 3, 3, rng=0), "E1": hard_instance(5, 6, TARGET_K, rng=0)}
-    for env_name, model in envs.items():
-        for cls in (LinOptVI, LinOptPO):
-            for privatizer in ("central", "local", "none"):
-                bench(env_name, model, cls, privatizer, args.episodes)
-    if args.full:
-        bench("E2", envs["E2"], LinOptVI, "central", TARGET_K, extrapolate=False)
-
+    if not args.skip_fit:
+        for env_name, model in envs.items():
+            for cls in (LinOptVI, LinOptPO):
+                for privatizer in ("central", "local", "none"):
+                    bench_fit(env_name, model, cls, privatizer, TARGET_K if args.full else args.episodes)
+    rows = [bench_batch(env, alg, args.seeds, args.batch_episodes) for env in ("E2", "E1") for alg in ("VI", "PO")]
+    # paper grid: one task per algorithm (its E2 and E1 batches, 10 seeds each), one per worker
+    per_batch = {(r["env"], r["algorithm"]): r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows}
+    tasks = [sum(v for (_, alg), v in per_batch.items() if alg == a) for a in ("VI", "PO")]
+    emit("zhou2022_grid_projection", runs=sum(r["settings"] for r in rows) * 10, episodes=TARGET_K,
+         cpu_seconds=sum(tasks), seconds=max(tasks), cores=2, peak_mb=float("nan"))
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,5 @@
-"""Plot helpers: mean ± standard error over seeds, paper-calibration labels, PNG + PDF output."""
+"""Plot helpers: mean ± s.e. or std over seeds with a legend that says which, paper-calibration labels,
+consistent curve colours, small PNG + PDF output with constrained layout."""
 
 
 import matplotlib.pyplot as plt
@@ -102,3 +103,78 @@ def test_std_band_is_sqrt_n_times_the_se_band():
     std = np.std([0.0, 2.0, 4.0, 6.0], ddof=1)
     assert np.isclose(widths["std"], 2 * std)
     assert np.isclose(widths["se"], 2 * std / 2.0)
+
+
+def _legend_texts(ax):
+    return [t.get_text() for t in ax.legend().get_texts()]
+
+
+@pytest.mark.parametrize("band,words", [("se", "± 1 s.e."), ("std", "± 1 std")])
+def test_band_legend_says_what_the_band_is(band, words):
+    import pandas as pd
+
+    df = pd.DataFrame({"x": [1, 1, 1, 2, 2, 2], "seed": [0, 1, 2] * 2, "value": [0.0, 1, 2, 3, 4, 5]})
+    fig, ax = plt.subplots()
+    mean_se_band(ax, df, "x", label="a", band=band)
+    mean_se_band(ax, df[df.seed < 2], "x", label="b", band=band)
+    texts = _legend_texts(ax)
+    assert f"shaded: mean {words} over 2–3 seeds" in texts
+    assert sum(t.startswith("shaded:") for t in texts) == 1  # one entry per axes, not per curve
+    plt.close(fig)
+    fig, ax = plt.subplots()
+    mean_se_band(ax, df, "x", label="a", band=band, band_legend=False)
+    assert _legend_texts(ax) == ["a"]
+    plt.close(fig)
+
+
+def test_band_text_and_bad_band():
+    from privrl.experiments.plots import band_text
+
+    assert band_text("std", 10) == "shaded: mean ± 1 std over 10 seeds"
+    assert band_text("se", [1]) == "one seed: no band"
+    with pytest.raises(InvalidParameterError, match="'band' parameter of mean_se_band"):
+        fig, ax = plt.subplots()
+        mean_se_band(ax, _frame(), "x", band="ci")
+    plt.close("all")
+
+
+def test_curve_colors_are_the_same_across_figures_and_calibrations():
+    from privrl.experiments.plots import PAPER_SUFFIX, curve_colors
+
+    a = curve_colors(["DP-SGD", "Functional", "Non-private"])
+    b = curve_colors(["Non-private", "Functional" + PAPER_SUFFIX, "DP-SGD", "Functional"])
+    assert a["Functional"] == b["Functional"] == b["Functional" + PAPER_SUFFIX]
+    assert a["DP-SGD"] == b["DP-SGD"] and a["Non-private"] == b["Non-private"]
+    assert len({a[k] for k in ("DP-SGD", "Functional", "Non-private")}) == 3
+    assert curve_colors(["x", "y", "z"], palette=["r", "g"]) ["z"] == "r"  # cycled
+
+
+def test_save_figure_is_small_constrained_and_can_skip_the_pdf(tmp_path, monkeypatch):
+    from privrl.experiments.plots import DPI, FORMATS_ENV
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))  # no layout engine
+    for ax in axes:
+        ax.set_title("panel title")
+    fig.suptitle("A suptitle that must not overlap the panel titles")
+    monkeypatch.setenv(FORMATS_ENV, "png")
+    captured = {}
+    real_save = plt.Figure.savefig
+
+    def spy(f, *args, **kwargs):
+        captured["dpi"], captured["engine"] = kwargs.get("dpi"), type(f.get_layout_engine()).__name__
+        return real_save(f, *args, **kwargs)
+
+    monkeypatch.setattr(plt.Figure, "savefig", spy)
+    paths = save_figure(fig, tmp_path, "small", close=False)
+    assert [p.name for p in paths] == ["small.png"]
+    assert captured == {"dpi": DPI, "engine": "ConstrainedLayoutEngine"}
+    # the suptitle sits above both panel titles once laid out
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    sup = fig._suptitle.get_window_extent(renderer)
+    assert all(sup.y0 >= ax.title.get_window_extent(renderer).y1 - 0.5 for ax in axes)
+    plt.close(fig)
+    monkeypatch.setenv(FORMATS_ENV, "png,gif")
+    with pytest.raises(InvalidParameterError, match=FORMATS_ENV):
+        save_figure(plt.figure(), tmp_path, "bad")
+    plt.close("all")

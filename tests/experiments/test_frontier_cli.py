@@ -32,15 +32,14 @@ def _run(params, ctx):
 
 @pytest.fixture(scope="module", autouse=True)
 def _registered():
-    from privrl.experiments import frontier as frontier_module
-    from privrl.experiments import registry
+    from privrl import registry
 
     register(Experiment(id=_EXP, paper="test", figure="frontier", description="toy frontier", settings=_settings,
                         seeds={"smoke": 2, "quick": 2, "paper": 2}, run=_run))
     register_frontier(Frontier("toy-mean", _EXP, "abs_error", env_key="env"))
     yield
-    registry._REGISTRY.pop(_EXP, None)  # other tests iterate over the registered experiments
-    frontier_module._FRONTIERS.pop("toy-mean", None)
+    registry.storage("experiment").pop(_EXP, None)  # other tests iterate over the registered experiments
+    registry.storage("frontier").pop("toy-mean", None)
 
 
 def test_frontier_command_writes_table_and_plot(tmp_path, capsys):

@@ -85,3 +85,60 @@ def test_cli_fit_rejects_data_and_rho(tmp_path, capsys):
     assert main(["fit", "linopt-vi", "--env", "privrl/RandomLinearMixture-v0", "--rho", "1", "--episodes", "5",
                  "--out", str(tmp_path / "a")]) != 0
     assert "rho" in capsys.readouterr().err
+
+
+def test_run_batch_and_the_runner_groups_give_each_run_exactly_its_own_result(tmp_path):
+    """Work shared across the seeds and settings of the sweep (one lockstep batch) changes no result:
+    ``run_batch`` over every smoke setting × 2 seeds equals ``run`` one at a time, row for row and
+    ledger for ledger, and the runner's grouped execution writes the same rows as ``execute_run``."""
+    from privrl.experiments.runner import execute_run, execute_runs, group_runs, plan_runs, run_seed
+
+    exp = get_experiment("zhou2022-regret")
+    specs = plan_runs(exp.id, "smoke", [0, 1])
+    groups = group_runs(specs)
+    assert sorted(len(g) for g in groups) == [len(specs) // 2] * 2     # one task per algorithm
+    assert all(len({s.params["algorithm"] for s in g}) == 1 for g in groups)
+    ctxs = [RunContext(exp.id, s.setting, s.seed, "smoke", np.random.default_rng(run_seed(exp.id, s.setting, s.seed)))
+            for s in specs]
+    batched = exp.run_batch([s.params for s in specs], ctxs)
+    for spec, res in zip(specs, batched):
+        ctx = RunContext(exp.id, spec.setting, spec.seed, "smoke",
+                         np.random.default_rng(run_seed(exp.id, spec.setting, spec.seed)))
+        alone = exp.run(spec.params, ctx)
+        assert res.rows == alone.rows
+        assert (res.ledger is None) == (alone.ledger is None)
+        if res.ledger is not None:
+            assert res.ledger.events == alone.ledger.events
+    outcomes = execute_runs(specs[:5])
+    for out in outcomes:
+        single = execute_run(out.spec)
+        assert out.status == single.status == "ok" and out.rows == single.rows
+        assert out.manifest["batch_size"] == 5 and out.manifest["epsilon_spent"] == single.manifest["epsilon_spent"]
+
+
+def test_a_failing_batch_is_retried_run_by_run():
+    from privrl.experiments.registry import register
+    from privrl.experiments.runner import RunSpec, execute_runs
+    from privrl.experiments.spec import Experiment, RunResult
+
+    def run(params, ctx):
+        if params["bad"]:
+            raise RuntimeError("this run fails")
+        return RunResult(rows=[{"metric": "x", "value": float(ctx.seed)}])
+
+    def run_batch(params_list, ctxs):
+        raise RuntimeError("the batch fails")
+
+    from privrl.experiments import registry
+
+    register(Experiment(id="test-batch-fallback", paper="-", figure="-", description="-",
+                        settings=lambda scale: [{"bad": False}, {"bad": True}], seeds={"smoke": 2, "quick": 2, "paper": 2},
+                        run=run, run_batch=run_batch, batch_key=lambda params, seed: 0))
+    specs = [RunSpec("test-batch-fallback", i, s, {"bad": bool(i)}, "smoke") for s in (0, 1) for i in (0, 1)]
+    try:
+        outs = execute_runs(specs)
+    finally:
+        registry._REGISTRY.pop("test-batch-fallback", None)
+    assert [o.status for o in outs] == ["ok", "failed", "ok", "failed"]
+    assert [o.rows[0]["value"] for o in outs if o.status == "ok"] == [0.0, 1.0]
+    assert "this run fails" in outs[1].manifest["error"]

@@ -300,12 +300,13 @@ def test_regret_sanity_on_e2():
 @pytest.mark.slow
 def test_regret_monotone_in_epsilon_slow():
     """Test 23: with c_β = 0.1, mean cumulative regret over 10 seeds is non-increasing in ε."""
+    from privrl.algorithms.linear_mixture.engine import fit_many
     K = 2000
     means = []
     for eps in (10.0, 100.0, 1000.0, math.inf):
         b = PrivacyBudget(epsilon=eps, delta=1e-5) if eps < math.inf else INF
-        means.append(np.mean([LinOptVI(n_episodes=K, budget=b, beta_scale=0.1).fit(E2, rng=s).cumulative_regret_[-1]
-                              for s in range(10)]))
+        ests = fit_many([LinOptVI(n_episodes=K, budget=b, beta_scale=0.1) for _ in range(10)], [E2] * 10, range(10))
+        means.append(np.mean([est.cumulative_regret_[-1] for est in ests]))   # = fit(E2, rng=s) one by one
     assert all(a >= b * 0.98 for a, b in zip(means, means[1:]))
 
 
@@ -327,11 +328,14 @@ def test_regret_scaling_slope_slow():
     def slope(curves):
         mean = np.mean(curves, axis=0)[ks - 1]
         return np.polyfit(np.log(ks), np.log(mean), 1)[0], mean[-1]
-    np_curves = [LinOptVI(n_episodes=K, privatizer="none", beta_scale=0.1).fit(model, rng=s).cumulative_regret_
-                 for s in range(3)]
+    from privrl.algorithms.linear_mixture.engine import fit_many
+    ests = fit_many([LinOptVI(n_episodes=K, privatizer="none", beta_scale=0.1) for _ in range(3)]
+                    + [LinOptVI(n_episodes=K, budget=PrivacyBudget(epsilon=10.0, delta=1e-5), beta_scale=0.1,
+                                upsilon="monte_carlo", sigma_rule="zcdp") for _ in range(3)],
+                    [model] * 6, [0, 1, 2, 0, 1, 2])                     # = fit(model, rng=s) one by one
+    np_curves = [est.cumulative_regret_ for est in ests[:3]]
     s_np, final_np = slope(np_curves)
-    jdp = [LinOptVI(n_episodes=K, budget=PrivacyBudget(epsilon=10.0, delta=1e-5), beta_scale=0.1,
-                    upsilon="monte_carlo", sigma_rule="zcdp").fit(model, rng=s).cumulative_regret_ for s in range(3)]
+    jdp = [est.cumulative_regret_ for est in ests[3:]]
     _, final_jdp = slope(jdp)
     assert s_np <= 0.7
     assert final_jdp >= final_np

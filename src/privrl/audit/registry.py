@@ -9,12 +9,12 @@ imported lazily, and an area whose algorithm module is not importable is simply 
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from privrl import registry as _registry
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar
 from privrl.audit.core import (
@@ -24,21 +24,9 @@ from privrl.audit.core import (
     StatisticLike,
     audit_mechanism,
 )
-from privrl.errors import InvalidParameterError
 
 __all__ = ["AuditPair", "AuditTarget", "BrokenVariant", "register_target", "get_target", "all_targets",
            "run_target", "unavailable_areas"]
-
-_MODULES = (
-    "privrl.audit.targets_mechanisms",
-    "privrl.audit.targets_tree",
-    "privrl.audit.targets_gaussian_process",
-    "privrl.policy_evaluation.audit",
-    "privrl.offline.audit",
-    "privrl.audit.targets_linear_mixture",
-    "privrl.audit.targets_q_learning",
-)
-
 
 @dataclass(frozen=True)
 class AuditPair:
@@ -93,51 +81,30 @@ class AuditTarget:
         return self.variants[names.index(name)]
 
 
-_REGISTRY: dict[str, AuditTarget] = {}
-_FAILED: dict[str, str] = {}
-_loaded = False
+#: the live store of audit targets (kept under this name for tests that patch it)
+_REGISTRY: dict[str, AuditTarget] = _registry.storage("audit")
 
 
 def register_target(target: AuditTarget) -> AuditTarget:
     """Add ``target`` to the registry (re-registering the same name replaces it)."""
-    _REGISTRY[target.name] = target
-    return target
-
-
-def _load() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    for mod in _MODULES:
-        try:
-            importlib.import_module(mod)
-        except ImportError as exc:  # the audited algorithm has not landed / optional dependency
-            if (getattr(exc, "name", None) or "").startswith("privrl.audit"):
-                raise  # a bug in privrl.audit itself, never hidden
-            _FAILED[mod] = f"{type(exc).__name__}: {exc}"
+    return _registry.register("audit", target.name, target, replace=True)
 
 
 def all_targets() -> list[AuditTarget]:
     """Every registered target, in registration order."""
-    _load()
-    return list(_REGISTRY.values())
+    return list(_registry.entries("audit").values())
 
 
 def unavailable_areas() -> dict[str, str]:
-    """Target modules that could not be imported, with the reason."""
-    _load()
-    return dict(_FAILED)
+    """Target modules that could not be imported: always empty, since such a module is now an
+    error (:class:`privrl.registry.RegistryImportError`); kept for callers of the old API."""
+    _registry.load("audit")
+    return {}
 
 
 def get_target(name: str) -> AuditTarget:
-    _load()
-    if name not in _REGISTRY:
-        raise InvalidParameterError(
-            f"The 'algorithm' parameter of privrl audit must be one of {', '.join(sorted(_REGISTRY))}. "
-            f"Got {name!r} instead."
-        )
-    return _REGISTRY[name]
+    """The target ``name``; an unknown name is a one-line error listing the known ones."""
+    return _registry.get("audit", name, parameter="algorithm", owner="privrl audit")
 
 
 def run_target(

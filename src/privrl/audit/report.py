@@ -17,7 +17,7 @@ from typing import Any
 
 from privrl.audit.core import VIOLATION, AuditResult
 
-__all__ = ["control_status", "format_table", "write_report", "summary_markdown", "AUDIT_DIR"]
+__all__ = ["control_status", "format_table", "rows_table", "write_report", "summary_markdown", "AUDIT_DIR"]
 
 AUDIT_DIR = "audit"
 
@@ -37,26 +37,52 @@ def control_status(result: AuditResult, expected_caught: bool | None = None) -> 
     return "caught" if result.violation else "NOT CAUGHT (audit design failure)"
 
 
+_HEAD = ["algorithm", "broken", "delta", "claimed eps", "eps_lower [interval]", "conf.", "trials",
+         "statistic", "verdict", "status"]
+
+
+def _as_float(x: Any) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _row_cells(row: Mapping[str, Any]) -> list[str]:
+    """The table cells of one audit row (an ``AuditResult.to_dict()`` with its ``status``)."""
+    ci = row.get("ci") or (math.nan, math.nan)
+    return [str(row.get("algorithm")), row.get("broken") or "-", f"{_as_float(row.get('delta')):g}",
+            _num(_as_float(row.get("claimed_epsilon"))),
+            f"{_num(_as_float(row.get('epsilon_lower')))} [{_num(_as_float(ci[0]))}, {_num(_as_float(ci[1]))}]",
+            f"{_as_float(row.get('confidence')):g}", str(row.get("trials", "-")), str(row.get("statistic", "-")),
+            str(row.get("verdict", "-")), str(row.get("status", "-"))]
+
+
+def _render(rows: Sequence[Sequence[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(_HEAD) + " |", "|" + "---|" * len(_HEAD)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(_HEAD)]
+    fmt = "  ".join("{:<" + str(w) + "}" for w in widths)
+    return "\n".join([fmt.format(*_HEAD), fmt.format(*("-" * w for w in widths))] + [fmt.format(*row) for row in rows])
+
+
 def format_table(results: Sequence[AuditResult], expected: Mapping[tuple[str, str | None], bool] | None = None,
                  *, markdown: bool = False) -> str:
     """A table: algorithm, broken variant, claimed ε, ε_lower [interval] at confidence, trials,
     statistic, verdict and status."""
     expected = expected or {}
-    head = ["algorithm", "broken", "delta", "claimed eps", "eps_lower [interval]", "conf.", "trials",
-            "statistic", "verdict", "status"]
-    rows = []
-    for r in results:
-        rows.append([r.algorithm, r.broken or "-", f"{r.delta:g}", _num(r.claimed_epsilon),
-                     f"{_num(r.epsilon_lower)} [{_num(r.ci[0])}, {_num(r.ci[1])}]", f"{r.confidence:g}",
-                     str(r.trials), r.statistic, r.verdict,
-                     control_status(r, expected.get((r.algorithm, r.broken)))])
-    if markdown:
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        lines += ["| " + " | ".join(row) + " |" for row in rows]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(head)]
-    fmt = "  ".join("{:<" + str(w) + "}" for w in widths)
-    return "\n".join([fmt.format(*head), fmt.format(*("-" * w for w in widths))] + [fmt.format(*row) for row in rows])
+    rows = [_row_cells({**r.to_dict(), "status": control_status(r, expected.get((r.algorithm, r.broken)))})
+            for r in results]
+    return _render(rows, markdown)
+
+
+def rows_table(rows: Sequence[Mapping[str, Any]], *, markdown: bool = True) -> str:
+    """The same table from the rows of ``audit.json`` (as :func:`write_report` saved them, with
+    their ``status``), e.g. for the experiment report. The ``broken`` and ``status`` columns tell a
+    negative control (a VIOLATION on purpose: ``caught``) from a bug (``VIOLATION (bug)``)."""
+    return _render([_row_cells(r) for r in rows], markdown)
 
 
 def _atomic_write(path: Path, text: str) -> None:

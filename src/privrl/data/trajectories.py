@@ -677,13 +677,11 @@ def collect(
     ``H`` steps are padded with absorbing zero-reward steps (:func:`pad_to_horizon`); give
     ``max_steps <= H`` so that no episode is longer.
     """
-    from privrl.envs.tabular import TabularMDP
-
     n_trajectories = check_scalar(n_trajectories, "n_trajectories", owner="collect", kind=int, low=1)
     if pad_to_horizon is not None:
         pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner="collect", kind=int, low=1)
     gen = as_generator(rng)
-    if isinstance(env_or_model, TabularMDP):
+    if _samples_itself(env_or_model):  # a model (TabularMDP): no import of privrl.envs here
         data = env_or_model.sample(policy, n_trajectories, rng=gen, max_steps=max_steps)
         if reward_bounds is not None and tuple(reward_bounds) != data.reward_bounds:
             data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=_check_bounds(reward_bounds))
@@ -703,6 +701,14 @@ def _pad_or_explain(data: TrajectoryDataset, horizon: int, max_steps: int | None
         raise param_error("max_steps", owner, f"an int <= pad_to_horizon = {horizon}, so that no episode "
                           "runs longer than the horizon", max_steps)
     return pad_to_horizon(data, horizon)
+
+
+def _samples_itself(obj: Any) -> bool:
+    """A model that samples its own episodes into a dataset (``sample(policy, n, *, rng, max_steps)``,
+    e.g. :class:`~privrl.envs.tabular.TabularMDP`), told apart by duck typing so that this module
+    never imports :mod:`privrl.envs` (which imports it)."""
+    return (callable(getattr(obj, "sample", None)) and callable(getattr(obj, "policy_probabilities", None))
+            and not callable(getattr(obj, "step", None)))
 
 
 def _collect_gym(env, policy, n_trajectories, gen, max_steps, reward_bounds, gym) -> TrajectoryDataset:

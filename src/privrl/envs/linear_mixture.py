@@ -137,6 +137,11 @@ class LinearMixtureMDP:
         support of ``ψ(·|s,a)`` when it has ≤ 12 states or ``ψ ≥ 0`` (then ``V ≡ H``); otherwise
         the upper bound ``H Σ_{s'} ‖ψ(s'|s,a)‖``.
         """
+        if getattr(self, "_value_feature_bound", None) is None:
+            self._value_feature_bound = self._compute_value_feature_bound()
+        return self._value_feature_bound
+
+    def _compute_value_feature_bound(self) -> float:
         H = self.horizon
         if self.psi.min() >= 0:
             return float(H * np.linalg.norm(self.psi.sum(axis=2), axis=-1).max())
@@ -148,9 +153,8 @@ class LinearMixtureMDP:
                 if len(support) > 12:
                     best = max(best, H * float(np.linalg.norm(rows, axis=-1).sum()))
                     continue
-                sub = rows[support]
-                for bits in itertools.product((0.0, float(H)), repeat=len(support)):
-                    best = max(best, float(np.linalg.norm(np.asarray(bits) @ sub)))
+                vertices = np.array(list(itertools.product((0.0, float(H)), repeat=len(support))))
+                best = max(best, float(np.linalg.norm(vertices @ rows[support], axis=-1).max()))
         return best
 
     def to_tabular(self) -> Any:

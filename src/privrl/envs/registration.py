@@ -1,10 +1,15 @@
 """Gymnasium ids of privrl's environments (CONTRIBUTING.md, "Models").
 
+Each id is an entry of kind ``"env"`` in :mod:`privrl.registry`, whose value is the entry point.
 Entry points are strings, so registering imports nothing: each environment's module is imported
-by ``gymnasium.make``. :func:`register_envs` is idempotent and is called on ``import privrl.envs``.
+by ``gymnasium.make``. :func:`register_envs` hands every ``env`` entry to Gymnasium; it is
+idempotent and is called on ``import privrl.envs`` and when Gymnasium is imported after
+``import privrl`` (see :mod:`privrl`).
 """
 
 from __future__ import annotations
+
+from privrl import registry as _registry
 
 __all__ = ["ENV_IDS", "register_envs"]
 
@@ -18,14 +23,17 @@ ENV_IDS: dict[str, str] = {
     "privrl/CenterWalk-v0": "privrl.envs.center_walk:CenterWalkEnv",
 }
 
+for _env_id, _entry_point in ENV_IDS.items():
+    _registry.register("env", _env_id, _entry_point)
+
 
 def register_envs() -> list[str]:
-    """Register every id of :data:`ENV_IDS` not yet in ``gymnasium.registry``; return the ids
-    registered by this call."""
+    """Register every ``env`` entry of :mod:`privrl.registry` not yet in ``gymnasium.registry``;
+    return the ids registered by this call."""
     import gymnasium as gym  # here, not at module level: ``import privrl`` registers through a hook
 
     added = []
-    for env_id, entry_point in ENV_IDS.items():
+    for env_id, entry_point in _registry.entries("env").items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point=entry_point)
             added.append(env_id)

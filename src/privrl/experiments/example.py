@@ -121,12 +121,35 @@ def plot(df, out_dir: Path) -> list[Path]:
 
 
 def claims(df) -> list[Claim]:
+    """The claims, decided with the shared checks of :mod:`privrl.experiments.verdicts` (a model for
+    the paper modules): at least 3 seeds, then a paired t test on log10 of the error, paired by
+    (seed, n) (the budgets of a seed share their data), between each pair of neighbouring ε levels."""
+    from privrl.experiments.verdicts import (
+        compare_curves,
+        first_undecided,
+        min_seeds,
+        per_seed,
+        undecided,
+    )
+
     errors = df[(df["metric"] == "abs_error") & (df["calibration"] == "sound")]
     by_eps = errors.groupby("epsilon")["value"].mean().sort_index()
-    private = by_eps[~np.isinf(by_eps.index.to_numpy(dtype=float))]
-    monotone = bool(np.all(np.diff(private.to_numpy()) <= 0)) if len(private) > 1 else None
-    measured = ", ".join(f"{_curve_label(e)}: {v:.2e}" for e, v in by_eps.items())
-    out = [Claim("The error of the private mean decreases as ε grows.", measured or "no runs", monotone)]
+    measured = ", ".join(f"{_curve_label(e)}: {v:.2e}" for e, v in by_eps.items()) or "no runs"
+    private = errors[~np.isinf(errors["epsilon"].to_numpy(dtype=float))]
+    levels = sorted(private["epsilon"].unique())
+    logs = private.assign(value=np.log10(np.maximum(private["value"].to_numpy(dtype=float), 1e-300)),
+                          pair=private["seed"].astype(str) + "/" + private["n"].astype(str))
+    verdict = first_undecided(min_seeds(private, 3),
+                              undecided("one privacy level", measured) if len(levels) < 2 else None)
+    if verdict is None:
+        pairs = [compare_curves(per_seed(logs[logs["epsilon"] == hi], seed_col="pair"),
+                                per_seed(logs[logs["epsilon"] == lo], seed_col="pair"),
+                                claim="less", test="paired", names=(f"log10 error at ε = {hi:g}",
+                                                                    f"at ε = {lo:g}"))
+                 for lo, hi in zip(levels[:-1], levels[1:])]
+        verdict = next((p for p in pairs if p.verdict == "fails"), None) or next(
+            (p for p in pairs if p.verdict == "undecided"), pairs[0])
+    out = [verdict.claim("The error of the private mean decreases as ε grows.", measured)]
     spent = df[(df["calibration"] == "sound") & df["epsilon_spent"].notna()]
     if len(spent):
         within = bool(np.all(spent["epsilon_spent"].to_numpy(dtype=float)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl import registry as _registry
 from privrl._validation import param_error
 from privrl.errors import InvalidParameterError
 
@@ -51,30 +52,20 @@ class Frontier:
     description: str = ""
 
 
-_FRONTIERS: dict[str, Frontier] = {}
-
-
 def register_frontier(frontier: Frontier) -> Frontier:
-    if frontier.algorithm in _FRONTIERS and _FRONTIERS[frontier.algorithm] != frontier:
-        raise InvalidParameterError(f"Frontier algorithm {frontier.algorithm!r} is registered twice.")
-    _FRONTIERS[frontier.algorithm] = frontier
-    return frontier
+    """Register ``frontier`` (kind ``"frontier"`` of :mod:`privrl.registry`; a different frontier
+    under a taken algorithm name is an error)."""
+    return _registry.register("frontier", frontier.algorithm, frontier)
 
 
 def all_frontiers() -> dict[str, Frontier]:
-    from privrl.experiments import all_experiments
-
-    all_experiments()  # importing the experiment modules registers their frontiers
-    return dict(sorted(_FRONTIERS.items()))
+    """Every registered frontier, sorted by algorithm (the experiment modules register them)."""
+    return dict(sorted(_registry.entries("frontier").items()))
 
 
 def get_frontier(algorithm: str) -> Frontier:
-    known = all_frontiers()
-    if algorithm not in known:
-        raise InvalidParameterError(
-            f"The 'algorithm' parameter of privrl frontier must be one of {', '.join(known) or '(none)'}. "
-            f"Got {algorithm!r} instead.")
-    return known[algorithm]
+    """The frontier of ``algorithm``; an unknown name is a one-line error listing the known ones."""
+    return _registry.get("frontier", algorithm, parameter="algorithm", owner="privrl frontier")
 
 
 def frontier_settings(settings: Sequence[Mapping[str, Any]], *, epsilons: Sequence[float] | None = None,

@@ -2,10 +2,14 @@
 
 * :func:`make_plots` calls each experiment's ``plot(df, OUT/<id>)`` with ``df = load_results(OUT)``
   filtered to that experiment;
-* :func:`write_report` writes ``OUT/report.md``: per experiment the figures, the paper's claims
-  beside the measurement (``Experiment.claims``), the privacy spent per curve (ε per setting from
-  the manifests), every deviation (``Experiment.deviations``), failed runs; and a summary of
-  ``OUT/audit/audit.json`` when present.
+* :func:`write_report` writes ``OUT/report.md``. At the top, the verdicts: per experiment how many
+  claims hold, fail or are undecided (with the reason of each undecided one), and the headline
+  table ``claim | paper | privrl (paper calibration) | privrl (tight calibration) | holds?``. Then
+  per experiment the figures, the paper's claims beside the measurement (``Experiment.claims``),
+  the privacy of each curve (non-private, uncertified, refused, or the ε spent, from the
+  manifests; settings that differ only in the x-axis parameter form one curve), every deviation
+  at the scale that ran (``Experiment.deviations_for``) and failed runs; last, the audit table of
+  ``OUT/audit/audit.json`` when present (:mod:`privrl.audit.report`).
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from typing import Any
 from privrl.errors import InvalidDataError
 from privrl.experiments.registry import all_experiments
 from privrl.experiments.results import atomic_write_text, load_manifests, load_results
+from privrl.experiments.spec import Claim
 
-__all__ = ["PlotSummary", "experiments_in", "make_plots", "write_report", "AUDIT_FILE"]
+__all__ = ["PlotSummary", "experiments_in", "make_plots", "write_report", "privacy_status",
+           "curves", "AUDIT_FILE", "NOISE_KEYS"]
 
 AUDIT_FILE = Path("audit") / "audit.json"
 
@@ -120,8 +126,12 @@ def _params_text(params: Mapping[str, Any]) -> str:
                      for k, v in params.items() if k != "calibration")
 
 
-def _supported(value: Any) -> str:
-    return {True: "yes", False: "**no**"}.get(value, "n/a")
+def _verdict_cell(claim: Claim) -> str:
+    if claim.verdict == "holds":
+        return "holds"
+    if claim.verdict == "fails":
+        return "**fails**"
+    return "undecided" + (f": {claim.reason}" if claim.reason else "")
 
 
 def _spent_text(manifests: Sequence[Mapping[str, Any]]) -> str:
@@ -144,8 +154,221 @@ def _is_float(value: Any) -> bool:
         return False
 
 
+# --------------------------------------------------------------------------- privacy per curve
+#: keys of a run's params or manifest ``extra`` that carry a noise scale (a run with noise and no ε
+#: spent is "uncertified")
+NOISE_KEYS = ("sigma", "noise_std", "noise_multiplier", "noise_scale")
+
+
+def _positive(value: Any) -> bool:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return False
+    return x > 0 and not math.isnan(x)
+
+
+def privacy_status(manifest: Mapping[str, Any]) -> str:
+    """What a run's privacy is: ``"refused"`` (the calibration could not certify: status
+    ``refused`` or ``extra.refused`` recorded), ``"epsilon"`` (an ε spent from its ledger),
+    ``"uncertified"`` (noise without a claimed ε: ``extra.certified`` false, or a positive noise
+    scale in its params/extra, :data:`NOISE_KEYS`) or ``"non-private"``."""
+    extra = manifest.get("extra") or {}
+    if not isinstance(extra, Mapping):
+        extra = {}
+    if manifest.get("status") == "refused" or manifest.get("refused") or extra.get("refused"):
+        return "refused"
+    eps = manifest.get("epsilon_spent")
+    if eps is not None and _is_float(eps) and not math.isnan(float(eps)):
+        return "epsilon"
+    params = manifest.get("params") or {}
+    if extra.get("certified") is False or extra.get("uncertified"):
+        return "uncertified"
+    if any(_positive(src.get(k)) for src in (params, extra) for k in NOISE_KEYS):
+        return "uncertified"
+    return "non-private"
+
+
+def curves(manifests: Sequence[Mapping[str, Any]], curve_x: Sequence[str]) -> list[dict[str, Any]]:
+    """Group the runs into curves: settings whose params are equal once the x-axis parameters
+    ``curve_x`` (K, batch size...) are removed. Each curve: ``params`` (without the x-axis ones),
+    ``x`` (x-axis name -> sorted values), ``settings`` and ``manifests``; in setting order."""
+    groups: dict[str, dict[str, Any]] = {}
+    for m in sorted(manifests, key=lambda m: (int(m.get("setting", -1)), int(m.get("seed", -1)))):
+        params = dict(m.get("params") or {})
+        key_params = {k: v for k, v in params.items() if k not in curve_x}
+        key = json.dumps(key_params, sort_keys=True, default=str)
+        group = groups.setdefault(key, {"params": key_params, "x": defaultdict(set), "settings": [],
+                                        "manifests": []})
+        for k in curve_x:
+            if k in params:
+                group["x"][k].add(json.dumps(params[k], default=str))
+        setting = int(m.get("setting", -1))
+        if setting not in group["settings"]:
+            group["settings"].append(setting)
+        group["manifests"].append(m)
+    out = []
+    for g in groups.values():
+        xs = {}
+        for k, values in g["x"].items():
+            decoded = [json.loads(v) for v in values]
+            try:
+                xs[k] = sorted(decoded)
+            except TypeError:
+                xs[k] = sorted(decoded, key=str)
+        out.append({**g, "x": xs})
+    return out
+
+
+def _x_text(xs: Mapping[str, Sequence[Any]]) -> str:
+    parts = []
+    for k, values in xs.items():
+        if len(values) == 1:
+            parts.append(f"{k} = {_num(values[0])}")
+        else:
+            parts.append(f"{k} = {_num(values[0])}…{_num(values[-1])} ({len(values)} points)")
+    return "; ".join(parts) or "—"
+
+
+def _privacy_text(manifests: Sequence[Mapping[str, Any]]) -> str:
+    by_kind: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for m in manifests:
+        by_kind[privacy_status(m)].append(m)
+    texts = {"non-private": "non-private",
+             "uncertified": "uncertified (noise, no ε claimed)",
+             "refused": "**refused** (calibration could not certify)"}
+    parts = []
+    for kind in ("epsilon", "uncertified", "refused", "non-private"):
+        ms = by_kind.get(kind)
+        if not ms:
+            continue
+        text = f"ε = {_spent_text(ms)}" if kind == "epsilon" else texts[kind]
+        if len(by_kind) > 1:
+            n = len({int(m.get('setting', -1)) for m in ms})
+            text += f" ({n} setting{'s' if n != 1 else ''})"
+        parts.append(text)
+    return "; ".join(parts) or "—"
+
+
+def _joined(values: Iterable[Any]) -> str:
+    seen = [str(v) for v in dict.fromkeys(values) if v not in (None, "")]
+    return ", ".join(seen) or "—"
+
+
+def _privacy_section(manifests: Sequence[Mapping[str, Any]], curve_x: Sequence[str]) -> list[str]:
+    lines = ["### Privacy per curve", "",
+             "One row per curve (settings that differ only in "
+             + (", ".join(f"`{k}`" for k in curve_x) or "nothing") + "). *Uncertified*: noise "
+             "without a claimed ε; *refused*: the calibration could not certify the budget, so the "
+             "curve is absent from the figure.", ""]
+    found = curves(manifests, curve_x)
+    common: dict[str, Any] = {}
+    if len(found) > 1:  # parameters equal on every curve are stated once, above the table
+        first = found[0]["params"]
+        common = {k: v for k, v in first.items() if k != "calibration"
+                  and all(k in c["params"] and c["params"][k] == v for c in found[1:])}
+    if common:
+        lines += [f"Common to every curve: {_params_text(common)}.", ""]
+    rows = []
+    for c in found:
+        ms = c["manifests"]
+        seeds_per_setting = [len({int(m.get("seed", -1)) for m in ms if int(m.get("setting", -1)) == s})
+                             for s in c["settings"]]
+        lo, hi = min(seeds_per_setting), max(seeds_per_setting)
+        own = {k: v for k, v in c["params"].items() if k not in common}
+        rows.append((_params_text(own) or "—", _x_text(c["x"]), _joined(m.get("calibration") for m in ms),
+                     _privacy_text(ms), _joined(_budget_text(m.get("budget")) for m in ms),
+                     _joined(m.get("accountant") for m in ms), _joined(m.get("privacy_unit") for m in ms),
+                     _joined(m.get("neighboring") for m in ms), str(lo) if lo == hi else f"{lo}–{hi}"))
+    if not rows:
+        return lines + ["*No successful run.*", ""]
+    return lines + _table(["Curve", "x", "Calibration", "Privacy", "Budget", "Accountant",
+                           "Privacy unit", "Neighbours", "Seeds"], rows) + [""]
+
+
+# --------------------------------------------------------------------------- claims
+@dataclass
+class _Claims:
+    claims: list[Claim] | None = None
+    error: str | None = None
+    note: str | None = None
+
+
+def _scale(manifests: Sequence[Mapping[str, Any]]) -> str | None:
+    scales = sorted({str(m.get("scale")) for m in manifests if m.get("scale")})
+    return scales[0] if len(scales) == 1 else None
+
+
+def _evaluate_claims(out: Path, exp_id: str, exp: Any, manifests: Sequence[Mapping[str, Any]]) -> _Claims:
+    if exp is None or exp.claims is None:
+        return _Claims(note="No claims registered for this experiment.")
+    if not any(m.get("status") == "ok" for m in manifests):
+        return _Claims(note="No successful run to measure.")
+    try:
+        df = load_results(out, exp_id)
+        scale = _scale(manifests)
+        if "scale" not in df.columns and scale is not None:
+            df["scale"] = scale
+        claims = [c if isinstance(c, Claim) else Claim(*c) for c in exp.claims(df)]
+        return _Claims(claims=claims)
+    except Exception as exc:  # noqa: BLE001 - the report still lists everything else
+        return _Claims(error=_one_line(exc))
+
+
+def _reasons_text(claims: Sequence[Claim]) -> str:
+    counts: dict[str, int] = {}
+    for c in claims:
+        if c.verdict == "undecided":
+            reason = c.reason or "no reason given"
+            counts[reason] = counts.get(reason, 0) + 1
+    return "; ".join(f"{r} ×{n}" if n > 1 else r for r, n in counts.items()) or "—"
+
+
+def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
+                     scales: Mapping[str, str]) -> list[str]:
+    from privrl.experiments.verdicts import verdict_counts
+
+    lines = ["## Verdicts", "",
+             "How many of each paper's claims the measurement decides. *Undecided* claims say why "
+             "(too few seeds, a best hyper-parameter on its grid boundary, predictors no better than "
+             "the trivial one, a scale-dependent claim below paper scale...).", ""]
+    rows: list[tuple[Any, ...]] = []
+    totals = dict.fromkeys(("holds", "fails", "undecided"), 0)
+    for exp_id in ids:
+        ev = evaluated[exp_id]
+        if ev.claims is None:
+            rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), "—", "—", "—",
+                         ev.error and f"claims could not be "
+                         f"evaluated: {ev.error}" or ev.note or "—"))
+            continue
+        counts = verdict_counts(ev.claims)
+        for k in totals:
+            totals[k] += counts[k]
+        rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), counts["holds"], counts["fails"],
+                     counts["undecided"], _reasons_text(ev.claims)))
+    rows.append(("**total**", "", totals["holds"], totals["fails"], totals["undecided"], ""))
+    return lines + _table(["Experiment", "Scale", "Holds", "Fails", "Undecided", "Why undecided"], rows) + [""]
+
+
+def _headline(ids: Sequence[str], evaluated: Mapping[str, _Claims]) -> list[str]:
+    pairs = [(exp_id, c) for exp_id in ids for c in (evaluated[exp_id].claims or [])]
+    chosen = [(e, c) for e, c in pairs if c.headline or c.has_values]
+    lines = ["## Headline", ""]
+    if not pairs:
+        return lines + ["*No claim was evaluated.*", ""]
+    if not chosen:
+        chosen = pairs
+        lines += ["*No claim carries headline values yet (`paper_value`, `paper_calibration_value`, "
+                  "`tight_value`): every claim is listed with blank value cells.*", ""]
+    rows = [(f"{c.claim} ([{e}](#{e}))", c.paper_value, c.paper_calibration_value, c.tight_value,
+             _verdict_cell(c)) for e, c in chosen]
+    return lines + _table(["Claim", "Paper", "privrl (paper calibration)", "privrl (tight calibration)",
+                           "Holds?"], rows) + [""]
+
+
 # --------------------------------------------------------------------------- sections
-def _experiment_section(out: Path, exp_id: str, exp: Any, manifests: list[dict[str, Any]]) -> list[str]:
+def _experiment_section(out: Path, exp_id: str, exp: Any, manifests: list[dict[str, Any]],
+                        evaluated: _Claims) -> list[str]:
     ok = [m for m in manifests if m.get("status") == "ok"]
     failed = [m for m in manifests if m.get("status") != "ok"]
     title = f"## {exp_id}" + (f" — {exp.paper}, {exp.figure}" if exp is not None else "")
@@ -175,40 +398,20 @@ def _experiment_section(out: Path, exp_id: str, exp: Any, manifests: list[dict[s
     lines.append("")
 
     lines += ["### Claims of the paper beside the measurement", ""]
-    if exp is None or exp.claims is None:
-        lines.append("*No claims registered for this experiment.*")
-    elif not ok:
-        lines.append("*No successful run to measure.*")
+    if evaluated.error is not None:
+        lines.append(f"*The claims could not be evaluated: {_cell(evaluated.error)}*")
+    elif evaluated.claims is None:
+        lines.append(f"*{evaluated.note}*")
     else:
-        try:
-            claims = exp.claims(load_results(out, exp_id))
-            lines += _table(["Claim", "Measured", "Supported"],
-                            [(c.claim, c.measured, _supported(c.supported)) for c in claims])
-        except Exception as exc:  # noqa: BLE001 - the report still lists everything else
-            lines.append(f"*The claims could not be evaluated: {_cell(_one_line(exc))}*")
+        lines += _table(["Claim", "Measured", "Verdict"],
+                        [(c.claim, c.measured, _verdict_cell(c)) for c in evaluated.claims])
     lines.append("")
 
-    lines += ["### Privacy spent per curve", ""]
-    by_setting: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for m in ok:
-        by_setting[int(m.get("setting", -1))].append(m)
-    if by_setting:
-        rows = []
-        for idx in sorted(by_setting):
-            ms = by_setting[idx]
-            first = ms[0]
-            rows.append((idx, _params_text(first.get("params") or {}), first.get("calibration"),
-                         _budget_text(first.get("budget")), _spent_text(ms),
-                         first.get("accountant") or "—", first.get("privacy_unit") or "—",
-                         first.get("neighboring") or "—", len(ms)))
-        lines += _table(["Setting", "Parameters", "Calibration", "Budget", "ε spent", "Accountant",
-                         "Privacy unit", "Neighbours", "Seeds"], rows)
-    else:
-        lines.append("*No successful run.*")
-    lines.append("")
+    curve_x = exp.curve_params() if exp is not None else ()
+    lines += _privacy_section(ok, curve_x)
 
     lines += ["### Deviations from the paper", ""]
-    deviations = list(exp.deviations) if exp is not None else []
+    deviations = list(exp.deviations_for(_scale(manifests))) if exp is not None else []
     lines += [f"- {d}" for d in deviations] if deviations else ["- None recorded."]
     lines.append("")
 
@@ -236,27 +439,24 @@ def _audit_rows(data: Any) -> list[Mapping[str, Any]]:
     return data
 
 
-def _ci_text(ci: Any) -> str:
-    if isinstance(ci, (list, tuple)) and len(ci) == 2:
-        return f"[{_num(ci[0])}, {_num(ci[1])}]"
-    return _num(ci) if ci is not None else "—"
-
-
 def _audit_section(out: Path) -> list[str]:
+    from privrl.audit.report import rows_table, summary_markdown
+
     path = out / AUDIT_FILE
     if not path.is_file():
         return []
     lines = ["## Privacy audit", "", f"From `{AUDIT_FILE.as_posix()}`: empirical lower bounds on ε "
-             "from distinguishing attacks beside the claimed ε.", ""]
+             "from distinguishing attacks beside the claimed ε. Rows with a `broken` variant are "
+             "negative controls, broken on purpose: their VIOLATION is expected (status `caught`); "
+             "a VIOLATION of a row without one is a bug.", ""]
     try:
         rows = _audit_rows(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, InvalidDataError) as exc:
+        summary = summary_markdown(out)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, InvalidDataError, KeyError, TypeError) as exc:
         return lines + [f"*{AUDIT_FILE.as_posix()} could not be read: {_cell(_one_line(exc))}*", ""]
-    lines += _table(["Algorithm", "Broken variant", "Claimed ε", "ε lower bound", "CI", "Trials", "Verdict"],
-                    [(r.get("algorithm"), r.get("broken") or "—", _num(r.get("claimed_epsilon")),
-                      _num(r.get("epsilon_lower")), _ci_text(r.get("ci")), r.get("trials", "—"),
-                      r.get("verdict", "—")) for r in rows])
-    return lines + [""]
+    if summary:
+        lines += [summary, ""]
+    return lines + [rows_table(rows, markdown=True), ""]
 
 
 def write_report(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None = None) -> Path:
@@ -276,7 +476,7 @@ def write_report(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | Non
              + (f", git commit {', '.join(c[:12] for c in commits)}" if commits else "") + ".", "",
              "ε spent is computed from each run's privacy ledger (PLD or RDP accountant) at the "
              "stated δ; \"paper\" calibration marks curves that use a paper's formula where it "
-             "differs from the sound one.", "", "## Summary", ""]
+             "differs from the sound one.", ""]
     summary_rows = []
     for exp_id in ids:
         exp = registry.get(exp_id)
@@ -285,12 +485,19 @@ def write_report(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | Non
         calib = sorted({str(m.get("calibration")) for m in ms})
         summary_rows.append((f"[{exp_id}](#{exp_id})", exp.paper if exp else "?",
                              exp.figure if exp else "?", n_ok, len(ms) - n_ok, ", ".join(calib)))
-    lines += _table(["Experiment", "Paper", "Figure", "Runs ok", "Failed", "Calibration"], summary_rows)
-    lines.append("")
+    evaluated = {exp_id: _evaluate_claims(out, exp_id, registry.get(exp_id), manifests_by_id[exp_id])
+                 for exp_id in ids}
+    runs_table = _table(["Experiment", "Paper", "Figure", "Runs ok", "Failed", "Calibration"], summary_rows)
+    if ids:
+        scales = {exp_id: ", ".join(sorted({str(m.get("scale")) for m in manifests_by_id[exp_id]
+                                            if m.get("scale")})) or "?" for exp_id in ids}
+        lines += _verdict_summary(ids, evaluated, scales) + _headline(ids, evaluated)
+    lines += ["## Runs", ""] + runs_table + [""]
     if not ids:
         lines += ["*No runs found.*", ""]
     for exp_id in ids:
-        lines += _experiment_section(out, exp_id, registry.get(exp_id), manifests_by_id[exp_id])
+        lines += _experiment_section(out, exp_id, registry.get(exp_id), manifests_by_id[exp_id],
+                                     evaluated[exp_id])
     lines += _audit_section(out)
     path = out / "report.md"
     atomic_write_text(path, "\n".join(lines).rstrip() + "\n")

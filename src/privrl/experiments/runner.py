@@ -72,7 +72,8 @@ from privrl.privacy.calibration import CALIBRATIONS
 
 __all__ = ["BACKENDS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
            "RunLockedError", "check_overrides", "known_params", "plan_runs", "parse_seeds", "run_seed",
-           "execute_run", "run_sweep", "sweep_lock", "versions", "git_commit", "default_jobs"]
+           "execute_run", "execute_runs", "group_runs", "run_sweep", "sweep_lock", "versions", "git_commit",
+           "default_jobs"]
 
 BACKENDS = ("local", "ray")
 #: the lock file of a results directory (hidden)
@@ -339,39 +340,50 @@ def _epsilon_spent(result: RunResult) -> tuple[float | None, float | None]:
 
 
 # --------------------------------------------------------------------------- one run
-def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
-    """Run one (setting, seed) and build its manifest; never raises for a failing run function."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    t0 = time.perf_counter()
-    manifest: dict[str, Any] = {
+def _context(spec: RunSpec, manifest: Mapping[str, Any]) -> RunContext:
+    return RunContext(experiment_id=spec.experiment, setting_index=spec.setting, seed=spec.seed,
+                      scale=spec.scale, rng=np.random.default_rng(manifest["run_seed"]))
+
+
+def _start_manifest(spec: RunSpec) -> dict[str, Any]:
+    return {
         "experiment": spec.experiment, "setting": spec.setting, "seed": spec.seed,
         "scale": spec.scale, "run_key": spec.key, "params": to_jsonable(spec.params),
         "run_seed": run_seed(spec.experiment, spec.setting, spec.seed),
         "budget": None, "privacy_unit": None, "neighboring": None, "epsilon_spent": None,
         "delta": None, "accountant": None, "calibration": str(spec.params.get("calibration", "sound")),
-        "started_at": started,
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def _record(spec: RunSpec, manifest: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+    """Check one run's result and fill its manifest; returns its rows (raises on a bad result)."""
+    if not isinstance(result, RunResult):
+        raise TypeError(f"{spec.experiment}.run returned {type(result).__name__}, not RunResult")
+    rows = [dict(r) for r in result.rows]
+    for i, row in enumerate(rows):
+        if "metric" not in row or "value" not in row:
+            raise ValueError(f"row {i} of {spec.experiment} lacks 'metric'/'value': {row!r}")
+    eps, delta = _epsilon_spent(result)
+    check_option(result.calibration, "calibration", (*CALIBRATIONS, "none"), owner=spec.experiment)
+    manifest.update({
+        "budget": to_jsonable(result.budget), "privacy_unit": to_jsonable(result.privacy_unit),
+        "neighboring": to_jsonable(result.neighboring), "epsilon_spent": eps, "delta": delta,
+        "accountant": result.accountant, "calibration": result.calibration,
+        "rho_spent": _rho_spent(result),
+        "n_events": None if result.ledger is None else len(result.ledger),
+        "extra": to_jsonable(result.extra),
+    })
+    return rows
+
+
+def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
+    """Run one (setting, seed) and build its manifest; never raises for a failing run function."""
+    t0 = time.perf_counter()
+    manifest = _start_manifest(spec)
     try:
         exp = get_experiment(spec.experiment)
-        ctx = RunContext(experiment_id=spec.experiment, setting_index=spec.setting, seed=spec.seed,
-                         scale=spec.scale, rng=np.random.default_rng(manifest["run_seed"]))
-        result = exp.run(dict(spec.params), ctx)
-        if not isinstance(result, RunResult):
-            raise TypeError(f"{spec.experiment}.run returned {type(result).__name__}, not RunResult")
-        rows = [dict(r) for r in result.rows]
-        for i, row in enumerate(rows):
-            if "metric" not in row or "value" not in row:
-                raise ValueError(f"row {i} of {spec.experiment} lacks 'metric'/'value': {row!r}")
-        eps, delta = _epsilon_spent(result)
-        check_option(result.calibration, "calibration", (*CALIBRATIONS, "none"), owner=spec.experiment)
-        manifest.update({
-            "budget": to_jsonable(result.budget), "privacy_unit": to_jsonable(result.privacy_unit),
-            "neighboring": to_jsonable(result.neighboring), "epsilon_spent": eps, "delta": delta,
-            "accountant": result.accountant, "calibration": result.calibration,
-            "rho_spent": _rho_spent(result),
-            "n_events": None if result.ledger is None else len(result.ledger),
-            "extra": to_jsonable(result.extra),
-        })
+        rows = _record(spec, manifest, exp.run(dict(spec.params), _context(spec, manifest)))
         status, error = "ok", None
     except Exception:  # noqa: BLE001 - a failing run is recorded, the sweep goes on
         rows, status, error = None, "failed", traceback.format_exc()
@@ -380,6 +392,49 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
     if error is not None:
         manifest["error"] = error
     return RunOutcome(spec, status, rows, manifest)
+
+
+def execute_runs(specs: Sequence[RunSpec], commit: str | None = None) -> list[RunOutcome]:
+    """Run a group of runs of one experiment: through its ``run_batch`` when it has one (each
+    manifest's ``wall_time_s`` is then the batch's wall time divided by its runs, and ``batch_size``
+    says how many shared it), else one by one. If the batch fails, its runs are retried one by one,
+    so every failure is recorded against its own run."""
+    specs = list(specs)
+    exp = get_experiment(specs[0].experiment) if specs else None
+    if len(specs) < 2 or exp is None or exp.run_batch is None:
+        return [execute_run(spec, commit) for spec in specs]
+    t0 = time.perf_counter()
+    manifests = [_start_manifest(spec) for spec in specs]
+    try:
+        results = list(exp.run_batch([dict(s.params) for s in specs],
+                                     [_context(s, m) for s, m in zip(specs, manifests)]))
+        if len(results) != len(specs):
+            raise ValueError(f"{exp.id}.run_batch returned {len(results)} results for {len(specs)} runs")
+        rows = [_record(s, m, r) for s, m, r in zip(specs, manifests, results)]
+    except Exception:  # noqa: BLE001 - isolate the failure: run them one at a time
+        return [execute_run(spec, commit) for spec in specs]
+    wall = round((time.perf_counter() - t0) / len(specs), 6)
+    out = []
+    for spec, manifest, r in zip(specs, manifests, rows):
+        manifest.update({"versions": versions(), "git_commit": commit, "wall_time_s": wall,
+                         "batch_size": len(specs), "status": "ok"})
+        out.append(RunOutcome(spec, "ok", r, manifest))
+    return out
+
+
+def group_runs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
+    """Runs grouped for :func:`execute_runs`: runs of an experiment with a ``run_batch`` whose
+    ``batch_key`` agree (and of the same scale) form one group, in order of first appearance;
+    every other run is a group of its own."""
+    groups: dict[Any, list[RunSpec]] = {}
+    for i, spec in enumerate(specs):
+        exp = get_experiment(spec.experiment)
+        if exp.run_batch is not None and exp.batch_key is not None:
+            key: Any = ("batch", spec.experiment, spec.scale, exp.batch_key(spec.params, spec.seed))
+        else:
+            key = ("single", i)
+        groups.setdefault(key, []).append(spec)
+    return list(groups.values())
 
 
 def _rho_spent(result: RunResult) -> float | None:
@@ -418,22 +473,23 @@ def write_outcome(out_dir: str | os.PathLike, outcome: RunOutcome) -> Path:
 
 # --------------------------------------------------------------------------- backends
 def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None):
+    groups = group_runs(specs)
     if jobs == 1:
-        for spec in specs:
-            yield execute_run(spec, commit)
+        for group in groups:
+            yield from execute_runs(group, commit)
         return
     ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch/Ray threads
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(specs)), mp_context=ctx,
+    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx,
                                   initializer=_worker_init, initargs=(os.getpid(),))
     try:
-        futures = {pool.submit(execute_run, spec, commit): spec for spec in specs}
+        futures = {pool.submit(execute_runs, group, commit): group for group in groups}
         for future in cf.as_completed(futures):
-            spec = futures[future]
+            group = futures[future]
             try:
-                outcome = future.result()
+                outcomes = future.result()
             except Exception as exc:  # noqa: BLE001 - a worker died (e.g. out of memory)
-                outcome = _crashed(spec, commit, exc)
-            yield outcome
+                outcomes = [_crashed(spec, commit, exc) for spec in group]
+            yield from outcomes
     finally:
         # on Ctrl-C (or any early exit) drop the queued runs instead of waiting for them
         pool.shutdown(wait=True, cancel_futures=True)
@@ -564,16 +620,16 @@ def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: 
             ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.ERROR)
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(execute_run)
-        pending = {remote.remote(spec, commit): spec for spec in specs}  # type: ignore[call-arg]
+        remote = ray.remote(num_cpus=1, max_retries=0)(execute_runs)
+        pending = {remote.remote(group, commit): group for group in group_runs(specs)}  # type: ignore[call-arg]
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
-                spec = pending.pop(ref)
+                group = pending.pop(ref)
                 try:
-                    yield ray.get(ref)
+                    yield from ray.get(ref)
                 except Exception as exc:  # noqa: BLE001 - a worker died
-                    yield _crashed(spec, commit, exc)
+                    yield from (_crashed(spec, commit, exc) for spec in group)
     finally:
         if started_here:
             ray.shutdown()

@@ -10,6 +10,11 @@ Run functions must be module-level (picklable) and take ``(params, ctx)``:
 * ``ctx.shared_rng(name)`` — a generator derived from (experiment id, seed, name) only, identical
   across the settings of one seed: use it for the data, so every algorithm and every privacy
   level of a seed sees the same batches.
+
+An experiment may also give ``run_batch(params_list, ctxs) -> results`` and ``batch_key(params,
+seed)``: the runner then hands the runs with equal keys to ``run_batch`` together (to share work,
+e.g. one vectorised computation over seeds and settings). ``run_batch`` must return, for each run,
+exactly what ``run`` returns for it; the experiment's tests check this.
 """
 
 from __future__ import annotations
@@ -25,9 +30,12 @@ from privrl._rng import derive_seed
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["SCALES", "Claim", "Experiment", "RunContext", "RunResult"]
+__all__ = ["SCALES", "VERDICTS", "Claim", "Experiment", "RunContext", "RunResult"]
 
 SCALES = ("smoke", "quick", "paper")
+
+#: parameters that are the x-axis of a curve unless an experiment says otherwise (``curve_x``)
+DEFAULT_CURVE_X = ("K", "n", "m", "batch_size", "n_episodes")
 
 
 @dataclass
@@ -66,18 +74,71 @@ class RunResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+#: the verdicts a claim can get
+VERDICTS = ("holds", "fails", "undecided")
+
+_FROM_SUPPORTED = {True: "holds", False: "fails", None: "undecided"}
+_TO_SUPPORTED = {"holds": True, "fails": False, "undecided": None}
+
+
 @dataclass(frozen=True)
 class Claim:
-    """A claim of the paper, what was measured, and whether the measurement supports it."""
+    """A claim of the paper, what was measured, and the verdict of the measurement.
+
+    ``verdict`` is ``"holds"``, ``"fails"`` or ``"undecided"``; ``reason`` says why an undecided
+    claim cannot be decided ("one seed", "best λ on the grid boundary", "both predictors
+    near-trivial", "needs paper scale"...). The older ``supported=True/False/None`` still works and
+    maps to holds/fails/undecided; the two always agree after construction.
+
+    The headline table of the report reads ``paper_value`` (what the paper reports),
+    ``paper_calibration_value`` and ``tight_value`` (what privrl measures under the paper's and
+    under the tight calibration); empty strings are blank cells. ``headline=True`` puts a claim in
+    that table even when it has no value yet.
+    """
 
     claim: str
     measured: str
     supported: bool | None = None
+    verdict: str | None = None
+    reason: str = ""
+    paper_value: str = ""
+    paper_calibration_value: str = ""
+    tight_value: str = ""
+    headline: bool = False
+
+    def __post_init__(self) -> None:
+        from privrl._validation import check_option
+
+        if self.verdict is None:
+            if self.supported not in _FROM_SUPPORTED:
+                check_option(self.supported, "supported", (True, False, None), owner="Claim")
+            object.__setattr__(self, "verdict", _FROM_SUPPORTED[self.supported])
+        else:
+            check_option(self.verdict, "verdict", VERDICTS, owner="Claim")
+            implied = _TO_SUPPORTED[self.verdict]
+            if self.supported is not None and self.supported is not implied:
+                from privrl._validation import param_error
+
+                raise param_error("supported", "Claim", f"{implied!r} (or None) for verdict "
+                                  f"{self.verdict!r}", self.supported)
+            object.__setattr__(self, "supported", implied)
+
+    @property
+    def has_values(self) -> bool:
+        """True when the claim carries a value for the report's headline table."""
+        return bool(self.paper_value or self.paper_calibration_value or self.tight_value)
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """One paper figure (or table) as data."""
+    """One paper figure (or table) as data.
+
+    ``deviations`` are the deviations from the paper at every scale; ``scale_deviations(scale)``
+    adds the text that depends on the scale (e.g. "the batch grid stops at 10⁵ at quick scale").
+    A callable given as ``deviations`` is taken as ``scale_deviations`` (backward compatible).
+    ``curve_x`` names the parameters that are the x-axis of a curve: settings that differ only in
+    them form one curve in the report's privacy table (``None``: :data:`DEFAULT_CURVE_X`).
+    """
 
     id: str
     paper: str
@@ -88,10 +149,38 @@ class Experiment:
     run: Callable[[Mapping[str, Any], RunContext], RunResult]
     plot: Callable[[Any, Path], list[Path]] | None = None
     claims: Callable[[Any], list[Claim]] | None = None
-    deviations: tuple[str, ...] = ()
+    deviations: tuple[str, ...] | Callable[[str], Sequence[str]] = ()
+    scale_deviations: Callable[[str], Sequence[str]] | None = None
+    curve_x: tuple[str, ...] | None = None
     #: parameters a setting may take besides the keys of its grid (test or tuning knobs), each with
     #: an example value of its type: ``privrl run --set KEY=JSON`` accepts the grid's keys and these
     extra_params: Mapping[str, Any] = field(default_factory=dict)
+    run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
+    batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if callable(self.deviations):
+            if self.scale_deviations is not None:
+                from privrl._validation import param_error
+
+                raise param_error("deviations", f"experiment {self.id}",
+                                  "a tuple of strings when scale_deviations is given", "a callable")
+            object.__setattr__(self, "scale_deviations", self.deviations)
+            object.__setattr__(self, "deviations", ())
+        else:
+            object.__setattr__(self, "deviations", tuple(self.deviations))
+
+    def deviations_for(self, scale: str | None) -> tuple[str, ...]:
+        """Every deviation from the paper at ``scale`` (``None``: the scale-independent ones)."""
+        extra: Sequence[str] = ()
+        if self.scale_deviations is not None and scale is not None:
+            extra = self.scale_deviations(scale)
+        static = self.deviations if isinstance(self.deviations, tuple) else ()  # a tuple after __post_init__
+        return static + tuple(str(d) for d in extra)
+
+    def curve_params(self) -> tuple[str, ...]:
+        """The x-axis parameters of this experiment's curves (see ``curve_x``)."""
+        return DEFAULT_CURVE_X if self.curve_x is None else tuple(self.curve_x)
 
     def settings_for(self, scale: str) -> list[dict[str, Any]]:
         if scale not in SCALES:

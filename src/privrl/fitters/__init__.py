@@ -16,25 +16,18 @@ errors that name command-line options, never Python keywords: :func:`count_type`
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from privrl import registry as _registry
 from privrl.errors import InvalidDataError, InvalidParameterError
 
 __all__ = ["FitCommand", "FitOutput", "register_fit", "all_fit_commands", "get_fit_command",
            "BUDGET_KINDS", "MAX_EPISODES", "MAX_TRANSITIONS", "count_type", "make_env",
            "load_user_dataset", "check_transitions"]
-
-_MODULES = (
-    "privrl.fitters.policy_evaluation",
-    "privrl.fitters.offline",
-    "privrl.fitters.linear_mixture",
-    "privrl.fitters.q_learning",
-)
 
 #: what a command accepts as a budget
 BUDGET_KINDS = ("any", "epsilon", "none")
@@ -80,33 +73,21 @@ class FitCommand:
             raise ValueError(f"FitCommand {self.name!r}: budget must be one of {BUDGET_KINDS}")
 
 
-_REGISTRY: dict[str, FitCommand] = {}
-_loaded = False
-
-
 def register_fit(command: FitCommand) -> FitCommand:
-    _REGISTRY[command.name] = command
-    return command
+    """Register ``command`` under its name (kind ``"fit"`` of :mod:`privrl.registry`; a later
+    registration of the same name replaces it, so a plugin can override a command)."""
+    return _registry.register("fit", command.name, command, replace=True)
 
 
 def all_fit_commands() -> dict[str, FitCommand]:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in _MODULES:
-            try:
-                importlib.import_module(name)
-            except ModuleNotFoundError as exc:
-                if exc.name != name:
-                    raise
-    return dict(sorted(_REGISTRY.items()))
+    """Every registered fit command, sorted by name (the modules of
+    :data:`privrl.registry.MODULES` are imported first; one that fails to import is an error)."""
+    return dict(sorted(_registry.entries("fit").items()))
 
 
 def get_fit_command(name: str) -> FitCommand:
-    cmds = all_fit_commands()
-    if name not in cmds:
-        raise InvalidParameterError(f"Unknown algorithm {name!r} for 'privrl fit'. Known: {', '.join(cmds)}.")
-    return cmds[name]
+    """The fit command ``name``; an unknown name is a one-line error listing the known ones."""
+    return _registry.get("fit", name)
 
 
 # --------------------------------------------------------------------------- argument types

@@ -33,7 +33,7 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 
 __all__ = ["BinaryCounter", "GaussianNodeNoise", "ConstantNodeNoise", "tree_depth", "max_membership",
-           "cover_levels", "symmetric_gaussian"]
+           "cover_levels", "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout"]
 
 #: A node-noise source: ``noise(shape, symmetric) -> array of that shape``.
 NoiseSource = Callable[[tuple, bool], np.ndarray]
@@ -67,6 +67,61 @@ def symmetric_gaussian(rng: np.random.Generator, shape: tuple, sigma: float) -> 
     out[..., flat] = upper
     out[..., flat_t] = upper
     return out.reshape(shape)
+
+
+def gaussian_round_layout(parts: list[tuple[tuple, bool, float]]) -> tuple[int, np.ndarray, np.ndarray]:
+    """How one round of node noise is made from standard normals (see :func:`gaussian_rounds`).
+
+    Returns ``(m, scale, index)``: a round draws ``m`` standard normals ``z`` and its parts, each
+    flattened and concatenated in order, are ``(scale · z)[index]`` — ``scale`` holds each part's σ,
+    ``index`` mirrors the upper triangle of symmetric parts; parts with ``σ = 0`` draw nothing and
+    are zero (``index`` points at an appended 0).
+    """
+    scales, index, m = [], [], 0
+    for shape, symmetric, sigma in parts:
+        size = int(np.prod(shape, dtype=np.int64))
+        if sigma == 0:
+            index.append(np.full(size, -1, dtype=np.intp))
+            continue
+        if symmetric:
+            n = shape[-1]
+            lead = int(np.prod(shape[:-2], dtype=np.int64))
+            rows, cols, _, _ = _triu(n)
+            pos = np.empty((n, n), dtype=np.intp)
+            pos[rows, cols] = np.arange(len(rows))
+            pos[cols, rows] = np.arange(len(rows))
+            ntri = len(rows)
+            idx = (np.arange(lead)[:, None] * ntri + pos.ravel()[None, :]).ravel()
+            count = lead * ntri
+        else:
+            idx, count = np.arange(size), size
+        index.append(m + idx)
+        scales.append(np.full(count, float(sigma)))
+        m += count
+    scale = np.concatenate(scales + [np.zeros(1)])
+    out = np.concatenate(index) if index else np.zeros(0, dtype=np.intp)
+    out[out < 0] = m                                                    # the appended zero
+    return m, scale, out
+
+
+def gaussian_rounds(rng: np.random.Generator, parts: list[tuple[tuple, bool, float]], n_rounds: int) -> list[np.ndarray]:
+    """``n_rounds`` rounds of node noise drawn at once (a speed path for many inserts).
+
+    Round ``i`` draws, for each part ``(shape, symmetric, sigma)`` in turn, what
+    :class:`GaussianNodeNoise` ``(sigma, rng)`` draws for ``(shape, symmetric)`` — nothing when
+    ``sigma = 0``; ``out[j][i]`` is part ``j`` of round ``i``, of shape ``shape_j``. The result is
+    bit-identical to the ``n_rounds × len(parts)`` calls made one at a time on the same generator:
+    NumPy's ``normal(0, σ)`` is ``σ·z`` on one sequential standard-normal stream (tested).
+    """
+    m, scale, index = gaussian_round_layout(parts)
+    z = np.concatenate([rng.standard_normal((n_rounds, m)), np.zeros((n_rounds, 1))], axis=1)
+    flat = (scale * z)[:, index]
+    out, start = [], 0
+    for shape, _, _ in parts:
+        size = int(np.prod(shape, dtype=np.int64))
+        out.append(flat[:, start:start + size].reshape(n_rounds, *shape))
+        start += size
+    return out
 
 
 _TRIU_CACHE: dict[int, tuple[np.ndarray, ...]] = {}

@@ -22,6 +22,7 @@ calibrates ``ρ* = (√(ln(1/δ)+ε) − √ln(1/δ))²`` and ``σ_x = Δ_x √(
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -115,10 +116,16 @@ def upsilon_monte_carlo(sigma: float, *, n_noise_terms: int, dim: int, n_episode
     s = sigma * math.sqrt(n_noise_terms)
     if s == 0:
         return 0.0
+    return s * (_mc_norm_mean(int(dim), int(n_samples)) + 2 * math.sqrt(math.log(4 * n_episodes * horizon / alpha)))
+
+
+@functools.lru_cache(maxsize=64)
+def _mc_norm_mean(dim: int, n_samples: int) -> float:
+    """Monte-Carlo mean of ``‖N‖_op`` for a standard symmetric Gaussian ``dim × dim`` matrix, plus
+    3 standard errors (fixed public seed: a constant of ``(dim, n_samples)``, cached)."""
     rng = np.random.default_rng(20220601 + dim)
     norms = np.linalg.norm(symmetric_gaussian(rng, (n_samples, dim, dim), 1.0), ord=2, axis=(1, 2))
-    mean = float(norms.mean() + 3 * norms.std(ddof=1) / math.sqrt(n_samples))
-    return s * (mean + 2 * math.sqrt(math.log(4 * n_episodes * horizon / alpha)))
+    return float(norms.mean() + 3 * norms.std(ddof=1) / math.sqrt(n_samples))
 
 
 def _chi_bound(sigma: float, n_noise_terms: int, dim: int, n_episodes: int, horizon: int, alpha: float) -> float:

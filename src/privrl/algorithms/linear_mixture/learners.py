@@ -1,19 +1,10 @@
 """LinOpt-VI-Reg (Algorithm 1; private UCRL-VTR) and LinOpt-PO-Reg (Algorithm 2; private OPPO).
 
-Both learners share one online loop and one kernel, :func:`optimistic_q` (Algorithm 1 lines 5–11,
-vectorised over states and actions): per episode k, from the regularizer's current ``(Λ, u)``,
-
-    θ̂ = Λ⁻¹u,  ϕ_h^k(s,a) = Σ_{s'} ψ(s'|s,a) V_{h+1}^k(s'),
-    Q_h^k = clip_[0, H−h+1]( φᵀθ̂_r + ϕᵀθ̂_p + β_p‖ϕ‖_{Λ_p⁻¹} + β_r‖φ‖_{Λ_r⁻¹} ),
-
-then ``V_h^k = max_a Q_h^k`` (VI) or ``V_h^k = ⟨π_h^k, Q_h^k⟩`` (PO, policy evaluation, line 12).
-The episode is rolled out, its contributions ``(ϕ_h^k(s_h,a_h), V_{h+1}^k(s_{h+1}), φ(s_h,a_h), r_h)``
-— with the ``ϕ`` and ``V`` of episode k, frozen (spec A1) — go to the regularizer, and PO updates
-``π_h^{k+1} ∝ π_h^k exp(η Q_h^k)`` at every state (line 15). Episode K's data is never sent (A9).
-
-The learner sees the data only through the regularizer's releases (billboard lemma, Thm 6.4); the
-rollout is the user's side. Regret is the exact pseudo-regret ``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` by
-dynamic programming on the true model every episode.
+Both learners are thin shells over one kernel, :func:`~privrl.algorithms.linear_mixture.engine.fit_many`
+(the online loop of Algorithms 1–2, for one run or many in lockstep; see that module for the
+per-episode steps). The learner sees the data only through the regularizer's releases (billboard
+lemma, Thm 6.4); the rollout is the user's side. Regret is the exact pseudo-regret
+``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` by dynamic programming on the true model every episode.
 """
 
 from __future__ import annotations
@@ -23,18 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from privrl._rng import RngLike, child_rngs
+from privrl._rng import RngLike
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.algorithms.linear_mixture import calibration as cal
-from privrl.algorithms.linear_mixture.planning import evaluate_policies_at, optimal_q_values
+from privrl.algorithms.linear_mixture.engine import fit_many, plan_once, softmax
 from privrl.algorithms.linear_mixture.regularizers import Regularizer, make_regularizer
 from privrl.base import Estimator
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import InvalidDataError
-from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model"]
+__all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", "softmax"]
 
 PRIVATIZERS = ("central", "local", "none")
 
@@ -42,31 +32,13 @@ PRIVATIZERS = ("central", "local", "none")
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
                  phi: np.ndarray, beta_p: float, beta_r: float, policy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12).
+    """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12) for one run.
 
     ``psi_t`` is ψ as ``(S, A, d1, S)``; ``policy`` ``(H, S, A)`` switches ``V`` from max (VI) to
-    ``⟨π, Q⟩`` (PO). Returns ``(Q (H,S,A), V (H+1,S), feat (H,S,A,d1))``.
+    ``⟨π, Q⟩`` (PO). Returns ``(Q (H,S,A), V (H+1,S), feat (H,S,A,d1))``. The learners use the
+    batched kernel of :mod:`.engine`; this is the same computation for a single set of statistics.
     """
-    H = Lam_p.shape[0]
-    S, A, d1, _ = psi_t.shape
-    inv_p = np.linalg.inv(Lam_p)
-    inv_r = np.linalg.inv(Lam_r)
-    theta_p = np.einsum("hij,hj->hi", inv_p, u_p)
-    theta_r = np.einsum("hij,hj->hi", inv_r, u_r)
-    phi_flat = phi.reshape(S * A, -1)
-    reward_part = np.einsum("nd,hd->hn", phi_flat, theta_r).reshape(H, S, A)
-    bonus_r = beta_r * np.sqrt(np.maximum(np.einsum("nd,hde,ne->hn", phi_flat, inv_r, phi_flat), 0.0)).reshape(H, S, A)
-    Q = np.empty((H, S, A))
-    V = np.zeros((H + 1, S))
-    feat = np.empty((H, S, A, d1))
-    for h in range(H - 1, -1, -1):
-        f = psi_t @ V[h + 1]                                   # (S, A, d1): line 7
-        feat[h] = f
-        quad = ((f @ inv_p[h]) * f).sum(axis=-1)
-        q = reward_part[h] + f @ theta_p[h] + beta_p * np.sqrt(np.maximum(quad, 0.0)) + bonus_r[h]
-        Q[h] = np.maximum(np.minimum(q, H - h), 0.0)          # line 10, truncation at H − h + 1 (1-based h)
-        V[h] = Q[h].max(axis=1) if policy is None else np.einsum("sa,sa->s", policy[h], Q[h])
-    return Q, V, feat
+    return plan_once((Lam_p, u_p, Lam_r, u_r), np.moveaxis(psi_t, 3, 2), phi, beta_p, beta_r, policy)
 
 
 def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -> tuple[LinearMixtureMDP, Any]:
@@ -163,51 +135,9 @@ class _LinOpt(Estimator):
         features); sets ``regret_`` (per-episode exact pseudo-regret), ``cumulative_regret_``,
         ``policy_``, ``theta_p_``, ``theta_r_``, ``beta_p_``, ``beta_r_``, ``constants_``,
         ``regret_bound_``, ``privacy_ledger_``. ``callback(k, Q=, V=, policy=, stats=)``, if given, sees
-        what the learner holds in episode k (released statistics only) — for diagnostics and tests."""
-        self._validate()
-        model, gym_env = resolve_model(env, features)
-        streams = child_rngs(rng, "env", "policy", "privacy")
-        K, H, _S, _A = int(self.n_episodes), model.horizon, model.n_states, model.n_actions
-        reg = self._make_regularizer(model)
-        stats = reg.start(n_episodes=K, horizon=H, d1=model.d1, d2=model.d2, rng=streams["privacy"])
-        consts = reg.constants(self.alpha)
-        beta_p, beta_r = cal.confidence_radii(consts, d1=model.d1, d2=model.d2, n_episodes=K, horizon=H,
-                                              alpha=self.alpha)
-        bp, br = self.beta_scale * beta_p, self.beta_scale * beta_r
-        self.beta_p_, self.beta_r_ = bp, br
-        P, r = model.transitions(), model.mean_rewards()
-        _, v_star = optimal_q_values(P, r)
-        rollout = _Rollout(model, gym_env, streams["env"])
-        psi_t = np.ascontiguousarray(np.moveaxis(model.psi, 2, 3))
-        regret = np.empty(K)
-        self._begin(model, K)
-        prng = streams["policy"]
-        block = _RegretBlock(P, r, v_star[0], regret)
-        for k in range(K):
-            Q, V, feat = optimistic_q(*stats, psi_t, model.phi, bp, br, self._evaluation_policy())
-            play = self._play_policy(Q, prng)
-            if callback is not None:
-                callback(k, Q=Q, V=V, policy=play, stats=stats)
-            s, a, rew = rollout.episode(play, prng)
-            block.add(k, play, s[0])
-            if k < K - 1:
-                hs = np.arange(H)
-                stats = reg.update(feat[hs, s[:-1], a], V[hs + 1, s[1:]], model.phi[s[:-1], a], rew)
-            self._after_episode(Q)
-        block.flush()
-        self.regret_ = regret
-        self.cumulative_regret_ = np.cumsum(regret)
-        self.policy_ = play
-        Lp, up, Lr, ur = stats
-        self.theta_p_ = np.linalg.solve(Lp, up[..., None])[..., 0]
-        self.theta_r_ = np.linalg.solve(Lr, ur[..., None])[..., 0]
-        self.constants_ = consts.as_dict()
-        self.regret_bound_ = self._bound(consts, beta_p, beta_r, model, K)
-        self.privatizer_parameters_ = reg.public_parameters()
-        self.privacy_ledger_ = Ledger(reg.events() if self.budget.is_private else [])
-        eps, delta = self.budget.epsilon, self.budget.delta
-        self.paper_epsilon_ = (cal.paper_epsilon_total(eps, delta, H)
-                               if reg.guarantee and self.budget.is_private and eps and delta else math.inf)
+        what the learner holds in episode k (released statistics only) — for diagnostics and tests.
+        Many runs at once: :func:`~privrl.algorithms.linear_mixture.engine.fit_many`."""
+        fit_many([self], [env], [rng], features=features, callback=callback)
         return self
 
     def _bound(self, consts, beta_p, beta_r, model, K) -> float:
@@ -216,19 +146,6 @@ class _LinOpt(Estimator):
 
     # -- hooks overridden by PO
     def _begin(self, model: LinearMixtureMDP, K: int) -> None:
-        pass
-
-    def _evaluation_policy(self) -> np.ndarray | None:
-        return None
-
-    def _play_policy(self, Q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Greedy deterministic policy (Algorithm 1 line 12); lowest-index or seeded random tie-break."""
-        if self.tie_break == "lowest":
-            return Q.argmax(axis=2)
-        ties = Q == Q.max(axis=2, keepdims=True)
-        return np.argmax(ties * rng.random(Q.shape), axis=2)
-
-    def _after_episode(self, Q: np.ndarray) -> None:
         pass
 
 
@@ -277,52 +194,9 @@ class LinOptPO(_LinOpt):
         self._logits = np.zeros((H, S, A))
         self._pi = np.full((H, S, A), 1.0 / A)
 
-    def _evaluation_policy(self) -> np.ndarray:
-        return self._pi
-
-    def _play_policy(self, Q: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self._pi
-
-    def _after_episode(self, Q: np.ndarray) -> None:
-        self._logits += self.eta_ * Q
-        self._pi = softmax(self._logits)
-
     def _bound(self, consts, beta_p, beta_r, model, K) -> float:
         return cal.po_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
                                    horizon=model.horizon, alpha=self.alpha, n_actions=model.n_actions)
-
-
-class _RegretBlock:
-    """Exact per-episode pseudo-regret, evaluated in vectorised blocks of episodes."""
-
-    def __init__(self, P: np.ndarray, r: np.ndarray, v_star: np.ndarray, out: np.ndarray, size: int = 256) -> None:
-        self.P, self.r, self.v_star, self.out, self.size = P, r, v_star, out, size
-        self.policies: list[np.ndarray] = []
-        self.starts: list[int] = []
-        self.first = 0
-
-    def add(self, k: int, policy: np.ndarray, start: int) -> None:
-        if not self.policies:
-            self.first = k
-        self.policies.append(policy)
-        self.starts.append(int(start))
-        if len(self.policies) == self.size:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.policies:
-            return
-        starts = np.asarray(self.starts)
-        values = evaluate_policies_at(self.P, self.r, np.stack(self.policies), starts)
-        self.out[self.first:self.first + len(starts)] = self.v_star[starts] - values
-        self.policies, self.starts = [], []
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax over the last axis with the log-sum-exp shift (stable for large logits)."""
-    z = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 class _Rollout:

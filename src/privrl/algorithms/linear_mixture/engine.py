@@ -1,0 +1,555 @@
+"""The lockstep kernel of LinOpt-VI / LinOpt-PO (Zhou 2022, Algorithms 1 and 2).
+
+:func:`fit_many` advances R independent runs — R estimators, each on its own model with its own
+``rng`` — one episode at a time *together*: every step of an episode is a few NumPy operations over
+a leading run axis, so the Python overhead is paid once per episode for all runs.
+``LinOptVI.fit`` / ``LinOptPO.fit`` are ``fit_many`` with R = 1.
+
+Per episode k and run, from the regularizer's current ``(Λ, u)`` (Algorithm 1 lines 5–11):
+
+    θ̂ = Λ⁻¹u,  ϕ_h^k(s,a) = Σ_{s'} ψ(s'|s,a) V_{h+1}^k(s'),
+    Q_h^k = clip_[0, H−h+1]( φᵀθ̂_r + ϕᵀθ̂_p + β_p‖ϕ‖_{Λ_p⁻¹} + β_r‖φ‖_{Λ_r⁻¹} ),
+
+then ``V_h^k = max_a Q_h^k`` (VI) or ``⟨π_h^k, Q_h^k⟩`` (PO, line 12). The episode is rolled out,
+its exact pseudo-regret ``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` is computed by dynamic programming on the
+true model, its contributions ``(ϕ_h^k(s_h,a_h), V_{h+1}^k(s_{h+1}), φ(s_h,a_h), r_h)`` — with the
+``ϕ`` and ``V`` of episode k, frozen (spec A1) — go to the regularizer, and PO sets
+``π_h^{k+1} ∝ π_h^k exp(η Q_h^k)`` (line 15). Episode K's data is never sent (A9).
+
+Runs are independent: each keeps its own ``env`` / ``policy`` / ``privacy`` streams (children of
+its ``rng``, drawn in blocks that are bit-identical to drawing episode by episode), and every
+per-run quantity comes from elementwise operations or per-run matrix products, so a run's result
+does not depend on the batch it is in (tested). The built-in regularizers are advanced by
+:class:`~privrl.algorithms.linear_mixture.regularizers.BatchedStatistics`; any other regularizer
+(a user's instance, a custom node-noise source) by its own ``update``, one run at a time.
+
+Work saved without changing the algorithm: ``ϕ`` sums over the successors of ``(s, a)`` only (the
+states where ``ψ(·|s,a) ≠ 0`` for some run); state–action columns with identical features in every
+run (e.g. all actions at an absorbing state) are planned once; ``ϕ_H ≡ 0``; the Gram inverses are
+one vectorised Gauss–Jordan elimination (:func:`spd_inverse`). ``reachable_only=True`` also plans
+only at the states reachable at step h from the initial distribution through that support (plus
+the last state, the rollout's round-off fallback): regret, data and releases equal the full
+computation's up to round-off — values at unreachable states never feed back — but ``policy_``
+then holds action 0 / the uniform policy there, and no callback is allowed. The experiments use
+it; ``fit`` does not.
+
+The greedy policy (Algorithm 1 line 12) takes the lowest-index action among those within
+``TIE_TOL·H`` of ``max_a Q``: actions tied in exact arithmetic are not separated by round-off.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from privrl._rng import RngLike, child_rngs
+from privrl.algorithms.linear_mixture import calibration as cal
+from privrl.algorithms.linear_mixture.planning import optimal_q_values
+from privrl.algorithms.linear_mixture.regularizers import BatchedStatistics, Stats
+from privrl.envs.linear_mixture import LinearMixtureMDP
+from privrl.privacy.accounting import Ledger
+
+__all__ = ["fit_many", "plan_once", "softmax"]
+
+#: episodes of pre-drawn env / policy randomness per block
+_BLOCK = 256
+#: actions within TIE_TOL·H of max_a Q count as maximisers (tie-break, Algorithm 1 line 12)
+TIE_TOL = 1e-12
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax over the last axis with the log-sum-exp shift (stable for large logits)."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax0(logits: np.ndarray) -> np.ndarray:
+    """:func:`softmax` over the first axis (the same arithmetic per entry)."""
+    z = logits - logits.max(axis=0)
+    e = np.exp(z)
+    return e / e.sum(axis=0)
+
+
+class _Geometry:
+    """The states planned at each step (``X[h]``, with ``pos[h]`` mapping a state to its index),
+    the successors summed over in ``ϕ`` and the features restricted to them, stacked over runs.
+
+    Per step, the planned state–action pairs are the ``N = n_h·A`` columns ``i·A + a`` (state
+    ``X[h][i]``, action ``a``); ``ψ`` is kept as ``(R, d1·N, k)`` so that ``ϕ`` is one matrix–vector
+    product per run."""
+
+    def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
+                 reachable_only: bool) -> None:
+        R, S, A, _, d1 = psi.shape
+        H = horizon
+        self.H, self.S, self.A, self.d1 = H, S, A, d1
+        support = np.any(psi != 0, axis=(0, 4))                         # (S, A, S')
+        if reachable_only:
+            X = [np.union1d(np.flatnonzero(np.any(initial > 0, axis=0)), [S - 1])]
+            for _ in range(H):
+                X.append(np.union1d(np.flatnonzero(support[X[-1]].any(axis=(0, 1))), [S - 1]))
+        else:
+            X = [np.arange(S)] * (H + 1)
+        self.X = X
+        self.n = [len(x) for x in X]
+        self.pos = np.full((H + 1, S), -1, dtype=np.intp)              # state -> index in X[h]
+        for h in range(H + 1):
+            self.pos[h, X[h]] = np.arange(len(X[h]))
+        # concatenated layouts: states of all steps (offn), columns (off), features (foff)
+        self.offn = np.cumsum([0] + self.n)
+        self.nsum = int(self.offn[H])                                   # planned (h, s), h < H
+        self.hcat = np.repeat(np.arange(H), self.n[:H])
+        self.scat = np.concatenate(X[:H])
+        self.jpos = [self.offn[h] + self.pos[h] for h in range(H)]      # state -> index among all (h, s)
+        self.cols = [(X[h][:, None] * A + np.arange(A)).ravel() for h in range(H)]
+        # successors summed over in ϕ = Σ_j ψ(s_j|s,a) V(s_j): those of X[h] (ascending)
+        self.succ = [X[h + 1][support[X[h]][:, :, X[h + 1]].any(axis=(0, 1))] for h in range(H)]
+        self.succ_at = [self.offn[h + 1] + self.pos[h + 1][self.succ[h]] for h in range(H)]
+        self.phi = phi
+        d2 = phi.shape[-1]
+        # columns with the same features in every run (ψ(·|s,a) on the successors and φ(s,a); e.g.
+        # every action at an absorbing state) have the same Q: plan each distinct one once
+        self.psi, self.ucols, self.uinv = [], [], []
+        for h in range(H):
+            sub = psi[:, X[h]][:, :, :, self.succ[h]].reshape(R, len(self.cols[h]), -1)   # (R, N, k·d1)
+            key = np.concatenate([sub, phi[:, X[h]].reshape(R, len(self.cols[h]), d2)], axis=2)
+            _, first, inverse = np.unique(key.transpose(1, 0, 2).reshape(len(self.cols[h]), -1), axis=0,
+                                          return_index=True, return_inverse=True)
+            order = np.argsort(first)                                   # distinct columns in natural order
+            rank = np.empty_like(order)
+            rank[order] = np.arange(len(order))
+            ucols = first[order]
+            self.ucols.append(ucols)
+            self.uinv.append(rank[inverse.ravel()])
+            u = psi[:, X[h]][:, :, :, self.succ[h]].reshape(R, len(self.cols[h]), len(self.succ[h]), d1)[:, ucols]
+            self.psi.append(np.ascontiguousarray(np.moveaxis(u, 3, 1).reshape(R, d1 * len(ucols), -1)))
+        self.U = [len(u) for u in self.ucols]
+        self.dedup = [len(u) < len(c) for u, c in zip(self.ucols, self.cols)]
+        self.foff = np.cumsum([0] + [d1 * u for u in self.U])
+        self.iu, self.ju = np.triu_indices(d2)
+        # the planned columns of all steps side by side: step h owns [off[h], off[h+1]); the distinct
+        # ones [uoff[h], uoff[h+1])
+        self.off = np.cumsum([0] + [len(c) for c in self.cols])
+        self.uoff = np.cumsum([0] + self.U)
+        self.uinv_cat = np.concatenate(self.uinv)
+        self.N = [len(c) for c in self.cols]
+        self.hcol = np.repeat(np.arange(H), self.U)
+        flat = phi.reshape(R, S * A, d2)[:, np.concatenate([c[u] for c, u in zip(self.cols, self.ucols)])]
+        self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ucat)
+        # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
+        w = np.where(self.iu == self.ju, 1.0, 2.0)[:, None, None]
+        self.pairs_cat = np.ascontiguousarray(self.phi_cat[self.iu] * self.phi_cat[self.ju] * w)
+        # d2 > 1: the reward part of every step on the union of the steps' distinct columns, by one
+        # matrix product per run; step h takes its columns (a slice when they are contiguous)
+        self.d2 = d2
+        ids = [c[u] for c, u in zip(self.cols, self.ucols)]
+        union = np.unique(np.concatenate(ids))
+        self.ucol_at = []
+        for x in ids:
+            at = np.searchsorted(union, x)
+            contiguous = len(at) and np.array_equal(at, np.arange(at[0], at[0] + len(at)))
+            self.ucol_at.append(slice(int(at[0]), int(at[0]) + len(at)) if contiguous else at)
+        flat_u = phi.reshape(R, S * A, d2)[:, union]                     # (R, Un, d2)
+        self.phi_T = np.ascontiguousarray(flat_u.transpose(0, 2, 1))      # (R, d2, Un)
+        pu = flat_u[:, :, self.iu] * flat_u[:, :, self.ju] * np.where(self.iu == self.ju, 1.0, 2.0)
+        self.pairs_T = np.ascontiguousarray(pu.transpose(0, 2, 1))        # (R, np, Un)
+
+    @classmethod
+    def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
+        geo = cls(np.stack([m.psi for m in models]), np.stack([m.phi for m in models]),
+                  np.stack([m.initial for m in models]), models[0].horizon, reachable_only)
+        X, H, R = geo.X, geo.H, len(models)
+        P = np.stack([m.transitions() for m in models])                 # (R, H, S, A, S)
+        r = np.stack([m.mean_rewards() for m in models])                # (R, H, S, A)
+        # exact evaluation of the played policy: P as (R, n_{h+1}, N), r as (R, N)
+        geo.P_T = [np.ascontiguousarray(P[:, h][:, X[h]][:, :, :, X[h + 1]].reshape(R, -1, len(X[h + 1]))
+                                        .transpose(0, 2, 1)) for h in range(H)]
+        geo.r = [np.ascontiguousarray(r[:, h][:, X[h]].reshape(R, -1)) for h in range(H)]
+        geo.cum_P = np.cumsum(P, axis=-1)
+        geo.mean = r
+        geo.cum_init = np.stack([np.cumsum(m.initial) for m in models])
+        geo.bernoulli = np.array([m.reward_noise == "bernoulli" for m in models])
+        return geo
+
+    def full(self, cat: np.ndarray, fill: float | int = 0) -> np.ndarray:
+        """A ``(R, Σ_h n_h, ...)`` array over the planned (h, s) as ``(R, H, S, ...)`` (``fill`` elsewhere)."""
+        out = np.full((cat.shape[0], self.H, self.S, *cat.shape[2:]), fill, dtype=cat.dtype)
+        out[:, self.hcat, self.scat] = cat[:, :self.nsum]
+        return out
+
+
+def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Λ⁻¹, Λ⁻¹u)`` for a stack ``(..., d, d)`` of symmetric positive definite matrices, in the
+    layout ``(d, d, ...)`` and ``(d, ...)`` (stack axes last).
+
+    Gauss–Jordan elimination without pivoting (stable for SPD matrices: every pivot is a Schur
+    complement, at least ``λ_min(Λ)``), vectorised over the stack: ``d`` elimination steps of a
+    few array operations. Every matrix is treated alike, so the result for one matrix does not
+    depend on the others in the stack.
+    """
+    lead, d = Lam.shape[:-2], Lam.shape[-1]
+    B = int(np.prod(lead, dtype=np.int64))
+    M = Lam.reshape(B, d, d).transpose(1, 2, 0).copy()                   # (d, d, B)
+    if d == 1:
+        M = 1.0 / M
+    else:
+        for k in range(d):
+            piv = 1.0 / M[k, k]
+            row = M[k] * piv                                            # row k / pivot (row[k] = 1)
+            new_col = M[:, k] * -piv
+            M -= M[:, k, None, :] * row[None, :, :]                      # the product is formed first
+            M[k] = row
+            M[:, k] = new_col
+            M[k, k] = piv
+    theta = (M * u.reshape(B, d).T[None, :, :]).sum(1)                   # (d, B)
+    return M.reshape(d, d, *lead), theta.reshape(d, *lead)
+
+
+def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.ndarray | None,
+          is_po: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Algorithm 1 lines 5–11 / Algorithm 2 lines 4–12 for R runs at once.
+
+    Returns, over the planned states of all steps side by side, ``Q`` ``(R, Σ_h n_h, A)``, ``ϕ``
+    (step h's ``(d1, U_h)`` block at ``foff[h]``, distinct columns), ``V`` and ``max_a Q``
+    ``(R, Σ_{h≤H} n_h)``.
+    ``is_po`` marks the runs whose ``V`` is ``⟨π, Q⟩`` (``pi`` ``(A, R, Σ_h n_h)``); ``None``: all VI.
+    When every run is PO, ``max_a Q`` is not computed (the returned one is ``V``)."""
+    Lp, up, Lr, ur = stats
+    R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
+    A = geo.A
+    # ϕ_H ≡ 0 (V_{H+1} = 0): step H's Λ_p is not needed
+    inv_p, theta_p = spd_inverse(Lp[:, :H - 1], up[:, :H - 1])           # (d1, d1, R, H−1), (d1, R, H−1)
+    inv_r, theta_r = spd_inverse(Lr, ur)
+    # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
+    aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
+    # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
+    if geo.d2 == 1:                                                      # (R, Ucat): step h's θ̂_r U_h times
+        reward = (np.repeat(theta_r, geo.U, axis=-1) * geo.phi_cat).sum(0)
+        quad_r = (np.repeat(inv_r[geo.iu, geo.ju], geo.U, axis=-1) * geo.pairs_cat).sum(0)
+    else:                                                                # (R, H, Un), one product per run
+        reward = np.ascontiguousarray(theta_r.transpose(1, 2, 0)) @ geo.phi_T
+        quad_r = np.ascontiguousarray(inv_r[geo.iu, geo.ju].transpose(1, 2, 0)) @ geo.pairs_T
+    bonus = br[:, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r) if geo.d2 == 1 else \
+        br[:, None, None] * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
+
+    def part(x: np.ndarray, h: int) -> np.ndarray:
+        """Step h's distinct columns of a reward-part array."""
+        return x[:, geo.uoff[h]:geo.uoff[h + 1]] if geo.d2 == 1 else x[:, h, geo.ucol_at[h]]
+    V = np.zeros((R, int(geo.offn[-1])))
+    all_po = is_po is not None and bool(is_po.all())
+    Vmax = V if is_po is None or all_po else np.zeros_like(V)
+    Q = np.empty((R, int(geo.off[-1])))
+    feat = np.empty((R, int(geo.foff[-1])))
+    feat[:, geo.foff[H - 1]:] = 0.0                                      # ϕ_H ≡ 0
+    rows = np.arange(R)[:, None]
+    bp_col = bp[:, None]
+    for h in range(H - 1, -1, -1):
+        n, U = geo.n[h], geo.U[h]
+        on = geo.offn[h]
+        Qh = Q[:, geo.off[h]:geo.off[h + 1]]
+        Qu = np.empty((R, U)) if geo.dedup[h] else Qh                    # Q at the distinct columns
+        if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
+            np.add(part(reward, h), part(bonus, h), out=Qu)
+        else:
+            Vn = V[:, geo.succ_at[h]]                                    # (R, k)
+            f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, U)          # line 7
+            feat[:, geo.foff[h]:geo.foff[h + 1]] = f.reshape(R, -1)
+            W = aug[h] @ f                                               # (R, d1+1, U)
+            quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
+            np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
+            quad *= bp_col
+            np.add(part(reward, h), W[:, d1], out=Qu)
+            Qu += quad
+            Qu += part(bonus, h)
+        np.maximum(np.minimum(Qu, H - h, out=Qu), 0.0, out=Qu)           # line 10 (1-based: H − h + 1)
+        if geo.dedup[h]:
+            np.take(Qu, geo.uinv[h], axis=1, out=Qh)
+        Q3 = Qh.reshape(R, n, A)
+        if all_po:                                                       # V = ⟨π, Q⟩ (no max needed)
+            V[:, on:on + n] = np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3)
+            continue
+        v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
+        if is_po is not None:
+            Vmax[:, on:on + n] = v
+            v = np.where(is_po[:, None], np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3), v)
+        V[:, on:on + n] = v
+    return Q.reshape(R, geo.nsum, A), feat, V, Vmax
+
+
+def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: float, beta_r: float,
+              policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_plan` for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
+    ``policy`` ``(H, S, A)`` for PO. Returns ``(Q (H,S,A), V (H+1,S), ϕ (H,S,A,d1))``."""
+    H, (S, A, _, d1) = stats[0].shape[0], psi.shape
+    geo = _Geometry(psi[None], phi[None], np.full((1, S), 1.0 / S), H, reachable_only=False)
+    pi = None if policy is None else np.moveaxis(policy.reshape(1, H * S, A), -1, 0)
+    Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), np.array([float(beta_p)]), np.array([float(beta_r)]),
+                          pi, None if policy is None else np.array([True]))
+    f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, -1)[:, geo.uinv[h]].reshape(d1, S, A),
+                              0, -1) for h in range(H)])
+    return Q[0].reshape(H, S, A), V[0].reshape(H + 1, S), f
+
+
+class _PerRun:
+    """Statistics of arbitrary regularizers: each run's own ``update``."""
+
+    def __init__(self, regs: list[Any], initial: list[Stats]) -> None:
+        self.regs = regs
+        self.stats = tuple(np.stack(x) for x in zip(*initial))
+
+    def statistics(self) -> Stats:
+        return self.stats  # type: ignore[return-value]
+
+    def update(self, x_p, y_p, x_r, y_r) -> Stats:
+        outs = [g.update(x_p[r], y_p[r], x_r[r], y_r[r]) for r, g in enumerate(self.regs)]
+        self.stats = tuple(np.stack(x) for x in zip(*outs))
+        return self.stats  # type: ignore[return-value]
+
+
+class _Run:
+    """One estimator's set-up: what ``fit`` computes before the first episode."""
+
+    def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
+        from privrl.algorithms.linear_mixture.learners import resolve_model
+
+        est._validate()
+        self.est = est
+        self.model, self.gym_env = resolve_model(env, features)
+        model = self.model
+        self.streams = child_rngs(rng, "env", "policy", "privacy")
+        self.K, self.H = int(est.n_episodes), model.horizon
+        self.reg = est._make_regularizer(model)
+        self.initial = self.reg.start(n_episodes=self.K, horizon=self.H, d1=model.d1, d2=model.d2,
+                                      rng=self.streams["privacy"])
+        self.consts = self.reg.constants(est.alpha)
+        self.beta_p, self.beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,
+                                                        horizon=self.H, alpha=est.alpha)
+        est.beta_p_, est.beta_r_ = est.beta_scale * self.beta_p, est.beta_scale * self.beta_r
+        self.v_star = optimal_q_values(model.transitions(), model.mean_rewards())[1][0]
+        est._begin(model, self.K)
+        self.is_po = est._algorithm == "linopt-po"
+        self.eta = float(getattr(est, "eta_", 0.0))
+        self.random_ties = not self.is_po and getattr(est, "tie_break", "lowest") == "random"
+        self.sizes = (self.K, self.H, model.n_states, model.n_actions, model.d1, model.d2)
+
+
+def fit_many(estimators: Sequence[Any], envs: Sequence[Any], rngs: Sequence[RngLike], *,
+             features: LinearMixtureMDP | None = None, callback: Callable[..., Any] | None = None,
+             reachable_only: bool = False) -> list[Any]:
+    """Fit ``estimators[i]`` (``LinOptVI`` / ``LinOptPO``) on ``envs[i]`` with ``rngs[i]``, in lockstep.
+
+    Every run must have the same ``n_episodes`` and model sizes (H, S, A, d1, d2). Each estimator
+    ends exactly as ``estimators[i].fit(envs[i], rng=rngs[i])`` leaves it (``reachable_only``: see
+    the module doc). ``callback`` (one run only) is ``fit``'s. Returns the estimators.
+    """
+    if not (len(estimators) == len(envs) == len(rngs)) or not estimators:
+        raise ValueError("fit_many needs as many envs and rngs as estimators (at least one)")
+    runs = [_Run(est, env, rng, features) for est, env, rng in zip(estimators, envs, rngs)]
+    if len({run.sizes for run in runs}) > 1:
+        raise ValueError("fit_many runs must share n_episodes and the model sizes (H, S, A, d1, d2)")
+    if callback is not None and (len(runs) > 1 or reachable_only):
+        raise ValueError("fit_many takes a callback only for one run without reachable_only")
+    if reachable_only and any(run.gym_env is not None for run in runs):
+        raise ValueError("fit_many: reachable_only needs models, not gym envs")
+    _Lockstep(runs, reachable_only, callback).run()
+    return list(estimators)
+
+
+class _Lockstep:
+    def __init__(self, runs: list[_Run], reachable_only: bool, callback: Callable[..., Any] | None) -> None:
+        self.runs, self.callback = runs, callback
+        self.R = R = len(runs)
+        self.K, self.H, self.S, self.A, self.d1, self.d2 = runs[0].sizes
+        self.geo = _Geometry.of_models([run.model for run in runs], reachable_only)
+        regs = [run.reg for run in runs]
+        if all(BatchedStatistics.supports(g) for g in regs):
+            self.stats_source: Any = BatchedStatistics(regs)
+        else:
+            self.stats_source = _PerRun(regs, [run.initial for run in runs])
+        self.is_po = np.array([run.is_po for run in runs])
+        self.po_rows = np.flatnonzero(self.is_po)
+        self.random_rows = np.flatnonzero([run.random_ties for run in runs])
+        self.gym_rows = [r for r, run in enumerate(runs) if run.gym_env is not None]
+        self.model_rows = np.array([r for r, run in enumerate(runs) if run.gym_env is None], dtype=np.intp)
+        self.bp = np.array([run.est.beta_p_ for run in runs])
+        self.br = np.array([run.est.beta_r_ for run in runs])
+        self.eta = np.array([run.eta for run in runs])
+        self.v_star = np.stack([run.v_star for run in runs])
+        self.ar = np.arange(R)
+        A, n = self.A, self.geo.nsum
+        # PO's policy and logits over the planned (h, s), layout (A, R, Σ_h n_h): fast reductions over actions
+        self.logits = np.zeros((A, R, n))
+        self.pi = np.full((A, R, n), 1.0 / A)
+        self.all_bernoulli, self.no_bernoulli = bool(self.geo.bernoulli.all()), not self.geo.bernoulli.any()
+        if self.gym_rows:
+            from privrl.algorithms.linear_mixture.learners import _Rollout
+            self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
+        self._block_start = self._block_end = 0
+
+    # -- pre-drawn randomness (bit-identical to per-episode draws)
+    def _draws(self, k: int) -> None:
+        if k < self._block_end:
+            return
+        n = min(_BLOCK, self.K - k)
+        H, S, A = self.H, self.S, self.A
+        self.u_env = np.zeros((n, self.R, H + 1, 2))
+        for r in self.model_rows:
+            self.u_env[:, r] = self.runs[r].streams["env"].random((n, H + 1, 2))
+        self.u_act = np.zeros((n, self.R, H))
+        self.u_tie = np.zeros((n, self.R, H, S, A)) if len(self.random_rows) else None
+        for r in range(self.R):
+            if r in self.gym_rows:
+                continue
+            if self.runs[r].is_po:
+                self.u_act[:, r] = self.runs[r].streams["policy"].random((n, H))
+            elif self.runs[r].random_ties:
+                self.u_tie[:, r] = self.runs[r].streams["policy"].random((n, H, S, A))
+        self._block_start, self._block_end = k, k + n
+
+    def plan(self, stats: Stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return _plan(self.geo, stats, self.bp, self.br, self.pi, self.is_po if len(self.po_rows) else None)
+
+    def greedy(self, Q: np.ndarray, Vmax: np.ndarray, k: int) -> np.ndarray:
+        """Algorithm 1 line 12: an action maximising Q, the lowest index (or a seeded random one)
+        among the maximisers. Maximisers are the actions within ``TIE_TOL·H`` of the maximum: actions
+        tied in exact arithmetic (symmetric features, e.g. E1's ± action vectors) differ by
+        round-off, which would otherwise decide between them."""
+        geo = self.geo
+        ties = Q >= Vmax[:, :geo.nsum, None] - TIE_TOL * self.H
+        g = ties.argmax(axis=-1)                                         # (R, Σ_h n_h)
+        if len(self.random_rows):
+            rows = self.random_rows
+            u = self.u_tie[k - self._block_start][rows][:, geo.hcat, geo.scat]
+            g[rows] = np.argmax(ties[rows] * u, axis=-1)
+        return g
+
+    def rollout(self, greedy: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The users' side: one episode of every run's policy on its model (vectorised)."""
+        geo, R, H, A, S, ar = self.geo, self.R, self.H, self.A, self.S, self.ar
+        u = self.u_env[k - self._block_start]
+        u_act = self.u_act[k - self._block_start]
+        s = np.empty((R, H + 1), dtype=np.intp)
+        a = np.empty((R, H), dtype=np.intp)
+        rew = np.empty((R, H))
+        s[:, 0] = np.minimum((geo.cum_init <= u[:, H, 0, None]).sum(-1), S - 1)
+        po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
+        for h in range(H):
+            x = s[:, h]
+            j = geo.jpos[h][x]
+            act = greedy[ar, j] if vi else None
+            if po:
+                c = np.cumsum(self.pi[:, ar, j], axis=0)                 # (A, R): π_h(·|s_h)'s cdf
+                pick = np.minimum((c <= u_act[:, h] * c[-1]).sum(0), A - 1)
+                act = pick if act is None else np.where(self.is_po, pick, act)
+            a[:, h] = act
+            cp = geo.cum_P[ar, h, x, act]
+            s[:, h + 1] = np.minimum((cp <= u[:, h, 0, None]).sum(-1), S - 1)
+            mean = geo.mean[ar, h, x, act]
+            if self.no_bernoulli:
+                rew[:, h] = mean
+            elif self.all_bernoulli:
+                rew[:, h] = u[:, h, 1] < mean
+            else:
+                rew[:, h] = np.where(geo.bernoulli, (u[:, h, 1] < mean).astype(float), mean)
+        for r in self.gym_rows:
+            play = self.play_policy(greedy, r)
+            s[r], a[r], rew[r] = self.rollouts[r].episode(play, self.runs[r].streams["policy"])
+        return s, a, rew
+
+    def pi_full(self, pi: np.ndarray, r: int) -> np.ndarray:
+        return self.geo.full(np.moveaxis(pi[:, r:r + 1], 0, -1), fill=1.0 / self.A)[0]
+
+    def play_policy(self, greedy: np.ndarray, r: int) -> np.ndarray:
+        """Run r's policy of this episode as a full ``(H, S)`` int / ``(H, S, A)`` array."""
+        if self.is_po[r]:
+            return self.pi_full(self.pi, r)
+        return self.geo.full(greedy[r:r + 1], fill=0)[0]
+
+    def regret(self, greedy: np.ndarray, s0: np.ndarray) -> np.ndarray:
+        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model."""
+        geo, R, H, A = self.geo, self.R, self.H, self.A
+        rows = self.ar[:, None]
+        po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
+        W = np.zeros((R, geo.n[H]))
+        for h in range(H - 1, -1, -1):
+            n, on = geo.n[h], geo.offn[h]
+            qv = (geo.r[h] + (W[:, None, :] @ geo.P_T[h])[:, 0]).reshape(R, n, A)
+            w = qv[rows, np.arange(n)[None, :], greedy[:, on:on + n]] if vi else None
+            if po:
+                w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], qv)
+                w = w_po if w is None else np.where(self.is_po[:, None], w_po, w)
+            W = w
+        return self.v_star[self.ar, s0] - W[self.ar, geo.pos[0][s0]]
+
+    def run(self) -> None:
+        R, H, K, geo, ar, A = self.R, self.H, self.K, self.geo, self.ar, self.A
+        regret = np.empty((R, K))
+        stats = self.stats_source.statistics()
+        hs = np.arange(H)
+        greedy = np.zeros((R, geo.nsum), dtype=np.intp)
+        play_pi = self.pi
+        U = np.array(geo.U)
+        dcols = (np.arange(self.d1)[None, None, :] * U[None, :, None])  # (1, H, d1) feature row offsets
+        for k in range(K):
+            self._draws(k)
+            for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
+                if self.runs[r].random_ties:
+                    self.u_tie[k - self._block_start][r] = self.runs[r].streams["policy"].random((H, self.S, A))
+            Q, feat, V, Vmax = self.plan(stats)
+            if len(self.po_rows) < R:                                   # PO runs play π, no argmax
+                greedy = self.greedy(Q, Vmax, k)
+            if self.callback is not None:
+                full_V = np.zeros((H + 1, self.S))
+                full_V[:H] = geo.full(V[:1])[0]
+                self.callback(k, Q=geo.full(Q[:1])[0], V=full_V, policy=self.play_policy(greedy, 0),
+                              stats=tuple(x[0] for x in stats))
+            s, a, rew = self.rollout(greedy, k)
+            regret[:, k] = self.regret(greedy, s[:, 0])
+            if k < K - 1:
+                i = geo.pos[hs[None, :], s[:, :H]]                       # (R, H) index in X[h]
+                u = geo.uinv_cat[geo.off[:H][None, :] + i * A + a]        # (R, H) distinct column
+                col = geo.foff[:H][None, :, None] + dcols + u[:, :, None]
+                x_p = feat[ar[:, None], col.reshape(R, -1)].reshape(R, H, self.d1)
+                y_p = V[ar[:, None], geo.offn[1:H + 1][None, :] + geo.pos[hs[None, :] + 1, s[:, 1:]]]
+                x_r = geo.phi[ar[:, None], s[:, :H], a]
+                stats = self.stats_source.update(x_p, y_p, x_r, rew)
+            play_pi = self.pi
+            if len(self.po_rows):                                        # line 15, every planned state
+                Qt = Q.transpose(2, 0, 1)                                # (A, R, Σ_h n_h)
+                if len(self.po_rows) == R:
+                    self.logits = self.logits + self.eta[None, :, None] * Qt
+                    self.pi = softmax0(self.logits)
+                else:
+                    rows = self.po_rows
+                    lg = self.logits[:, rows] + self.eta[None, rows, None] * Qt[:, rows]
+                    self.logits[:, rows] = lg
+                    self.pi = self.pi.copy()
+                    self.pi[:, rows] = softmax0(lg)
+        self._finish(regret, stats, greedy, play_pi)
+
+    def _finish(self, regret: np.ndarray, stats: Stats, greedy: list, play_pi: list) -> None:
+        geo = self.geo
+        for r, run in enumerate(self.runs):
+            est, model, reg = run.est, run.model, run.reg
+            est.regret_ = regret[r]
+            est.cumulative_regret_ = np.cumsum(regret[r])
+            if run.is_po:
+                est.policy_ = self.pi_full(play_pi, r)
+                est._pi = self.pi_full(self.pi, r)
+                est._logits = geo.full(np.moveaxis(self.logits[:, r:r + 1], 0, -1), fill=0.0)[0]
+            else:
+                est.policy_ = geo.full(greedy[r:r + 1], fill=0)[0]
+            Lp, up, Lr, ur = (x[r] for x in stats)
+            est.theta_p_ = np.linalg.solve(Lp, up[..., None])[..., 0]
+            est.theta_r_ = np.linalg.solve(Lr, ur[..., None])[..., 0]
+            est.constants_ = run.consts.as_dict()
+            est.regret_bound_ = est._bound(run.consts, run.beta_p, run.beta_r, model, run.K)
+            est.privatizer_parameters_ = reg.public_parameters()
+            est.privacy_ledger_ = Ledger(reg.events() if est.budget.is_private else [])
+            eps, delta = est.budget.epsilon, est.budget.delta
+            est.paper_epsilon_ = (cal.paper_epsilon_total(eps, delta, run.H)
+                                  if reg.guarantee and est.budget.is_private and eps and delta else math.inf)

@@ -1,0 +1,346 @@
+"""Verdicts for the paper claims (issue #12 §4): shared checks for the families' ``claims`` functions.
+
+A claim is decided only when the measurement can decide it. The helpers here return a
+:class:`Verdict` (``holds`` / ``fails`` / ``undecided`` with a reason) or a flag, so that every
+family states the same test the same way::
+
+    v = first_undecided(min_seeds(df, 3), needs_paper_scale(scale_of(df)))
+    v = v or compare_curves(per_seed(dp), per_seed(base), claim="greater", test="welch")
+    out.append(v.claim("DP-LSW is worse than LSW for small batches."))
+
+The checks:
+
+* :func:`compare_curves` — two curves over seeds with a stated test (Welch t, paired t by seed,
+  or separation of the mean ± 2 SE intervals), optionally undecided when both are near-trivial;
+* :func:`min_seeds` — undecided with fewer than ``k`` seeds;
+* :func:`argmin_on_boundary` — the best hyper-parameter sits on the edge of its grid;
+* :func:`near_trivial` — a metric within ``rel_tol`` of the trivial predictor's (zero estimate,
+  constant policy);
+* :func:`degenerate_curves` — every budget gives the same curve;
+* :func:`needs_paper_scale` — a scale-dependent claim measured below paper scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from privrl._validation import check_option, check_scalar, param_error
+from privrl.experiments.spec import VERDICTS, Claim
+
+__all__ = ["Verdict", "holds", "fails", "undecided", "first_undecided", "per_seed", "scale_of",
+           "compare_curves", "min_seeds", "argmin_on_boundary", "near_trivial", "degenerate_curves",
+           "needs_paper_scale", "REASON_PAPER_SCALE", "REASON_NEAR_TRIVIAL", "REASON_DEGENERATE",
+           "REASON_BOUNDARY", "verdict_counts"]
+
+REASON_PAPER_SCALE = "needs paper scale"
+REASON_NEAR_TRIVIAL = "both predictors near-trivial"
+REASON_DEGENERATE = "all budgets give the same curve"
+REASON_BOUNDARY = "best {name} on the grid boundary"
+
+TESTS = ("welch", "paired", "2se")
+CLAIMS = ("less", "greater", "equal")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``verdict`` in ``VERDICTS``; ``reason`` says why an undecided claim is undecided;
+    ``detail`` is the measurement in words (used as the claim's "measured" text by default)."""
+
+    verdict: str
+    reason: str = ""
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        check_option(self.verdict, "verdict", VERDICTS, owner="Verdict")
+
+    def claim(self, text: str, measured: str | None = None, **fields: Any) -> Claim:
+        """A :class:`~privrl.experiments.spec.Claim` with this verdict (``fields``: the headline
+        values ``paper_value``, ``paper_calibration_value``, ``tight_value``, ``headline``)."""
+        return Claim(text, self.detail if measured is None else measured, verdict=self.verdict,
+                     reason=self.reason, **fields)
+
+
+def holds(detail: str = "") -> Verdict:
+    return Verdict("holds", "", detail)
+
+
+def fails(detail: str = "") -> Verdict:
+    return Verdict("fails", "", detail)
+
+
+def undecided(reason: str, detail: str = "") -> Verdict:
+    return Verdict("undecided", reason, detail)
+
+
+def first_undecided(*checks: Verdict | None) -> Verdict | None:
+    """The first check that is not ``None`` (guards such as :func:`min_seeds` return ``None``
+    when they do not object), else ``None``."""
+    return next((c for c in checks if c is not None), None)
+
+
+# --------------------------------------------------------------------------- data helpers
+def per_seed(df: Any, y: str = "value", *, seed_col: str = "seed", x: str | None = None,
+             at: Any = None, reduce: str = "mean"):
+    """One number per seed from a curve's rows (a pandas Series indexed by seed).
+
+    ``reduce="mean"`` averages every row of the seed (optionally only the rows with
+    ``df[x] == at``); ``reduce="last"`` takes the seed's row(s) at its largest ``x``.
+    """
+    check_option(reduce, "reduce", ("mean", "last"), owner="per_seed")
+    for col in (y, seed_col) + ((x,) if x is not None else ()):
+        if col not in df.columns:
+            raise param_error("df", "per_seed", f"a table with a {col!r} column", list(df.columns))
+    rows = df
+    if at is not None:
+        if x is None:
+            raise param_error("x", "per_seed", "a column name when 'at' is given", None)
+        rows = rows[rows[x] == at]
+    if reduce == "last":
+        if x is None:
+            raise param_error("x", "per_seed", "a column name when reduce='last'", None)
+        last = rows.groupby(seed_col)[x].transform("max")
+        rows = rows[rows[x] == last]
+    return rows.groupby(seed_col)[y].mean()
+
+
+def scale_of(df: Any) -> str | None:
+    """The scale of the runs in ``df`` (its ``scale`` column, which the report adds), or ``None``
+    when unknown or mixed."""
+    if df is None or "scale" not in getattr(df, "columns", ()):
+        return None
+    values = {str(v) for v in df["scale"].dropna().unique()}
+    return values.pop() if len(values) == 1 else None
+
+
+def _values(x: Any, name: str) -> np.ndarray:
+    arr = np.asarray(x, dtype=float).ravel()
+    arr = arr[np.isfinite(arr)]
+    return arr
+
+
+def _n_seeds(data: Any, seed_col: str) -> int:
+    if isinstance(data, (int, np.integer)):
+        return int(data)
+    columns = getattr(data, "columns", None)
+    if columns is not None and seed_col in columns:
+        return int(data[seed_col].nunique())
+    return int(np.asarray(data).size)
+
+
+# --------------------------------------------------------------------------- guards
+def min_seeds(data: Any, k: int = 3, *, seed_col: str = "seed") -> Verdict | None:
+    """``undecided`` when ``data`` (a count, a table with a seed column, or per-seed values) has
+    fewer than ``k`` seeds; ``None`` otherwise."""
+    k = check_scalar(k, "k", owner="min_seeds", kind=int, low=1)
+    n = _n_seeds(data, seed_col)
+    if n >= k:
+        return None
+    return undecided("one seed" if n == 1 else f"{n} seeds < {k}",
+                     f"{n} seed{'s' if n != 1 else ''}; at least {k} are needed to decide")
+
+
+def needs_paper_scale(scale: str | None, scale_dependent: bool = True) -> Verdict | None:
+    """``undecided("needs paper scale")`` for a scale-dependent claim measured below paper scale
+    (``scale`` not ``"paper"``); ``None`` when the scale is paper, unknown, or the claim does not
+    depend on it."""
+    if not scale_dependent or scale is None or scale == "paper":
+        return None
+    return undecided(REASON_PAPER_SCALE, f"measured at {scale} scale")
+
+
+def argmin_on_boundary(grid: Sequence[Any], values: Sequence[Any]) -> bool:
+    """True when the grid point with the smallest (finite) value is the smallest or largest grid
+    point, so the true optimum may lie outside the grid (e.g. the best λ of Balle Fig. 1 panel 2).
+
+    A grid of fewer than three points is all boundary (True).
+    """
+    g = np.asarray(grid, dtype=float).ravel()
+    v = np.asarray(values, dtype=float).ravel()
+    if g.size != v.size or g.size == 0:
+        raise param_error("values", "argmin_on_boundary", f"{g.size} values (one per grid point)", v.size)
+    if not np.isfinite(v).any():
+        raise param_error("values", "argmin_on_boundary", "at least one finite value", "none")
+    if g.size < 3:
+        return True
+    order = np.argsort(g, kind="stable")
+    best = int(np.nanargmin(np.where(np.isfinite(v[order]), v[order], np.nan)))
+    return best in (0, g.size - 1)
+
+
+def near_trivial(metric_values: Any, trivial_value: float, rel_tol: float = 0.1, *,
+                 lower_is_better: bool | None = None) -> bool:
+    """True when the mean of ``metric_values`` is within ``rel_tol`` (relative to
+    ``|trivial_value|``; absolute when it is 0) of the trivial predictor's value (the error of the
+    zero estimate, the return of a constant policy...).
+
+    With ``lower_is_better=True`` (an error) a metric *worse* than trivial also counts as
+    near-trivial; with ``False`` (a return) likewise for a metric below the trivial one.
+    """
+    rel_tol = check_scalar(rel_tol, "rel_tol", owner="near_trivial", low=0.0)
+    m = _values(metric_values, "metric_values")
+    if m.size == 0:
+        raise param_error("metric_values", "near_trivial", "at least one finite value", "none")
+    mean, t = float(m.mean()), float(trivial_value)
+    tol = rel_tol * abs(t) if t != 0 else rel_tol
+    if lower_is_better is True:
+        return mean >= t - tol
+    if lower_is_better is False:
+        return mean <= t + tol
+    return abs(mean - t) <= tol
+
+
+def degenerate_curves(df: Any, by: str | Sequence[str], *, x: str | None = None, y: str = "value",
+                      seed_col: str = "seed", rtol: float = 1e-9, atol: float = 1e-12) -> bool:
+    """True when every group of ``by`` (e.g. the privacy budget) gives the same curve: the mean
+    over seeds of ``y`` at each ``x`` (or overall) agrees across all (≥ 2) groups within
+    ``rtol``/``atol`` on their common ``x`` values. A sign that the budget does not reach the
+    output (e.g. a noise term that never enters the estimate)."""
+    keys = [by] if isinstance(by, str) else list(by)
+    for col in keys + [y] + ([x] if x else []):
+        if col not in df.columns:
+            raise param_error("df", "degenerate_curves", f"a table with a {col!r} column", list(df.columns))
+    curves = []
+    for _, group in df.groupby(keys, dropna=False, sort=True):
+        if x is None:
+            curves.append({None: float(group[y].mean())})
+        else:
+            curves.append(group.groupby(x)[y].mean().to_dict())
+    if len(curves) < 2:
+        return False
+    common = set(curves[0]).intersection(*curves[1:])
+    if not common:
+        return False
+    points = sorted(common, key=lambda k: (k is None, k))
+    ref = np.array([curves[0][k] for k in points])
+    return all(np.allclose([c[k] for k in points], ref, rtol=rtol, atol=atol, equal_nan=True)
+               for c in curves[1:])
+
+
+# --------------------------------------------------------------------------- the comparison
+def _stats(v: np.ndarray) -> tuple[float, float, int]:
+    n = v.size
+    sd = float(v.std(ddof=1)) if n > 1 else 0.0
+    return float(v.mean()), sd / math.sqrt(n) if n > 0 else math.nan, n
+
+
+def _aligned(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per-seed values of ``a`` and ``b`` on their common seeds (Series indices)."""
+    if not (hasattr(a, "index") and hasattr(b, "index")):
+        raise param_error("test", "compare_curves", "'paired' only with per-seed Series (see per_seed)",
+                          "paired")
+    common = [s for s in a.index if s in set(b.index)]
+    va = np.asarray(a.loc[common], dtype=float)
+    vb = np.asarray(b.loc[common], dtype=float)
+    keep = np.isfinite(va) & np.isfinite(vb)
+    return va[keep], vb[keep]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", alpha: float = 0.05,
+                   tol: float = 0.0, min_n: int = 2, names: tuple[str, str] = ("A", "B"),
+                   trivial: float | None = None, rel_tol: float = 0.1) -> Verdict:
+    """Decide a claim about two curves from one number per seed each (see :func:`per_seed`).
+
+    ``claim``: ``"less"`` (A < B), ``"greater"`` (A > B) or ``"equal"`` (|A − B| ≤ ``tol``).
+    ``test``:
+
+    * ``"welch"`` — Welch's t test (unequal variances) at level ``alpha``, one-sided in each
+      direction: holds when the claimed direction is significant, fails when the opposite one is,
+      else undecided. For ``"equal"``, the (1 − 2α) confidence interval of A − B (two one-sided
+      tests): holds inside [−tol, tol], fails when disjoint from it, else undecided.
+    * ``"paired"`` — the same on the per-seed differences (seeds present in both; the seeds
+      share their data, so pairing removes the data noise).
+    * ``"2se"`` — the mean ± 2 SE intervals: holds when they are separated the claimed way, fails
+      when separated the other way, undecided when they overlap. For ``"equal"``: |Δ| + 2 SE(Δ) ≤ tol
+      holds, |Δ| − 2 SE(Δ) > tol fails.
+
+    Undecided as well with fewer than ``min_n`` (≥ 2) seeds on a side, and, when ``trivial`` (the
+    trivial predictor's value) is given, when both curves are within ``rel_tol`` of it
+    (:func:`near_trivial`): a comparison of two near-trivial predictors says nothing.
+    Equal constants on both sides (no noise) are decided exactly.
+    """
+    check_option(claim, "claim", CLAIMS, owner="compare_curves")
+    check_option(test, "test", TESTS, owner="compare_curves")
+    alpha = check_scalar(alpha, "alpha", owner="compare_curves", low=0.0, high=0.5, closed="neither")
+    tol = check_scalar(tol, "tol", owner="compare_curves", low=0.0)
+    min_n = check_scalar(min_n, "min_n", owner="compare_curves", kind=int, low=2)
+    if test == "paired":
+        va, vb = _aligned(a, b)
+    else:
+        va, vb = _values(a, "a"), _values(b, "b")
+    (ma, sa, na), (mb, sb, nb) = _stats(va), _stats(vb)
+    label = {"welch": "Welch t", "paired": "paired t by seed", "2se": "mean ± 2 SE"}[test]
+    detail = (f"{names[0]} {_fmt(ma)} ± {_fmt(sa)} vs {names[1]} {_fmt(mb)} ± {_fmt(sb)} "
+              f"(mean ± s.e., {na}/{nb} seeds; {label}")
+    if min(na, nb) < min_n:
+        guard = min_seeds(min(na, nb), min_n)
+        assert guard is not None
+        return undecided(guard.reason, detail + ")")
+    if trivial is not None and near_trivial(va, trivial, rel_tol) and near_trivial(vb, trivial, rel_tol):
+        return undecided(REASON_NEAR_TRIVIAL, detail + f"; trivial predictor {_fmt(trivial)})")
+
+    if test == "paired":
+        d = va - vb
+        diff, se, dof = float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), d.size - 1.0
+    else:
+        diff, se = ma - mb, math.hypot(sa, sb)
+        num = (sa**2 + sb**2) ** 2
+        den = sa**4 / (na - 1) + sb**4 / (nb - 1)
+        dof = num / den if den > 0 else float(na + nb - 2)
+
+    if se == 0.0:  # no noise on either side: the difference is exact
+        sign_ok = {"less": diff < 0, "greater": diff > 0, "equal": abs(diff) <= tol}[claim]
+        return (holds if sign_ok else fails)(detail + "; no variation across seeds: exact)")
+
+    if test == "2se":
+        if claim == "equal":
+            if abs(diff) + 2 * se <= tol:
+                return holds(detail + ")")
+            if abs(diff) - 2 * se > tol:
+                return fails(detail + ")")
+            return undecided("difference within 2 SE of the tolerance", detail + ")")
+        lo_a, hi_a, lo_b, hi_b = ma - 2 * sa, ma + 2 * sa, mb - 2 * sb, mb + 2 * sb
+        a_below, b_below = hi_a < lo_b, hi_b < lo_a
+        ok, bad = (a_below, b_below) if claim == "less" else (b_below, a_below)
+        if ok:
+            return holds(detail + ")")
+        if bad:
+            return fails(detail + ")")
+        return undecided("mean ± 2 SE intervals overlap", detail + ")")
+
+    from scipy import stats
+
+    t = diff / se
+    if claim == "equal":
+        q = float(stats.t.ppf(1.0 - alpha, dof))
+        lo, hi = diff - q * se, diff + q * se
+        text = detail + f"; {100 * (1 - 2 * alpha):g}% CI of the difference [{_fmt(lo)}, {_fmt(hi)}], tol {_fmt(tol)})"
+        if -tol <= lo and hi <= tol:
+            return holds(text)
+        if lo > tol or hi < -tol:
+            return fails(text)
+        return undecided("difference not resolved against the tolerance", text)
+    p_less, p_greater = float(stats.t.cdf(t, dof)), float(stats.t.sf(t, dof))
+    p_claim, p_other = (p_less, p_greater) if claim == "less" else (p_greater, p_less)
+    text = detail + f", one-sided p = {p_claim:.2g})"
+    if p_claim < alpha:
+        return holds(text)
+    if p_other < alpha:
+        return fails(detail + f", one-sided p = {p_other:.2g} the other way)")
+    return undecided(f"difference not significant at {na}/{nb} seeds", text)
+
+
+def verdict_counts(claims: Iterable[Claim]) -> dict[str, int]:
+    """``{"holds": n, "fails": n, "undecided": n}`` over ``claims``."""
+    counts = dict.fromkeys(VERDICTS, 0)
+    for c in claims:
+        counts[c.verdict or "undecided"] += 1
+    return counts

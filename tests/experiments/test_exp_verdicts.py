@@ -1,0 +1,230 @@
+"""Verdict checks for the paper claims (issue #12 §4) and the Claim verdict fields."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privrl.errors import InvalidParameterError
+from privrl.experiments.spec import Claim, Experiment
+from privrl.experiments.verdicts import (
+    REASON_NEAR_TRIVIAL,
+    REASON_PAPER_SCALE,
+    Verdict,
+    argmin_on_boundary,
+    compare_curves,
+    degenerate_curves,
+    first_undecided,
+    min_seeds,
+    near_trivial,
+    needs_paper_scale,
+    per_seed,
+    scale_of,
+    verdict_counts,
+)
+
+
+# --------------------------------------------------------------------------- Claim
+@pytest.mark.parametrize("supported,verdict", [(True, "holds"), (False, "fails"), (None, "undecided")])
+def test_claim_supported_maps_to_verdict_and_back(supported, verdict):
+    assert Claim("c", "m", supported).verdict == verdict
+    assert Claim("c", "m", verdict=verdict).supported is supported
+
+
+def test_claim_rejects_bad_or_contradicting_verdicts():
+    with pytest.raises(InvalidParameterError, match="'verdict' parameter of Claim"):
+        Claim("c", "m", verdict="maybe")
+    with pytest.raises(InvalidParameterError, match="'supported' parameter of Claim"):
+        Claim("c", "m", True, verdict="fails")
+    c = Claim("c", "m", verdict="undecided", reason="one seed", tight_value="0.3")
+    assert c.reason == "one seed" and c.has_values and not Claim("c", "m").has_values
+
+
+def _experiment(**kw):
+    return Experiment(id="x", paper="p", figure="f", description="d", settings=lambda s: [{}],
+                      seeds={"smoke": 1, "quick": 1, "paper": 1}, run=lambda p, c: None, **kw)
+
+
+def test_deviations_may_depend_on_the_scale():
+    exp = _experiment(deviations=lambda scale: [f"grid to 1e{5 if scale == 'quick' else 7}"])
+    assert exp.deviations == () and exp.deviations_for("quick") == ("grid to 1e5",)
+    assert exp.deviations_for("paper") == ("grid to 1e7",)
+    both = _experiment(deviations=("always",), scale_deviations=lambda s: [s])
+    assert both.deviations_for("smoke") == ("always", "smoke") and both.deviations_for(None) == ("always",)
+    assert list(_experiment(deviations=["a"]).deviations) == ["a"]
+
+
+# --------------------------------------------------------------------------- guards
+def test_min_seeds():
+    assert min_seeds(3, 3) is None
+    v = min_seeds(1, 3)
+    assert v.verdict == "undecided" and v.reason == "one seed"
+    df = pd.DataFrame({"seed": [0, 0, 1, 1], "value": [1, 2, 3, 4]})
+    assert min_seeds(df, 3).reason == "2 seeds < 3"
+    assert min_seeds(np.arange(5), 3) is None
+
+
+def test_needs_paper_scale():
+    assert needs_paper_scale("quick").reason == REASON_PAPER_SCALE
+    assert needs_paper_scale("paper") is None and needs_paper_scale(None) is None
+    assert needs_paper_scale("quick", scale_dependent=False) is None
+    assert scale_of(pd.DataFrame({"scale": ["quick", "quick"]})) == "quick"
+    assert scale_of(pd.DataFrame({"scale": ["quick", "paper"]})) is None
+    assert scale_of(pd.DataFrame({"value": [1]})) is None
+
+
+def test_first_undecided_returns_the_first_objection():
+    a, b = Verdict("undecided", "one seed"), Verdict("undecided", "needs paper scale")
+    assert first_undecided(None, a, b) is a and first_undecided(None, None) is None
+
+
+@pytest.mark.parametrize("values,expected", [
+    ([5, 3, 1], True),        # best at the largest grid point
+    ([1, 3, 5], True),        # best at the smallest
+    ([3, 1, 5], False),       # interior minimum
+    ([np.nan, 1, 5], False),  # NaN ignored: the minimum is interior
+])
+def test_argmin_on_boundary(values, expected):
+    assert argmin_on_boundary([0.1, 1.0, 10.0], values) is expected
+
+
+def test_argmin_on_boundary_sorts_the_grid_and_checks_lengths():
+    # grid given out of order: 10 is the largest point and holds the minimum
+    assert argmin_on_boundary([1.0, 10.0, 0.1], [3, 1, 5]) is True
+    assert argmin_on_boundary([1.0, 2.0], [2, 1]) is True  # two points: all boundary
+    with pytest.raises(InvalidParameterError, match="'values' parameter of argmin_on_boundary"):
+        argmin_on_boundary([1, 2, 3], [1, 2])
+
+
+def test_near_trivial():
+    assert near_trivial([0.95, 1.0, 1.05], 1.0, 0.1)
+    assert not near_trivial([0.5, 0.6], 1.0, 0.1)
+    # an error worse than the zero estimate is near-trivial when lower is better
+    assert near_trivial([3.0], 1.0, 0.1, lower_is_better=True)
+    assert not near_trivial([3.0], 1.0, 0.1)
+    # a return below the constant policy's is near-trivial when higher is better
+    assert near_trivial([5.0], 10.87, 0.1, lower_is_better=False)
+    assert not near_trivial([20.0], 10.87, 0.1, lower_is_better=False)
+
+
+def test_degenerate_curves():
+    base = pd.DataFrame({"K": [10, 100] * 4, "seed": [0, 0, 1, 1] * 2, "rho": [1.0] * 4 + [5.0] * 4,
+                         "value": [0.5, 0.2, 0.7, 0.4] * 2})
+    assert degenerate_curves(base, "rho", x="K")
+    moved = base.copy()
+    moved.loc[moved.rho == 5.0, "value"] *= 0.5
+    assert not degenerate_curves(moved, "rho", x="K")
+    assert not degenerate_curves(base[base.rho == 1.0], "rho", x="K")  # one group: nothing to compare
+    assert degenerate_curves(base, "rho")  # overall means
+
+
+# --------------------------------------------------------------------------- compare_curves
+def test_per_seed_mean_and_last():
+    df = pd.DataFrame({"seed": [0, 0, 1, 1], "K": [1, 2, 1, 2], "value": [1.0, 3.0, 2.0, 6.0]})
+    assert per_seed(df).to_dict() == {0: 2.0, 1: 4.0}
+    assert per_seed(df, x="K", reduce="last").to_dict() == {0: 3.0, 1: 6.0}
+    assert per_seed(df, x="K", at=1).to_dict() == {0: 1.0, 1: 2.0}
+
+
+def test_welch_decides_a_clear_difference_both_ways():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.0, 1.0, 20), rng.normal(3.0, 1.0, 20)  # 3 sd apart: p ~ 1e-12
+    assert compare_curves(a, b, claim="less").verdict == "holds"
+    v = compare_curves(a, b, claim="greater")
+    assert v.verdict == "fails" and "the other way" in v.detail
+
+
+def test_welch_leaves_an_unresolved_difference_undecided():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0.0, 1.0, 5), rng.normal(0.1, 1.0, 5)  # 0.1 sd apart with 5 seeds
+    v = compare_curves(a, b, claim="less")
+    assert v.verdict == "undecided" and "not significant" in v.reason
+
+
+def test_welch_p_value_matches_scipy():
+    from scipy import stats
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0.0, 1.0, 8), rng.normal(0.8, 2.0, 6)
+    p = stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue
+    v = compare_curves(a, b, claim="less", alpha=0.4)
+    assert f"one-sided p = {p:.2g}" in v.detail
+
+
+def test_paired_test_removes_the_shared_data_noise():
+    rng = np.random.default_rng(3)
+    seeds = np.arange(6)
+    data = rng.normal(0.0, 5.0, 6)  # per-seed data noise shared by both curves
+    a = pd.Series(data + 0.1 + rng.normal(0, 0.01, 6), index=seeds)
+    b = pd.Series(data + rng.normal(0, 0.01, 6), index=seeds)
+    assert compare_curves(a, b, claim="greater", test="welch").verdict == "undecided"
+    assert compare_curves(a, b, claim="greater", test="paired").verdict == "holds"
+    with pytest.raises(InvalidParameterError, match="'test' parameter of compare_curves"):
+        compare_curves(a.to_numpy(), b.to_numpy(), test="paired")
+
+
+def test_two_se_separation():
+    a, b = np.array([1.0, 1.1, 0.9, 1.0]), np.array([2.0, 2.1, 1.9, 2.0])
+    assert compare_curves(a, b, claim="less", test="2se").verdict == "holds"
+    assert compare_curves(b, a, claim="less", test="2se").verdict == "fails"
+    v = compare_curves(a, a + 0.01, claim="less", test="2se")
+    assert v.verdict == "undecided" and v.reason == "mean ± 2 SE intervals overlap"
+
+
+def test_equality_within_a_tolerance():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(1.0, 0.01, 10), rng.normal(1.0, 0.01, 10)
+    assert compare_curves(a, b, claim="equal", tol=0.05).verdict == "holds"
+    assert compare_curves(a, b + 1.0, claim="equal", tol=0.05).verdict == "fails"
+    assert compare_curves(a, b, claim="equal", tol=0.05, test="2se").verdict == "holds"
+
+
+def test_too_few_seeds_and_near_trivial_pairs_are_undecided():
+    v = compare_curves([1.0], [2.0, 2.1], min_n=2)
+    assert v.verdict == "undecided" and v.reason == "one seed"
+    with pytest.raises(InvalidParameterError, match="'min_n' parameter of compare_curves"):
+        compare_curves([1.0], [2.0], min_n=1)  # a t test needs two seeds a side
+    # two predictors whose error is the zero estimate's error (1.0) within 10 %
+    v = compare_curves([0.97, 0.98, 0.99], [1.01, 1.02, 1.03], claim="less", trivial=1.0, rel_tol=0.1)
+    assert v.verdict == "undecided" and v.reason == REASON_NEAR_TRIVIAL
+    # the same comparison far from trivial is decided
+    assert compare_curves([0.07, 0.08, 0.09], [0.51, 0.52, 0.53], claim="less", trivial=1.0).verdict == "holds"
+
+
+def test_constant_curves_are_decided_exactly():
+    assert compare_curves([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], claim="less").verdict == "holds"
+    assert compare_curves([2.0, 2.0], [1.0, 1.0], claim="less").verdict == "fails"
+
+
+def test_verdict_builds_a_claim_and_counts():
+    v = Verdict("undecided", "one seed", "A 1 vs B 2")
+    c = v.claim("A < B", paper_value="yes")
+    assert (c.verdict, c.reason, c.measured, c.paper_value, c.supported) == ("undecided", "one seed",
+                                                                             "A 1 vs B 2", "yes", None)
+    claims = [c, Claim("x", "m", True), Claim("y", "m", False), Claim("z", "m", True)]
+    assert verdict_counts(claims) == {"holds": 2, "fails": 1, "undecided": 1}
+
+
+def _example_frame(scales: dict[float, float], seeds: int, rng_seed: int = 0) -> pd.DataFrame:
+    """abs_error rows as the example experiment writes them: |N(0, (s/n)^2)| per (ε, n, seed)."""
+    rng = np.random.default_rng(rng_seed)
+    rows = [{"metric": "abs_error", "calibration": "sound", "epsilon": eps, "n": n, "seed": seed,
+             "value": abs(rng.normal(0.0, s / n)), "epsilon_spent": eps}
+            for eps, s in scales.items() for n in (100, 1000, 10_000) for seed in range(seeds)]
+    return pd.DataFrame(rows)
+
+
+def test_example_claims_use_the_shared_checks():
+    from privrl.experiments import get_experiment
+
+    claims = get_experiment("example-gaussian").claims
+    # noise scale falling 4-fold per ε level: 5 seeds × 3 n decide it at this seed (holds at 25 of
+    # data seeds 0-29, undecided at the other 5, never fails: both neighbouring pairs must be significant)
+    first = claims(_example_frame({0.5: 16.0, 1.0: 4.0, 4.0: 1.0}, seeds=5))[0]
+    assert first.verdict == "holds"
+    # the error grows with ε (a bug): decided the other way
+    assert claims(_example_frame({0.5: 1.0, 1.0: 4.0, 4.0: 16.0}, seeds=5))[0].verdict == "fails"
+    # two seeds cannot decide
+    two = claims(_example_frame({0.5: 8.0, 1.0: 4.0}, seeds=2))[0]
+    assert (two.verdict, two.reason) == ("undecided", "2 seeds < 3")

@@ -1,0 +1,196 @@
+"""The one registry (issue #14 §2): every kind resolves, unknown names are one-line errors, and a
+module that fails to import is an error naming it (never a silent skip)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from privrl import registry
+from privrl.errors import InvalidParameterError, PrivrlError
+
+SRC = Path(registry.__file__).parent
+
+
+@pytest.fixture
+def fresh_kind(monkeypatch):
+    """Kind "fit" with its own empty store and no module (so the real fit modules never register
+    into the temporary store), restored afterwards."""
+    monkeypatch.setitem(registry._ENTRIES, "fit", {})
+    monkeypatch.setitem(registry.MODULES, "fit", ())
+    monkeypatch.setattr(registry, "_LOADED", set())
+    return "fit"
+
+
+def _write_module(tmp_path, monkeypatch, name: str, body: str) -> str:
+    (tmp_path / f"{name}.py").write_text(body, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    return name
+
+
+def test_a_module_that_raises_on_import_is_named(tmp_path, monkeypatch, fresh_kind):
+    bad = _write_module(tmp_path, monkeypatch, "privrl_test_bad_module",
+                        "raise RuntimeError('boom at import')\n")
+    monkeypatch.setitem(registry.MODULES, "fit", (bad,))
+    with pytest.raises(registry.RegistryImportError) as info:
+        registry.entries("fit")
+    msg = str(info.value)
+    assert isinstance(info.value, PrivrlError)
+    assert "privrl_test_bad_module" in msg and "RuntimeError: boom at import" in msg
+    assert "\n" not in msg
+    # not remembered as loaded: the next call fails the same way instead of returning nothing
+    with pytest.raises(registry.RegistryImportError, match="privrl_test_bad_module"):
+        registry.get("fit", "anything")
+
+
+def test_a_missing_optional_extra_names_the_extra(tmp_path, monkeypatch, fresh_kind):
+    mod = _write_module(tmp_path, monkeypatch, "privrl_test_needs_torch",
+                        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    with pytest.raises(registry.RegistryImportError) as info:
+        registry.entries("fit")
+    msg = str(info.value)
+    assert "privrl_test_needs_torch" in msg and "'deep'" in msg and "privrl[deep]" in msg
+
+
+def test_a_missing_unknown_dependency_is_not_blamed_on_an_extra(tmp_path, monkeypatch, fresh_kind):
+    mod = _write_module(tmp_path, monkeypatch, "privrl_test_missing_dep",
+                        "import privrl_no_such_package_xyz\n")
+    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    with pytest.raises(registry.RegistryImportError) as info:
+        registry.entries("fit")
+    msg = str(info.value)
+    assert "privrl_test_missing_dep" in msg and "privrl_no_such_package_xyz" in msg
+    assert "extra" not in msg
+
+
+def test_modules_are_imported_on_first_use_only(tmp_path, monkeypatch, fresh_kind):
+    mod = _write_module(tmp_path, monkeypatch, "privrl_test_good_module",
+                        "from privrl import registry\nregistry.register('fit', 'good', 42)\n")
+    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    assert mod not in sys.modules
+    assert registry.storage("fit") == {}
+    assert registry.get("fit", "good") == 42
+    assert mod in sys.modules
+
+
+def test_each_kind_registers_and_resolves():
+    import privrl.envs  # noqa: F401 - registers the env ids
+    from privrl.audit.registry import get_target
+    from privrl.experiments.registry import EXPECTED_IDS, get_experiment
+    from privrl.fitters import get_fit_command
+
+    for exp_id in EXPECTED_IDS:
+        assert get_experiment(exp_id).id == exp_id
+        assert registry.get("experiment", exp_id) is get_experiment(exp_id)
+    assert get_target("laplace").name == "laplace"
+    assert registry.get("audit", "laplace") is get_target("laplace")
+    assert registry.get("env", "privrl/Chain-v0") == "privrl.envs.chain:make_chain_env"
+    assert get_fit_command("lsw").name == "lsw"
+    assert registry.get("fit", "lsw") is get_fit_command("lsw")
+
+
+def test_family_wrappers_register_into_the_one_registry(fresh_kind):
+    from privrl.fitters import FitCommand, get_fit_command, register_fit
+
+    cmd = FitCommand("test-cmd", "help", lambda p: None, lambda a: None)
+    assert register_fit(cmd) is cmd
+    assert registry.storage("fit") == {"test-cmd": cmd}
+    assert get_fit_command("test-cmd") is cmd
+
+
+def test_fit_modules_register_real_commands():
+    from privrl.fitters import all_fit_commands
+
+    names = set(all_fit_commands())
+    assert {"lsw", "dp-lsw", "apvi", "dp-vapvi", "linopt-vi", "dp-q-learning"} <= names
+
+
+@pytest.mark.parametrize("kind,label", [("experiment", "experiment id"), ("fit", "fit algorithm"),
+                                        ("audit", "audit target"), ("env", "environment id")])
+def test_unknown_names_are_one_line_errors_listing_known_ones(kind, label):
+    import privrl.envs  # noqa: F401
+
+    with pytest.raises(InvalidParameterError) as info:
+        registry.get(kind, "no-such-name")
+    msg = str(info.value)
+    assert msg.startswith(f"Unknown {label} 'no-such-name'. Known: ") and "\n" not in msg
+    known = sorted(registry.entries(kind))
+    assert known and ", ".join(known) in msg
+
+
+def test_unknown_kind_is_an_error():
+    with pytest.raises(InvalidParameterError, match="'kind' parameter .* Got 'plots'"):
+        registry.entries("plots")
+
+
+def test_a_different_object_under_a_taken_name_is_an_error(fresh_kind):
+    registry.register("fit", "x", ("a",))
+    registry.register("fit", "x", ("a",))  # equal: a no-op
+    with pytest.raises(InvalidParameterError, match="'x' is registered twice"):
+        registry.register("fit", "x", ("b",))
+    registry.register("fit", "x", ("b",), replace=True)
+    assert registry.storage("fit")["x"] == ("b",)
+
+
+def test_every_registering_module_is_listed_once():
+    """A module that calls a register function must be in MODULES (else nothing imports it)."""
+    listed = {m for mods in registry.MODULES.values() for m in mods}
+    assert all(len(set(mods)) == len(mods) for mods in registry.MODULES.values())
+    calls = ("register(Experiment(", "register_fit(", "register_target(", "register_frontier(")
+    callers = set()
+    for path in SRC.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if any(c in text for c in calls) and path.name not in ("__init__.py", "registry.py", "frontier.py"):
+            callers.add("privrl." + ".".join(path.relative_to(SRC).with_suffix("").parts))
+    assert callers, "no registering module found: the scan is broken"
+    assert callers <= listed, sorted(callers - listed)
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_data_never_imports_envs():
+    """The data <-> envs cycle is gone: envs build datasets, data does not know envs."""
+    offenders = {p.name: sorted(n for n in _imports(p) if n.startswith("privrl.envs"))
+                 for p in (SRC / "data").glob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert any("privrl.data" in n for p in (SRC / "envs").glob("*.py") for n in _imports(p)), \
+        "the scan found no envs -> data import at all: it is broken"
+
+
+def test_collect_still_samples_a_tabular_model_exactly():
+    import numpy as np
+
+    from privrl.data import collect
+    from privrl.envs import TabularMDP
+
+    P = np.zeros((2, 2, 2, 2))
+    P[..., 1] = 1.0  # always move to state 1
+    mdp = TabularMDP(P, np.ones((2, 2, 2)), horizon=2, initial=np.array([1.0, 0.0]))
+    data = collect(mdp, np.zeros((2, 2), dtype=int), 3, rng=0)
+    assert data.n_episodes == 3 and data.horizon == 2
+    np.testing.assert_array_equal(data.observations, [0, 1] * 3)
+    np.testing.assert_array_equal(data.next_observations, [1, 1] * 3)
+
+
+def test_audit_names_keep_the_parameter_message():
+    from privrl.audit.registry import get_target
+
+    with pytest.raises(InvalidParameterError) as info:
+        get_target("nope")
+    msg = str(info.value)
+    assert msg.startswith("The 'algorithm' parameter of privrl audit must be one of ")
+    assert "laplace" in msg and msg.endswith("Got 'nope' instead.")
