@@ -1,6 +1,7 @@
 """`privrl fit dp-lsw|dp-lsl|lsw|lsl` and the `balle2016-fig1` experiment at smoke scale."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -95,6 +96,31 @@ def test_experiment_cli_smoke_plot_and_claims(tmp_path):
     claims = get_experiment("balle2016-fig1").claims(df)
     assert len(claims) == 6
     assert all(c.measured and c.measured != "no data" for c in claims)
-    # smoke scale: two seeds and a two-point λ grid (its best c is always on the boundary)
+    # smoke scale: two seeds and a two-point λ grid (its best c is always on the boundary): undecided,
+    # with the reasons stated
     lam_claim = next(c for c in claims if "λ ∝ √m" in c.claim)
-    assert lam_claim.supported is None and "grid boundary" in lam_claim.measured
+    assert lam_claim.verdict == "undecided"
+    assert "2 seeds < 3" in lam_claim.reason and "grid boundary" in lam_claim.reason
+    assert all(c.verdict == "undecided" for c in claims)
+
+
+def _frontier_df(tight, sound, seeds):
+    import pandas as pd
+
+    rows = [{"seed": s, "metric": "rmse", "calibration": cal, "epsilon": eps, "value": value * (1 + 0.01 * s)}
+            for s in range(seeds) for eps in (0.1, 1.0, 10.0)
+            for cal, value in (("paper", sound), ("sound", sound), ("tight", tight))]
+    rows += [{"seed": s, "metric": "rmse", "calibration": "none", "epsilon": math.inf, "value": 1e-4}
+             for s in range(seeds)]
+    return pd.DataFrame(rows)
+
+
+def test_frontier_claims_decide_the_issue_target():
+    claims = get_experiment("frontier-policy-evaluation").claims
+    target, order = claims(_frontier_df(0.01, 0.06, 3))
+    assert target.verdict == "holds" and order.verdict == "holds" and target.headline
+    target, order = claims(_frontier_df(0.04, 0.06, 3))
+    assert target.verdict == "fails" and order.verdict == "holds"
+    assert claims(_frontier_df(0.08, 0.06, 3))[1].verdict == "fails"
+    target, _ = claims(_frontier_df(0.01, 0.06, 1))
+    assert target.verdict == "undecided" and target.reason == "one seed"

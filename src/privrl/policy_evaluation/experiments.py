@@ -44,6 +44,16 @@ from privrl.envs.chain import chain_values, sample_chain_statistics_nested
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
+from privrl.experiments.verdicts import (
+    REASON_BOUNDARY,
+    REASON_NEAR_TRIVIAL,
+    fails,
+    holds,
+    min_seeds,
+    needs_paper_scale,
+    scale_of,
+    undecided,
+)
 from privrl.policy_evaluation.mechanism import DPLSLMechanism, DPLSWMechanism, lambda_min
 from privrl.policy_evaluation.statistics import VisitStatistics
 from privrl.privacy import Ledger, Neighboring, NumpyNoise, PrivacyBudget, PrivacyUnit
@@ -72,6 +82,17 @@ FIXED_COEF = 1.0
 def _batch_sizes(scale: str, f_max: float) -> list[int]:
     ms = list(_GRID[scale]["batch_sizes"])
     return ms + _PAPER_EXTRA_M if scale == "paper" and f_max == 1.0 else ms
+
+
+def _scale_deviations(scale: str) -> list[str]:
+    grid = _GRID[scale]
+    lo, hi, top = min(grid["batch_sizes"]), max(grid["batch_sizes"]), max(_batch_sizes(scale, 1.0))
+    text = (f"At {scale} scale the batch grid runs from {lo:g} to {hi:.0e} trajectories"
+            + (f" ({top:.0e} for F_max = 1)" if top > hi else "") + f" with λ coefficients "
+            f"{min(grid['lam_coefs']):g}…{max(grid['lam_coefs']):g}")
+    if scale != "paper":
+        text += "; the paper-scale grid reaches 1e+07 (F_max = 1), where DP-LSW in paper calibration meets LSW"
+    return [text + "."]
 
 
 def settings(scale: str) -> list[dict[str, Any]]:
@@ -298,20 +319,29 @@ def _lam_grid(df: Any) -> list[float]:
     return sorted(float(c) for c in df.loc[df["algorithm"] == "DP-LSL", "lam_coef"].unique())
 
 
-def _undecided(reasons: list[str]) -> str:
-    return "undecided: " + "; ".join(dict.fromkeys(reasons)) if reasons else ""
+def _verdict_claim(text: str, parts: list[str], verdict: bool | None, why: list[str], **fields: Any) -> Claim:
+    """A Claim with a verdict (privrl.experiments.verdicts): undecided with the reasons in ``why``
+    (or when nothing was measured), else holds / fails."""
+    measured = "; ".join(parts) or "no data"
+    if why or verdict is None:
+        v = undecided("; ".join(dict.fromkeys(why)) or "no data", measured)
+    else:
+        v = holds(measured) if verdict else fails(measured)
+    return v.claim(text, **fields)
 
 
 def claims(df: Any) -> list[Claim]:
     """The paper's qualitative claims, judged on the paper-calibration runs (the tight runs are
-    quoted alongside). A claim is undecided (``supported=None``, reason in the text) with fewer than
-    two seeds, when both compared curves are near-trivial (RMSE within 10 % of the zero predictor's),
-    or when a claim about λ rests on a best c at the edge of the grid."""
+    quoted alongside). A claim is undecided with fewer than three seeds, when both compared curves are
+    near-trivial (RMSE within 10 % of the zero predictor's, or worse), when a claim about λ rests on
+    a best c at the edge of the grid, or (convergence) when the gap still shrinks at the largest
+    batch of a scale below paper scale."""
     best = best_coefficients(df)
     out: list[Claim] = []
     f_np = 1.0 if (df["F_max"] == 1.0).any() else float(df["F_max"].iloc[0])
-    n_seeds = int(df["seed"].nunique()) if "seed" in df.columns else 1
-    few = ["one seed"] if n_seeds < 2 else []
+    guard = min_seeds(int(df["seed"].nunique()) if "seed" in df.columns else 1, 3)
+    few = [guard.reason] if guard is not None else []
+    scale = scale_of(df)
     zero = _zero_rmse()
     grid = _lam_grid(df)
 
@@ -321,6 +351,9 @@ def claims(df: Any) -> list[Claim]:
     def edge(key: tuple) -> bool:
         c = best.get(key)
         return c is not None and bool(grid) and c in (grid[0], grid[-1])
+
+    def boundary(what: str) -> str:
+        return REASON_BOUNDARY.format(name=what)
 
     # 1. non-private LSW converges faster than LSL (LSL at the paper's schedule λ = λ_min + √m: the
     #    best c of a non-private ridge is always the smallest one, on the grid's edge)
@@ -333,13 +366,13 @@ def claims(df: Any) -> list[Claim]:
             first = next((int(m) for m in better.index if better.loc[m:].all()), None)
             verdicts.append(bool(better.iloc[-1]))
             parts.append(f"{feats}: LSW {_fmt(lsw)} vs LSL(λ = λ_min + √m) {_fmt(lsl)}; LSW ≤ LSL from m = {first}")
-    out.append(Claim("Non-private LSW converges faster than LSL (panel 1).",
-                     "; ".join(parts + ([_undecided(why)] if why else [])) or "no data",
-                     None if why or not verdicts else all(verdicts)))
+    out.append(_verdict_claim("Non-private LSW converges faster than LSL (panel 1).", parts,
+                              all(verdicts) if verdicts else None, why))
 
     # 2. DP versions reach the non-private ones as m grows (judged with F_max = 1; DP-LSL against LSL
     #    at the same λ). A gap still shrinking at the largest batch is undecided, not failed.
     parts, status, why = [], [], list(few)
+    firsts: dict[str, list[str]] = {cal: [] for cal in _CALIBRATIONS}
     for cal in _CALIBRATIONS:
         for feats in ("tabular", "pairs"):
             for dp, npv in (("DP-LSW", "LSW"), ("DP-LSL", "LSL")):
@@ -354,22 +387,28 @@ def claims(df: Any) -> list[Claim]:
                 shrinking = len(gap) >= 2 and gap.iloc[-1] < 0.9 * gap.iloc[-2]
                 state = "meets" if meet is not None else ("still shrinking" if shrinking else (
                     "near-trivial" if trivial(a.iloc[-1:]) else "stalls"))
+                firsts[cal].append(f"{dp} {feats}: m = {meet:.0e}" if meet else f"{dp} {feats}: {state}")
                 if cal == "paper":
                     status.append(state)
                     if state == "still shrinking":
-                        why.append(f"{dp} {feats}: gap still shrinking at the largest batch")
+                        paper_scale = needs_paper_scale(scale)
+                        why.append(paper_scale.reason if paper_scale is not None
+                                   else f"{dp} {feats}: gap still shrinking at the largest batch")
                     if state == "near-trivial":
-                        why.append(f"{dp} {feats}: near-trivial (≈ the zero predictor) at the largest batch")
+                        why.append(f"{REASON_NEAR_TRIVIAL} ({dp} {feats} at the largest batch)")
                     if dp == "DP-LSL" and edge((cal, feats, f_np, "DP-LSL", "sqrt")):
-                        why.append(f"best DP-LSL c on the grid boundary ({feats})")
+                        why.append(boundary(f"DP-LSL c ({feats})"))
                 parts.append(f"{dp} {feats} ({cal}): gap to {npv} at m={int(gap.index[-1])} {gap.iloc[-1]:.3g}; "
                              f"within 0.01 RMSE from m = {meet} ({state})")
-    verdict = None if few or not status else (False if "stalls" in status else (
-        True if all(s == "meets" for s in status) and not why else None))
-    out.append(Claim(f"The DP algorithms converge to their non-private counterparts for large batches "
-                     f"(F_max = {f_np:g}: RMSE gap ≤ 0.01; judged in paper calibration).",
-                     "; ".join(parts + ([_undecided(why)] if verdict is None and why else [])) or "no data",
-                     verdict))
+    if "stalls" in status and not few:
+        why = []  # a gap that stopped shrinking above 0.01 decides the claim
+    verdict = None if not status else (False if "stalls" in status else all(s == "meets" for s in status))
+    out.append(_verdict_claim(
+        f"The DP algorithms converge to their non-private counterparts for large batches "
+        f"(F_max = {f_np:g}: RMSE gap ≤ 0.01; judged in paper calibration).", parts, verdict, why,
+        paper_value="DP curves reach LSW / LSL for large enough batches (Fig. 1, panel 3; no numbers)",
+        paper_calibration_value="within 0.01 from " + ", ".join(firsts["paper"]),
+        tight_value="within 0.01 from " + ", ".join(firsts["tight"]), headline=True))
 
     # 3. LSL better for small batches, LSW for large (DP versions)
     parts, verdicts, why = [], [], list(few)
@@ -381,16 +420,15 @@ def claims(df: Any) -> list[Claim]:
         small = bool(lsl.iloc[0] < w.iloc[0])
         large = bool(w.iloc[-1] < lsl.iloc[-1])
         if trivial(w.iloc[:1]) and trivial(lsl.iloc[:1]):
-            why.append(f"both predictors near-trivial at the smallest m ({feats})")
+            why.append(f"{REASON_NEAR_TRIVIAL} at the smallest m ({feats})")
         if edge(("paper", feats, f_np, "DP-LSL", "sqrt")):
-            why.append(f"best DP-LSL c on the grid boundary ({feats})")
+            why.append(boundary(f"DP-LSL c ({feats})"))
         cross = next((int(m) for m in w.index if w.loc[m] < lsl.loc[m]), None)
         verdicts.append(small and large)
         parts.append(f"{feats} F_max={f_np:g}: DP-LSL better at m={int(w.index[0])}: {small}; "
                      f"DP-LSW better at m={int(w.index[-1])}: {large}; first m with DP-LSW better: {cross}")
-    out.append(Claim("LSL-type algorithms are better for small batches and LSW for large batches (DP versions).",
-                     "; ".join(parts + ([_undecided(why)] if why else [])) or "no data",
-                     None if why or not verdicts else all(verdicts)))
+    out.append(_verdict_claim("LSL-type algorithms are better for small batches and LSW for large batches "
+                              "(DP versions).", parts, all(verdicts) if verdicts else None, why))
 
     # 4. λ ∝ √m is the best schedule for DP-LSL (judged with F_max = 1)
     parts, verdicts, why = [], [], list(few)
@@ -401,15 +439,14 @@ def claims(df: Any) -> list[Claim]:
             continue
         for sched in ("sqrt", "linear"):
             if edge(("paper", feats, f_np, "DP-LSL", sched)):
-                why.append(f"best c of λ ∝ {'√m' if sched == 'sqrt' else 'm'} on the grid boundary ({feats})")
+                why.append(boundary(f"c of λ ∝ {'√m' if sched == 'sqrt' else 'm'} ({feats})"))
         if trivial(s) and trivial(lin):
-            why.append(f"both schedules near-trivial ({feats})")
+            why.append(f"{REASON_NEAR_TRIVIAL} ({feats})")
         verdicts.append(bool(s.mean() <= lin.mean()))
         parts.append(f"{feats}: mean RMSE √m {s.mean():.3g} vs m {lin.mean():.3g} (best c each); √m better at "
                      f"{int((s <= lin).sum())}/{len(s)} batch sizes")
-    out.append(Claim(f"For DP-LSL, λ ∝ √m gives the best overall accuracy (vs λ ∝ m; F_max = {f_np:g}).",
-                     "; ".join(parts + ([_undecided(why)] if why else [])) or "no data",
-                     None if why or not verdicts else all(verdicts)))
+    out.append(_verdict_claim(f"For DP-LSL, λ ∝ √m gives the best overall accuracy (vs λ ∝ m; F_max = {f_np:g}).",
+                              parts, all(verdicts) if verdicts else None, why))
 
     # 5. aggregation (smaller d) helps the DP versions converge faster (panel 4)
     for dp in ("DP-LSW", "DP-LSL"):
@@ -429,10 +466,9 @@ def claims(df: Any) -> list[Claim]:
             parts.append(f"F_max={f_np:g}" + (f" (λ = λ_min + {FIXED_COEF:g}·√m)" if dp == "DP-LSL" else "")
                          + f": pairs below tabular excess risk (by > 2 SE) at {wins}/{len(tab)} batch sizes, "
                          f"above at {losses}; largest m: {agg.iloc[-1]:.3g} vs {tab.iloc[-1]:.3g}")
-        out.append(Claim(f"More aggressive aggregation (smaller d, larger β) makes {dp} converge faster "
-                         "(excess empirical risk, panel 4).",
-                         "; ".join(parts + ([_undecided(why)] if why else [])) or "no data",
-                         None if why or not verdicts else all(verdicts)))
+        out.append(_verdict_claim(f"More aggressive aggregation (smaller d, larger β) makes {dp} converge faster "
+                                  "(excess empirical risk, panel 4).", parts, all(verdicts) if verdicts else None,
+                                  why))
     return out
 
 
@@ -447,14 +483,14 @@ EXPERIMENT = register(Experiment(
     run=run,
     plot=plot,
     claims=claims,
+    scale_deviations=lambda scale: _scale_deviations(scale),
     deviations=(
         "Chain conventions the paper leaves unstated (spec §4.3): reward 1 on entering the absorbing "
         "state 39, start uniform over all 40 states, the absorbing state recorded as visited with "
         "return 0, no truncation.",
         "Both F_max = R_max/(1−γ) = 100 (paper default) and the tighter public F_max = 1 are run.",
-        "Batch grid: 10…10⁶ at paper scale (to 10⁷ for F_max = 1) and at quick scale, 10…10² at smoke "
-        "scale (the manifest's batch_sizes list the grid that ran). Batches are nested prefixes of one "
-        "batch per seed (one pass serves every batch size).",
+        "Batches are nested prefixes of one batch per seed (one pass serves every batch size; the paper "
+        "draws the same batches for every algorithm, as here).",
         "Every DP curve is run twice: with the printed Lemma 1 constants (paper calibration, labelled) "
         "and with the certified tight calibration (privrl's default); the claims are judged in paper "
         "calibration.",
@@ -533,26 +569,27 @@ def frontier_plot(df: Any, out_dir: Path) -> list[Path]:
 def frontier_claims(df: Any) -> list[Claim]:
     """Issue #11 §4's target (tight RMSE ≤ 0.5 × sound at ε = 1) and the ordering of the lines."""
     rmse = df[(df["metric"] == "rmse") & (df["calibration"] != "none")]
-    n_seeds = int(df["seed"].nunique()) if "seed" in df.columns else 1
-    few = "; undecided: one seed" if n_seeds < 2 else ""
+    guard = min_seeds(df, 3) if "seed" in df.columns else undecided("one seed")
 
     def mean(cal: str, eps: float) -> float:
         sub = rmse[(rmse["calibration"] == cal) & (rmse["epsilon"] == eps)]
         return float(sub["value"].mean()) if len(sub) else math.nan
 
     out = []
-    tight, sound = mean("tight", 1.0), mean("sound", 1.0)
-    ok = None if few or math.isnan(tight) or math.isnan(sound) else bool(tight <= 0.5 * sound)
-    out.append(Claim("At (1, 1e-5), tight calibration gives DP-LSW an RMSE at most half that of the sound one "
-                     "(issue #11 §4).", f"tight {tight:.4g} vs sound {sound:.4g} (ratio {tight / sound:.3g}); "
-                     f"{n_seeds} seeds" + few, ok))
+    tight, sound, paper = mean("tight", 1.0), mean("sound", 1.0), mean("paper", 1.0)
+    ok = None if math.isnan(tight) or math.isnan(sound) else bool(tight <= 0.5 * sound)
+    out.append(_verdict_claim(
+        "At (1, 1e-5), tight calibration gives DP-LSW an RMSE at most half that of the sound one (issue #11 §4).",
+        [f"tight {tight:.4g} vs sound {sound:.4g} (ratio {tight / sound:.3g})"], ok,
+        [guard.reason] if guard is not None else [], paper_value="(not in the paper)",
+        paper_calibration_value=f"RMSE {paper:.3g}", tight_value=f"RMSE {tight:.3g}", headline=True))
     parts, verdicts = [], []
     for eps in sorted(rmse["epsilon"].unique()):
         vals = {cal: mean(cal, eps) for cal in _FRONTIER_CALIBRATIONS}
         verdicts.append(vals["tight"] <= vals["sound"] * (1 + 1e-9))
         parts.append(f"ε={eps:g}: " + ", ".join(f"{k} {v:.3g}" for k, v in vals.items()))
-    out.append(Claim("Tight calibration is never noisier than the sound one.", "; ".join(parts) + few or "no data",
-                     None if few or not verdicts else all(verdicts)))
+    out.append(_verdict_claim("Tight calibration is never noisier than the sound one.", parts,
+                              all(verdicts) if verdicts else None, [guard.reason] if guard is not None else []))
     return out
 
 
@@ -567,10 +604,11 @@ FRONTIER = register(Experiment(
     run=frontier_run,
     plot=frontier_plot,
     claims=frontier_claims,
+    scale_deviations=lambda scale: [] if scale == "paper" else [
+        f"At {scale} scale each batch has m = {_FRONTIER_M[scale]:g} trajectories (10⁵ at paper scale)."],
     deviations=(
         "Not a figure of the paper: the frontier of issue #11, on the paper's chain (tabular features, "
-        "w = 1/N, F_max = 1). m = 10⁵ at paper scale, 10⁴ at quick and 10³ at smoke scale (the manifest's "
-        "m is the one that ran).",
+        "w = 1/N, F_max = 1), m = 10⁵ at paper scale.",
         "'sound' equals 'paper' in σ wherever the printed Lemma 1 constants are certified (every ε here): "
         "both record the certified ε they truly spend, far below the target.",
     ),
