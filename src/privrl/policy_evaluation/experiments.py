@@ -306,10 +306,6 @@ def _panel2_sizes(df: Any) -> list[int]:
     return sorted({int(v) for v in value})
 
 
-def _fmt(series: Any) -> str:
-    return ", ".join(f"m={int(m)}: {v:.3g}" for m, v in series.items())
-
-
 def _zero_rmse() -> float:
     """RMSE of the trivial predictor V̂ ≡ 0 on the chain (the reference for near-trivial curves)."""
     return float(np.sqrt(np.mean(chain_values() ** 2)))
@@ -365,7 +361,8 @@ def claims(df: Any) -> list[Claim]:
             better = lsw <= lsl
             first = next((int(m) for m in better.index if better.loc[m:].all()), None)
             verdicts.append(bool(better.iloc[-1]))
-            parts.append(f"{feats}: LSW {_fmt(lsw)} vs LSL(λ = λ_min + √m) {_fmt(lsl)}; LSW ≤ LSL from m = {first}")
+            parts.append(f"{feats}: LSW {lsw.iloc[-1]:.3g} vs LSL(λ = λ_min + √m) {lsl.iloc[-1]:.3g} at "
+                         f"m = {int(lsw.index[-1]):.0e}; LSW ≤ LSL at every m from m = {first}")
     out.append(_verdict_claim("Non-private LSW converges faster than LSL (panel 1).", parts,
                               all(verdicts) if verdicts else None, why))
 
