@@ -44,7 +44,7 @@ KINDS: dict[str, str] = {
 MODULES: dict[str, tuple[str, ...]] = {
     "experiment": (
         "privrl.experiments.example",
-        "privrl.experiments.balle2016",
+        "privrl.policy_evaluation.experiments",
         "privrl.offline.experiments",
         "privrl.experiments.zhou2022",
         "privrl.experiments.wang2019",
@@ -59,7 +59,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "privrl.audit.targets_mechanisms",
         "privrl.audit.targets_tree",
         "privrl.audit.targets_gaussian_process",
-        "privrl.audit.targets_policy_evaluation",
+        "privrl.policy_evaluation.audit",
         "privrl.offline.audit",
         "privrl.audit.targets_linear_mixture",
         "privrl.audit.targets_q_learning",

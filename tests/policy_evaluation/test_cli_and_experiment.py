@@ -1,6 +1,7 @@
 """`privrl fit dp-lsw|dp-lsl|lsw|lsl` and the `balle2016-fig1` experiment at smoke scale."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -55,25 +56,33 @@ def _ctx(scale="smoke", seed=0, index=0):
 
 def test_experiment_smoke_run_shares_batches_and_is_reproducible():
     """T24: the same seed gives identical rows; every setting of a seed sees the same batches
-    (identical non-private LSW results across the two F_max settings)."""
+    (identical non-private LSW results across F_max and calibrations); the ledger holds the event
+    the mechanism's releases returned (paper: the certified ε, far below the budget; tight: the budget)."""
     exp = get_experiment("balle2016-fig1")
     settings = exp.settings_for("smoke")
-    assert {(s["features"], s["F_max"]) for s in settings} == {
-        ("tabular", 1.0), ("tabular", 100.0), ("pairs", 1.0), ("pairs", 100.0)}
-    tab = [i for i, s in enumerate(settings) if s["features"] == "tabular"]
-    r1 = exp.run(settings[tab[0]], _ctx(index=tab[0]))
-    r2 = exp.run(settings[tab[1]], _ctx(index=tab[1]))
-    r1b = exp.run(settings[tab[0]], _ctx(index=tab[0]))
-    assert r1.rows == r1b.rows
+    assert {(s["features"], s["F_max"], s["calibration"]) for s in settings} == {
+        (f, fm, c) for f in ("tabular", "pairs") for fm in (1.0, 100.0) for c in ("paper", "tight")}
+    tab = {(s["F_max"], s["calibration"]): i for i, s in enumerate(settings) if s["features"] == "tabular"}
+    runs = {key: exp.run(settings[i], _ctx(index=i)) for key, i in tab.items()}
+    again = exp.run(settings[tab[(1.0, "paper")]], _ctx(index=tab[(1.0, "paper")]))
+    assert again.rows == runs[(1.0, "paper")].rows
 
-    def lsw(rows):
-        return [r["value"] for r in rows if r["algorithm"] == "LSW" and r["metric"] == "rmse"]
+    def values(rows, algorithm, metric="rmse"):
+        return [r["value"] for r in rows if r["algorithm"] == algorithm and r["metric"] == metric]
 
-    assert lsw(r1.rows) == lsw(r2.rows)
-    dp = [r["value"] for r in r2.rows if r["algorithm"] == "DP-LSW" and r["metric"] == "sigma_diagnostic"]
-    dp1 = [r["value"] for r in r1.rows if r["algorithm"] == "DP-LSW" and r["metric"] == "sigma_diagnostic"]
-    np.testing.assert_allclose(np.array(dp), 100 * np.array(dp1), rtol=1e-12)  # σ linear in F_max
-    assert r1.ledger.epsilon(0.1) == pytest.approx(0.1, abs=1e-3)
+    lsw = values(runs[(1.0, "paper")].rows, "LSW")
+    assert all(values(r.rows, "LSW") == lsw for r in runs.values())
+    for cal in ("paper", "tight"):
+        small = values(runs[(1.0, cal)].rows, "DP-LSW", "sigma_diagnostic")
+        big = values(runs[(100.0, cal)].rows, "DP-LSW", "sigma_diagnostic")
+        np.testing.assert_allclose(big, 100 * np.array(small), rtol=1e-12)  # σ linear in F_max
+    # tight noise is a fixed fraction (α ratio, up to ψ's rounding) of the printed one at ε = δ = 0.1
+    ratio = np.array(values(runs[(1.0, "tight")].rows, "DP-LSW", "sigma_diagnostic")) / np.array(
+        values(runs[(1.0, "paper")].rows, "DP-LSW", "sigma_diagnostic"))
+    assert np.all((ratio > 0.02) & (ratio < 0.05))
+    assert runs[(1.0, "paper")].ledger.epsilon(0.1) <= 0.1 * 1e-3      # certified: (≈0, 0.1)-DP
+    assert 0.099 <= runs[(1.0, "tight")].ledger.epsilon(0.1) <= 0.1
+    assert runs[(1.0, "tight")].calibration == "tight" and runs[(1.0, "paper")].calibration == "paper"
 
 
 def test_experiment_cli_smoke_plot_and_claims(tmp_path):
@@ -87,3 +96,31 @@ def test_experiment_cli_smoke_plot_and_claims(tmp_path):
     claims = get_experiment("balle2016-fig1").claims(df)
     assert len(claims) == 6
     assert all(c.measured and c.measured != "no data" for c in claims)
+    # smoke scale: two seeds and a two-point λ grid (its best c is always on the boundary): undecided,
+    # with the reasons stated
+    lam_claim = next(c for c in claims if "λ ∝ √m" in c.claim)
+    assert lam_claim.verdict == "undecided"
+    assert "2 seeds < 3" in lam_claim.reason and "grid boundary" in lam_claim.reason
+    assert all(c.verdict == "undecided" for c in claims)
+
+
+def _frontier_df(tight, sound, seeds):
+    import pandas as pd
+
+    rows = [{"seed": s, "metric": "rmse", "calibration": cal, "epsilon": eps, "value": value * (1 + 0.01 * s)}
+            for s in range(seeds) for eps in (0.1, 1.0, 10.0)
+            for cal, value in (("paper", sound), ("sound", sound), ("tight", tight))]
+    rows += [{"seed": s, "metric": "rmse", "calibration": "none", "epsilon": math.inf, "value": 1e-4}
+             for s in range(seeds)]
+    return pd.DataFrame(rows)
+
+
+def test_frontier_claims_decide_the_issue_target():
+    claims = get_experiment("frontier-policy-evaluation").claims
+    target, order = claims(_frontier_df(0.01, 0.06, 3))
+    assert target.verdict == "holds" and order.verdict == "holds" and target.headline
+    target, order = claims(_frontier_df(0.04, 0.06, 3))
+    assert target.verdict == "fails" and order.verdict == "holds"
+    assert claims(_frontier_df(0.08, 0.06, 3))[1].verdict == "fails"
+    target, _ = claims(_frontier_df(0.01, 0.06, 1))
+    assert target.verdict == "undecided" and target.reason == "one seed"

@@ -111,9 +111,11 @@ def frontier_table(df: Any, metric: str) -> Any:
     return table.rename(columns={"count": "n_seeds"}).drop(columns=["std"])
 
 
-def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None) -> list[Path]:
+def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
+                  logy: bool = False) -> list[Path]:
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
-    non-private reference as a horizontal band; PNG (+ PDF) under ``out_dir``."""
+    non-private reference as a horizontal band (``logy``: log utility axis); PNG (+ PDF) under
+    ``out_dir``."""
     from privrl.experiments.plots import new_figure, save_figure
 
     table = frontier_table(df, frontier.metric)
@@ -132,6 +134,8 @@ def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: st
         ax.axhline(mean, color="black", linestyle="--", label="non-private")
         ax.axhspan(mean - se, mean + se, color="black", alpha=0.1)
     ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel("ε (δ fixed; ρ budgets converted by the experiment)")
     ax.set_ylabel(f"{frontier.metric} ({'lower' if frontier.lower_is_better else 'higher'} is better)")
     ax.set_title(title or f"{frontier.algorithm}: privacy–utility frontier")
