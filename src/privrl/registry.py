@@ -50,7 +50,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "privrl.experiments.wang2019",
     ),
     "fit": (
-        "privrl.fitters.policy_evaluation",
+        "privrl.policy_evaluation.fit",
         "privrl.offline.fit",
         "privrl.fitters.linear_mixture",
         "privrl.fitters.q_learning",
