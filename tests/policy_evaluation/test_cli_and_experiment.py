@@ -49,6 +49,109 @@ def test_fit_command_rejects_bad_lambda(tmp_path, chain_file, capsys):
     assert "lam" in capsys.readouterr().err
 
 
+def _fit(tmp_path, chain_file, algo, *extra, out="out"):
+    budget = [] if algo in ("lsw", "lsl") else ["--epsilon", "1", "--delta", "1e-6"]
+    code = main(["fit", algo, "--data", str(chain_file), *budget, "--gamma", "0.9", "--seed", "3",
+                 "--out", str(tmp_path / out), *extra])
+    return code, tmp_path / out
+
+
+@pytest.mark.filterwarnings("ignore::privrl.errors.UtilityWarning")
+def test_options_reach_the_estimator_and_the_certificate_records_them(tmp_path, chain_file):
+    """Every estimator option reaches DPLSW (the CLI's θ̂ is the Python API's with the same
+    options and seed), and the certificate records the effective parameters, what the defaults
+    resolved to and ε at the budget's reporting δ."""
+    from privrl.data import TrajectoryDataset
+    from privrl.policy_evaluation import DPLSW
+    from privrl.privacy import PrivacyBudget
+
+    code, out = _fit(tmp_path, chain_file, "dp-lsw", "--calibration", "sound", "--smoothing", "appendix_a",
+                     "--constants", "practical", "--record-terminal", "false", "--r-max", "2")
+    assert code == 0
+    cert = json.loads((out / "certificate.json").read_text())
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-6)
+    assert cert["params"]["calibration"] == "sound" and cert["params"]["smoothing"] == "appendix_a"
+    assert cert["params"]["constants"] == "practical" and cert["params"]["record_terminal"] is False
+    assert cert["params"]["secure"] is False and cert["params"]["clip_returns"] is False
+    assert cert["params"]["r_max"] == 2.0 and cert["params"]["F_max"] is None and cert["params"]["gamma"] == 0.9
+    assert cert["delta"] == budget.reporting_delta == 1e-6
+    assert cert["extra"]["r_max"] == 2.0 and cert["extra"]["F_max"] == pytest.approx(2.0 / (1 - 0.9), rel=1e-12)
+    est = DPLSW(budget=budget, gamma=0.9, calibration="sound", smoothing="appendix_a", constants="practical",
+                record_terminal=False, r_max=2.0, features=np.eye(10))
+    est.fit(TrajectoryDataset.load(chain_file), rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(np.load(out / "result.npz")["theta"], est.theta_)
+    assert cert["epsilon_spent"] == pytest.approx(est.privacy_spent(), rel=1e-12)
+    # the defaults are the estimator's: main_text smoothing, tight calibration, theory constants
+    code, out = _fit(tmp_path, chain_file, "dp-lsw", out="default")
+    cert = json.loads((out / "certificate.json").read_text())
+    assert code == 0 and (cert["params"]["smoothing"], cert["params"]["calibration"],
+                          cert["params"]["constants"]) == ("main_text", "tight", "theory")
+    assert cert["calibration"] == "tight" and cert["epsilon_spent"] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_the_old_constants_spelling_is_refused_and_smoothing_replaces_it(tmp_path, chain_file, capsys):
+    code, _ = _fit(tmp_path, chain_file, "dp-lsw", "--constants", "main_text")
+    err = capsys.readouterr().err
+    assert code == 2 and "--constants" in err and "'theory', 'practical'" in err
+    assert not (tmp_path / "out").exists()
+    assert main(["fit", "dp-lsw", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--smoothing {main_text,appendix_a}" in text and "--constants {theory,practical}" in text
+
+
+@pytest.mark.filterwarnings("ignore::privrl.errors.UtilityWarning")
+def test_lambda_options_of_dp_lsl_and_lsl(tmp_path, chain_file, capsys):
+    from privrl.data import TrajectoryDataset
+    from privrl.policy_evaluation import DPLSL, sqrt_lambda_schedule
+    from privrl.privacy import PrivacyBudget
+
+    data = TrajectoryDataset.load(chain_file)
+    code, out = _fit(tmp_path, chain_file, "dp-lsl", "--lam-sqrt-coef", "2", out="coef")
+    cert = json.loads((out / "certificate.json").read_text())
+    lam = sqrt_lambda_schedule(data.n_episodes, np.eye(10), np.full(10, 0.1), 2.0)
+    assert code == 0 and cert["params"]["lam"] == pytest.approx(lam, rel=1e-12)
+    assert cert["extra"]["lam"] == pytest.approx(lam, rel=1e-12) and cert["extra"]["lam_sqrt_coef"] == 2.0
+    # no λ given: the 'constants' preset resolves it; the certificate records lam=None and the λ used
+    code, out = _fit(tmp_path, chain_file, "dp-lsl", "--constants", "practical", out="preset")
+    cert = json.loads((out / "certificate.json").read_text())
+    est = DPLSL(budget=PrivacyBudget(epsilon=1.0, delta=1e-6), gamma=0.9, constants="practical",
+                features=np.eye(10)).fit(data, rng=np.random.default_rng(3))
+    assert code == 0 and cert["params"]["lam"] is None
+    assert cert["extra"]["lam"] == pytest.approx(est.lam_, rel=1e-12) and est.lam_ != pytest.approx(lam)
+    capsys.readouterr()
+    code, _ = _fit(tmp_path, chain_file, "dp-lsl", "--lam", "50", "--lam-sqrt-coef", "2", out="both")
+    assert code == 1 and "at most one of --lam or --lam-sqrt-coef" in capsys.readouterr().err
+    code, _ = _fit(tmp_path, chain_file, "dp-lsl", "--lam-sqrt-coef", "0", out="zero")
+    assert code == 2 and "--lam-sqrt-coef" in capsys.readouterr().err
+    code, _ = _fit(tmp_path, chain_file, "lsl", out="nolam")        # LSL declares lam required
+    assert code == 2 and "--lam" in capsys.readouterr().err
+    code, out = _fit(tmp_path, chain_file, "lsl", "--lam", "3", out="lsl")
+    assert code == 0 and json.loads((out / "certificate.json").read_text())["extra"]["lam"] == 3.0
+    assert not any((tmp_path / o).exists() for o in ("both", "zero", "nolam"))
+
+
+@pytest.mark.filterwarnings("ignore::privrl.errors.UtilityWarning")
+def test_data_outside_the_public_bounds_is_an_error_without_private_values(tmp_path, capsys):
+    """The error names the bound that broke and how to fix it; the rewards and returns (private)
+    are not in it."""
+    from privrl.data import TrajectoryDataset
+
+    path = tmp_path / "d.npz"
+    TrajectoryDataset(np.array([0, 1]), np.array([0, 0]), np.array([0.37, 0.41]), np.array([1, 2]),
+                      np.array([0, 2]), n_states=3, n_actions=1).save(path)
+    private = ("0.37", "0.41", "0.575", "0.205")      # rewards; returns with γ = 0.5
+    for flags, expected in ((["--r-max", "0.4"], "R_max = 0.4] (--r-max)"),
+                            (["--F-max", "0.5"], "F_max = 0.5 (--F-max)")):
+        code = main(["fit", "dp-lsw", "--data", str(path), "--epsilon", "1", "--delta", "1e-6", "--gamma", "0.5",
+                     *flags, "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err.strip()
+        assert code == 1 and len(err.splitlines()) == 1 and expected in err and "--clip-returns" in err, err
+        assert not any(v in err for v in private), err
+    assert not (tmp_path / "o").exists()
+    assert main(["fit", "dp-lsw", "--data", str(path), "--epsilon", "1", "--delta", "1e-6", "--gamma", "0.5",
+                 "--F-max", "0.5", "--clip-returns", "--out", str(tmp_path / "o")]) == 0
+
+
 def _ctx(scale="smoke", seed=0, index=0):
     return RunContext(experiment_id="balle2016-fig1", setting_index=index, seed=seed, scale=scale,
                       rng=np.random.default_rng(seed + 100 * index))

@@ -64,7 +64,14 @@ def all_frontiers() -> dict[str, Frontier]:
 
 
 def get_frontier(algorithm: str) -> Frontier:
-    """The frontier of ``algorithm``; an unknown name is a one-line error listing the known ones."""
+    """The frontier of ``algorithm``, matched case-insensitively (``dp-lsw`` finds the frontier
+    registered as ``DP-LSW``, which keeps its display name); an unknown or ambiguous name is a
+    one-line error listing the known ones."""
+    known = _registry.entries("frontier")
+    if isinstance(algorithm, str) and algorithm not in known:
+        matches = [name for name in known if name.lower() == algorithm.lower()]
+        if len(matches) == 1:
+            return known[matches[0]]
     return _registry.get("frontier", algorithm, parameter="algorithm", owner="privrl frontier")
 
 
