@@ -176,8 +176,8 @@ def _output(est: Any, name: str, args: argparse.Namespace, dataset: Any, feature
     extra: dict[str, Any] = {"features": feature_name, "n_states": int(est.values_.shape[0]),
                              "n_features": int(est.n_features_), "r_max": float(r_max),
                              "F_max": float(est.F_max_), "n_trajectories": int(est.n_trajectories_)}
-    if isinstance(est, (LSL, DPLSL)):
-        extra["lam"] = float(getattr(est, "lam_", est.lam))
+    if isinstance(est, (LSL, DPLSL)):    # DP-LSL's lam_ is the λ used (the preset's when lam is None)
+        extra["lam"] = float(getattr(est, "lam_", None) or est.get_params()["lam"])
         if coef is not None:
             extra["lam_sqrt_coef"] = float(coef)
     delta = est.budget.reporting_delta if est.is_private else None
