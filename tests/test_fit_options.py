@@ -12,6 +12,7 @@ import argparse
 import math
 import re
 
+import numpy as np
 import pytest
 
 from privrl import cli
@@ -31,12 +32,31 @@ from privrl.fitters import (
 COMMANDS = {name: cmd for name, cmd in all_fit_commands().items() if cmd.estimator is not None}
 BUDGET_ARGS = {"any": ["--epsilon", "1", "--delta", "1e-6"], "epsilon": ["--epsilon", "1", "--delta", "1e-6"],
                "none": []}
-#: the fixed-arity source argument of a command (validation happens before the source is read)
-SOURCE = {"env": ["--env", "privrl/RandomTabularMDP-v0"], "data": ["--data", "unused.npz"]}
+#: the fixed-arity source argument of a command (validation happens before the source is read;
+#: the command line only checks that a --data file exists: see _data_file)
+SOURCE = {"env": ["--env", "privrl/RandomTabularMDP-v0"], "data": ["--data", "data.npz"]}
+
+
+def _required(cmd: FitCommand) -> list[str]:
+    """A valid value of each required option (argparse refuses a command line without them)."""
+    out: list[str] = []
+    for p in estimator_options(cmd.estimator, exclude=cmd.exclude):
+        if p.required:
+            out += [p.flag, _good_value(p)[0]]
+    return out
 
 
 def _argv(name: str, cmd: FitCommand, *extra: str) -> list[str]:
-    return ["fit", name, *SOURCE["env" if "env" in cmd.sources else "data"], *BUDGET_ARGS[cmd.budget], *extra]
+    return ["fit", name, *SOURCE["env" if "env" in cmd.sources else "data"], *BUDGET_ARGS[cmd.budget],
+            *_required(cmd), *extra]
+
+
+def _data_file(directory) -> None:
+    """A small dataset at SOURCE's path (relative to ``directory``) for the data-only commands."""
+    from privrl.data import TrajectoryDataset
+
+    TrajectoryDataset(np.array([0, 1]), np.array([0, 0]), np.array([0.0, 1.0]), np.array([1, 2]),
+                      np.array([0, 2]), n_states=3, n_actions=1, horizon=2).save(directory / SOURCE["data"][1])
 
 
 def _parse(name: str, cmd: FitCommand, *extra: str) -> argparse.Namespace:
@@ -98,7 +118,8 @@ def test_defaults_are_the_declared_defaults(name):
     cmd = COMMANDS[name]
     args = _parse(name, cmd)
     params = estimator_params(args, cmd.estimator)
-    assert params == {p.name: p.default for p in estimator_options(cmd.estimator, exclude=cmd.exclude)}
+    assert params == {p.name: _good_value(p)[1] if p.required else p.default
+                      for p in estimator_options(cmd.estimator, exclude=cmd.exclude)}
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -124,8 +145,11 @@ def _cli_bad_values(p: Param) -> list[str]:
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_bad_values_are_one_line_errors_naming_the_option(name, tmp_path, capsys):
+def test_bad_values_are_one_line_errors_naming_the_option(name, tmp_path, capsys, monkeypatch):
     cmd = COMMANDS[name]
+    if "env" not in cmd.sources:
+        monkeypatch.chdir(tmp_path)
+        _data_file(tmp_path)
     tried = 0
     for p in estimator_options(cmd.estimator, exclude=cmd.exclude):
         for bad in _cli_bad_values(p):

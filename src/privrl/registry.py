@@ -44,13 +44,13 @@ KINDS: dict[str, str] = {
 MODULES: dict[str, tuple[str, ...]] = {
     "experiment": (
         "privrl.experiments.example",
-        "privrl.experiments.balle2016",
+        "privrl.policy_evaluation.experiments",
         "privrl.offline.experiments",
         "privrl.experiments.zhou2022",
         "privrl.q_learning.experiments",
     ),
     "fit": (
-        "privrl.fitters.policy_evaluation",
+        "privrl.policy_evaluation.fit",
         "privrl.offline.fit",
         "privrl.fitters.linear_mixture",
         "privrl.fitters.q_learning",
@@ -58,7 +58,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "audit": (
         "privrl.audit.targets_mechanisms",
         "privrl.audit.targets_tree",
-        "privrl.audit.targets_policy_evaluation",
+        "privrl.policy_evaluation.audit",
         "privrl.offline.audit",
         "privrl.audit.targets_linear_mixture",
         "privrl.q_learning.audit",

@@ -23,7 +23,7 @@ import numpy as np
 
 from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
-from privrl.algorithms.policy_evaluation import DPLSW, LSW
+from privrl.policy_evaluation import DPLSW, LSW
 from privrl.base import CALIBRATION, SECURE, PrivateEstimator, check_is_fitted
 from privrl.errors import InvalidDataError
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -48,7 +48,7 @@ class BalleQLearning(PrivateEstimator):
     """Utility reference of Figure 2 (module docstring). An infinite budget gives LSW regressions.
 
     Its noise is DP-LSW's own (the policy-evaluation family's release seam): every regression runs
-    the estimator :class:`~privrl.algorithms.policy_evaluation.DPLSW` (a noise source set with
+    the estimator :class:`~privrl.policy_evaluation.DPLSW` (a noise source set with
     :func:`privrl.testing.use_noise` is handed on to it), and by parallel composition over the
     disjoint transitions the run's ledger holds one regression's events."""
 
