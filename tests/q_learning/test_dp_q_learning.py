@@ -306,6 +306,8 @@ def test_box_environment_rescaled_from_its_bounds_and_raw_observations_released(
     q = est.release_q(raw)
     assert q.shape == (2, 3) and est.greedy_action(raw).shape == (2,)
     low, high = env.observation_space.low, env.observation_space.high
+    np.testing.assert_array_equal(est.obs_low_, low)
+    np.testing.assert_allclose(est.obs_high_, high, rtol=1e-15)
     np.testing.assert_allclose(est._q(raw), est._network((raw - low) / (high - low)), rtol=1e-12)
     with pytest.raises(InvalidDataError, match="'obs_low' and 'obs_high'"):
         est.release_q([[5.0, 0.0]])                                    # outside the public bounds

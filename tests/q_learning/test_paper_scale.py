@@ -35,10 +35,13 @@ RANDOM_RETURN = 10.86   # uniform random policy on CenterWalk (spec T29, tested 
 
 
 def _runs(**kw):
+    """Ten seeds of the reference loop: input perturbation when a budget is given, else functional
+    noise with the given sigma (uncertified, no budget)."""
     out = []
     for seed in SEEDS:
-        est = (InputPerturbationQLearning if "budget" in kw else DPQLearning)(config="reference", **kw).fit(rng=seed)
-        out.append(est.returns_)
+        est = InputPerturbationQLearning(config="reference", **kw) if "budget" in kw else \
+            DPQLearning(budget=None, config="reference", **kw)
+        out.append(est.fit(rng=seed).returns_)
     return np.array(out)
 
 

@@ -223,6 +223,8 @@ class _QLearner(Estimator):
         cfg = get_config(p["config"], n_samples=p["n_samples"], learning_rate=lr, batch_size=p["batch_size"],
                          hidden=p["hidden"])
         self._obs_map = _unit_map(env.observation_space, p["obs_low"], p["obs_high"], owner, str(name))
+        self.obs_low_ = self._obs_map.low.copy()      # the public bounds used (mapped to 0 and 1)
+        self.obs_high_ = self._obs_map.low + self._obs_map.span
         return env, cfg, p["reward_bounds"]
 
     def _run(self, env, cfg, privatizer, rngs, bounds, trace=False):
