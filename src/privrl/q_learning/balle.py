@@ -23,9 +23,9 @@ import numpy as np
 
 from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
-from privrl.policy_evaluation import DPLSW, LSW
 from privrl.base import CALIBRATION, SECURE, PrivateEstimator, check_is_fitted
 from privrl.errors import InvalidDataError
+from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["BalleQLearning"]
