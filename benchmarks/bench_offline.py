@@ -28,7 +28,7 @@ from privrl.offline import APVI, DPAPVI, DPVAPVI, VAPVI  # noqa: E402
 
 
 def bench_linear() -> None:
-    mdp = synthetic_linear_mdp(horizon=20, seed=0)
+    mdp = synthetic_linear_mdp(horizon=20, rng=0)
     for K, repeat in ((1000, 5), (100_000, 1)):
         data = mdp.sample(synthetic_behaviour_policy(), K, rng=0)
         for name, make in (("dp-vapvi", lambda: DPVAPVI(budget=PrivacyBudget(rho=1.0), split=False)),

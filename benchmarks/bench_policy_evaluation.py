@@ -1,36 +1,48 @@
-"""Speed of DP-LSW and DP-LSL (Balle et al. 2016) on the 40-state chain of §6.
+"""Speed of DP-LSW / DP-LSL (Balle et al. 2016) and of the family's paper-scale experiments
+(issues #9, #12 §1). One JSON line per measurement (``name``, ``seconds``, parameters, ``peak_mb``).
 
-One fit = first-visit statistics from the flat transition arrays + solve + smooth bound + noise,
-on 10⁵ trajectories (≈ 4·10⁶ transitions). Target: < 1 s per fit on one core.
+* ``dp_lsw`` / ``dp_lsl`` — one fit from a TrajectoryDataset of 10⁵ chain trajectories (≈ 4·10⁶
+  transitions): first-visit statistics + solve + smooth bound + release. Target < 1 s on one core.
+* ``calibration`` — the certified tight calibration of one (ε, δ, d) (cached per process afterwards).
+* ``chain_nested_statistics`` — the statistics of the nested batch grid 10 … 10⁷ of one seed (the
+  experiment's data path: histogram sampling, time and memory independent of m).
+* ``paper-seed`` — seed 0 of each experiment at paper scale, in this process (one core);
+  ``paper-projected`` — all seeds on 2 cores (CPU time per seed × seeds / 2). Target: ≤ ~3 min.
 
-    .venv/bin/python benchmarks/bench_policy_evaluation.py [--n-trajectories N] [--repeat R]
+    .venv/bin/python benchmarks/bench_policy_evaluation.py [--n-trajectories N] [--repeat R] [--skip-paper]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, os.path.dirname(__file__))
 
 from _util import emit, measure  # noqa: E402
 
-from privrl.algorithms.policy_evaluation import DPLSL, DPLSW, sqrt_lambda_schedule  # noqa: E402
 from privrl.data.features import one_hot, state_aggregation  # noqa: E402
-from privrl.envs.chain import sample_chain  # noqa: E402
+from privrl.envs.chain import sample_chain, sample_chain_statistics_nested  # noqa: E402
+from privrl.policy_evaluation import DPLSL, DPLSW, sqrt_lambda_schedule  # noqa: E402
 from privrl.privacy import PrivacyBudget  # noqa: E402
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--n-trajectories", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    m = args.n_trajectories
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def bench_fits(m: int, repeat: int) -> None:
+    import warnings
+
+    from privrl.errors import UtilityWarning
+
+    warnings.simplefilter("ignore", UtilityWarning)  # δ = 1e-5 ≥ 1/m here; not what is measured
     data = sample_chain(m, rng=0)
-    budget = PrivacyBudget(epsilon=0.1, delta=0.1)
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
     uniform = [1.0 / 40] * 40
     for features, phi in (("tabular", one_hot(40)), ("pairs", state_aggregation(40, 2))):
         estimators = {
@@ -39,16 +51,63 @@ def main() -> None:
                             lam=sqrt_lambda_schedule(m, phi, uniform, 1.0)),
         }
         for name, est in estimators.items():
-            est.fit(data, rng=1)  # warm-up
+            est.fit(data, rng=1)  # warm-up: lazy imports and the cached calibration are not timed
             cpu0 = time.process_time()
-            res = measure(lambda est=est: est.fit(data, rng=1), repeat=args.repeat)
-            cpu = (time.process_time() - cpu0) / args.repeat
+            res = measure(lambda est=est: est.fit(data, rng=1), repeat=repeat)
+            cpu = (time.process_time() - cpu0) / repeat
             emit(name, n_trajectories=m, n_transitions=data.n_transitions, features=features,
-                 d=phi.shape[1], repeat=args.repeat, seconds=round(res["seconds_per_call"], 4),
-                 cpu_seconds=round(cpu, 4),
-                 peak_mb=round(res["peak_mb"], 1), data_mb=round(
-                     (data.observations.nbytes + data.rewards.nbytes + data.next_observations.nbytes
-                      + data.terminals.nbytes) / 2**20, 1))
+                 d=phi.shape[1], repeat=repeat, seconds=round(res["seconds_per_call"], 4),
+                 cpu_seconds=round(cpu, 4), peak_mb=round(res["peak_mb"], 1), target_seconds=1.0)
+
+
+def bench_calibration() -> None:
+    from privrl.policy_evaluation.calibration import _smoothed_gaussian
+
+    for calibration, constants in (("tight", "theory"), ("tight", "practical"), ("sound", "theory")):
+        _smoothed_gaussian.cache_clear()
+        t0 = time.perf_counter()
+        sg = _smoothed_gaussian(1.0, 1e-5, 40, calibration, "main_text", constants)
+        emit("calibration", calibration=calibration, constants=constants, epsilon=1.0, delta=1e-5, d=40,
+             alpha=sg.alpha, beta=sg.beta, epsilon_spent=sg.epsilon_spent, seconds=time.perf_counter() - t0)
+
+
+def bench_data() -> None:
+    sizes = [10, 50, 100, 500, 1000, 5000, 10**4, 5 * 10**4, 10**5, 5 * 10**5, 10**6, 3 * 10**6, 10**7]
+    res = measure(lambda: sample_chain_statistics_nested(sizes, 0.99, rng=0), repeat=3)
+    emit("chain_nested_statistics", largest_batch=sizes[-1], batch_sizes=len(sizes), repeat=3,
+         seconds=res["seconds_per_call"], peak_mb=res["peak_mb"])
+
+
+def bench_paper_scale() -> None:
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.runner import plan_runs, run_sweep
+
+    total_cpu = 0.0
+    for exp_id in ("balle2016-fig1", "frontier-policy-evaluation"):
+        seeds = get_experiment(exp_id).n_seeds("paper")
+        with tempfile.TemporaryDirectory() as out:
+            specs = plan_runs(exp_id, "paper", seeds=[0])
+            wall, cpu = time.perf_counter(), _cpu()
+            summary = run_sweep(specs, out, jobs=1, quiet=True)
+            wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+        total_cpu += cpu * seeds
+        emit("paper-seed", experiment=exp_id, scale="paper", runs=len(specs), ok=summary.ok, seconds=wall,
+             cpu_seconds=cpu, seeds_at_paper_scale=seeds)
+    emit("paper-projected", experiment="balle (both)", scale="paper", seconds=total_cpu / 2.0,
+         cpu_seconds=total_cpu, cores=2, target_seconds=180.0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-trajectories", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-paper", action="store_true")
+    args = parser.parse_args()
+    bench_calibration()
+    bench_fits(args.n_trajectories, args.repeat)
+    bench_data()
+    if not args.skip_paper:
+        bench_paper_scale()
 
 
 if __name__ == "__main__":

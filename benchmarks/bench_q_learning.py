@@ -1,13 +1,27 @@
-"""Speed of the lazy OU sampler and of one DP Q-learning run (issue #7 §7).
+"""Speed of the lazy OU sampler and of DP Q-learning runs (issue #7 §7, issue #12 §1).
 
-Rows (JSON lines): ``ou-sampler-scalar`` / ``ou-sampler-batch`` (1e5 fresh points; target >= 1e5
-queries/s), ``ou-vs-dense`` (lazy sampler vs exact dense conditional sampling at 5000 points,
-target >= 10x), ``dpql-reference-run`` (5000 samples, reference configuration, one core, target
-< 10 s). Run: ``.venv/bin/python benchmarks/bench_q_learning.py``.
+Rows (JSON lines, each with ``name`` and ``seconds``; run times also carry ``cpu_seconds``, the
+robust figure on a shared machine):
+
+* ``ou-sampler-scalar`` / ``ou-sampler-batch``: 1e5 fresh points (target >= 1e5 queries/s);
+* ``ou-vs-dense``: lazy sampler vs exact dense conditional sampling at 5000 points (target >= 10x);
+* ``dpql-reference-run``: 5000 samples, reference configuration, one core, sigma = 0 and 0.4
+  (target < 5 s), NumPy learner; ``dpql-reference-run-torch``: the same with the PyTorch reference
+  learner (the implementation before issue #12), for the before/after comparison;
+* ``dpql-paper-certified``: DPQLearning, Algorithm 1's loop, paper calibration at (0.9, 1e-4);
+* ``input-perturbation-run``, ``dpsgd-run`` (reference configuration, sound calibration) and
+  ``balle-run``: the baselines of Figure 2 at 5000 samples;
+* with ``--projection``: ``wang-paper-seed``, one seed of every paper-scale setting of
+  ``wang2019-fig1``/``-fig2a``/``-fig2b`` and ``frontier-q-learning`` run in this process, and the
+  projected wall time of the paper scale (10 seeds) on 2 cores, ``cpu_seconds * seeds / 2``;
+  ``wang-quick`` the CPU time of the quick scale of the same experiments (all seeds).
+
+Run: ``.venv/bin/python benchmarks/bench_q_learning.py [--projection]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import resource
 import sys
 import time
@@ -34,17 +48,20 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def timed_cpu(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process)."""
+    cpu = time.process_time()
+    wall = timed(fn)
+    return wall, time.process_time() - cpu
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def main() -> None:
-    import torch
+def bench_sampler() -> None:
+    from privrl.q_learning.gaussian_process import OUPath
 
-    from privrl.algorithms.q_learning import DPQLearning
-    from privrl.privacy.gaussian_process import OUPath
-
-    torch.set_num_threads(1)
     n = 100_000
     xs = np.random.default_rng(0).random(n)
     for beta in (1.0, 1e5):
@@ -68,14 +85,104 @@ def main() -> None:
     peak = measure(lambda: dense_joint(pts, 1.0, 1.0, np.random.default_rng(3)))["peak_mb"]
     emit("ou-vs-dense", n_points=k, seconds=lazy, dense_seconds=dense, peak_mb=peak,
          queries_per_second=k / lazy, dense_queries_per_second=k / dense, speedup=dense / lazy)
+
+
+def _fit_row(name: str, est, **fields) -> None:
+    wall, cpu = timed_cpu(lambda: est.fit(rng=0))
+    emit(name, n_samples=5000, threads=1, seconds=wall, cpu_seconds=cpu, peak_mb=peak_rss_mb(),
+         peak_mb_kind="process max RSS", n_updates=int(getattr(est, "n_updates_", 0)),
+         final_return=float(np.mean(est.returns_[-10:])), **fields)
+
+
+def bench_runs() -> None:
+    from privrl.privacy import PrivacyBudget
+    from privrl.q_learning import (
+        DPQLearning,
+        DPSGDQLearning,
+        InputPerturbationQLearning,
+    )
+    from privrl.q_learning.balle import BalleQLearning
+
     for sigma in (0.0, 0.4):
-        est = DPQLearning(noise_std=sigma, kernel_beta=1.0, config="reference", reset="iteration", n_samples=5000)
+        _fit_row("dpql-reference-run", DPQLearning(budget=None, noise_std=sigma, kernel_beta=1.0, config="reference",
+                                                   reset="iteration", n_samples=5000),
+                 sigma=sigma, reset="iteration", backend="numpy")
+    import torch
+
+    torch.set_num_threads(1)
+    torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration",
+                            n_samples=5000)
+    torch_ref._backend = "torch"   # the PyTorch reference learner: the implementation before issue #12
+    _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
+    budget = PrivacyBudget(epsilon=0.9, delta=1e-4)
+    _fit_row("dpql-paper-certified", DPQLearning(budget=budget, calibration="paper", config="paper", n_samples=5000),
+             epsilon=0.9, delta=1e-4, calibration="paper")
+    _fit_row("dpql-tight-certified", DPQLearning(budget=budget, config="paper", n_samples=5000),
+             epsilon=0.9, delta=1e-4, calibration="tight")
+    _fit_row("input-perturbation-run", InputPerturbationQLearning(budget=budget, config="reference", n_samples=5000),
+             epsilon=0.9, delta=1e-4, calibration="tight")
+    _fit_row("dpsgd-run", DPSGDQLearning(budget=budget, config="reference", n_samples=5000),
+             epsilon=0.9, delta=1e-4, calibration="tight")
+    _fit_row("balle-run", BalleQLearning(budget=budget, n_samples=5000, n_rounds=10), epsilon=0.9, delta=1e-4)
+
+
+WANG_EXPERIMENTS = ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b", "frontier-q-learning")
+
+
+def bench_quick() -> None:
+    import warnings
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.spec import RunContext
+
+    for eid in WANG_EXPERIMENTS:
+        exp = get_experiment(eid)
+        cpu, wall = time.process_time(), time.perf_counter()
+        runs = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i, params in enumerate(exp.settings_for("quick")):
+                for seed in range(exp.n_seeds("quick")):
+                    exp.run(params, RunContext(eid, i, seed, "quick", np.random.default_rng(1000 * i + seed)))
+                    runs += 1
+        emit("wang-quick", experiment=eid, scale="quick", runs=runs, seconds=time.perf_counter() - wall,
+             cpu_seconds=time.process_time() - cpu)
+
+
+def bench_projection(seeds: int = 10) -> None:
+    import warnings
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.spec import RunContext
+
+    warnings.simplefilter("ignore")
+    total = 0.0
+    for eid in WANG_EXPERIMENTS:
+        exp = get_experiment(eid)
+        settings = exp.settings_for("paper")
         cpu = time.process_time()
-        seconds = timed(lambda est=est: est.fit(rng=0))
-        cpu = time.process_time() - cpu   # CPU seconds: robust to other processes sharing the cores
-        emit("dpql-reference-run", n_samples=5000, sigma=sigma, reset="iteration", threads=1,
-             seconds=seconds, cpu_seconds=cpu, peak_mb=peak_rss_mb(), peak_mb_kind="process max RSS",
-             n_updates=int(est.n_updates_), final_return=float(np.mean(est.returns_[-10:])))
+        wall = time.perf_counter()
+        for i, params in enumerate(settings):
+            exp.run(params, RunContext(eid, i, 0, "paper", np.random.default_rng(i)))
+        cpu = time.process_time() - cpu
+        total += cpu
+        emit("wang-paper-seed", experiment=eid, scale="paper", runs=len(settings),
+             seconds=time.perf_counter() - wall, cpu_seconds=cpu, seeds=exp.n_seeds("paper"))
+    emit("wang-paper-projection", scale="paper", seeds=seeds, cores=2, cpu_seconds=total * seeds,
+         seconds=total * seeds / 2, note="projected wall time: one seed's CPU time x seeds / 2 cores")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projection", action="store_true", help="also time one paper-scale seed of every "
+                        "Wang & Hegde setting and project the paper scale")
+    args = parser.parse_args()
+    bench_sampler()
+    bench_runs()
+    if args.projection:
+        bench_quick()
+        bench_projection()
+
 
 if __name__ == "__main__":
     main()

@@ -47,7 +47,7 @@ LIN_GRID = {"C": (0.1, 1.0), "lam_shift": (0.0, 0.1, 0.25, 0.5, 1.0)}   # λ = B
 
 def _tabular_cases(seeds: int):
     for inst in (1, 2, 3, 4):
-        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, seed=inst)
+        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, rng=inst)
         mu = covering_behaviour_policy(mdp.optimal_policy(), mdp.n_actions)
         for rep in range(seeds):
             data = mdp.sample(mu, max(TAB_SIZES), rng=10_000 + 100 * inst + rep)
@@ -88,7 +88,7 @@ def tune_linear(seeds: int) -> dict:
     H, d = 20, 10
     cases = []
     for inst in (2, 3, 4, 5):
-        mdp = synthetic_linear_mdp(horizon=H, seed=inst)
+        mdp = synthetic_linear_mdp(horizon=H, rng=inst)
         for rep in range(seeds):
             data = mdp.sample(synthetic_behaviour_policy(), max(LIN_SIZES), rng=20_000 + 100 * inst + rep)
             for K, stats in zip(LIN_SIZES, transition_statistics(data, 2, 100, LIN_SIZES)):

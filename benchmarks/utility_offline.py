@@ -62,11 +62,11 @@ def _row(name: str, algorithm: str, calibration: str, constants: str, budget: Pr
 
 def _family(kind: str, seeds: int) -> list[dict[str, Any]]:
     if kind == "tabular":
-        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, seed=0)
+        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, rng=0)
         mu, size, public = covering_behaviour_policy(mdp.optimal_policy(), 5), N_TABULAR, mdp.rewards
         names = ("DP-APVI", "APVI")
     else:
-        mdp = synthetic_linear_mdp(horizon=20, seed=0)
+        mdp = synthetic_linear_mdp(horizon=20, rng=0)
         mu, size, public = synthetic_behaviour_policy(), K_LINEAR, mdp.features
         names = ("DP-VAPVI", "VAPVI")
     v_star = mdp.optimal_value()

@@ -124,6 +124,28 @@ def test_list(capsys):
     assert any(line.startswith(EXP) for line in capsys.readouterr().out.splitlines())
 
 
+def test_list_json_shows_the_deviations_at_a_scale(monkeypatch, capsys):
+    import dataclasses
+
+    from privrl import registry
+
+    registry.entries("experiment")
+    scaled = dataclasses.replace(get_experiment(EXP), id="test-scaled-deviations", deviations=("always",),
+                                 scale_deviations=lambda scale: (f"grid cut at {scale} scale",))
+    monkeypatch.setitem(registry.storage("experiment"), scaled.id, scaled)
+    listed = {}
+    for scale in ("quick", "paper", None):
+        assert cli.main(["list", "--json"] + ([] if scale is None else ["--scale", scale])) == 0
+        listed[scale] = {i["id"]: i for i in json.loads(capsys.readouterr().out)}
+    assert listed[None] == listed["quick"]                                   # the default scale
+    assert listed["quick"][scaled.id]["deviations"] == ["always", "grid cut at quick scale"]
+    assert listed["paper"][scaled.id]["deviations"] == ["always", "grid cut at paper scale"]
+    assert listed["paper"][scaled.id]["scale"] == "paper"
+    for exp_id, item in listed["paper"].items():
+        assert item["deviations"] == list(get_experiment(exp_id).deviations_for("paper")), exp_id
+    assert cli.main(["list", "--json", "--scale", "huge"]) == 2
+
+
 # --------------------------------------------------------------------------- run, plot, report
 def test_run_plot_report(tmp_path):
     out = tmp_path / "out"
@@ -160,6 +182,55 @@ def test_run_with_failures_exits_nonzero_with_summary(tmp_path):
     assert_one_line_error(res, f"{n} of {2 * n} runs failed", "failing on purpose at seed 1", code=1)
     assert f"{n} ran ok" in res.stdout  # the sweep went on after the failures
     assert len(list(tmp_path.glob(f"{EXP}/*/seed=0/metrics.csv"))) == n
+
+
+@pytest.fixture(scope="module")
+def smoke_results(tmp_path_factory):
+    from privrl.experiments.report import make_plots
+    from privrl.experiments.runner import plan_runs, run_sweep
+
+    out = tmp_path_factory.mktemp("results")
+    run_sweep(plan_runs(EXP, "smoke"), out, jobs=1, quiet=True)
+    make_plots(out)
+    return out
+
+
+def test_report_collects_the_evidence(smoke_results, tmp_path, inproc):
+    dest = tmp_path / "docs" / "results"
+    res = inproc("report", smoke_results, "--evidence", dest, "--wall-seconds", "12.5")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == [str(smoke_results / "report.md"), str(dest / "manifest.json")]
+    manifest = json.loads((dest / "manifest.json").read_text())
+    assert manifest["wall_seconds"] == 12.5 and EXP in manifest["experiments"]
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == \
+        [f"{EXP}/{EXP}.png", "manifest.json", "report.md"]
+    errors = [
+        inproc("report", smoke_results, "--wall-seconds", "3"),
+        inproc("report", smoke_results, "--evidence", smoke_results / "docs"),
+        inproc("report", smoke_results, "--evidence", tmp_path / "e", "--wall-seconds", "-1"),
+        inproc("report", smoke_results, "--evidence", __file__),
+    ]
+    assert_one_line_error(errors[0], "--wall-seconds applies to --evidence only")
+    assert_one_line_error(errors[1], "The '--evidence' directory must be outside the results directory")
+    assert_one_line_error(errors[2], "argument --wall-seconds", code=2)
+    assert_one_line_error(errors[3], "The '--evidence' option must be a directory")
+    assert not (smoke_results / "docs").exists() and not (tmp_path / "e").exists()
+
+
+def test_make_reproduce_paper_collects_with_privrl_report():
+    """The Makefile's evidence step is the command tested above, with arguments it accepts."""
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text()
+    recipe = makefile.split("\nreproduce-paper:", 1)[1].split("\n\n", 1)[0]
+    line = next(ln for ln in recipe.splitlines() if "--evidence" in ln)
+    words = line.split("|| exit 1")[0].split()
+    assert words[0] == "$(BIN)/privrl"
+    variables = {"$(PAPER_OUT)": "results/paper", "$(EVIDENCE)": "docs/results", "$$((end": "60", "-": None,
+                 "start))": None}
+    argv = [variables.get(w, w) for w in words[1:]]
+    args = cli.build_parser("report").parse_args([a for a in argv if a is not None])
+    assert args.handler is cli._cmd_report
+    assert (args.out, args.evidence, args.wall_seconds) == ("results/paper", "docs/results", 60.0)
+    assert "python -m privrl.experiments.evidence" not in makefile
 
 
 def test_plot_and_report_errors(tmp_path, inproc):
@@ -442,7 +513,7 @@ def test_toy_text_environments_in_the_tabular_algorithms(tmp_path, inproc):
 
     from privrl.certificate import file_sha256, read_certificate
     from privrl.envs import from_gymnasium_toy_text
-    from privrl.fitters.offline import load_model
+    from privrl.offline.fit import load_model
 
     lake = inproc("fit", "dp-apvi", "--env", "FrozenLake-v1", "--epsilon", "1", "--episodes", "300", "--seed", "0",
                   "--out", tmp_path / "lake")

@@ -12,8 +12,9 @@ mechanisms (OpenDP samplers), which refuses seeds.
 
 from __future__ import annotations
 
+import warnings
 import zlib
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from privrl.errors import InvalidParameterError
 
 RngLike = Union[np.random.Generator, int, np.random.SeedSequence, None]
 
-__all__ = ["RngLike", "as_generator", "child_rngs", "seed_sequence", "derive_seed"]
+__all__ = ["RngLike", "as_generator", "child_rngs", "seed_sequence", "derive_seed", "rng_or_deprecated_seed"]
 
 
 def seed_sequence(rng: RngLike) -> np.random.SeedSequence:
@@ -97,3 +98,17 @@ def derive_seed(*parts: object) -> int:
     text = "\x1f".join(str(p) for p in parts).encode("utf-8")
     words = [zlib.crc32(text, salt) for salt in (0x9E3779B9, 0x85EBCA6B, 0xC2B2AE35, 0x27D4EB2F)]
     return int(np.random.SeedSequence(words).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def rng_or_deprecated_seed(rng: RngLike, seed: Any, owner: str, *, default: RngLike = None) -> RngLike:
+    """``rng``, or the value of the deprecated ``seed=`` keyword of ``owner`` (with a
+    ``DeprecationWarning``: ``seed`` is accepted for one release). ``seed`` together with an
+    ``rng`` other than ``default`` is an error."""
+    if seed is None:
+        return rng
+    warnings.warn(f"{owner}(seed=...) is deprecated and will be removed in the next release: use rng= "
+                  "(an int seed or a numpy Generator).", DeprecationWarning, stacklevel=3)
+    if not (rng is default or (isinstance(rng, int) and isinstance(default, int) and rng == default)):
+        raise InvalidParameterError(f"The 'seed' parameter of {owner} is a deprecated alias of 'rng': give "
+                                    f"only rng. Got seed={seed!r} and rng={rng!r}.")
+    return seed

@@ -1,11 +1,11 @@
 """The ``privrl`` command line (issue #3 §5).
 
-    privrl list [--json]
+    privrl list [--json [--scale smoke|quick|paper]]
     privrl run ID [ID ...] [--scale smoke|quick|paper] [--seeds N | A:B] [--jobs N]
                [--backend local|ray] [--ray-address ADDR] [--out DIR] [--set KEY=JSON] [--quiet]
     privrl reproduce [--scale quick|paper] [--out DIR] [--jobs N] [--backend local|ray] [--only ID ...]
     privrl plot OUT
-    privrl report OUT
+    privrl report OUT [--evidence DIR [--wall-seconds S]]
     privrl calibrate gaussian|laplace --epsilon E [--delta D] [--sensitivity S] [--compositions K] [--json]
     privrl fit ALGORITHM (--data FILE|MINARI_ID | --env ENV_ID) [--epsilon E [--delta D] | --rho R]
                [--reward-bounds LO HI] [--pad-to-horizon H] [--out DIR [--force]] [--seed S]
@@ -85,6 +85,16 @@ def _nonneg_int(text: str) -> int:
     return value
 
 
+def _nonneg_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
 def _float(text: str) -> float:
     try:
         return float(text)
@@ -110,7 +120,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
     exps = all_experiments()
     if args.json:
         items = [{"id": e.id, "paper": e.paper, "figure": e.figure, "description": e.description,
-                  "seeds": dict(e.seeds), "deviations": list(e.deviations)} for e in exps.values()]
+                  "seeds": dict(e.seeds), "scale": args.scale, "deviations": list(e.deviations_for(args.scale))}
+                 for e in exps.values()]
         print(json.dumps(items, indent=2))
         return 0
     if not exps:
@@ -240,9 +251,24 @@ def _cmd_plot(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from privrl.experiments.report import experiments_in, write_report
 
+    if args.wall_seconds is not None and args.evidence is None:
+        raise InvalidParameterError("--wall-seconds applies to --evidence only (it is recorded in the "
+                                    "evidence manifest).")
     if not experiments_in(args.out):
         return _die("privrl report", f"no runs found under {args.out}")
-    print(write_report(args.out))
+    if args.evidence is None:
+        print(write_report(args.out))
+        return 0
+    from privrl.experiments.evidence import collect_evidence
+
+    _check_out_dir(args.evidence, "--evidence")
+    src, dest = Path(args.out).resolve(), Path(args.evidence).resolve()
+    if dest == src or src in dest.parents:
+        raise InvalidParameterError(f"The '--evidence' directory must be outside the results directory "
+                                    f"{args.out}. Got {args.evidence!r} instead.")
+    manifest = collect_evidence(args.out, args.evidence, wall_seconds=args.wall_seconds)
+    print(Path(args.out) / "report.md")
+    print(manifest)
     return 0
 
 
@@ -429,7 +455,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
     from privrl.certificate import write_certificate
     from privrl.experiments.results import atomic_write_bytes, atomic_write_json, to_jsonable
-    from privrl.fitters import FitOutput, get_fit_command
+    from privrl.fitters import FitOutput, get_fit_command, option_error
 
     command = get_fit_command(args.algorithm)
     if args.data is not None and _looks_like_file(args.data) and not Path(args.data).is_file():
@@ -443,8 +469,17 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     out = Path(args.out or f"fit-{args.algorithm}")
     _check_fit_out(out, args.force)
     args.budget = _budget_from(args, command)
-    args.rng = np.random.default_rng(args.seed)
-    output = command.run(args)
+    if getattr(args, "secure", False):  # an estimator option (privrl.base.SECURE)
+        if args.seed is not None:
+            raise InvalidParameterError("--seed cannot be combined with --secure: OpenDP's samplers draw from "
+                                        "the OS CSPRNG and cannot be seeded; drop --seed.")
+        args.rng = None   # every draw of the run comes from OS entropy
+    else:
+        args.rng = np.random.default_rng(args.seed)
+    try:
+        output = command.run(args)
+    except InvalidParameterError as exc:
+        raise option_error(exc, args, command.budget_options) from None
     if not isinstance(output, FitOutput):
         raise InvalidDataError(f"The fit command {args.algorithm!r} returned {type(output).__name__}, "
                                "not FitOutput.")
@@ -660,11 +695,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"privrl {privrl.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("list", help="registered experiments")
-    p.add_argument("--json", action="store_true", help="a JSON list of {id, paper, figure, description}")
-    p.set_defaults(handler=_cmd_list)
-
     from privrl.experiments.spec import SCALES
+
+    p = sub.add_parser("list", help="registered experiments")
+    p.add_argument("--json", action="store_true", help="a JSON list of {id, paper, figure, description, seeds, "
+                   "scale, deviations}")
+    p.add_argument("--scale", choices=SCALES, default="quick",
+                   help="the scale whose deviations from the paper --json lists (default quick)")
+    p.set_defaults(handler=_cmd_list)
 
     p = sub.add_parser("run", help="run experiments (resumes: finished runs are skipped)")
     p.add_argument("ids", nargs="+", metavar="ID", help="experiment ids (see 'privrl list')")
@@ -696,8 +734,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="results directory")
     p.set_defaults(handler=_cmd_plot)
 
-    p = sub.add_parser("report", help="write OUT/report.md")
+    p = sub.add_parser("report", help="write OUT/report.md (with --evidence: also collect the report, PNG "
+                       "figures and a manifest into DIR)")
     p.add_argument("out", metavar="OUT", help="results directory")
+    p.add_argument("--evidence", metavar="DIR", default=None,
+                   help="collect report.md, the PNG figures and manifest.json (commit, versions, machine, wall "
+                        "times) into DIR, a directory outside OUT meant to be committed (e.g. docs/results)")
+    p.add_argument("--wall-seconds", type=_nonneg_float, metavar="S", default=None,
+                   help="with --evidence: the wall time of the sweep, measured around 'privrl reproduce'")
     p.set_defaults(handler=_cmd_report)
 
     p = sub.add_parser("calibrate", help="noise scale for a target (ε, δ), and ε by PLD and RDP")
@@ -712,7 +756,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit", help="fit one algorithm on a dataset or an environment")
     if command == "fit":
-        from privrl.fitters import all_fit_commands
+        from privrl.fitters import add_estimator_options, all_fit_commands
 
         commands = all_fit_commands()
         algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True,
@@ -721,6 +765,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             ap = algos.add_parser(name, help=cmd.help, description=cmd.help)
             _add_fit_common(ap, cmd)
             cmd.add_arguments(ap)
+            if cmd.estimator is not None:
+                add_estimator_options(ap, cmd.estimator, exclude=cmd.exclude)
             ap.set_defaults(handler=_cmd_fit)
     else:
         p.add_argument("algorithm", metavar="ALGORITHM", nargs="?")

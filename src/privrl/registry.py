@@ -44,25 +44,24 @@ KINDS: dict[str, str] = {
 MODULES: dict[str, tuple[str, ...]] = {
     "experiment": (
         "privrl.experiments.example",
-        "privrl.experiments.balle2016",
+        "privrl.policy_evaluation.experiments",
         "privrl.offline.experiments",
         "privrl.linear_mixture.experiments",
-        "privrl.experiments.wang2019",
+        "privrl.q_learning.experiments",
     ),
     "fit": (
-        "privrl.fitters.policy_evaluation",
-        "privrl.fitters.offline",
+        "privrl.policy_evaluation.fit",
+        "privrl.offline.fit",
         "privrl.fitters.linear_mixture",
         "privrl.fitters.q_learning",
     ),
     "audit": (
         "privrl.audit.targets_mechanisms",
         "privrl.audit.targets_tree",
-        "privrl.audit.targets_gaussian_process",
-        "privrl.audit.targets_policy_evaluation",
+        "privrl.policy_evaluation.audit",
         "privrl.offline.audit",
         "privrl.linear_mixture.audit",
-        "privrl.audit.targets_q_learning",
+        "privrl.q_learning.audit",
     ),
     "env": ("privrl.envs.registration",),
 }

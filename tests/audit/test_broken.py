@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from privrl.audit.broken import DiagonalNoiseFreeMatrixMechanism, divide_noise, divide_noise_scale
+from privrl.audit.broken import DiagonalNoiseFreeMatrixMechanism, divide_noise
 from privrl.errors import InvalidParameterError
 from privrl.privacy import GaussianMechanism
 
@@ -17,17 +17,6 @@ def test_divide_noise_keeps_the_claimed_event_and_the_original():
     assert out.std() == pytest.approx(0.3, rel=0.01)  # 200k draws: relative s.e. 0.16 %
     with pytest.raises(InvalidParameterError, match="divisor"):
         divide_noise(mech, 0.5)
-
-
-def test_divide_noise_scale_on_frozen_release_objects():
-    from privrl.algorithms.policy_evaluation import DPLSWMechanism
-
-    mech = DPLSWMechanism.create(features=np.eye(2), weights=np.ones(2), F_max=1.0, epsilon=1.0, delta=1e-5)
-    broken = divide_noise_scale(mech, 100.0)
-    counts = np.array([5, 7])
-    assert broken.noise_scale(counts) == pytest.approx(mech.noise_scale(counts) / 100)
-    out = broken.release(np.zeros((100_000, 2)), counts, 12, rng=0)
-    assert out.std() == pytest.approx(mech.noise_scale(counts) / 100, rel=0.01)
 
 
 def test_diagonal_noise_free_matrix_mechanism():

@@ -2,8 +2,7 @@
 
 Each real target must be *consistent* (ε_lower ≤ claimed ε); each negative control marked
 ``caught`` must be a VIOLATION (a control that is not caught is a failed audit design); controls
-that do not touch privacy (a public shift removed; DP-LSW/DP-LSL noise ÷ 10, which Lemma 1's slack
-leaves (near-)private — see ``privrl.audit.targets_policy_evaluation``) must stay consistent.
+that do not touch privacy (e.g. a public shift removed) must stay consistent.
 Seeds are fixed (the same ``derive_seed(0, name, broken)`` as ``privrl audit --seed 0``).
 """
 
@@ -58,7 +57,7 @@ def test_generic_trajectory_generator_attains_the_sensitivity_on_sampled_data():
 
 
 def test_dp_lsw_pairs():
-    from privrl.audit.targets_policy_evaluation import F_MAX, LONG, M_TIGHT, neighbouring_statistics
+    from privrl.policy_evaluation.audit import F_MAX, LONG, M_TIGHT, neighbouring_statistics
 
     d, d2 = neighbouring_statistics("tight")
     assert d.counts.tolist() == d2.counts.tolist() == [M_TIGHT]

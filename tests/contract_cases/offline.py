@@ -8,9 +8,9 @@ from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_l
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 from privrl.testing import ContractCase
 
-_TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
+_TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, rng=3)
 _TAB_DATA = _TAB.sample(covering_behaviour_policy(_TAB.optimal_policy(), 2), 300, rng=0)
-_LIN = synthetic_linear_mdp(horizon=4, seed=0)
+_LIN = synthetic_linear_mdp(horizon=4, rng=0)
 _LIN_DATA = _LIN.sample(synthetic_behaviour_policy(), 200, rng=0)
 
 

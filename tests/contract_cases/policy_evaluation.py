@@ -1,10 +1,11 @@
-"""Contract cases for DP-LSW and DP-LSL (Balle et al. 2016) on a small chain batch."""
+"""Contract cases for DP-LSW and DP-LSL (Balle et al. 2016) on a small chain batch (the declared
+parameters' bad values and ``secure=True`` are checked by the contract test itself)."""
 
 import numpy as np
 
-from privrl.algorithms.policy_evaluation import DPLSL, DPLSW, LSL, LSW
 from privrl.data.features import state_aggregation
 from privrl.envs.chain import sample_chain
+from privrl.policy_evaluation import DPLSL, DPLSW, LSL, LSW
 from privrl.privacy import PrivacyBudget
 from privrl.testing import ContractCase
 
@@ -27,8 +28,9 @@ CASES = [
         make=lambda budget: DPLSW(budget=budget, gamma=0.9, features=_PHI, F_max=1.0),
         fit=_fit, output=_out, budget=_BUDGET, delta=0.1,
         make_baseline=lambda: LSW(gamma=0.9, features=_PHI, F_max=1.0),
-        bad_params=({"gamma": 1.5}, {"F_max": 0.0}, {"constants": "other"},
-                    {"weights": -np.ones(8)}, {"budget": PrivacyBudget(epsilon=1.0, delta=0.0)}),
+        bad_params=({"gamma": 1.5}, {"F_max": 0.0}, {"constants": "other"}, {"constants": "main_text"},
+                    {"smoothing": "lemma2"}, {"weights": -np.ones(8)},
+                    {"budget": PrivacyBudget(epsilon=1.0, delta=0.0)}),
     ),
     ContractCase(
         name="DPLSL",

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from privrl import cli
+from privrl.errors import InvalidParameterError
 from privrl.experiments.frontier import Frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Experiment, RunResult
@@ -67,3 +68,28 @@ def test_frontier_refuses_unknown_algorithms_and_options(tmp_path, capsys):
     assert "'--data' option is not available" in capsys.readouterr().err
     assert cli.main(["frontier", "toy-mean", "--epsilons", "0,1", "--out", str(tmp_path)]) != 0
     assert "expected finite epsilons > 0" in capsys.readouterr().err
+
+
+def test_algorithm_names_are_matched_case_insensitively(tmp_path, capsys):
+    """``privrl frontier dp-lsw`` finds the frontier registered as DP-LSW; the registered display
+    name is kept; two names differing only in case are not guessed between."""
+    from privrl import registry
+    from privrl.experiments.frontier import get_frontier
+
+    assert get_frontier("dp-lsw").algorithm == "DP-LSW" and get_frontier("DP-LSW") is get_frontier("dp-lsw")
+    assert get_frontier("dp-apvi").algorithm == "DP-APVI"
+    assert get_frontier("TOY-Mean") is get_frontier("toy-mean")
+    code = cli.main(["frontier", "Toy-Mean", "--epsilons", "1", "--env", "toy", "--scale", "smoke", "--seeds", "1",
+                     "--jobs", "1", "--quiet", "--out", str(tmp_path)])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / _EXP / "frontier.csv").is_file()
+    a, b = Frontier("case-x", _EXP, "abs_error"), Frontier("CASE-X", _EXP, "abs_error")
+    try:
+        register_frontier(a)
+        register_frontier(b)
+        assert get_frontier("case-x") is a and get_frontier("CASE-X") is b
+        with pytest.raises(InvalidParameterError, match="'algorithm' parameter of privrl frontier must be one of"):
+            get_frontier("Case-X")
+    finally:
+        registry.storage("frontier").pop("case-x", None)
+        registry.storage("frontier").pop("CASE-X", None)

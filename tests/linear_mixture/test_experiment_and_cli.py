@@ -158,8 +158,6 @@ def test_a_failing_batch_is_retried_run_by_run():
     def run_batch(params_list, ctxs):
         raise RuntimeError("the batch fails")
 
-    from privrl import registry
-
     register(Experiment(id="test-batch-fallback", paper="-", figure="-", description="-",
                         settings=lambda scale: [{"bad": False}, {"bad": True}], seeds={"smoke": 2, "quick": 2, "paper": 2},
                         run=run, run_batch=run_batch, batch_key=lambda params, seed: 0))
@@ -167,7 +165,9 @@ def test_a_failing_batch_is_retried_run_by_run():
     try:
         outs = execute_runs(specs)
     finally:
-        registry.storage("experiment").pop("test-batch-fallback", None)
+        from privrl import registry as _registry
+
+        _registry.storage("experiment").pop("test-batch-fallback", None)
     assert [o.status for o in outs] == ["ok", "failed", "ok", "failed"]
     assert [o.rows[0]["value"] for o in outs if o.status == "ok"] == [0.0, 1.0]
     assert "this run fails" in outs[1].manifest["error"]

@@ -2,31 +2,43 @@
 
 import json
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
 
-from privrl.cli import main
+from privrl.base import PrivateEstimator
+from privrl.cli import build_parser, main
 from privrl.envs.linear import to_dataset
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.spec import RunContext
+from privrl.fitters import build_estimator, get_fit_command
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.privacy import PrivacyBudget
 
 
 def test_fit_dp_vapvi_from_file(tmp_path):
-    mdp = synthetic_linear_mdp(horizon=20, seed=0)
+    mdp = synthetic_linear_mdp(horizon=20, rng=0)
     data = to_dataset(mdp.sample(synthetic_behaviour_policy(), 300, rng=0), n_states=2, n_actions=100)
     path = tmp_path / "data.npz"
     data.save(path)
-    out = tmp_path / "fit"
-    assert main(["fit", "dp-vapvi", "--data", str(path), "--model", "privrl/SyntheticLinearMDP-v0", "--rho", "2",
-                 "--seed", "1", "--out", str(out)]) == 0
-    cert = json.loads((out / "certificate.json").read_text())
-    assert cert["private"] and cert["guarantee"] == "rho-zCDP" and cert["calibration"] == "sound"
-    assert len(cert["ledger"]["events"]) == 5 * 20
-    result = json.loads((out / "result.json").read_text())
+    common = ["fit", "dp-vapvi", "--data", str(path), "--model", "privrl/SyntheticLinearMDP-v0", "--rho", "2",
+              "--seed", "1"]
+    assert main([*common, "--out", str(tmp_path / "tight")]) == 0
+    assert main([*common, "--calibration", "sound", "--out", str(tmp_path / "sound")]) == 0
+    tight = json.loads((tmp_path / "tight" / "certificate.json").read_text())
+    sound = json.loads((tmp_path / "sound" / "certificate.json").read_text())
+    # the estimator's default calibration, as DPVAPVI declares it
+    assert tight["calibration"] == tight["params"]["calibration"] == DPVAPVI.param("calibration").default == "tight"
+    assert sound["private"] and sound["guarantee"] == "rho-zCDP" and sound["calibration"] == "sound"
+    assert len(sound["ledger"]["events"]) == 5 * 20           # five statistics per step, sound closed form
+    for cert in (tight, sound):
+        assert cert["rho_spent"] <= 2.0
+    result = json.loads((tmp_path / "sound" / "result.json").read_text())
     assert 0 <= result["summary"]["gap"] <= result["summary"]["optimal_value"]
-    assert np.load(out / "result.npz")["policy"].shape == (20, 2)
+    assert np.load(tmp_path / "sound" / "result.npz")["policy"].shape == (20, 2)
 
 
 def test_fit_tabular_commands(tmp_path):
@@ -44,8 +56,84 @@ def test_fit_tabular_commands(tmp_path):
     assert main(["fit", "dp-apvi", "--data", str(tmp_path / "missing.npz"), "--rho", "1"]) != 0
 
 
+# --------------------------------------------------------------------------- options from the declarations
+ESTIMATORS = {"dp-apvi": DPAPVI, "apvi": APVI, "pevi": PEVI, "vapvi": VAPVI, "dp-vapvi": DPVAPVI}
+COMMON = {"--data", "--env", "--reward-bounds", "--pad-to-horizon", "--out", "--force", "--seed", "--help"}
+BUDGET = {"--epsilon", "--delta", "--rho"}
+INPUTS = {"tabular": {"--model", "--reward", "--horizon", "--episodes"},
+          "linear": {"--model", "--features", "--horizon", "--episodes"}}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_help_lists_exactly_what_the_command_accepts(name, capsys):
+    """The help page = the common options + the public inputs + one option per declared parameter
+    of the estimator (the offline commands exclude none): a Param added to the estimator shows up,
+    and nothing is listed that the command does not read."""
+    est = ESTIMATORS[name]
+    cmd = get_fit_command(name)
+    assert cmd.estimator is est and cmd.exclude == ()
+    assert main(["fit", name, "--help"]) == 0
+    shown = set(re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", capsys.readouterr().out))
+    declared = {p.flag for p in est.params if p.kind != "budget"}
+    private = issubclass(est, PrivateEstimator)
+    expected = COMMON | (BUDGET if private else set()) | INPUTS["tabular" if name in ("apvi", "dp-apvi") else "linear"] | declared
+    assert shown == expected, (sorted(shown - expected), sorted(expected - shown))
+    # the options the hand-written commands got wrong
+    assert "--no-split" not in shown and ("--delta-fail" in shown) == (name in ("apvi", "dp-apvi", "dp-vapvi"))
+    assert ("--calibration" in shown) == ("--secure" in shown) == private
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_defaults_are_the_estimators(name):
+    est = ESTIMATORS[name]
+    argv = ["fit", name, "--env", "privrl/RandomTabularMDP-v0"]
+    args = build_parser("fit").parse_args(argv + (["--rho", "1"] if issubclass(est, PrivateEstimator) else []))
+    args.budget = PrivacyBudget(rho=1.0)
+    built = build_estimator(args, est)
+    reference = est(budget=args.budget) if issubclass(est, PrivateEstimator) else est()
+    assert built.get_params() == reference.get_params()
+
+
+def test_certificate_records_effective_parameters_and_mechanism(tmp_path):
+    from privrl.offline.tabular import TABULAR_PRESETS
+
+    common = ["fit", "dp-apvi", "--env", "privrl/RandomTabularMDP-v0", "--episodes", "300", "--seed", "0"]
+    assert main([*common, "--epsilon", "2", "--constants", "practical", "--c2", "0.5", "--out", str(tmp_path / "a")]) == 0
+    assert main([*common, "--rho", "1", "--calibration", "sound", "--out", str(tmp_path / "b")]) == 0
+    pure = json.loads((tmp_path / "a" / "certificate.json").read_text())
+    rho = json.loads((tmp_path / "b" / "certificate.json").read_text())
+    assert set(pure["params"]) == {p.name for p in DPAPVI.params}         # every parameter, defaults included
+    assert {k: pure["params"][k] for k in ("constants", "c2", "calibration", "mechanism", "secure", "c1")} == \
+        {"constants": "practical", "c2": 0.5, "calibration": "tight", "mechanism": "auto", "secure": False, "c1": None}
+    practical = TABULAR_PRESETS["practical"]
+    assert pure["extra"]["constants"] == {**practical, "c2": 0.5}        # what the preset resolved to
+    assert pure["mechanism"] == "laplace" and pure["mechanisms"] == ["laplace"] and pure["guarantee"] == "epsilon-DP"
+    assert rho["mechanism"] == "gaussian" and rho["calibration"] == "sound" and rho["guarantee"] == "rho-zCDP"
+    assert rho["extra"]["constants"] == TABULAR_PRESETS["theory"]
+    assert pure["epsilon_spent"] <= 2.0 and rho["rho_spent"] <= 1.0
+
+
+def test_bad_options_name_the_flag(tmp_path, capsys):
+    env = ["--env", "privrl/SyntheticLinearMDP-v0", "--episodes", "20", "--out", str(tmp_path / "o")]
+    assert main(["fit", "dp-vapvi", *env, "--rho", "1", "--lam", "-1"]) == 1
+    assert main(["fit", "dp-vapvi", *env, "--epsilon", "1"]) == 1
+    assert main(["fit", "dp-apvi", *env, "--rho", "1", "--mechanism", "laplace"]) == 1
+    assert main(["fit", "dp-vapvi", *env, "--rho", "1", "--calibration", "exact"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert errors[:3] == [
+        "privrl fit dp-vapvi: error: The '--lam' option must be a float in (0.0, inf). Got -1.0 instead.",
+        "privrl fit dp-vapvi: error: The budget (--epsilon/--delta/--rho) must be a rho budget or an (epsilon, "
+        "delta) budget with delta > 0 (Gaussian noise cannot give pure DP). Got PrivacyBudget(epsilon=1.0, "
+        "delta=0.0) instead.",
+        "privrl fit dp-apvi: error: The '--mechanism' option must be 'gaussian' or 'auto' for a rho budget "
+        "(Laplace noise is calibrated to an epsilon budget). Got 'laplace' instead.",
+    ]
+    assert errors[3].startswith("privrl fit dp-vapvi: error: argument --calibration: invalid choice: 'exact'")
+    assert len(errors) == 4 and not (tmp_path / "o").exists()
+
+
 @pytest.mark.parametrize("exp_id", ["qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular"])
-def test_experiment_smoke_runs_and_claims(exp_id):
+def test_experiment_smoke_runs_and_claims(exp_id, tmp_path, monkeypatch):
     import pandas as pd
 
     exp = get_experiment(exp_id)
@@ -66,6 +154,12 @@ def test_experiment_smoke_runs_and_claims(exp_id):
     assert (df["value"] <= df["trivial_gap"].max() + 10).all()
     claims = exp.claims(df)
     assert claims
+    # the figures use constrained layout: no tight_layout call may override it (matplotlib warns)
+    monkeypatch.setenv("PRIVRL_FIGURE_FORMATS", "png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        figures = exp.plot(df.assign(experiment=exp_id, status="ok"), tmp_path)
+    assert figures and all(f.suffix == ".png" and f.stat().st_size > 0 for f in figures)
     # smoke scale (2 seeds, short grids) decides nothing: every claim says why it is undecided
     for c in claims:
         assert c.supported is None and ("undecided" in c.measured or "degenerate" in c.measured), c

@@ -19,7 +19,7 @@ from privrl.envs.synthetic_linear import (
 
 @pytest.mark.parametrize("bit_order", ["msb", "lsb"])
 def test_synthetic_model_structure(bit_order):
-    mdp = synthetic_linear_mdp(seed=2, bit_order=bit_order)
+    mdp = synthetic_linear_mdp(rng=2, bit_order=bit_order)
     P, r = mdp.transitions, mdp.rewards
     assert P.shape == (20, 2, 100, 2) and np.allclose(P.sum(-1), 1) and P.min() >= 0
     assert r.min() >= 0 and r.max() <= 1
@@ -67,7 +67,7 @@ def _two_class_value(mdp, bit_order):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("bit_order", ["msb", "lsb"])
 def test_exact_optimum_vs_brute_force(seed, bit_order):
-    mdp = synthetic_linear_mdp(seed=seed, bit_order=bit_order)
+    mdp = synthetic_linear_mdp(rng=seed, bit_order=bit_order)
     P, r = mdp.transitions, mdp.rewards
     V = np.zeros(2)
     for h in range(19, -1, -1):          # brute force over all 100 actions, no vectorised helper
@@ -79,7 +79,7 @@ def test_exact_optimum_vs_brute_force(seed, bit_order):
 
 
 def test_policy_value_matches_monte_carlo():
-    mdp = synthetic_linear_mdp(seed=0, horizon=20)
+    mdp = synthetic_linear_mdp(rng=0, horizon=20)
     rng = np.random.default_rng(0)
     for pi in (synthetic_behaviour_policy(), mdp.optimal_policy(), rng.dirichlet(np.ones(100), size=2)):
         data = mdp.sample(pi, 100000, rng=1)
@@ -103,7 +103,7 @@ def test_linear_mdp_validation():
 
 
 def test_to_tabular_and_registration():
-    mdp = synthetic_linear_mdp(seed=0, horizon=6)
+    mdp = synthetic_linear_mdp(rng=0, horizon=6)
     tab = mdp.to_tabular()
     assert tab.optimal_value() == pytest.approx(mdp.optimal_value(), abs=1e-12)
     import privrl.envs  # noqa: F401  (registers the ids)
@@ -116,9 +116,9 @@ def test_to_tabular_and_registration():
 
 
 def test_random_tabular_mdp_and_cover():
-    mdp = random_tabular_mdp(seed=4)
+    mdp = random_tabular_mdp(rng=4)
     assert mdp.transitions.shape == (10, 10, 5, 10)
-    again = random_tabular_mdp(seed=4)
+    again = random_tabular_mdp(rng=4)
     np.testing.assert_array_equal(mdp.transitions, again.transitions)
     pi_star = mdp.optimal_policy()
     mu = covering_behaviour_policy(pi_star, 5)

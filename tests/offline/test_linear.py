@@ -38,7 +38,7 @@ def _rel(rng):
 
 @pytest.fixture(scope="module")
 def env5():
-    return synthetic_linear_mdp(horizon=5, seed=1), synthetic_behaviour_policy()
+    return synthetic_linear_mdp(horizon=5, rng=1), synthetic_behaviour_policy()
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -218,7 +218,7 @@ def test_gap_falls_with_K_and_rho(env5):
 
 def test_regression_guard_paper_scale_baselines():
     """Spec test 31: K = 1000, H = 20 — VAPVI and PEVI reach a mean gap < 0.1."""
-    mdp, mu = synthetic_linear_mdp(horizon=20, seed=0), synthetic_behaviour_policy()
+    mdp, mu = synthetic_linear_mdp(horizon=20, rng=0), synthetic_behaviour_policy()
     gaps = {"vapvi": [], "pevi": []}
     for rep in range(3):
         data = mdp.sample(mu, 1000, rng=rep)
@@ -270,7 +270,7 @@ def test_bad_parameters(env5):
 def test_paper_scale_dp_vapvi_meets_vapvi_at_large_K():
     """Spec test 23 at H = 20: with the sound calibration DP-VAPVI (ρ = 25) is within 0.1 of VAPVI
     at K = 10⁵ (5 seeds), and far from it at K = 1000."""
-    mdp, mu = synthetic_linear_mdp(horizon=20, seed=0), synthetic_behaviour_policy()
+    mdp, mu = synthetic_linear_mdp(horizon=20, rng=0), synthetic_behaviour_policy()
     diffs = {}
     for K in (1000, 100_000):
         d = []

@@ -19,9 +19,9 @@ from privrl.offline.tabular import count_statistics, release_counts
 from privrl.privacy import ConstantNoise, Releaser
 from privrl.testing import use_noise
 
-TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
+TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, rng=3)
 TAB_DATA = TAB.sample(covering_behaviour_policy(TAB.optimal_policy(), 2), 200, rng=0)
-LIN = synthetic_linear_mdp(horizon=4, seed=0)
+LIN = synthetic_linear_mdp(horizon=4, rng=0)
 LIN_DATA = LIN.sample(synthetic_behaviour_policy(), 100, rng=0)
 TARGET = LINEAR_STREAMS.index("target")
 GRAM = LINEAR_STREAMS.index("gram")
@@ -154,12 +154,12 @@ def test_guarantee_is_a_property_of_the_parameters():
 def test_non_private_outputs_pinned_before_the_seam_migration():
     """Values recorded from the code on main before the migration (same data, same seeds): the
     non-private estimators must not change (Q-values agree to 1e-9; summation order differs)."""
-    tab = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, seed=0)
+    tab = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, rng=0)
     data = tab.sample(covering_behaviour_policy(tab.optimal_policy(), 5), 3000, rng=7)
     apvi = APVI(constants="theory").fit(data, tab.rewards)
     assert apvi.values_[0].sum() == pytest.approx(81.73173362472244, abs=1e-9)
     assert APVI(c1=0.5).fit(data, tab.rewards).values_[0].sum() == pytest.approx(83.77826149057596, abs=1e-9)
-    lin = synthetic_linear_mdp(horizon=20, seed=0)
+    lin = synthetic_linear_mdp(horizon=20, rng=0)
     ld = lin.sample(synthetic_behaviour_policy(), 1000, rng=3)
     pevi = PEVI(beta=0.1, lam=1 / 7).fit(ld, lin.features)
     vapvi = VAPVI(C=0.1, D=0.0, lam=1 / 7, split=False).fit(ld, lin.features)

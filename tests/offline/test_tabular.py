@@ -43,7 +43,7 @@ def _release(n_sa, n_sas, rng, **budget):
 
 @pytest.fixture(scope="module")
 def small():
-    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, seed=3)
+    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, rng=3)
     mu = covering_behaviour_policy(mdp.optimal_policy(), 2)
     return mdp, mu
 

@@ -6,14 +6,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from privrl.algorithms.policy_evaluation import (
-    LSL,
-    LSW,
-    DPLSLMechanism,
-    DPLSWMechanism,
-    first_visit_statistics,
-    sqrt_lambda_schedule,
-)
 from privrl.data.features import feature_matrix, one_hot, spectral_norm, state_aggregation
 from privrl.envs.chain import (
     chain_model,
@@ -25,6 +17,14 @@ from privrl.envs.chain import (
     sample_chain_durations,
 )
 from privrl.errors import InvalidParameterError
+from privrl.policy_evaluation import (
+    LSL,
+    LSW,
+    DPLSLMechanism,
+    DPLSWMechanism,
+    first_visit_statistics,
+    sqrt_lambda_schedule,
+)
 
 
 def test_chain_ground_truth():
@@ -65,12 +65,14 @@ def test_chain_noise_scales_at_expected_counts():
     """T22: σ^LSW ≈ 578.94 (m = 10³) and 0.0854 (m = 10⁶), σ^LSL ≈ 1.7746 (m = 10³), F_max = 1."""
     p = chain_visit_probabilities(40)
     w = np.full(40, 1 / 40)
-    mech = DPLSWMechanism.create(features=np.eye(40), weights=w, F_max=1.0, epsilon=0.1, delta=0.1)
+    mech = DPLSWMechanism.create(features=np.eye(40), weights=w, F_max=1.0, epsilon=0.1, delta=0.1,
+                                 calibration="paper")
     for m, sigma in ((1000, 578.94), (10**6, 0.0854)):
-        assert mech.noise_scale(np.round(m * p)) == pytest.approx(sigma, rel=1e-3)
+        assert mech.noise_scale(np.round(m * p), m) == pytest.approx(sigma, rel=1e-3)
     lam = sqrt_lambda_schedule(1000, np.eye(40), w, 1.0)
     assert lam == pytest.approx(1 / 40 + math.sqrt(1000))
-    ml = DPLSLMechanism.create(features=np.eye(40), relevance=w, lam=lam, F_max=1.0, epsilon=0.1, delta=0.1)
+    ml = DPLSLMechanism.create(features=np.eye(40), relevance=w, lam=lam, F_max=1.0, epsilon=0.1, delta=0.1,
+                               calibration="paper")
     assert ml.noise_scale(np.round(1000 * p), 1000) == pytest.approx(1.7746, rel=1e-3)
 
 
@@ -144,3 +146,42 @@ def test_chain_gym_registration():
         done = term or trunc
     assert obs == 5 and term
     env.close()
+
+
+def test_nested_chain_statistics_have_the_law_of_direct_sampling():
+    """The histogram sampler of the experiments (sample_chain_statistics_nested) against the direct
+    per-trajectory sampler: same means, variances and a cross-covariance of (counts, F_X) over 3000
+    seeds (m = 30, N = 6, γ = 0.9), within 4 standard errors; a KS test on F_X(0)."""
+    from scipy import stats as sps
+
+    from privrl.envs.chain import sample_chain_statistics, sample_chain_statistics_nested
+
+    n, m, seeds = 6, 30, 3000
+    a = np.array([np.r_[c, f] for c, f in (sample_chain_statistics_nested([m], 0.9, n_states=n, rng=s)[0]
+                                           for s in range(seeds))])
+    b = np.array([np.r_[sample_chain_statistics(m, 0.9, n_states=n, rng=10**6 + s)] .ravel()
+                  for s in range(seeds)])
+    for j in range(2 * n):
+        if b[:, j].std() == 0:
+            assert np.all(a[:, j] == b[0, j])
+            continue
+        se = math.sqrt(a[:, j].var() / seeds + b[:, j].var() / seeds)
+        assert abs(a[:, j].mean() - b[:, j].mean()) <= 4 * se, j
+        assert a[:, j].var() == pytest.approx(b[:, j].var(), rel=0.15), j   # s.e. of a variance ≈ 2.6 % here
+    cov = [np.cov(x[:, n], x[:, n + 1])[0, 1] for x in (a, b)]  # F_X(0) with F_X(1): shared sojourns
+    assert cov[0] == pytest.approx(cov[1], rel=0.25) and cov[1] > 0
+    assert sps.ks_2samp(a[:, n], b[:, n]).pvalue > 1e-3
+
+
+def test_nested_chain_statistics_are_nested_unbiased_and_cheap():
+    from privrl.envs.chain import sample_chain_statistics_nested
+
+    sizes = [10, 1000, 10**5, 10**7]
+    out = sample_chain_statistics_nested(sizes, 0.99, rng=0)
+    for (c1, _), (c2, _), m in zip(out, out[1:], sizes[1:]):
+        assert np.all(c2 >= c1) and c2[-1] == m            # prefixes: counts only grow; all reach N−1
+    counts, mean = out[-1]
+    np.testing.assert_allclose(mean, chain_values(), atol=2e-3)   # first-visit returns are unbiased (A12)
+    np.testing.assert_allclose(counts[:-1] / 10**7, chain_visit_probabilities()[:-1], atol=1e-3)
+    with pytest.raises(InvalidParameterError, match="batch_sizes"):
+        sample_chain_statistics_nested([100, 10], 0.99, rng=0)

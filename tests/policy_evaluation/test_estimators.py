@@ -7,7 +7,9 @@ import pytest
 from dp_accounting import dp_event
 
 from policy_evaluation.conftest import PHI_AGG, PHI_TAB, TOY_EPISODES, W, make_dataset
-from privrl.algorithms.policy_evaluation import (
+from privrl.certificate import make_certificate
+from privrl.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
+from privrl.policy_evaluation import (
     DPLSL,
     DPLSW,
     LSL,
@@ -19,10 +21,8 @@ from privrl.algorithms.policy_evaluation import (
     lsl_solve,
     lsw_solve,
 )
-from privrl.certificate import make_certificate
-from privrl.errors import InvalidDataError, InvalidParameterError
-from privrl.privacy import ApproxDpEvent, Neighboring, PrivacyBudget, PrivacyUnit
-from privrl.privacy.smooth_sensitivity import smoothing_constants
+from privrl.policy_evaluation.smooth_sensitivity import smoothing_constants
+from privrl.privacy import ApproxDpEvent, Neighboring, NumpyNoise, PrivacyBudget, PrivacyUnit
 
 BUDGET = PrivacyBudget(epsilon=1.0, delta=0.1)
 
@@ -123,11 +123,11 @@ def test_lsl_toy(toy, phi, lam, expected):
 def test_dp_lsw_noise_scale_toy(toy):
     """T6: σ_X = 164.63351 (aggregation) and 236.18185 (tabular)."""
     st = _stats(toy)
-    agg = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1)
+    agg = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
     assert agg.pinv_norm == pytest.approx(math.sqrt(2), rel=1e-12)
-    assert agg.noise_scale(st.counts) == pytest.approx(164.63351, rel=1e-7)
-    tab = DPLSWMechanism.create(features=PHI_TAB, weights=W, F_max=10, epsilon=1, delta=0.1)
-    assert tab.noise_scale(st.counts) == pytest.approx(236.18185, rel=1e-7)
+    assert agg.noise_scale(st.counts, 3) == pytest.approx(164.63351, rel=1e-7)
+    tab = DPLSWMechanism.create(features=PHI_TAB, weights=W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
+    assert tab.noise_scale(st.counts, 3) == pytest.approx(236.18185, rel=1e-7)
 
 
 @pytest.mark.parametrize("phi,lam,sigma", [(PHI_AGG, 1.0, 604.51352), (PHI_AGG, 3.0, 98.341335),
@@ -135,42 +135,51 @@ def test_dp_lsw_noise_scale_toy(toy):
 def test_dp_lsl_noise_scale_toy(toy, phi, lam, sigma):
     """T7."""
     st = _stats(toy)
-    mech = DPLSLMechanism.create(features=phi, relevance=W, lam=lam, F_max=10, epsilon=1, delta=0.1)
+    mech = DPLSLMechanism.create(features=phi, relevance=W, lam=lam, F_max=10, epsilon=1, delta=0.1, calibration="paper")
     assert mech.noise_scale(st.counts, 3) == pytest.approx(sigma, rel=1e-7)
 
 
 def test_appendix_a_constants_change_sigma_by_the_formula(toy):
     st = _stats(toy)
-    main = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1)
+    main = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
     app = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1,
-                                constants="appendix_a")
-    from privrl.privacy.smooth_sensitivity import psi_w
+                                calibration="paper", smoothing="appendix_a")
+    from privrl.policy_evaluation.smooth_sensitivity import psi_w
     alpha, beta = smoothing_constants(1, 0.1, 2, "appendix_a")
-    assert app.noise_scale(st.counts) == pytest.approx(alpha * 10 * math.sqrt(2) * math.sqrt(psi_w(st.counts, W, beta)))
-    assert app.noise_scale(st.counts) > main.noise_scale(st.counts)
+    assert app.noise_scale(st.counts, 3) == pytest.approx(alpha * 10 * math.sqrt(2) * math.sqrt(psi_w(st.counts, W, beta)))
+    assert app.noise_scale(st.counts, 3) > main.noise_scale(st.counts, 3)
 
 
 def test_sigma_linear_in_F_max_and_decreasing_in_epsilon(toy):
     """T9, T10."""
     st = _stats(toy)
-    s = [DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=f, epsilon=1, delta=0.1).noise_scale(st.counts)
+    s = [DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=f, epsilon=1, delta=0.1, calibration="paper").noise_scale(st.counts, 3)
          for f in (1.0, 10.0)]
     assert s[1] == pytest.approx(10 * s[0], rel=1e-12)
     sig = [DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=e,
-                                 delta=0.1).noise_scale(st.counts, 3) for e in (0.1, 0.5, 1.0, 2.0, 10.0)]
+                                 delta=0.1, calibration="paper").noise_scale(st.counts, 3) for e in (0.1, 0.5, 1.0, 2.0, 10.0)]
     assert all(a > b for a, b in zip(sig, sig[1:]))
-    big_w = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1e9, delta=0.1)
-    big_l = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1e9, delta=0.1)
-    assert big_w.noise_scale(st.counts) == pytest.approx(1.0985e-7, rel=1e-4)
+    big_w = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1e9, delta=0.1, calibration="paper")
+    big_l = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1e9, delta=0.1, calibration="paper")
+    assert big_w.noise_scale(st.counts, 3) == pytest.approx(1.0985e-7, rel=1e-4)
     assert big_l.noise_scale(st.counts, 3) == pytest.approx(5.7513e-7, rel=1e-4)
 
 
 def test_huge_epsilon_is_close_and_infinite_budget_is_exact(toy):
-    """T10 and the contract: ε = ∞ returns exactly the non-private θ."""
-    with pytest.warns(UserWarning):
-        dp = DPLSL(budget=PrivacyBudget(epsilon=1e9, delta=0.1), gamma=0.9, lam=1.0, features=PHI_AGG,
-                   relevance=W).fit(toy, rng=0)
-    np.testing.assert_allclose(dp.theta_, [0.5565, 0.762], atol=1e-5)
+    """T10 and the contract: a huge ε adds only the certified (small) noise, ε = ∞ returns exactly
+    the non-private θ. The printed constants at ε = 10⁹ (σ = 5.75e-7 above) are *not* certified —
+    Lemma 1 fails at large ε — so the paper calibration warns and its ledger says so."""
+    budget = PrivacyBudget(epsilon=1e9, delta=0.1)
+    dp = DPLSL(budget=budget, gamma=0.9, lam=1.0, features=PHI_AGG, relevance=W).fit(toy, rng=0)
+    sigma = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1e9,
+                                  delta=0.1).noise_scale(_stats(toy).counts, 3)
+    assert sigma < 5e-3                                       # certified: α ≈ 1/√(2ε) up to the scale part
+    assert np.max(np.abs(dp.theta_ - [0.5565, 0.762])) <= 5 * sigma
+    with pytest.warns(PrivacyLeakWarning, match="not"):
+        paper = DPLSL(budget=budget, gamma=0.9, lam=1.0, features=PHI_AGG, relevance=W,
+                      calibration="paper").fit(toy, rng=0)
+    np.testing.assert_allclose(paper.theta_, [0.5565, 0.762], atol=1e-5)
+    assert paper.privacy_spent(0.1) == math.inf              # nothing certified up to ε = 10¹²
     inf = DPLSW(budget=PrivacyBudget.non_private(), gamma=0.9, features=PHI_AGG, weights=W).fit(toy, rng=0)
     base = LSW(gamma=0.9, features=PHI_AGG, weights=W).fit(toy)
     np.testing.assert_array_equal(inf.theta_, base.theta_)
@@ -185,11 +194,11 @@ def test_invariances(toy):
     for ds in (toy, perm):
         st = _stats(ds)
         for scale in (1.0, 7.0):
-            mw = DPLSWMechanism.create(features=PHI_AGG, weights=scale * W, F_max=10, epsilon=1, delta=0.1)
-            assert mw.noise_scale(st.counts) == pytest.approx(164.63351, rel=1e-7)
+            mw = DPLSWMechanism.create(features=PHI_AGG, weights=scale * W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
+            assert mw.noise_scale(st.counts, 3) == pytest.approx(164.63351, rel=1e-7)
             np.testing.assert_allclose(mw.solve(st), [0.83475, 0.635], rtol=1e-9)
             ml = DPLSLMechanism.create(features=PHI_AGG, relevance=W * scale / 7, lam=scale / 7,
-                                       F_max=10, epsilon=1, delta=0.1)
+                                       F_max=10, epsilon=1, delta=0.1, calibration="paper")
             assert ml.noise_scale(st.counts, 3) == pytest.approx(604.51352, rel=1e-7)
             np.testing.assert_allclose(ml.solve(st), [0.5565, 0.762], rtol=1e-8)
 
@@ -211,27 +220,35 @@ def test_ledger_and_no_sigma_in_public_state(toy, cls, kw):
     assert cls.privacy_unit is PrivacyUnit.TRAJECTORY
     assert cls.neighboring is Neighboring.REPLACE_ONE
     assert cls.guarantee == "(epsilon, delta)-DP"
-    assert est.privacy_ledger_.events == (ApproxDpEvent(1.0, 0.1),)
-    assert est.privacy_spent(0.1) == pytest.approx(1.0, abs=1e-3)
+    (event,) = est.privacy_ledger_.events
+    assert isinstance(event, ApproxDpEvent) and event.delta == 0.1
+    assert 0.99 <= event.epsilon <= 1.0                     # tight: the certified ε spent
+    assert est.privacy_spent(0.1) == pytest.approx(event.epsilon, abs=1e-3)
     assert est.F_max_ == 10
     cert = make_certificate(est, algorithm=cls.__name__, delta=0.1, extra={"F_max": est.F_max_})
     keys = set(vars(est)) | set(_all_keys(cert))
     for word in ("sigma", "noise", "psi_", "count", "mean_returns", "stats"):
         assert not any(word in k.lower() for k in keys), (word, keys)
     # and no fitted float equals the data-dependent σ
-    sigma = 164.63351 if cls is DPLSW else 604.51352
+    st = _stats(toy)
+    if cls is DPLSW:
+        mech = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1)
+    else:
+        mech = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1, delta=0.1)
+    sigma = mech.noise_scale(st.counts, 3)
     for value in vars(est).values():
         if isinstance(value, float):
             assert value != pytest.approx(sigma, rel=1e-6)
 
 
-def test_release_is_pure_function_of_public_params_signature_and_rng(toy):
+def test_release_is_pure_function_of_public_params_signature_and_noise(toy):
     st = _stats(toy)
     mech = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1)
     theta = mech.solve(st)
-    a = mech.release(theta, st.counts, 3, np.random.default_rng(5))
-    b = mech.release(theta, st.counts, 3, np.random.default_rng(5))
-    np.testing.assert_array_equal(a, b)
+    a = mech.release(theta, st.counts, 3, noise=NumpyNoise(5))
+    b = mech.release(theta, st.counts, 3, noise=NumpyNoise(5))
+    np.testing.assert_array_equal(a.value, b.value)
+    assert a.event == mech.event == ApproxDpEvent(mech.smoothed.epsilon_spent, 0.1)
     est = DPLSW(budget=BUDGET, gamma=0.9, features=PHI_AGG, weights=W, F_max=10).fit(toy, rng=11)
     est2 = DPLSW(budget=BUDGET, gamma=0.9, features=PHI_AGG, weights=W, F_max=10).fit(toy, rng=11)
     np.testing.assert_array_equal(est.theta_, est2.theta_)
@@ -254,8 +271,12 @@ def test_default_F_max_is_r_max_over_one_minus_gamma(toy):
     (DPLSL, {"lam": 2.0, "relevance": np.array([0.5, 0.5, 1.5, 0.5])}, "relevance"),
     (DPLSW, {"budget": PrivacyBudget(epsilon=1.0, delta=0.0)}, "delta"),
     (DPLSW, {"budget": PrivacyBudget(rho=1.0)}, "budget"),
-    (DPLSW, {"budget": PrivacyBudget(epsilon=6.0, delta=0.1), "constants": "appendix_a"}, "epsilon"),
+    (DPLSW, {"budget": PrivacyBudget(epsilon=6.0, delta=0.1), "smoothing": "appendix_a",
+             "calibration": "sound"}, "epsilon"),
     (DPLSW, {"constants": "nope"}, "constants"),
+    (DPLSW, {"constants": "main_text"}, "constants"),   # the old meaning of 'constants' is now 'smoothing'
+    (DPLSW, {"smoothing": "nope"}, "smoothing"),
+    (DPLSW, {"calibration": "loose"}, "calibration"),
     (DPLSW, {"gamma": 1.0}, "gamma"),
     (DPLSW, {"F_max": -1.0}, "F_max"),
 ])
@@ -285,7 +306,7 @@ def test_rewards_and_returns_validated_against_bounds(toy):
     clipped = LSW(gamma=0.9, features=PHI_TAB, F_max=1.5, clip_returns=True).fit(toy)
     assert clipped.theta_[2] == pytest.approx((1.0 + 1.0 + 1.5) / 3)
     ds = make_dataset([([0, 1], [0.0, 2.0])], reward_bounds=(0.0, 2.0))
-    with pytest.raises(InvalidDataError, match="Rewards"):
+    with pytest.raises(InvalidDataError, match="reward of the dataset lies outside"):
         DPLSW(budget=BUDGET, gamma=0.9, r_max=1.0).fit(ds, rng=0)
     ok = LSW(gamma=0.9, r_max=1.0, clip_returns=True).fit(ds)
     assert ok.theta_[1] == pytest.approx(1.0)
@@ -310,3 +331,24 @@ def test_number_of_states_is_never_inferred_from_the_data(toy):
         DPLSW(budget=BUDGET, gamma=0.9).fit(bare, rng=0)
     est = DPLSW(budget=BUDGET, gamma=0.9, features=PHI_TAB).fit(bare, rng=0)
     assert est.theta_.shape == (4,)
+
+
+def test_errors_on_bad_data_never_print_private_values(toy):
+    """Issue #13 §3: the message names the broken bound and the fix, never the offending value
+    (here the first-visit return 1.81, the reward 7.25 and the visited state 5)."""
+    with pytest.raises(InvalidDataError) as ret:
+        DPLSW(budget=BUDGET, gamma=0.9, features=PHI_AGG, F_max=1.5).fit(toy, rng=0)
+    assert "F_max" in str(ret.value) and "clip_returns" in str(ret.value) and "1.81" not in str(ret.value)
+    ds = make_dataset([([0, 1], [0.0, 7.25])], reward_bounds=(0.0, 10.0))
+    with pytest.raises(InvalidDataError) as rew:
+        DPLSW(budget=BUDGET, gamma=0.9, r_max=1.0).fit(ds, rng=0)
+    assert "r_max" in str(rew.value) and "clip_returns" in str(rew.value) and "7.25" not in str(rew.value)
+    far = make_dataset([([0, 5], [0.0, 1.0])], n_states=6)
+    with pytest.raises(InvalidDataError) as state:
+        DPLSW(budget=BUDGET, gamma=0.9, features=PHI_AGG).fit(far, rng=0)
+    assert "5" not in str(state.value).replace("0..3", "")
+    from privrl.policy_evaluation.smooth_sensitivity import psi_lambda
+
+    with pytest.raises(InvalidParameterError) as cnt:
+        psi_lambda(np.array([37, 1]), np.array([0.5, 0.5]), 1.0, 2, 0.1)
+    assert "37" not in str(cnt.value)

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from privrl.algorithms.policy_evaluation import (
+from privrl.policy_evaluation import (
     DPLSLMechanism,
     DPLSWMechanism,
     VisitStatistics,
     lambda_min,
 )
-from privrl.privacy import ApproxDpEvent, Ledger
-from privrl.privacy.smooth_sensitivity import phi_lambda, phi_w, smoothing_constants
+from privrl.policy_evaluation.smooth_sensitivity import phi_lambda, phi_w, smoothing_constants
+from privrl.privacy import Ledger, NumpyNoise
 
 
 def _stats(returns):
@@ -75,25 +75,31 @@ def test_local_sensitivity_bounds_hold_and_lsw_bound_is_tight():
     assert worst_l > 0.01  # the neighbours do move θ^λ (Corollary 8 is loose, unlike Corollary 3)
 
 
-@pytest.mark.parametrize("constants", ["main_text", "appendix_a"])
-def test_lemma1_conditions_on_adversarial_neighbours(constants):
-    """T16: σ_X ≥ α‖θ_X − θ_X'‖ and |ln σ_X² − ln σ_X'²| ≤ β, both directions, both algorithms."""
+@pytest.mark.parametrize("calibration,smoothing,constants", [
+    ("paper", "main_text", "theory"), ("paper", "appendix_a", "theory"),
+    ("tight", "main_text", "theory"), ("tight", "main_text", "practical")])
+def test_lemma1_conditions_on_adversarial_neighbours(calibration, smoothing, constants):
+    """T16: σ_X ≥ α‖θ_X − θ_X'‖ and |ln σ_X² − ln σ_X'²| ≤ β, both directions, both algorithms, with the
+    (α, β) of each calibration (under "tight" ψ is rounded up to e^{jβ}: the gap is then 0 or β)."""
     hit_beta = 0.0
+    opts = {"epsilon": EPS, "delta": DELTA, "calibration": calibration, "smoothing": smoothing,
+            "constants": constants}
     for phi, w, rho, x, x2 in _pairs(800, seed=1):
-        d = phi.shape[1]
-        alpha, beta = smoothing_constants(EPS, DELTA, d, constants)
         lam = lambda_min(phi, rho) * 1.5 + 0.1
-        mechs = [DPLSWMechanism.create(features=phi, weights=w, F_max=F_MAX, epsilon=EPS, delta=DELTA,
-                                       constants=constants),
-                 DPLSLMechanism.create(features=phi, relevance=rho, lam=lam, F_max=F_MAX, epsilon=EPS,
-                                       delta=DELTA, constants=constants)]
+        mechs = [DPLSWMechanism.create(features=phi, weights=w, F_max=F_MAX, **opts),
+                 DPLSLMechanism.create(features=phi, relevance=rho, lam=lam, F_max=F_MAX, **opts)]
         for mech in mechs:
+            alpha, beta = mech.smoothed.alpha, mech.smoothed.beta
+            if calibration == "paper":
+                assert (alpha, beta) == smoothing_constants(EPS, DELTA, phi.shape[1], smoothing)
             for a, b in ((_stats(x), _stats(x2)), (_stats(x2), _stats(x))):
                 sa = mech.noise_scale(a.counts, a.n_trajectories)
                 sb = mech.noise_scale(b.counts, b.n_trajectories)
                 assert sa >= alpha * np.linalg.norm(mech.solve(a) - mech.solve(b)) * (1 - 1e-12)
                 gap = abs(math.log(sa**2) - math.log(sb**2))
                 assert gap <= beta * (1 + 1e-9)
+                if calibration == "tight":
+                    assert min(gap, abs(gap - beta)) <= 1e-9 * beta  # rounded: t ∈ {−β, 0, β}
                 hit_beta = max(hit_beta, gap / beta)
     assert hit_beta > 0.5  # the smoothness constraint is actually exercised
 
@@ -127,12 +133,12 @@ def test_monte_carlo_privacy_with_negative_control():
     sensitivity alone (ψ → φ(⟨X⟩)) fails it — the smoothing is what makes it private."""
     a, b = _t17_pair()
     phi, w = np.eye(21), np.full(21, 1 / 21)
-    mech = DPLSWMechanism.create(features=phi, weights=w, F_max=10.0, epsilon=1.0, delta=0.1)
-    sa, sb = mech.noise_scale(a.counts), mech.noise_scale(b.counts)
+    mech = DPLSWMechanism.create(features=phi, weights=w, F_max=10.0, epsilon=1.0, delta=0.1, calibration="paper")
+    sa, sb = mech.noise_scale(a.counts, 10), mech.noise_scale(b.counts, 10)
     assert sa == pytest.approx(544.66, rel=1e-4) and sb == pytest.approx(547.47, rel=1e-4)
     ta, tb = mech.solve(a), mech.solve(b)
     rng = np.random.default_rng(2024)
-    ledger_delta = Ledger([ApproxDpEvent(1.0, 0.1)]).delta(1.0)
+    ledger_delta = Ledger([mech.event]).delta(1.0)
     for p, q in (((ta, sa), (tb, sb)), ((tb, sb), (ta, sa))):
         est, se = _hockey_stick(p[0], p[1], q[0], q[1], 1.0, 400_000, rng)
         assert est + 4 * se <= 0.1
@@ -162,7 +168,8 @@ def test_noise_is_gaussian_with_scale_sigma(kind):
     theta = mech.solve(a)
     sigma = mech.noise_scale(a.counts, a.n_trajectories)
     rng = np.random.default_rng(9)
-    z = np.array([(mech.release(theta, a.counts, a.n_trajectories, rng) - theta) / sigma
+    noise = NumpyNoise(rng)
+    z = np.array([(mech.release(theta, a.counts, a.n_trajectories, noise=noise).value - theta) / sigma
                   for _ in range(4000)])
     for j in range(z.shape[1]):
         assert sps.kstest(z[:, j], "norm").pvalue > 1e-3
@@ -181,7 +188,7 @@ def test_excess_risk_identities():
     w = np.full(21, 1 / 21)
     rng = np.random.default_rng(4)
     mw = DPLSWMechanism.create(features=phi, weights=w, F_max=10.0, epsilon=1.0, delta=0.1)
-    sigma = mw.noise_scale(a.counts)
+    sigma = mw.noise_scale(a.counts, a.n_trajectories)
     eta = sigma * rng.standard_normal((100_000, 7))
     excess = np.einsum("ij,jk,ik->i", eta, phi.T @ np.diag(w) @ phi, eta)
     assert excess.mean() == pytest.approx(sigma**2 * np.sum(w[:, None] * phi**2), rel=0.02)
@@ -199,9 +206,9 @@ def test_lemma1_conditions_through_the_estimator_on_replaced_trajectories():
     """End to end on TrajectoryDatasets: for chain batches and neighbours built with
     ``replace_episode`` (a trajectory sweeping every state with maximal return, or one that sits in
     the absorbing state), the fitted statistics satisfy Lemma 1's (a) and (b) for both algorithms."""
-    from privrl.algorithms.policy_evaluation import DPLSL, DPLSW
     from privrl.data import TrajectoryDataset
     from privrl.envs.chain import sample_chain
+    from privrl.policy_evaluation import DPLSL, DPLSW
     from privrl.privacy import PrivacyBudget
 
     n = 6
@@ -215,15 +222,16 @@ def test_lemma1_conditions_through_the_estimator_on_replaced_trajectories():
     phi[np.arange(n), np.arange(n) // 2] = 1.0
     ests = [DPLSW(budget=budget, gamma=0.9, features=phi, F_max=1.0),
             DPLSL(budget=budget, gamma=0.9, features=phi, F_max=1.0, lam=3.0)]
-    alpha, beta = smoothing_constants(1.0, 0.1, 3)
     for seed in range(8):
         data = sample_chain(12, n_states=n, rng=seed)
         for i in (0, 5):
             for other in (sweep, idle):
                 pair = (data, data.replace_episode(i, other))
                 for est in ests:
-                    stats = [est._prepare(x)[0] for x in pair]
-                    mech = est._mechanism(phi, 1.0, 1.0, 0.1, "main_text")
+                    p = est._validated()
+                    stats = [est._prepare(x, p)[0] for x in pair]
+                    mech = est._mechanism(phi, 1.0, p, 12)
+                    alpha, beta = mech.smoothed.alpha, mech.smoothed.beta
                     thetas = [mech.solve(s) for s in stats]
                     sig = [mech.noise_scale(s.counts, s.n_trajectories) for s in stats]
                     shift = np.linalg.norm(thetas[0] - thetas[1])

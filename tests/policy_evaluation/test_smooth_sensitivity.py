@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from privrl.errors import InvalidParameterError
-from privrl.privacy.smooth_sensitivity import (
+from privrl.policy_evaluation.smooth_sensitivity import (
     phi_lambda,
     phi_lambda_k,
     phi_w,
@@ -48,8 +48,8 @@ def test_appendix_a_constants(eps, delta, d, alpha, beta):
 @pytest.mark.parametrize("kwargs", [
     dict(epsilon=0.0, delta=0.1, d=2), dict(epsilon=1.0, delta=0.0, d=2),
     dict(epsilon=1.0, delta=1.0, d=2), dict(epsilon=1.0, delta=0.1, d=0),
-    dict(epsilon=6.0, delta=0.1, d=2, constants="appendix_a"),
-    dict(epsilon=1.0, delta=0.1, d=2, constants="lemma2"),
+    dict(epsilon=6.0, delta=0.1, d=2, smoothing="appendix_a"),
+    dict(epsilon=1.0, delta=0.1, d=2, smoothing="lemma2"),
 ])
 def test_constants_reject_bad_input(kwargs):
     with pytest.raises(InvalidParameterError):

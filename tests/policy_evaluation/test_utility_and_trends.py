@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from privrl.algorithms.policy_evaluation import DPLSLMechanism, DPLSWMechanism, VisitStatistics
 from privrl.data.features import one_hot, state_aggregation
 from privrl.envs.chain import chain_values, sample_chain_statistics
-from privrl.privacy.smooth_sensitivity import psi_w
+from privrl.policy_evaluation import DPLSLMechanism, DPLSWMechanism, VisitStatistics
+from privrl.policy_evaluation.smooth_sensitivity import psi_w
+from privrl.privacy import NumpyNoise
 
 
 def _expected_term(m, p, beta):
@@ -41,19 +42,20 @@ def _chain_runs(ms, runs, f_max=1.0):
     w = np.full(40, 1 / 40)
     out = {}
     for name, phi in (("tabular", one_hot(40)), ("pairs", state_aggregation(40, 2))):
-        lsw = DPLSWMechanism.create(features=phi, weights=w, F_max=f_max, epsilon=0.1, delta=0.1)
+        lsw = DPLSWMechanism.create(features=phi, weights=w, F_max=f_max, epsilon=0.1, delta=0.1,
+                                    calibration="paper")
         for m in ms:
             lsl = DPLSLMechanism.create(features=phi, relevance=w, lam=2 / 40 + math.sqrt(m),
-                                        F_max=f_max, epsilon=0.1, delta=0.1)
+                                        F_max=f_max, epsilon=0.1, delta=0.1, calibration="paper")
             for run in range(runs):
                 counts, mean = sample_chain_statistics(m, 0.99, rng=run * 1000 + m % 997)
                 st = VisitStatistics(counts, mean, m)
-                rng = np.random.default_rng(run)
+                noise = NumpyNoise(run)
                 rec = {}
                 for key, mech in (("lsw", lsw), ("lsl", lsl)):
                     theta = mech.solve(st)
                     rec[key + "_sigma"] = mech.noise_scale(counts, m)
-                    released = mech.release(theta, counts, m, rng)
+                    released = mech.release(theta, counts, m, noise=noise).value
                     rec[key + "_rmse"] = math.sqrt(np.mean((phi @ released - truth) ** 2))
                 out.setdefault((name, m), []).append(rec)
     return {k: {f: float(np.mean([r[f] for r in v])) for f in v[0]} for k, v in out.items()}

@@ -1,17 +1,16 @@
-"""The wang2019 experiments, their claims, and ``privrl fit dp-q-learning``."""
+"""The Wang & Hegde experiments (Figures 1, 2 and the frontier), their figures and claims, and
+``privrl fit dp-q-learning``."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
-from privrl.experiments import wang2019
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.spec import RunContext
-
-torch.set_num_threads(1)
+from privrl.q_learning import experiments as wang
 
 
 def _ctx(seed=0):
@@ -19,78 +18,194 @@ def _ctx(seed=0):
 
 
 def test_registered_and_settings():
-    for eid in ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b"):
+    for eid in ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b", "frontier-q-learning"):
         exp = get_experiment(eid)
         assert exp.plot is not None and exp.claims is not None
         for scale in ("smoke", "quick", "paper"):
             assert exp.settings_for(scale)
+        assert exp.n_seeds("quick") >= 3 and exp.n_seeds("paper") == 10
     paper = get_experiment("wang2019-fig1").settings_for("paper")
-    assert {s["sigma"] for s in paper} == set(wang2019.SIGMAS)
-    assert {s["reset"] for s in paper} == set(wang2019.RESETS)
+    assert {s["sigma"] for s in paper} == set(wang.SIGMAS)
+    assert {s["reset"] for s in paper} == set(wang.RESETS)
     assert {s["config"] for s in paper} == {"paper", "reference"}
-    assert get_experiment("wang2019-fig1").n_seeds("paper") == 10
+    assert {s["n_samples"] for s in paper} == {5000}
     fig2 = get_experiment("wang2019-fig2b").settings_for("paper")
-    assert {(s["algorithm"], s["calibration"]) for s in fig2 if s["algorithm"] != "non_private"} == {
-        (a, c) for a in wang2019.ALGORITHMS for c in ("paper", "sound") if (a, c) != ("balle", "paper")}
+    pairs = {(s["config"], s["algorithm"], s["calibration"]) for s in fig2 if s["algorithm"] != "non_private"}
+    for config in ("paper", "reference"):   # the three baselines under paper and tight calibration
+        for algo in ("input_perturbation", "dpsgd", "functional"):
+            assert {(config, algo, "paper"), (config, algo, "tight")} <= pairs
+        assert (config, "balle", "sound") in pairs
+    assert ("paper", "functional", "sound") in pairs
 
 
-def test_run_functional_paper_calibration_labels_and_sigma():
-    res = wang2019.run({"algorithm": "functional", "config": "reference", "epsilon": 0.9, "n_samples": 150,
-                        "hidden": [4], "calibration": "paper"}, _ctx())
-    assert res.calibration == "paper" and res.ledger is None      # uncertified in the reference config
-    assert res.rows[0]["noise_std"] == pytest.approx(0.3132, abs=1e-4)
+def test_run_functional_reference_config_is_uncertified_with_the_calibrated_sigma():
+    res = wang.run({"algorithm": "functional", "config": "reference", "epsilon": 0.9, "n_samples": 150,
+                    "hidden": [4], "calibration": "paper"}, _ctx())
+    cal = wang.functional_calibration(0.9, "paper", 150)
+    assert res.calibration == "paper" and res.ledger is None and res.extra["certified"] is False
+    assert res.rows[0]["noise_std"] == pytest.approx(cal.sigma, rel=1e-12)
     assert "[uncertified]" in res.rows[0]["label"]
 
 
-def test_run_sound_refusal_is_recorded():
-    res = wang2019.run({"algorithm": "functional", "config": "paper", "epsilon": 0.45, "n_samples": 150,
-                        "hidden": [4], "calibration": "sound"}, _ctx())
-    assert res.rows[0]["metric"] == "certification_refused" and "refuses" in res.extra["refused"]
+def test_run_paper_config_records_the_true_spend_of_the_paper_calibration():
+    res = wang.run({"algorithm": "functional", "config": "paper", "epsilon": 0.9, "n_samples": 5000,
+                    "hidden": [4], "calibration": "paper"}, _ctx())
+    assert res.extra["certified"] is False and "[uncertified]" in res.rows[0]["label"]
+    assert res.ledger.epsilon(1e-4) > 100 * 0.9      # what sigma = 0.3132 truly spends
 
 
-def test_run_baseline_is_certified():
-    res = wang2019.run({"algorithm": "input_perturbation", "config": "reference", "epsilon": 0.9,
-                        "n_samples": 150, "hidden": [4], "calibration": "sound"}, _ctx())
-    assert res.ledger is not None and res.ledger.epsilon(1e-4) <= 0.9 * (1 + 1e-6)
+def test_run_refusal_is_recorded():
+    res = wang.run({"algorithm": "functional", "config": "paper", "epsilon": 0.45, "n_samples": 5000,
+                    "hidden": [4], "calibration": "tight"}, _ctx())
+    assert res.rows[0]["metric"] == "certification_refused" and res.extra["refused"] is True
+    assert "cannot certify" in res.extra["reason"]
 
 
-def _fake(rows):
+def test_run_baseline_is_certified_at_the_budget():
+    res = wang.run({"algorithm": "input_perturbation", "config": "reference", "epsilon": 0.9,
+                    "n_samples": 150, "hidden": [4], "calibration": "tight"}, _ctx())
+    assert 0.99 * 0.9 <= res.ledger.epsilon(1e-4) <= 0.9
+
+
+def _curves(specs, seeds=4, episodes=100):
+    rows = []
+    for keys, first, last in specs:
+        for seed in range(seeds):
+            for step in range(1, episodes + 1):
+                v = (first if step <= 10 else last) + 0.3 * seed
+                rows.append({"metric": "return", "seed": seed, "step": 50 * step, "value": v, **keys})
     return pd.DataFrame(rows)
 
 
 def test_claims_fig1_monotone_detection():
-    rows = []
-    for sigma, level in ((0.0, 20.0), (0.2, 19.5), (0.4, 15.0), (1.0, 9.0)):
-        for seed in range(3):
-            for step in range(1, 21):
-                rows.append({"metric": "return", "reset": "iteration", "config": "reference", "sigma": sigma,
-                             "seed": seed, "step": 50 * step, "value": level + 0.1 * seed})
-    claims = wang2019.claims_fig1(_fake(rows))
-    assert claims[0].supported is True and claims[1].supported is True
-    bad = [dict(r, value=30.0) if r["sigma"] == 1.0 else r for r in rows]
-    assert wang2019.claims_fig1(_fake(bad))[0].supported is False
+    specs = [({"reset": "iteration", "config": "reference", "sigma": s}, lvl, lvl)
+             for s, lvl in ((0.0, 20.0), (0.2, 19.5), (0.4, 15.0), (1.0, 9.0))]
+    df = _curves(specs, seeds=3, episodes=20)
+    claims = wang.claims_fig1(df.assign(value=df["value"] + np.random.default_rng(0).normal(0, 0.05, len(df))))
+    assert claims[0].verdict == "holds"
+    bad = df.assign(value=np.where(df["sigma"] == 1.0, 30.0, df["value"]))
+    assert wang.claims_fig1(bad)[0].verdict == "fails"
+    # limited sub-optimality needs paper scale: undecided below it, decided at it
+    quick = wang.claims_fig1(df.assign(scale="quick"))[1]
+    paper = wang.claims_fig1(df.assign(scale="paper"))[1]
+    assert quick.verdict == "undecided" and quick.reason == "needs paper scale"
+    assert paper.verdict == "holds" and paper.headline
+    # Algorithm 1's loop: the non-private learner walks into a wall; nothing about noise is decided
+    wall = df.assign(value=np.where(df["sigma"] == 0.0, 1.0, df["value"]), scale="paper")
+    assert all(c.verdict == "undecided" and "random play" in c.reason for c in wang.claims_fig1(wall))
 
 
-def test_claims_fig2_compare_and_no_improvement():
-    rows = []
-    for algo, cal, first, last in (("functional", "paper", 12.0, 19.0), ("input_perturbation", "sound", 6.0, 6.1),
-                                   ("dpsgd", "sound", 10.0, 10.2)):
-        for seed in range(4):
-            for step in range(1, 101):
-                v = (first if step <= 10 else last) + 0.3 * seed
-                rows.append({"metric": "return", "config": "reference", "algorithm": algo, "calibration": cal,
-                             "seed": seed, "step": 50 * step, "value": v})
-    claims = wang2019._claims_fig2(0.45)(_fake(rows))
-    assert "REFUSES" in claims[0].measured and "0.6038" in claims[0].measured
-    assert claims[1].supported is True and claims[2].supported is True
+def test_claims_fig2_functional_vs_baselines_and_no_improvement():
+    specs = []
+    for cal in ("paper", "tight"):
+        specs += [({"config": "reference", "algorithm": "functional", "calibration": cal, "n_samples": 5000}, 12.0, 19.0),
+                  ({"config": "reference", "algorithm": "input_perturbation", "calibration": cal, "n_samples": 5000},
+                   6.0, 6.1),
+                  ({"config": "reference", "algorithm": "dpsgd", "calibration": cal, "n_samples": 5000}, 10.0, 10.2)]
+    df = _curves(specs)
+    df["value"] += np.random.default_rng(1).normal(0, 0.1, len(df))
+    claims = wang.claims_fig2(0.45)(df)
+    head = claims[0]
+    assert head.verdict == "fails" and head.headline and head.paper_value == "sigma = 0.74"
+    assert "0.6038" in head.paper_calibration_value and head.tight_value.startswith("refused")
+    assert "T = 5000" in head.measured and "REFUSES" in head.measured
+    outperform = [c for c in claims if "significantly outperforms" in c.claim]
+    assert [c.verdict for c in outperform] == ["holds", "holds"]
+    assert outperform[0].paper_calibration_value and outperform[1].tight_value
+    flat = [c for c in claims if "does not improve" in c.claim]
+    assert len(flat) == 4 and all(c.verdict == "holds" for c in flat)
+    # a functional-noise curve at the level of random play decides nothing
+    random_like = df.assign(value=np.where(df["algorithm"] == "functional", 10.9, df["value"]))
+    claims = wang.claims_fig2(0.45)(random_like)
+    assert all(c.verdict == "undecided" and "random play" in c.reason
+               for c in claims if "significantly outperforms" in c.claim)
 
 
-def test_plots_written(tmp_path):
-    rows = [{"metric": "return", "config": "reference", "sigma": s, "reset": "iteration", "seed": seed,
-             "step": 50 * k, "value": 10.0 + k, "calibration": "sound"}
-            for s in (0.0, 0.4) for seed in (0, 1) for k in range(1, 4)]
-    paths = wang2019.plot_fig1(_fake(rows), tmp_path)
-    assert any(p.suffix == ".png" and p.exists() for p in paths)
+def test_claims_fig2_quote_the_calibration_of_the_run_size():
+    df = _curves([({"config": "reference", "algorithm": "functional", "calibration": "paper", "n_samples": 1000},
+                   5.0, 5.0)], seeds=1, episodes=20)
+    head = wang.claims_fig2(0.9)(df)[0]
+    assert "T = 1000" in head.measured
+    assert f"{wang.functional_calibration(0.9, 'paper', 1000).sigma:.4f}" in head.paper_calibration_value
+
+
+def _fig1_frame():
+    rows = [{"metric": "return", "config": "reference", "sigma": s, "reset": r, "seed": seed, "step": 50 * k,
+             "value": 10.0 + k + s, "calibration": "none"}
+            for s, r in ((0.0, "iteration"), (0.4, "iteration"), (0.4, "never")) for seed in (0, 1)
+            for k in range(1, 4)]
+    return pd.DataFrame(rows)
+
+
+def test_figure_fig1_draws_each_curve_with_its_epsilons():
+    fig = wang.figure_fig1(_fig1_frame())
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    paper_eps, tight_eps = wang.sigma_epsilons(0.4)
+    assert f"sigma = 0.4, reset iteration (ε paper {paper_eps:.2g}, tight {tight_eps:.2g})" in labels
+    assert "sigma = 0 (non-private)" in labels and "shaded: mean ± 1 std over 2 seeds" in labels
+    means = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
+    np.testing.assert_allclose(means["sigma = 0 (non-private)"], [11.0, 12.0, 13.0])
+    styles = {line.get_label().split("(")[0].strip(): line.get_linestyle() for line in ax.get_lines()}
+    assert styles["sigma = 0.4, reset iteration"] == "-" and styles["sigma = 0.4, reset never"] == ":"
+    # the legend sits outside the data
+    assert ax.get_legend().get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
+
+def test_figure_fig2_names_refused_curves_and_keeps_colours():
+    base = {"config": "paper", "n_samples": 5000, "metric": "return"}
+    rows = [{**base, "algorithm": a, "calibration": c, "label": f"{a}-{c}", "seed": s, "step": 50 * k, "value": 1.0}
+            for a, c in (("functional", "tight"), ("input_perturbation", "paper")) for s in (0, 1) for k in (1, 2)]
+    rows.append({**base, "metric": "certification_refused", "algorithm": "functional", "calibration": "sound",
+                 "label": "functional noise (Alg. 1) [sound, refused]", "value": 1.0, "seed": 0})
+    import matplotlib.pyplot as plt
+
+    from privrl.experiments.plots import curve_colors
+
+    fig = wang.figure_fig2(pd.DataFrame(rows), 0.45, "b")
+    ax = fig.axes[0]
+    assert "ε = 0.45, δ = 1e-4" in ax.get_title() and "T = 5000" in ax.get_title()
+    notes = [t.get_text() for t in ax.texts]
+    assert any("refuses" in t and "functional noise (Alg. 1) [sound]" in t for t in notes)
+    colors = curve_colors([wang.LABELS[a] for a in ("non_private", *wang.ALGORITHMS)])
+    line = next(line for line in ax.get_lines() if line.get_label() == "functional-tight")
+    assert line.get_color() == colors[wang.LABELS["functional"]] and line.get_linestyle() == "-"
+    plt.close(fig)
+
+
+def test_frontier_settings_run_and_registration():
+    from privrl.experiments.frontier import get_frontier
+
+    fr = get_frontier("dp-q-learning")
+    assert fr.experiment_id == "frontier-q-learning" and fr.metric == "return" and not fr.lower_is_better
+    assert fr.env_key == "env"
+    settings = wang.frontier_settings("paper")
+    assert {s["calibration"] for s in settings} == {"paper", "sound", "tight", "none"}
+    assert {s["n_samples"] for s in settings} == {5000}
+    assert {s["epsilon"] for s in settings if s["calibration"] == "tight"} == set(wang.FRONTIER_EPSILONS)
+    ok = wang.run_frontier({"algorithm": "dp-q-learning", "calibration": "tight", "epsilon": 20.0, "n_samples": 640,
+                            "hidden": [4], "env": "privrl/CenterWalk-v0"}, _ctx())
+    assert ok.calibration == "tight" and ok.rows[0]["metric"] == "return" and ok.extra["certified"] is True
+    assert 0.99 * 20 <= ok.ledger.epsilon(1e-4) <= 20
+    refused = wang.run_frontier({"algorithm": "dp-q-learning", "calibration": "sound", "epsilon": 0.45,
+                                 "n_samples": 5000, "hidden": [4], "env": "privrl/CenterWalk-v0"}, _ctx())
+    assert refused.extra["refused"] is True and refused.rows[0]["epsilon"] == 0.45
+    ref = wang.run_frontier({"algorithm": "q-learning", "calibration": "none", "epsilon": math.inf, "n_samples": 150,
+                             "hidden": [4], "env": "privrl/CenterWalk-v0"}, _ctx())
+    assert ref.calibration == "none" and ref.ledger is None
+
+
+def test_frontier_claims():
+    rows = [{"metric": "return", "calibration": cal, "epsilon": e, "seed": s, "value": v + 0.1 * s, "n_samples": 5000}
+            for cal, e, v in (("tight", 0.9, 10.0), ("tight", 20.0, 10.5), ("none", math.inf, 1.0)) for s in range(3)]
+    claims = wang.frontier_claims(pd.DataFrame(rows))
+    assert claims[0].verdict == "holds" and claims[0].headline   # tight certifies more, with less noise
+    assert "0.9" in claims[0].tight_value and "0.45" not in claims[0].tight_value
+    assert claims[1].verdict == "fails"                            # nothing above random play
+    better = pd.DataFrame([dict(r, value=15.0 + 0.1 * r["seed"]) if r["epsilon"] == 20.0 else r for r in rows])
+    assert wang.frontier_claims(better)[1].verdict == "holds"
 
 
 def test_fit_cli_writes_release_and_certificate(tmp_path):
@@ -109,7 +224,7 @@ def test_fit_cli_writes_release_and_certificate(tmp_path):
 
 
 def test_run_balle_baseline_labelled():
-    res = wang2019.run({"algorithm": "balle", "config": "reference", "epsilon": 0.9, "n_samples": 500,
-                        "hidden": [4], "calibration": "sound"}, _ctx())
+    res = wang.run({"algorithm": "balle", "config": "reference", "epsilon": 0.9, "n_samples": 500,
+                    "hidden": [4], "calibration": "sound"}, _ctx())
     assert res.ledger is None and "not DP under the reward-function model" in res.rows[0]["label"]
     assert len(res.rows) == 10

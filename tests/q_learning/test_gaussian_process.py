@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from privrl.errors import InvalidParameterError
-from privrl.privacy.gaussian_process import (
+from privrl.q_learning.gaussian_process import (
     OUNoise,
     OUPath,
     ProductKernelField,
@@ -25,13 +25,16 @@ class _SymbolicPath(OUPath):
 
     def __init__(self, dim, **kw):
         self._dim, self._k = dim, 0
+        self._tail = (dim,)
         super().__init__(**kw)
 
-    def _draw_normal(self):
-        e = np.zeros(self._dim)
-        e[self._k] = 1.0
-        self._k += 1
-        return e
+    def _draw_standard_normals(self, k):
+        out = np.zeros((k, self._dim))
+        idx = np.arange(self._k, self._k + k)
+        ok = idx < self._dim
+        out[np.flatnonzero(ok), idx[ok]] = 1.0
+        self._k += k
+        return out
 
 
 @pytest.mark.parametrize("seed_endpoints", [False, True])
@@ -186,7 +189,7 @@ def test_printed_eq2_is_wrong_and_kept_only_as_guard():  # T9
     assert paper_eq2_literal(1.0, 0.0, 1e-6, 1.0)[0] < 1e-5
     import inspect
 
-    import privrl.privacy.gaussian_process as gp
+    import privrl.q_learning.gaussian_process as gp
     src = inspect.getsource(gp.OUPath) + inspect.getsource(gp.OUNoise)
     assert "paper_eq2_literal" not in src
 
@@ -228,3 +231,53 @@ def test_product_kernel_field_exact_and_consistent():
     k = math.exp(-2.0 * np.abs(a - b).sum())
     assert np.cov(out[:, 0], out[:, 2])[0, 1] == pytest.approx(0.64 * k, abs=0.05)
     assert abs(np.corrcoef(out[:, 0], out[:, 1])[0, 1]) < 0.06
+
+
+@pytest.mark.parametrize("beta", [1.0, 300.0, 16161.6])
+@pytest.mark.parametrize("pre", [0, 1, 6])
+def test_exact_joint_covariance_batch_queries(beta, pre):
+    """Batch queries (closed-form chain into an empty path, recursive doubling otherwise) keep the
+    exact joint law, with scalar queries before and between batches (T1 for the batch path)."""
+    rng = np.random.default_rng(int(beta) + pre)
+    for _ in range(5):
+        path = _SymbolicPath(60, beta=beta, sigma=0.9, rng=0)
+        for x in rng.random(pre):
+            path(x)
+        path.query(rng.random(25))
+        path(float(rng.random()))
+        path.query(np.concatenate([rng.random(20), path.states[:3]]))   # new states and repeats
+        V = np.asarray(path.values)
+        pts = path.states
+        np.testing.assert_allclose(V @ V.T, 0.81 * ou_kernel(pts, pts, beta), atol=1e-12, rtol=0)
+
+
+def test_noise_paths_equal_independent_paths_on_child_streams():
+    """OUNoise (one store for all actions) gives path i exactly the values of an OUPath drawing from
+    the i-th spawned child stream, queried at the same states, across resets."""
+    xs = np.random.default_rng(9).random(300)
+    noise = OUNoise(n_paths=3, beta=2.0, sigma=0.5, rng=np.random.default_rng(3))
+    paths = [OUPath(beta=2.0, sigma=0.5, rng=child) for child in np.random.default_rng(3).spawn(3)]
+    for rep in range(5):
+        got = np.concatenate([noise(xs[:60 + 40 * rep]), noise.point(0.123 + 0.1 * rep)[None]])
+        want = np.stack([np.append(p.query(xs[:60 + 40 * rep]), p(0.123 + 0.1 * rep)) for p in paths], -1)
+        np.testing.assert_allclose(got, want, atol=1e-13, rtol=0)
+        if rep == 2:
+            noise.reset()
+            for p in paths:
+                p.reset()
+
+
+def test_affine_scan_equals_sequential_recursion():
+    """Both solvers of the recursion (closed form per chain; recursive doubling for many chains or
+    when weight products underflow) equal the sequential loop."""
+    from privrl.q_learning.gaussian_process import _affine_scan
+    rng = np.random.default_rng(4)
+    cases = [rng.random(k) * (rng.random(k) > 0.1) for k in (1, 2, 7, 64, 1000)]   # random chain breaks
+    cases += [np.full(1000, 0.999), np.full(1000, 0.3), np.r_[0.0, np.full(299, 0.99), 0.0, np.full(99, 0.5)]]
+    for w in cases:
+        c = rng.normal(size=(len(w), 2))
+        z, want = np.zeros(2), []
+        for wk, ck in zip(w, c):
+            z = wk * z + ck
+            want.append(z)
+        np.testing.assert_allclose(_affine_scan(w, c), np.array(want), atol=1e-12, rtol=0)

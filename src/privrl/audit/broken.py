@@ -17,8 +17,7 @@ from privrl.privacy.mechanisms import SymmetricGaussianMatrixMechanism
 from privrl.privacy.noise import NoiseSource
 from privrl.privacy.release import Release
 
-__all__ = ["NOISE_DIVISOR", "divide_noise", "divide_noise_scale", "DiagonalNoiseFreeMatrixMechanism",
-           "EveryOtherDrawNoiseFree"]
+__all__ = ["NOISE_DIVISOR", "divide_noise", "DiagonalNoiseFreeMatrixMechanism", "EveryOtherDrawNoiseFree"]
 
 #: The noise divisor of the "noise-div-10" controls.
 NOISE_DIVISOR = 10.0
@@ -33,15 +32,6 @@ def divide_noise(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:
     claimed = mechanism.event()
     broken.noise_multiplier = mechanism.noise_multiplier / divisor
     broken.event = lambda: claimed  # type: ignore[method-assign]
-    return broken
-
-
-def divide_noise_scale(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:
-    """A copy of a release object whose ``release`` draws ``noise_scale(...)``-scaled noise (DP-LSW,
-    DP-LSL) with that scale ``divisor`` times smaller; works on frozen dataclasses."""
-    divisor = check_scalar(divisor, "divisor", owner="divide_noise_scale", low=1.0, closed="neither")
-    broken = copy.copy(mechanism)
-    object.__setattr__(broken, "noise_scale", lambda *a, **k: mechanism.noise_scale(*a, **k) / divisor)
     return broken
 
 

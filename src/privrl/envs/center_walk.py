@@ -11,10 +11,12 @@ Reference undiscounted returns (spec §5.1; checked in ``tests/q_learning/test_e
 policy (right iff s < 0.5) 20.71, uniform random 10.86, always one direction 0.92 (post-move
 rewards); 20.54 / 10.90 / 1.17 with pre-move rewards. Maximum possible 25.
 
-:class:`UnitBoxObservation` rescales any Box observation to [0, 1]^d from its declared bounds
-(the paper's "any bounded interval is rescaled", §2.1). States are *not* private in this paper's
-model, so bounds may also be supplied by the user for unbounded coordinates (CartPole), and
-values outside them are clipped.
+:class:`UnitBoxObservation` rescales any Box observation to [0, 1]^d, ``(obs - low) / (high - low)``,
+from public bounds (the paper's "any bounded interval is rescaled", §2.1): the space's declared
+bounds by default, the user's for unbounded coordinates (CartPole's velocities). The estimators of
+:mod:`privrl.q_learning` apply the same map themselves (their ``obs_low``/``obs_high``); the wrapper
+is for users who feed their own observations. An observation outside the bounds is an error (the
+functional-noise analysis is on [0, 1]) unless ``clip=True`` asks for clipping.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from privrl._validation import check_array, check_scalar, param_error
+from privrl._validation import check_scalar, param_error
+from privrl.errors import InvalidDataError
 
-__all__ = ["CenterWalkEnv", "UnitBoxObservation", "threshold_policy", "make_unit_env",
+__all__ = ["CenterWalkEnv", "UnitBoxObservation", "threshold_policy", "make_env", "make_unit_env",
            "REFERENCE_RETURNS"]
 
 #: spec §5.1 (2e5 simulated episodes): (post-move rewards, pre-move rewards)
@@ -74,38 +77,64 @@ def threshold_policy(obs: Any) -> int:
 class UnitBoxObservation(gym.ObservationWrapper):
     """Affine map of a Box observation to [0, 1]^d: ``(obs - low) / (high - low)``.
 
-    ``low``/``high`` default to the space's declared bounds and must be finite.
+    ``low``/``high`` (public bounds, one per coordinate) default to the space's declared bounds and
+    must be finite: for an unbounded space (CartPole) give them. An observation outside them raises
+    :class:`~privrl.errors.InvalidDataError` unless ``clip=True``.
     """
 
-    def __init__(self, env: gym.Env, *, low: Any = None, high: Any = None) -> None:
+    def __init__(self, env: gym.Env, *, low: Any = None, high: Any = None, clip: bool = False) -> None:
         super().__init__(env)
+        owner = "UnitBoxObservation"
         space = env.observation_space
         if not isinstance(space, gym.spaces.Box):
-            raise param_error("env", "UnitBoxObservation", "an environment with a Box observation space",
-                              type(space).__name__)
-        lo = np.asarray(space.low if low is None else low, float).ravel()
-        hi = np.asarray(space.high if high is None else high, float).ravel()
-        check_array(lo, "low", owner="UnitBoxObservation", shape=(int(np.prod(space.shape)),))
-        check_array(hi, "high", owner="UnitBoxObservation", shape=(int(np.prod(space.shape)),))
+            raise param_error("env", owner, "an environment with a Box observation space", type(space).__name__)
+        d = int(np.prod(space.shape))
+        bounds = []
+        for name, given, declared in (("low", low, space.low), ("high", high, space.high)):
+            arr = np.asarray(declared if given is None else given, float).ravel()
+            if arr.shape != (d,):
+                raise param_error(name, owner, f"{d} bounds (one per observation coordinate)", f"{arr.size} values")
+            bad = np.flatnonzero(~np.isfinite(arr))
+            if bad.size:
+                raise param_error(name, owner, "finite in every coordinate: the observation space is unbounded in "
+                                  f"coordinates {bad.tolist()}, so give public finite bounds",
+                                  "the space's own bounds" if given is None else arr.tolist())
+            bounds.append(arr)
+        lo, hi = bounds
         if np.any(hi <= lo):
-            raise param_error("high", "UnitBoxObservation", "greater than 'low' in every coordinate", hi.tolist())
-        self._low, self._span = lo, hi - lo
+            raise param_error("high", owner, "greater than 'low' in every coordinate", hi.tolist())
+        self._low, self._span, self._clip = lo, hi - lo, bool(clip)
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=lo.shape, dtype=np.float64)
 
     def observation(self, observation: Any) -> np.ndarray:
-        return np.clip((np.asarray(observation, float).ravel() - self._low) / self._span, 0.0, 1.0)
+        unit = (np.asarray(observation, float).ravel() - self._low) / self._span
+        if self._clip:
+            return np.clip(unit, 0.0, 1.0)
+        if not (np.all(unit >= 0.0) and np.all(unit <= 1.0)):
+            raise InvalidDataError("UnitBoxObservation: an observation lies outside the declared bounds; give "
+                                   "wider public bounds ('low' and 'high') or clip=True.")
+        return unit
 
 
-def make_unit_env(env_id: str, **kwargs: Any) -> gym.Env:
-    """``gymnasium.make(env_id)`` with a discrete action space, rescaled to [0, 1]^d."""
+def make_env(env_id: str, *, owner: str = "make_env", **kwargs: Any) -> gym.Env:
+    """``gymnasium.make(env_id)`` (privrl's ids registered first); an unknown id or one without a
+    Discrete action space is a one-line error naming ``env``."""
     _ensure_registered()
-    env = gym.make(env_id, **kwargs)
+    try:
+        env = gym.make(env_id, **kwargs)
+    except gym.error.Error as exc:
+        raise param_error("env", owner, f"a registered Gymnasium id ({type(exc).__name__})", env_id) from None
     if not isinstance(env.action_space, gym.spaces.Discrete):
-        raise param_error("env", "make_unit_env", "an environment with a Discrete action space",
-                          type(env.action_space).__name__)
+        raise param_error("env", owner, "an environment with a Discrete action space", type(env.action_space).__name__)
+    return env
+
+
+def make_unit_env(env_id: str, *, low: Any = None, high: Any = None, **kwargs: Any) -> gym.Env:
+    """:func:`make_env` with observations rescaled to [0, 1]^d (:class:`UnitBoxObservation`)."""
+    env = make_env(env_id, owner="make_unit_env", **kwargs)
     if env_id == "privrl/CenterWalk-v0":
         return env
-    return UnitBoxObservation(env)
+    return UnitBoxObservation(env, low=low, high=high)
 
 
 def _ensure_registered() -> None:

@@ -23,16 +23,18 @@ while the values V are identical.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from privrl._rng import RngLike, as_generator
-from privrl._validation import check_scalar
+from privrl._validation import check_scalar, param_error
 
 __all__ = ["ChainBatch", "chain_values", "chain_transition_matrix", "chain_visit_probabilities",
            "chain_model", "make_chain_env", "sample_chain_durations", "sample_chain",
-           "chain_statistics", "sample_chain_statistics"]
+           "chain_statistics", "sample_chain_statistics", "sample_chain_statistics_nested"]
 
 _OWNER = "chain"
 
@@ -162,7 +164,7 @@ def sample_chain(n_trajectories: int, *, n_states: int = 40, stay_probability: f
 
 def chain_statistics(batch: ChainBatch, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Counts |X_s| and average first-visit returns F_X of a chain batch, straight from the
-    sojourn times (equal to :func:`~privrl.algorithms.policy_evaluation.first_visit_statistics`
+    sojourn times (equal to :func:`~privrl.policy_evaluation.first_visit_statistics`
     on :func:`sample_chain`'s dataset; a test checks it). A trajectory through s earns its reward
     τ_s − 1 steps after first entering s, τ_s = Σ_{s' ≥ s} D_{s'}, so F_{x,s} = γ^{τ_s − 1}."""
     n = batch.n_states
@@ -198,3 +200,74 @@ def sample_chain_statistics(n_trajectories: int, gamma: float, *, n_states: int 
         counts += c
         sums += c * f
     return counts, np.divide(sums, counts, out=np.zeros(n), where=counts > 0)
+
+
+def _geometric_pvals(stay_probability: float) -> np.ndarray:
+    """P(D = d), d = 1..K, for the sojourn time D ~ Geometric(1 − p), then the tail P(D > K)
+    (K such that the tail is below 1e-12; the tail is sampled exactly where it occurs)."""
+    p = float(stay_probability)
+    k = 1 if p == 0.0 else max(1, int(math.ceil(math.log(1e-12) / math.log(p))))
+    pmf = (1.0 - p) * p ** np.arange(k)
+    return np.append(pmf, max(0.0, 1.0 - pmf.sum()))
+
+
+def _chain_increment(m: int, gamma: float, n: int, stay_probability: float,
+                     gen: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Counts and first-visit return *sums* of m fresh chain trajectories, exactly in law, by
+    histograms of τ_s = Σ_{s' ≥ s} D_{s'} instead of per-trajectory draws (cost independent of m).
+
+    Starts: n_j ~ Multinomial(m, 1/N). Going down from s = N−2, the trajectories visiting s are
+    those visiting s+1 minus the n_{s+1} that start there — a uniformly random subset, because
+    sojourn times are independent of starts, so their τ-histogram loses a multivariate
+    hypergeometric draw — and each remaining τ grows by an independent D_s: the histogram is split
+    multinomially over the geometric pmf. F_{x,s} = γ^{τ_s − 1} (:func:`chain_statistics`)."""
+    starts = gen.multinomial(m, np.full(n, 1.0 / n))
+    counts = np.cumsum(starts).astype(np.int64)
+    counts[n - 1] = m
+    sums = np.zeros(n)
+    pvals = _geometric_pvals(stay_probability)
+    k = pvals.size - 1
+    hist = np.zeros(1, dtype=np.int64)  # hist[τ]: τ = 0 before the first state is added
+    hist[0] = counts[n - 2]
+    for s in range(n - 2, -1, -1):
+        if s < n - 2 and starts[s + 1]:
+            hist = hist - gen.multivariate_hypergeometric(hist, int(starts[s + 1]), method="marginals")
+        nz = np.flatnonzero(hist)
+        new = np.zeros(hist.size + k, dtype=np.int64)
+        if nz.size:
+            lo = int(nz[0])
+            split = gen.multinomial(hist[lo:], pvals)  # (bins, k + 1): columns d = 1..k, then the tail
+            width = hist.size - lo
+            for d in range(1, k + 1):
+                new[lo + d: lo + d + width] += split[:, d - 1]
+            for tau in np.flatnonzero(split[:, k]):  # D > k: exact draws for the (rare) tail
+                extra = k + gen.geometric(1.0 - stay_probability, size=int(split[tau, k]))
+                top = lo + int(tau) + extra
+                if top.max() >= new.size:
+                    new = np.concatenate([new, np.zeros(int(top.max()) + 1 - new.size, dtype=np.int64)])
+                np.add.at(new, top, 1)
+        hist = new
+        tau_values = np.arange(hist.size)
+        live = hist > 0
+        sums[s] = float(np.sum(hist[live] * np.power(float(gamma), tau_values[live] - 1.0)))
+    return counts, sums
+
+
+def sample_chain_statistics_nested(batch_sizes: Sequence[int], gamma: float, *, n_states: int = 40,
+                                   stay_probability: float = 0.5,
+                                   rng: RngLike = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Counts and F_X of nested batches X_1 ⊂ X_2 ⊂ … of sizes m_1 < m_2 < … (each an i.i.d. batch
+    of chain trajectories, every one a prefix of the next): the statistics of a batch are sums over
+    its trajectories, so each is the previous one plus a fresh increment (:func:`_chain_increment`,
+    exact in law, time and memory independent of m). One call serves a whole batch grid."""
+    n, p, g = _check(n_states, stay_probability, gamma)
+    sizes = [check_scalar(m, "batch_sizes", owner=_OWNER, kind=int, low=1) for m in batch_sizes]
+    if any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise param_error("batch_sizes", _OWNER, "strictly increasing batch sizes", list(batch_sizes))
+    gen = as_generator(rng)
+    counts, sums, done, out = np.zeros(n, dtype=np.int64), np.zeros(n), 0, []
+    for m in sizes:
+        c, s = _chain_increment(m - done, g, n, p, gen)
+        counts, sums, done = counts + c, sums + s, m
+        out.append((counts.copy(), np.divide(sums, counts, out=np.zeros(n), where=counts > 0)))
+    return out

@@ -7,8 +7,9 @@
 * ``ν_h(0) = (0,…,0, α_{h,1}, α_{h,2})``, ``ν_h(1) = (0,…,0, 1−α_{h,1}, 1−α_{h,2})``;
 * ``θ_h = (r_h/8, 0, r_h/8, 1/2 − r_h/2, r_h/8, 0, r_h/8, 0, r_h/2, 1/2 − r_h/2)`` (minus signs
   reconstructed so that rewards lie in [0, 1], spec A-E3);
-* ``α_{h,1}, α_{h,2}, r_h ~ Uniform[0,1]`` i.i.d., drawn from ``numpy.random.default_rng(seed)``
-  in the order ``alpha = rng.random((H, 2))`` then ``r = rng.random(H)``;
+* ``α_{h,1}, α_{h,2}, r_h ~ Uniform[0,1]`` i.i.d., drawn from ``rng`` (an int seed — the same
+  instance as ``numpy.random.default_rng(seed)`` — or a Generator) in the order
+  ``alpha = rng.random((H, 2))`` then ``r = rng.random(H)``;
 * behaviour policy ``µ(0) = p = 0.6``, ``µ(a) = (1−p)/99`` otherwise; uniform initial state.
 
 The raw features have ``||φ||_2 <= sqrt(7)`` (6 bits + one indicator), which breaks the paper's
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._rng import RngLike, as_generator, rng_or_deprecated_seed
 from privrl._validation import check_option, check_scalar
 from privrl.envs.linear import LinearMDP
 
@@ -50,14 +52,16 @@ def synthetic_features(bit_order: str = "msb") -> np.ndarray:
     return phi
 
 
-def synthetic_linear_mdp(*, horizon: int = 20, seed: int = 0, bit_order: str = "msb",
-                         normalize: bool = True) -> LinearMDP:
-    """One instance of the Appendix F MDP (``seed`` draws ``α`` and ``r_h``)."""
+def synthetic_linear_mdp(*, horizon: int = 20, rng: RngLike = 0, bit_order: str = "msb",
+                         normalize: bool = True, seed: int | None = None) -> LinearMDP:
+    """One instance of the Appendix F MDP: ``rng`` (an int seed, default 0 — the instance of
+    ``privrl/SyntheticLinearMDP-v0`` — or a Generator) draws ``α`` and ``r_h``. ``seed`` is the
+    deprecated name of an int ``rng``."""
+    rng = rng_or_deprecated_seed(rng, seed, "synthetic_linear_mdp", default=0)
     horizon = check_scalar(horizon, "horizon", kind=int, owner="synthetic_linear_mdp", low=1)
-    seed = check_scalar(seed, "seed", kind=int, owner="synthetic_linear_mdp", low=0)
-    rng = np.random.default_rng(seed)
-    alpha = rng.random((horizon, 2))
-    rh = rng.random(horizon)
+    gen = as_generator(rng)
+    alpha = gen.random((horizon, 2))
+    rh = gen.random(horizon)
     nu = np.zeros((horizon, N_STATES, DIM))
     nu[:, 0, 8:] = alpha
     nu[:, 1, 8:] = 1.0 - alpha
@@ -67,10 +71,11 @@ def synthetic_linear_mdp(*, horizon: int = 20, seed: int = 0, bit_order: str = "
     theta[:, 8] = rh / 2.0
     theta[:, 9] = 0.5 - rh / 2.0
     phi = synthetic_features(bit_order)
+    label = f"seed={int(rng)}, " if isinstance(rng, (int, np.integer)) else ""
     if normalize:
         phi, nu, theta = phi / FEATURE_SCALE, nu * FEATURE_SCALE, theta * FEATURE_SCALE
     return LinearMDP(phi, nu, theta, feature_norm_bound=1.0 if normalize else None,
-                     name=f"SyntheticLinearMDP(seed={seed}, bit_order={bit_order})")
+                     name=f"SyntheticLinearMDP({label}bit_order={bit_order})")
 
 
 def synthetic_behaviour_policy(p: float = 0.6) -> np.ndarray:
@@ -83,7 +88,7 @@ def synthetic_behaviour_policy(p: float = 0.6) -> np.ndarray:
 
 def make_synthetic_linear_env(**kwargs: Any) -> Any:
     """Entry point of ``privrl/SyntheticLinearMDP-v0``: a :class:`privrl.envs.gym.TabularEnv` over
-    :func:`synthetic_linear_mdp` (keyword arguments are passed on)."""
+    :func:`synthetic_linear_mdp` (keyword arguments, e.g. ``rng=3``, are passed on)."""
     from privrl.envs.gym import TabularEnv
 
     mdp = synthetic_linear_mdp(**kwargs)

@@ -2,7 +2,9 @@
 
 ``make reproduce-paper`` runs ``privrl reproduce --scale paper --out results/paper`` and then::
 
-    python -m privrl.experiments.evidence results/paper docs/results --wall-seconds N
+    privrl report results/paper --evidence docs/results --wall-seconds N
+
+(``python -m privrl.experiments.evidence results/paper docs/results --wall-seconds N`` does the same)
 
 which writes into ``docs/results/``:
 

@@ -64,7 +64,14 @@ def all_frontiers() -> dict[str, Frontier]:
 
 
 def get_frontier(algorithm: str) -> Frontier:
-    """The frontier of ``algorithm``; an unknown name is a one-line error listing the known ones."""
+    """The frontier of ``algorithm``, matched case-insensitively (``dp-lsw`` finds the frontier
+    registered as ``DP-LSW``, which keeps its display name); an unknown or ambiguous name is a
+    one-line error listing the known ones."""
+    known = _registry.entries("frontier")
+    if isinstance(algorithm, str) and algorithm not in known:
+        matches = [name for name in known if name.lower() == algorithm.lower()]
+        if len(matches) == 1:
+            return known[matches[0]]
     return _registry.get("frontier", algorithm, parameter="algorithm", owner="privrl frontier")
 
 
@@ -111,9 +118,11 @@ def frontier_table(df: Any, metric: str) -> Any:
     return table.rename(columns={"count": "n_seeds"}).drop(columns=["std"])
 
 
-def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None) -> list[Path]:
+def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
+                  logy: bool = False) -> list[Path]:
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
-    non-private reference as a horizontal band; PNG (+ PDF) under ``out_dir``."""
+    non-private reference as a horizontal band (``logy``: log utility axis); PNG (+ PDF) under
+    ``out_dir``."""
     from privrl.experiments.plots import new_figure, save_figure
 
     table = frontier_table(df, frontier.metric)
@@ -132,6 +141,8 @@ def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: st
         ax.axhline(mean, color="black", linestyle="--", label="non-private")
         ax.axhspan(mean - se, mean + se, color="black", alpha=0.1)
     ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
     ax.set_xlabel("ε (δ fixed; ρ budgets converted by the experiment)")
     ax.set_ylabel(f"{frontier.metric} ({'lower' if frontier.lower_is_better else 'higher'} is better)")
     ax.set_title(title or f"{frontier.algorithm}: privacy–utility frontier")

@@ -1,14 +1,23 @@
-"""``privrl fit ALGORITHM``: one command per algorithm, registered by the algorithm's paper module.
+"""``privrl fit ALGORITHM``: one command per algorithm, registered by the algorithm's family package.
 
 A :class:`FitCommand` adds its options to an argparse sub-parser and runs on the parsed
 arguments, returning a :class:`FitOutput`; the command line writes the fitted result and the
 privacy certificate (:func:`privrl.certificate.make_certificate`).
 
 A command declares what it accepts, so that its help page lists exactly that and anything else
-is refused with one line: ``sources`` (``--data`` and/or ``--env``) and ``budget`` (``"any"``:
+is refused with one line: ``sources`` (``--data`` and/or ``--env``), ``budget`` (``"any"``:
 ``--epsilon [--delta]`` or ``--rho``; ``"epsilon"``: ``--epsilon [--delta]`` only; ``"none"``: a
-non-private algorithm, which takes no budget). The helpers below turn user input into objects with
-errors that name command-line options, never Python keywords: :func:`count_type` (bounded counts),
+non-private algorithm, which takes no budget) and ``estimator`` (the class whose declared
+parameters, :attr:`privrl.base.Estimator.params`, become one ``--flag`` each, minus ``exclude``).
+
+Estimator options come from the declaration, never from a hand-written copy:
+:func:`add_estimator_options` adds them (help from ``Param.help`` and ``Param.describe()``),
+:func:`estimator_params` reads them back as constructor keywords, :func:`build_estimator` builds
+and validates the estimator (with ``args.budget`` when it declares ``budget``), and
+:func:`option_error` turns the estimator's one-line error ("The 'lam' parameter of DPVAPVI must
+be ...") into one naming the option ("The '--lam' option must be ..."); ``privrl fit`` applies it
+to every command. The other helpers turn user input into objects with errors that name
+command-line options, never Python keywords: :func:`count_type` (bounded counts),
 :func:`make_env` (Gymnasium ids) and :func:`load_user_dataset` (``--data`` with
 ``--reward-bounds`` and ``--pad-to-horizon``).
 """
@@ -17,8 +26,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +37,8 @@ from privrl.errors import InvalidDataError, InvalidParameterError
 
 __all__ = ["FitCommand", "FitOutput", "register_fit", "all_fit_commands", "get_fit_command",
            "BUDGET_KINDS", "MAX_EPISODES", "MAX_TRANSITIONS", "count_type", "make_env",
-           "load_user_dataset", "check_transitions"]
+           "load_user_dataset", "check_transitions", "estimator_options", "add_estimator_options",
+           "estimator_params", "build_estimator", "option_error", "OPTIONS_DEST"]
 
 #: what a command accepts as a budget
 BUDGET_KINDS = ("any", "epsilon", "none")
@@ -65,12 +76,24 @@ class FitCommand:
     sources: tuple[str, ...] = ("data", "env")
     budget: str = "any"
     budget_required: bool = True
+    estimator: type | None = None
+    exclude: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.sources or set(self.sources) - {"data", "env"}:
             raise ValueError(f"FitCommand {self.name!r}: sources must be a non-empty subset of ('data', 'env')")
         if self.budget not in BUDGET_KINDS:
             raise ValueError(f"FitCommand {self.name!r}: budget must be one of {BUDGET_KINDS}")
+        object.__setattr__(self, "exclude", tuple(self.exclude))
+        if self.exclude and self.estimator is None:
+            raise ValueError(f"FitCommand {self.name!r}: exclude needs an estimator")
+        if self.estimator is not None:
+            estimator_options(self.estimator, exclude=self.exclude)  # unknown names fail at registration
+
+    @property
+    def budget_options(self) -> str:
+        """The budget options this command accepts, as named in messages."""
+        return {"any": "--epsilon/--delta/--rho", "epsilon": "--epsilon/--delta", "none": "none"}[self.budget]
 
 
 def register_fit(command: FitCommand) -> FitCommand:
@@ -88,6 +111,134 @@ def all_fit_commands() -> dict[str, FitCommand]:
 def get_fit_command(name: str) -> FitCommand:
     """The fit command ``name``; an unknown name is a one-line error listing the known ones."""
     return _registry.get("fit", name)
+
+
+# --------------------------------------------------------------------------- estimator options
+#: ``args`` attribute (set by :func:`add_estimator_options`) mapping each estimator class to the
+#: names of its parameters that are options of the command
+OPTIONS_DEST = "estimator_options"
+_NOT_OPTIONS = ("budget", "array", "object")   # the command supplies these (--epsilon..., --data, --env)
+
+
+def estimator_options(estimator: type, *, exclude: Sequence[str] = ()) -> list[Any]:
+    """The declared parameters (:class:`~privrl._params.Param`) of ``estimator`` that are options:
+    all of ``estimator.params`` except kinds ``budget``/``array``/``object``, ``cli=False`` and the
+    names in ``exclude``. An ``exclude`` name that is not declared is a ``ValueError`` (a typo
+    would otherwise add the option silently)."""
+    declared = tuple(getattr(estimator, "params", ()))
+    if not declared:
+        raise ValueError(f"{getattr(estimator, '__name__', estimator)!r} declares no parameters (params = (Param(...), ...))")
+    unknown = sorted(set(exclude) - {p.name for p in declared})
+    if unknown:
+        raise ValueError(f"exclude names {unknown}, which {estimator.__name__} does not declare; declared: "
+                         f"{[p.name for p in declared]}")
+    return [p for p in declared if p.name not in set(exclude) and p.kind not in _NOT_OPTIONS
+            and p.cli_option() is not None]
+
+
+def _cli_describe(p: Any) -> str:
+    """``Param.describe()`` without the "or None" a command line cannot express (omit the option)."""
+    if p.kind == "bool":
+        return "true or false"
+    text = p.describe()
+    return text[: -len(" or None")] if p.none_ok and text.endswith(" or None") else text
+
+
+def _option_help(p: Any) -> str:
+    default = "required" if p.required else f"default {p.default!r}"
+    text = f"{p.help} ({_cli_describe(p)}; {default})" if p.help else f"{_cli_describe(p)}; {default}"
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def _bool_type(parse: Callable[[str], bool]) -> Callable[[str], bool]:
+    def parse_bool(text: str) -> bool:
+        try:
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}") from None
+    return parse_bool
+
+
+def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
+                          exclude: Sequence[str] = ()) -> list[Any]:
+    """Add one ``--flag`` per option parameter of ``estimator`` (:func:`estimator_options`), in a
+    group of their own; return those parameters.
+
+    Each option is ``Param.cli_option()`` (the declared default, choices and number parsing) with
+    help from ``Param.help`` and ``Param.describe()``; a bool is ``--flag [true|false]`` (the bare
+    flag means true). Values are validated by the estimator (:func:`build_estimator`), whose
+    errors :func:`option_error` words with the flag. The parameters added are recorded in
+    ``args.estimator_options`` (:data:`OPTIONS_DEST`) for :func:`estimator_params`.
+    """
+    params = estimator_options(estimator, exclude=exclude)
+    taken = [p.flag for p in params if p.flag in parser._option_string_actions]
+    if taken:   # checked before anything is added: a failed call leaves the parser as it was
+        raise ValueError(f"{', '.join(taken)} of {estimator.__name__} clash with options the command adds "
+                         "itself: name them in exclude")
+    group = parser.add_argument_group(
+        f"parameters of {estimator.__name__}",
+        f"declared in {estimator.__module__}.{estimator.__name__}.params; validated when the estimator is built")
+    for p in params:
+        kwargs = dict(p.cli_option())
+        kwargs["help"] = _option_help(p)
+        if p.kind == "bool":
+            kwargs.update(nargs="?", const=True, type=_bool_type(kwargs["type"]))
+        group.add_argument(p.flag, **kwargs)
+    recorded = dict(parser.get_default(OPTIONS_DEST) or {})
+    recorded[estimator] = tuple(p.name for p in params)
+    parser.set_defaults(**{OPTIONS_DEST: recorded})
+    return params
+
+
+def estimator_params(args: argparse.Namespace, estimator: type) -> dict[str, Any]:
+    """Constructor keywords from the parsed options of ``estimator``: every option parameter, the
+    user's value or the declared default (so the estimator, and its certificate's ``params``,
+    carry the effective value of each)."""
+    recorded = getattr(args, OPTIONS_DEST, None) or {}
+    if estimator not in recorded:
+        raise ValueError(f"the options of {estimator.__name__} were not added to this command: use "
+                         "FitCommand(estimator=...) or add_estimator_options")
+    return {name: getattr(args, name) for name in recorded[estimator]}
+
+
+def build_estimator(args: argparse.Namespace, estimator: type, **given: Any) -> Any:
+    """``estimator(**estimator_params(args, estimator), **given)`` — with ``budget=args.budget``
+    when it declares a budget and ``given`` has none — validated at once (``_validated()``), so a
+    bad option fails before any data are read; the error names the parameter, and ``privrl fit``
+    words it with the option (:func:`option_error`)."""
+    kwargs = estimator_params(args, estimator)
+    if "budget" in {p.name for p in getattr(estimator, "params", ())} and "budget" not in given:
+        kwargs["budget"] = args.budget
+    kwargs.update(given)
+    est = estimator(**kwargs)
+    est._validated()
+    return est
+
+
+_PARAM_MESSAGE = re.compile(r"The '(?P<name>[A-Za-z_]\w*)' parameter of (?P<owner>[A-Za-z_]\w*)(?:\.\w+)* "
+                            r"(?P<rest>.*)", re.DOTALL)
+
+
+def option_error(exc: InvalidParameterError, args: argparse.Namespace,
+                 budget_options: str = "--epsilon/--delta/--rho") -> InvalidParameterError:
+    """``exc`` worded for the command line: "The 'lam' parameter of DPVAPVI must be a float in
+    (0.0, inf) or None. Got -1.0 instead." becomes "The '--lam' option must be a float in (0.0,
+    inf). Got -1.0 instead." when ``--lam`` is an option of DPVAPVI in ``args``, and an error about
+    the ``budget`` parameter names ``budget_options``. Any other error is returned unchanged."""
+    match = _PARAM_MESSAGE.fullmatch(str(exc))
+    if match is None:
+        return exc
+    name, owner, rest = match["name"], match["owner"], match["rest"]
+    for estimator, names in (getattr(args, OPTIONS_DEST, None) or {}).items():
+        if estimator.__name__ != owner:
+            continue
+        if name in names:
+            p = estimator.param(name)
+            rest = rest.replace(p.describe(), _cli_describe(p), 1)
+            return InvalidParameterError(f"The '{p.flag}' option {rest}")
+        if name == "budget" and any(p.name == "budget" for p in estimator.params):
+            return InvalidParameterError(f"The budget ({budget_options}) {rest}")
+    return exc
 
 
 # --------------------------------------------------------------------------- argument types
@@ -204,7 +355,7 @@ def _load_minari(source: str, bounds: Any, option: str) -> Any:
             f"The '{option}' option {source!r} is not a .npz file, and reading Minari dataset ids needs "
             "the 'minari' extra (pip install 'privrl[minari]')."
         ) from None
-    kwargs = {} if bounds is None else {"reward_bounds": tuple(bounds)}
+    kwargs: dict[str, Any] = {} if bounds is None else {"reward_bounds": tuple(bounds)}
     try:
         return from_minari(source, **kwargs)
     except MinariNotFoundError:

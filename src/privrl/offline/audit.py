@@ -90,7 +90,7 @@ def _dataset_pair() -> tuple[dict, dict]:
     from privrl.envs.random_tabular import random_tabular_mdp
     from privrl.offline._common import padded_episodes
 
-    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=3, seed=0).to_tabular()
+    mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=3, rng=0).to_tabular()
     data = mdp.sample(np.full((3, 2), 0.5), 30, rng=0)
     neighbour, _, _ = replace_one_trajectory(data, strategy="rarest", n_states=3, n_actions=2)
     return tuple(padded_episodes(d, "dp-apvi-dataset audit", n_states=3, n_actions=2)  # type: ignore[return-value]

@@ -109,14 +109,14 @@ TABULAR_DEVIATIONS = (
 @functools.lru_cache(maxsize=8)
 def linear_instance(seed: int) -> LinearMDP:
     """The Appendix F linear MDP (H = 20, features scaled by 1/√7) with instance seed ``seed``."""
-    return synthetic_linear_mdp(horizon=HORIZON, seed=seed)
+    return synthetic_linear_mdp(horizon=HORIZON, rng=seed)
 
 
 @functools.lru_cache(maxsize=4)
 def tabular_benchmark(name: str) -> tuple[LinearMDP, np.ndarray]:
     """``(model, behaviour policy)`` of a tabular benchmark: ``"random"`` or ``"frozenlake"``."""
     if name == "random":
-        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, seed=0)
+        mdp = random_tabular_mdp(n_states=10, n_actions=5, horizon=10, rng=0)
     else:
         import gymnasium as gym
 
@@ -273,7 +273,6 @@ def _plot_linear(df: Any, out: Path, name: str, title: str) -> list[Path]:
     fig, axes = new_figure(ncols=2, width=5.2)
     _plot_panels(axes[0], df, "K", f"{title}: K on a log axis", logx=True)
     _plot_panels(axes[1], df, "K", f"{title}: the paper's axis (K ≤ 1000)", logx=False, xmax=1000)
-    fig.tight_layout()
     return save_figure(fig, out, name)
 
 
@@ -444,7 +443,6 @@ def _plot_tabular(df: Any, out: Path) -> list[Path]:
             part = df[(df["benchmark"] == bench) & (df["constants"] == constants)]
             if len(part):
                 _plot_panels(axes[i, j], part, "n", f"{bench}: {constants} constants", logx=True)
-    fig.tight_layout()
     return save_figure(fig, out, "qiao2023-tabular")
 
 

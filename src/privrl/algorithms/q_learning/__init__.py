@@ -1,30 +1,10 @@
-"""DP Q-learning with functional noise (Wang & Hegde 2019) and its baselines.
+"""Old import path of the Q-learning family (now :mod:`privrl.q_learning`).
 
-``DPQLearning`` etc. need torch (extra ``deep``); it is imported only when training.
+Kept only for ``privrl.fitters.q_learning`` (another change moves the fit commands); delete it then.
 """
 
-from privrl.algorithms.q_learning.calibration import (
-    FunctionalNoiseCalibration,
-    calibrate_functional_noise,
-    delta_g,
-    dpsgd_noise_multiplier,
-    epsilon_exact,
-    epsilon_paper,
-    input_perturbation_std,
-    sigma_paper_printed,
-    sigma_paper_proof,
+from privrl.q_learning import *  # noqa: F403
+from privrl.q_learning import (
+    __all__,  # noqa: F401
+    __getattr__,  # noqa: F401
 )
-from privrl.algorithms.q_learning.configs import CONFIGS, TrainingConfig, get_config
-from privrl.algorithms.q_learning.estimators import (
-    DPQLearning,
-    DPSGDQLearning,
-    InputPerturbationQLearning,
-    QLearning,
-)
-
-__all__ = [
-    "CONFIGS", "DPQLearning", "DPSGDQLearning", "FunctionalNoiseCalibration", "InputPerturbationQLearning",
-    "QLearning", "TrainingConfig", "calibrate_functional_noise", "delta_g", "dpsgd_noise_multiplier",
-    "epsilon_exact", "epsilon_paper", "get_config", "input_perturbation_std", "sigma_paper_printed",
-    "sigma_paper_proof",
-]

@@ -15,9 +15,12 @@ use the smallest β-smooth upper bound of φ (Lemma 4, eq. 16)::
 σ_X = α C √ψ(⟨X⟩) then satisfies (a) because ψ ≥ φ and (b) because ψ(v) ≤ e^β ψ(v') for
 signature neighbours.
 
-This module holds the two constant sets (Lemma 1 and Appendix A's Lemma 14), the signature
+This module holds the two printed constant sets (Lemma 1 and Appendix A's Lemma 14), the signature
 functions φ^w (eq. 15 / Lemma 5) and φ^λ (eq. 12 / Lemma 9, with the paper's ``max`` typo corrected
-to ``min``), and fast exact evaluations of ψ^w and ψ^λ.
+to ``min``), and fast exact evaluations of ψ^w and ψ^λ. The certified calibrations of (α, β) are in
+:mod:`privrl.policy_evaluation.calibration`.
+
+Counts are private: error messages about them never show their values.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import numpy as np
 from privrl._validation import check_array, check_option, check_scalar, param_error
 
 __all__ = [
-    "CONSTANT_SETS",
+    "SMOOTHINGS",
     "smoothing_constants",
     "phi_w",
     "phi_w_k",
@@ -39,16 +42,16 @@ __all__ = [
     "psi_lambda",
 ]
 
-#: ``"main_text"``: Lemma 1 / Algorithms 1–2 (default). ``"appendix_a"``: Lemma 14 (proved in
-#: the paper's Appendix A, worse constants, needs ε ≤ 5).
-CONSTANT_SETS = ("main_text", "appendix_a")
+#: The printed smoothing constants: ``"main_text"``: Lemma 1 / Algorithms 1–2 (default).
+#: ``"appendix_a"``: Lemma 14 (proved in the paper's Appendix A, worse constants, needs ε ≤ 5).
+SMOOTHINGS = ("main_text", "appendix_a")
 
 _CHUNK = 1 << 20  # elements per vectorised block when scanning k
 
 
 def smoothing_constants(epsilon: float, delta: float, d: int,
-                        constants: str = "main_text") -> tuple[float, float]:
-    """Noise multiplier α and smoothness β of the smoothed Gaussian mechanism.
+                        smoothing: str = "main_text") -> tuple[float, float]:
+    """Noise multiplier α and smoothness β of the smoothed Gaussian mechanism, as printed.
 
     * ``"main_text"`` (Lemma 1): α = 5√(2 ln(2/δ))/ε, β = ε / (4 (d + ln(2/δ))).
     * ``"appendix_a"`` (Lemma 14): α = 15√(2 ln(4/δ))/ε,
@@ -57,13 +60,13 @@ def smoothing_constants(epsilon: float, delta: float, d: int,
     ``d`` is the dimension of the released vector (number of features).
     """
     owner = "smoothing_constants"
-    check_option(constants, "constants", CONSTANT_SETS, owner=owner)
-    high = 5.0 if constants == "appendix_a" else None
+    check_option(smoothing, "smoothing", SMOOTHINGS, owner=owner)
+    high = 5.0 if smoothing == "appendix_a" else None
     epsilon = check_scalar(epsilon, "epsilon", owner=owner, low=0.0, high=high, closed="right"
                            if high is not None else "neither")
     delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="neither")
     d = check_scalar(d, "d", owner=owner, kind=int, low=1)
-    if constants == "main_text":
+    if smoothing == "main_text":
         log_term = math.log(2.0 / delta)
         return 5.0 * math.sqrt(2.0 * log_term) / epsilon, epsilon / (4.0 * (d + log_term))
     c_delta = math.sqrt(2.0 * math.log(4.0 / delta))
@@ -78,7 +81,7 @@ def _counts(counts: object, owner: str) -> np.ndarray:
     if arr.size == 0:
         raise param_error("counts", owner, "a non-empty 1-D array of visit counts", arr.shape)
     if not np.all(arr == np.floor(arr)):
-        raise param_error("counts", owner, "integer visit counts", counts)
+        raise param_error("counts", owner, "integer visit counts", "non-integer counts")
     return arr.astype(np.int64)
 
 
@@ -167,7 +170,7 @@ def psi_lambda(counts: np.ndarray, rho: np.ndarray, c_lambda: float, m: int, bet
     m = check_scalar(m, "m", owner=owner, kind=int, low=1)
     beta = _beta(beta, owner)
     if c.max() > m:
-        raise param_error("counts", owner, f"counts at most m = {m}", int(c.max()))
+        raise param_error("counts", owner, f"counts at most m = {m}", "a larger count")
     rho_norm = float(np.linalg.norm(rho))
     order = np.argsort(c, kind="stable")
     cs = c[order].astype(np.float64)

@@ -21,61 +21,82 @@ from typing import Any
 
 import numpy as np
 
+from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
-from privrl._validation import check_scalar, param_error
-from privrl.base import Estimator, check_is_fitted
-from privrl.privacy.accounting import ApproxDpEvent, Ledger
+from privrl.base import CALIBRATION, SECURE, PrivateEstimator, check_is_fitted
+from privrl.errors import InvalidDataError
+from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["BalleQLearning"]
 
+# DP-LSW's own switches, passed through when the policy-evaluation family declares them (its
+# release seam adds 'calibration' and 'secure'; before that they are simply not offered here)
+_DPLSW_PARAMS = set(DPLSW._param_names())
+_PASSED = tuple(p for p in (CALIBRATION, SECURE) if p.name in _DPLSW_PARAMS)
 
-class BalleQLearning(Estimator):
-    """Utility reference of Figure 2 (module docstring). ``budget=None`` or infinite: LSW."""
+
+def _check_budget(value: Any, name: str, owner: str) -> Any:
+    if value.is_private and (value.is_zcdp or not value.delta):
+        from privrl._validation import param_error
+
+        raise param_error(name, owner, "an (epsilon, delta) budget with delta > 0 (DP-LSW, Lemma 1)", value)
+    return value
+
+
+class BalleQLearning(PrivateEstimator):
+    """Utility reference of Figure 2 (module docstring). An infinite budget gives LSW regressions.
+
+    Its noise is DP-LSW's own (the policy-evaluation family's release seam): every regression runs
+    the estimator :class:`~privrl.policy_evaluation.DPLSW` (a noise source set with
+    :func:`privrl.testing.use_noise` is handed on to it), and by parallel composition over the
+    disjoint transitions the run's ledger holds one regression's events."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     guarantee = "(epsilon, delta)-DP"
     label = "not DP under the reward-function model"
-
-    def __init__(self, *, budget: PrivacyBudget | None = None, env: Any = "privrl/CenterWalk-v0",
-                 n_samples: int = 5000, n_rounds: int = 10, n_bins: int = 10, gamma: float = 0.9,
-                 explore: float = 0.1, r_max: float = 0.5) -> None:
-        self.budget = budget
-        self.env = env
-        self.n_samples = n_samples
-        self.n_rounds = n_rounds
-        self.n_bins = n_bins
-        self.gamma = gamma
-        self.explore = explore
-        self.r_max = r_max
-
-    @property
-    def is_private(self) -> bool:
-        return self.budget is not None and self.budget.is_private
+    params = (Param("budget", REQUIRED, "the (epsilon, delta) budget of every DP-LSW regression (per "
+                    "transition); an infinite budget gives LSW", kind="budget", cli=False, check=_check_budget),
+              *_PASSED,
+              Param("env", "privrl/CenterWalk-v0", "a Gymnasium id or gymnasium.Env on [0, 1]", kind="object",
+                    cli=False),
+              Param("n_samples", 5000, "environment samples", kind="int", low=1),
+              Param("n_rounds", 10, "rounds of generalised policy iteration", kind="int", low=1),
+              Param("n_bins", 10, "equal state bins of [0, 1] (one-hot features)", kind="int", low=1),
+              Param("gamma", 0.9, "discount of the bootstrapped targets", low=0.0, high=1.0, closed="left"),
+              Param("explore", 0.1, "epsilon-greedy exploration rate", low=0.0, high=1.0),
+              Param("r_max", 0.5, "public reward bound (rewards in [0, r_max])", low=0.0, closed="neither"))
 
     def fit(self, env: Any = None, *, rng: Any = None) -> BalleQLearning:
-        from privrl.algorithms.policy_evaluation import DPLSW, LSW
         from privrl.data import TrajectoryDataset
         from privrl.envs.center_walk import make_unit_env
+        from privrl.testing import use_noise
 
         owner = "BalleQLearning"
-        n = check_scalar(self.n_samples, "n_samples", owner=owner, kind=int, low=1)
-        rounds = check_scalar(self.n_rounds, "n_rounds", owner=owner, kind=int, low=1, high=n)
-        bins = check_scalar(self.n_bins, "n_bins", owner=owner, kind=int, low=1)
-        gamma = check_scalar(self.gamma, "gamma", owner=owner, low=0.0, high=1.0, closed="left")
-        explore = check_scalar(self.explore, "explore", owner=owner, low=0.0, high=1.0)
-        r_max = check_scalar(self.r_max, "r_max", owner=owner, low=0.0, closed="neither")
-        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
-            raise param_error("budget", owner, "a PrivacyBudget or None", self.budget)
-        env = make_unit_env(self.env) if env is None and isinstance(self.env, str) else (env or self.env)
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        n, rounds, bins = p["n_samples"], p["n_rounds"], p["n_bins"]
+        if rounds > n:
+            from privrl._validation import param_error
+
+            raise param_error("n_rounds", owner, f"an int in [1, n_samples = {n}]", rounds)
+        gamma, explore, r_max = p["gamma"], p["explore"], p["r_max"]
+        budget: PrivacyBudget = p["budget"]
+        secure = bool(p.get("secure", False))
+        env = env if env is not None else p["env"]
+        env = make_unit_env(env) if isinstance(env, str) else env
         m = int(env.action_space.n)
         rngs = child_rngs(rng, "env", "policy", "privacy")
+        rel = self._privacy(None if secure else rngs["privacy"])
+        override = getattr(self, "_noise_override", None)
+        extra = {k: p[k] for k in ("calibration", "secure") if k in p}
         f_max = r_max / (1.0 - gamma)
         q = np.zeros((bins, m))
         obs, _ = env.reset(seed=int(rngs["env"].integers(2**31 - 1)))
         returns, ep_ret = [], 0.0
         per_round = [len(c) for c in np.array_split(np.arange(n), rounds)]
+        recorded = False
 
         def to_bin(x: Any) -> int:
             return min(int(float(np.asarray(x).ravel()[0]) * bins), bins - 1)
@@ -90,9 +111,9 @@ class BalleQLearning(Estimator):
                     best = np.flatnonzero(q[b] == q[b].max())
                     a = int(rngs["policy"].choice(best))
                 obs2, r, term, trunc, _ = env.step(a)
-                if not 0.0 <= r <= r_max:
-                    from privrl.errors import InvalidDataError
-                    raise InvalidDataError(f"Received reward {r!r} outside [0, r_max={r_max!r}].")
+                if not 0.0 <= r <= r_max:   # the reward is private: never shown
+                    raise InvalidDataError(f"{owner}: a received reward is outside [0, r_max]; declare a larger "
+                                           "public bound (the 'r_max' parameter).")
                 ep_ret += r
                 trans.append((b, a, float(r), to_bin(obs2), bool(term)))
                 if term or trunc:
@@ -111,18 +132,21 @@ class BalleQLearning(Estimator):
                 data = TrajectoryDataset(s, np.zeros(len(rows), int), y, s, np.arange(len(rows) + 1),
                                          n_states=bins, n_actions=1, reward_bounds=(0.0, f_max))
                 est: Any
-                if self.budget is not None and self.budget.is_private:
-                    est = DPLSW(budget=self.budget, gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False)
+                if budget.is_private:
+                    est = DPLSW(budget=budget, gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False, **extra)
+                    if override is not None:
+                        use_noise(est, override)
                 else:
                     est = LSW(gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False)
-                est.fit(data, rng=rngs["privacy"])
+                est.fit(data, rng=None if secure else rngs["privacy"])
+                if budget.is_private and not recorded:   # parallel composition: one regression's events
+                    for event in est.privacy_ledger_.events:
+                        rel.record(event)
+                    recorded = True
                 new_q[:, a] = est.values_
             q = new_q
         self.q_table_ = q
         self.returns_ = np.asarray(returns)
-        budget = self.budget
-        self.privacy_ledger_ = Ledger([ApproxDpEvent(float(budget.epsilon or 0.0), float(budget.delta or 0.0))]
-                                      if budget is not None and budget.is_private else [])
         return self
 
     def release_q(self, states: Any) -> np.ndarray:

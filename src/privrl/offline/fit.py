@@ -14,6 +14,11 @@ episodes needs ``--pad-to-horizon H``.
 Rewards outside [0, 1] (Taxi, CliffWalking) are mapped affinely onto [0, 1] from the model's public
 ``reward_bounds`` (model and data alike; on fixed-horizon data this keeps the ranking of policies):
 the summary and certificate record the map, and values are reported in the rescaled units.
+
+Every declared parameter of the estimator (``DPAPVI.params`` ...) is an option with its declared
+default (:func:`privrl.fitters.add_estimator_options`); the certificate records them all
+(``params``), the constants the ``constants`` preset resolved to (``extra.constants``) and, for
+DP-APVI, the noise chosen (``mechanism``: what ``--mechanism auto`` meant for the budget).
 """
 
 from __future__ import annotations
@@ -23,19 +28,22 @@ from typing import Any
 
 import numpy as np
 
-from privrl.algorithms.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.base import PrivateEstimator
 from privrl.certificate import make_certificate
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import (
     MAX_EPISODES,
     FitCommand,
     FitOutput,
+    build_estimator,
     check_transitions,
     count_type,
     load_user_dataset,
     make_env,
     register_fit,
 )
+from privrl.offline.linear import DPVAPVI, PEVI, VAPVI
+from privrl.offline.tabular import APVI, DPAPVI
 
 __all__ = ["load_model"]
 
@@ -104,18 +112,17 @@ def _reward_map(model: Any) -> tuple[float, float] | None:
     return (low, high) if high > low else None
 
 
-def _add_common(p: argparse.ArgumentParser, linear: bool) -> None:
+def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
+    """The public model knowledge and sampling options (the estimator's own options are added from
+    its declaration by the command line: ``FitCommand(estimator=...)``)."""
     p.add_argument("--model", default=None, help="environment id whose exact model gives the public "
                    + ("features" if linear else "reward function") + " (a privrl id or a Gymnasium toy-text id)")
     if linear:
         p.add_argument("--features", default=None, help="(S, A, d) .npy feature table (public)")
-        p.add_argument("--lam", type=float, default=1.0, help="ridge parameter λ (default 1)")
-        p.add_argument("--feature-norm-bound", type=float, default=1.0, help="declared max ||φ||₂ (default 1)")
     else:
         p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public)")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
-    p.add_argument("--delta-fail", type=float, default=0.05, help="failure probability δ (default 0.05)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
                    help=f"with --env: trajectories sampled (default 1000, at most {MAX_EPISODES})")
 
@@ -138,6 +145,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
         model = load_model(args.model, horizon=args.horizon, option="--model")
     rmap = None if model is None else _reward_map(model)
     public_file = getattr(args, "features" if linear else "reward", None)
+    public: Any
     if public_file is not None:
         public = _load_public(public_file, "--features" if linear else "--reward")
     elif model is not None:
@@ -188,7 +196,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
 
 
 def _output(est: Any, name: str, args: argparse.Namespace, model: Any, rmap: Any,
-            public: dict[str, Any] | None = None, mechanism: str | None = None) -> FitOutput:
+            public: dict[str, Any]) -> FitOutput:
     summary: dict[str, Any] = {"horizon": int(est.policy_.shape[0]), "n_states": int(est.policy_.shape[1])}
     if rmap is not None:
         summary["reward_rescaled_from"] = list(rmap)
@@ -200,89 +208,41 @@ def _output(est: Any, name: str, args: argparse.Namespace, model: Any, rmap: Any
         v_star = float(init @ backward_induction(P, r)[1][0])
         v_pi = float(init @ evaluate_policy(P, r, est.policy_)[0])
         summary.update(optimal_value=v_star, policy_value=v_pi, gap=v_star - v_pi)
-    delta = args.budget.delta if (args.budget.epsilon is not None and args.budget.delta) else (
-        1e-5 if est.is_private and est.guarantee == "rho-zCDP" else None)
-    extra = dict(public or {})
+    private = est.is_private
+    extra = dict(public)
+    # the values the 'constants' preset gave the knobs left unset (public, data-independent)
+    extra["constants"] = est._constants(est._validated())
     if rmap is not None:
         extra["reward_rescaled_from"] = list(rmap)
-    cert = make_certificate(est, algorithm=name, delta=delta, extra=extra or None,
-                            mechanism=mechanism if est.is_private else None)
+    mechanism = est.resolved_mechanism() if private and isinstance(est, DPAPVI) else None
+    cert = make_certificate(est, algorithm=name, delta=est.budget.reporting_delta if private else None,
+                            extra=extra, mechanism=mechanism)
     return FitOutput(certificate=cert, arrays={"policy": est.policy_, "values": est.values_,
                                                "q_values": est.q_values_}, summary=summary)
 
 
-def _chosen_mechanism(est: DPAPVI) -> str:
-    """The noise DP-APVI used: ``mechanism`` or, for ``"auto"``, the rule of ``DPAPVI._noise``
-    (Gaussian for ρ or (ε, δ > 0) budgets, Laplace for pure ε budgets) — the ledger says the same."""
-    if est.mechanism != "auto":
-        return str(est.mechanism)
-    budget = est.budget
-    return "gaussian" if (budget.rho is not None or budget.delta) else "laplace"
-
-
-def _run_tabular(private: bool):
+def _run(name: str, estimator: type, linear: bool) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
-        data, reward, model, rmap = _source(args, linear=False)
-        est: Any
-        if private:
-            est = DPAPVI(budget=args.budget, delta_fail=args.delta_fail, c2=args.c2, mechanism=args.mechanism)
+        est = build_estimator(args, estimator)     # a bad option fails before any data are read
+        data, public, model, rmap = _source(args, linear=linear)
+        est.fit(data, public, rng=args.rng)
+        if linear:
+            given: dict[str, Any] = {"features": np.asarray(public)}
         else:
-            est = APVI(delta_fail=args.delta_fail)
-        est.fit(data, reward, rng=args.rng)
-        mechanism = _chosen_mechanism(est) if private else None
-        public = {"reward": np.asarray(reward)} if args.reward is not None or model is not None else None
-        return _output(est, "dp-apvi" if private else "apvi", args, model, rmap, public, mechanism)
+            given = {"reward": np.asarray(public)} if args.reward is not None or model is not None else {}
+        return _output(est, name, args, model, rmap, given)
     return run
 
 
-def _run_linear(kind: str):
-    def run(args: argparse.Namespace) -> FitOutput:
-        data, feats, model, rmap = _source(args, linear=True)
-        common = {"lam": args.lam, "feature_norm_bound": args.feature_norm_bound}
-        if kind == "pevi":
-            est: Any = PEVI(beta=args.beta, **common)
-        elif kind == "vapvi":
-            est = VAPVI(C=args.C, D=args.D, split=not args.no_split, **common)
-        else:
-            est = DPVAPVI(budget=args.budget, calibration=args.calibration, C=args.C, D=args.D, delta_fail=args.delta_fail,
-                          split=not args.no_split, **common)
-        est.fit(data, feats, rng=args.rng)
-        return _output(est, kind, args, model, rmap, {"features": np.asarray(feats)})
-    return run
+def _register(name: str, help_text: str, estimator: type, linear: bool) -> None:
+    register_fit(FitCommand(name, help_text, lambda p: _add_inputs(p, linear), _run(name, estimator, linear),
+                            budget="any" if issubclass(estimator, PrivateEstimator) else "none", estimator=estimator))
 
 
-def _args_dp_apvi(p: argparse.ArgumentParser) -> None:
-    _add_common(p, linear=False)
-    p.add_argument("--c2", type=float, default=16.0, help="C2 of the DP penalty term (default 16)")
-    p.add_argument("--mechanism", choices=("auto", "gaussian", "laplace"), default="auto",
-                   help="auto (default): Gaussian for --rho or --delta > 0, Laplace for a pure --epsilon")
-
-
-def _args_apvi(p: argparse.ArgumentParser) -> None:
-    _add_common(p, linear=False)
-
-
-def _args_vapvi(p: argparse.ArgumentParser, private: bool = False) -> None:
-    _add_common(p, linear=True)
-    p.add_argument("--C", type=float, default=0.1, help="penalty constant C (default 0.1)")
-    p.add_argument("--D", type=float, default=0.0, help="additive penalty D (term D/K; default 0)")
-    p.add_argument("--no-split", action="store_true", help="use all data in both stages (paper's experiments)")
-    if private:
-        p.add_argument("--calibration", choices=("sound", "paper"), default="sound")
-
-
-def _args_pevi(p: argparse.ArgumentParser) -> None:
-    _add_common(p, linear=True)
-    p.add_argument("--beta", type=float, default=0.1, help="PEVI penalty β (default 0.1)")
-
-
-register_fit(FitCommand("dp-apvi", "DP-APVI (Qiao & Wang 2023, Alg. 1): rho-zCDP or pure-DP tabular offline RL",
-                        _args_dp_apvi, _run_tabular(True)))
-register_fit(FitCommand("apvi", "APVI (non-private tabular offline RL; no budget)", _args_apvi,
-                        _run_tabular(False), budget="none"))
-register_fit(FitCommand("dp-vapvi", "DP-VAPVI (Qiao & Wang 2023, Alg. 2): rho-zCDP offline RL in linear MDPs",
-                        lambda p: _args_vapvi(p, private=True), _run_linear("dp-vapvi")))
-register_fit(FitCommand("vapvi", "VAPVI (non-private, linear MDPs; no budget)", _args_vapvi,
-                        _run_linear("vapvi"), budget="none"))
-register_fit(FitCommand("pevi", "PEVI (non-private, linear MDPs; no budget)", _args_pevi, _run_linear("pevi"),
-                        budget="none"))
+_register("dp-apvi", "DP-APVI (Qiao & Wang 2023, Alg. 1): rho-zCDP, (epsilon, delta)-DP or pure epsilon-DP "
+          "tabular offline RL", DPAPVI, linear=False)
+_register("apvi", "APVI (non-private tabular offline RL; no budget)", APVI, linear=False)
+_register("dp-vapvi", "DP-VAPVI (Qiao & Wang 2023, Alg. 2): rho-zCDP or (epsilon, delta)-DP offline RL in "
+          "linear MDPs", DPVAPVI, linear=True)
+_register("vapvi", "VAPVI (non-private, linear MDPs; no budget)", VAPVI, linear=True)
+_register("pevi", "PEVI (non-private, linear MDPs; no budget)", PEVI, linear=True)

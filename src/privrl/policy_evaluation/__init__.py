@@ -1,0 +1,46 @@
+"""Differentially private policy evaluation (Balle, Gomrokchi & Precup, ICML 2016).
+
+One family, one package:
+
+* :mod:`~privrl.policy_evaluation.statistics` — first-visit statistics of a batch (eq. 4);
+* :mod:`~privrl.policy_evaluation.smooth_sensitivity` — the smooth bounds ψ^w, ψ^λ and the printed
+  constants of Lemma 1 / Lemma 14;
+* :mod:`~privrl.policy_evaluation.calibration` — certified (α, β): paper / sound / tight;
+* :mod:`~privrl.policy_evaluation.mechanism` — the solvers and the release steps (audits and the
+  experiments call them);
+* :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
+* :mod:`~privrl.policy_evaluation.experiments` — ``balle2016-fig1`` and
+  ``frontier-policy-evaluation``; :mod:`~privrl.policy_evaluation.audit` — the audit targets.
+
+Data path: dataset → :func:`first_visit_statistics` (private) → ``mechanism.solve`` (θ) →
+``release_with_event(θ, std=σ_X, event=ApproxDpEvent(ε spent, δ))`` through the fit's Releaser →
+``privacy_ledger_``.
+"""
+
+from privrl.policy_evaluation.calibration import SmoothedGaussian, smoothed_gaussian
+from privrl.policy_evaluation.estimators import (
+    DPLSL,
+    DPLSW,
+    LSL,
+    LSW,
+    lambda_schedule,
+    sqrt_lambda_schedule,
+)
+from privrl.policy_evaluation.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    lambda_min,
+    lsl_solve,
+    lsw_solve,
+)
+from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
+from privrl.policy_evaluation.statistics import (
+    VisitStatistics,
+    discounted_returns,
+    first_visit_statistics,
+)
+
+__all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "DPLSWMechanism", "DPLSLMechanism", "SmoothedGaussian",
+           "smoothed_gaussian", "smoothing_constants", "SMOOTHINGS", "VisitStatistics", "discounted_returns",
+           "first_visit_statistics", "lsw_solve", "lsl_solve", "lambda_min", "lambda_schedule",
+           "sqrt_lambda_schedule"]

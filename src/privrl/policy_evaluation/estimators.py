@@ -1,0 +1,387 @@
+"""Least-squares policy evaluation, non-private and differentially private
+(Balle, Gomrokchi & Precup, "Differentially Private Policy Evaluation", ICML 2016).
+
+* :class:`LSW` — weighted least squares on first-visit Monte Carlo returns, θ^w_X (eq. 8).
+* :class:`LSL` — ridge regression weighted by visit counts, θ^λ_X (eq. 11).
+* :class:`DPLSW` — Algorithm 1: θ^w_X + N(0, σ_X² I_d) with a smoothed-sensitivity σ_X.
+* :class:`DPLSL` — Algorithm 2: θ^λ_X + N(0, σ_X² I_d) with a smoothed-sensitivity σ_X.
+
+Privacy unit: one whole trajectory, replaced (same number m of trajectories; m is public). The
+private estimators draw their one noise vector through the fit's ``Releaser``
+(``rel.with_event(θ, std=σ_X, event=ApproxDpEvent(ε spent, δ))``); σ_X depends on the data and is
+never stored. Parameters are declared once (``params``); ``calibration`` selects (α, β)
+(:mod:`privrl.policy_evaluation.calibration`), ``smoothing`` the printed constant set,
+``constants`` the utility presets (smoothing rate β under the tight calibration, DP-LSL's λ).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from privrl._params import REQUIRED, Param
+from privrl._rng import child_rngs
+from privrl._validation import check_array, param_error
+from privrl.base import (
+    BUDGET,
+    CALIBRATION,
+    CONSTANTS,
+    SECURE,
+    Estimator,
+    PrivateEstimator,
+    check_is_fitted,
+)
+from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.policy_evaluation.calibration import EPSILON_CAP
+from privrl.policy_evaluation.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    _SmoothedRelease,
+    check_features,
+    lambda_min,
+)
+from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS
+from privrl.policy_evaluation.statistics import VisitStatistics, first_visit_statistics
+from privrl.privacy.accounting import Ledger
+from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+
+__all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "sqrt_lambda_schedule", "lambda_schedule",
+           "PRACTICAL_LAMBDA_COEF"]
+
+#: DP-LSL's practical λ preset, λ = λ_min + c·‖ρ‖∞·α^{2/5}·m^{3/5} (the bias–noise balance of the
+#: docs, "Practical constants"); c chosen once on held-out chains.
+PRACTICAL_LAMBDA_COEF = 5.0
+
+
+def sqrt_lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, c: float) -> float:
+    """λ = λ_min + c √m — the schedule the paper found best for DP-LSL (§6). Depends on m only."""
+    return lambda_min(features, relevance) + float(c) * math.sqrt(m)
+
+
+def lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, *, constants: str = "theory",
+                    alpha: float = 0.0, coef: float | None = None) -> float:
+    """DP-LSL's λ when none is given (public: m, Φ, ρ and the public multiplier α only).
+
+    ``"theory"``: λ_min + √m (the paper's §6 schedule λ ∝ √m, unit coefficient).
+    ``"practical"``: λ_min + c‖ρ‖∞ α^{2/5} m^{3/5}, c = :data:`PRACTICAL_LAMBDA_COEF` unless ``coef``
+    is given (the tuning script's grid) (minimises
+    bias² ∝ (λ/m)² plus noise² ∝ α² m / λ³ for large m; ‖ρ‖∞ keeps the (ρ, λ) scale invariance)."""
+    if constants == "theory" or alpha <= 0:
+        return sqrt_lambda_schedule(m, features, relevance, 1.0)
+    c = PRACTICAL_LAMBDA_COEF if coef is None else float(coef)
+    return lambda_min(features, relevance) + c * float(np.max(relevance)) * alpha ** 0.4 * m ** 0.6
+
+
+# =========================================================================== declared parameters
+def _features(value: Any, name: str, owner: str) -> np.ndarray:
+    return check_features(value, name, owner)
+
+
+def _nonneg_vector(value: Any, name: str, owner: str) -> np.ndarray:
+    return check_array(value, name, owner=owner, ndim=1, low=0.0)
+
+
+def _relevance(value: Any, name: str, owner: str) -> np.ndarray:
+    return check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
+
+
+def _approx_budget(value: Any, name: str, owner: str) -> PrivacyBudget:
+    if value.is_zcdp:
+        raise param_error(name, owner, "a PrivacyBudget(epsilon=..., delta=...) (Lemma 1 is an (epsilon, "
+                          "delta) guarantee)", value)
+    if value.is_private and not 0.0 < float(value.delta or 0.0) < 1.0:
+        raise param_error(name, owner, "a PrivacyBudget with delta in (0.0, 1.0) (Lemma 1 needs delta > 0)", value)
+    return value
+
+
+_GAMMA = Param("gamma", REQUIRED, "discount factor γ", low=0.0, high=1.0, closed="left")
+_FEATURES = Param("features", None, "feature matrix Φ (n_states, d); None = one-hot (the dataset's "
+                  "declared n_states)", kind="array", none_ok=True, check=_features, cli=False,
+                  bad=(np.zeros((0, 2)),))
+_WEIGHTS = Param("weights", None, "data-independent weights w ≥ 0 (n_states,) of LSW; None = uniform "
+                 "1/n_states; Γ^1/2 Φ must have full column rank", kind="array", none_ok=True,
+                 check=_nonneg_vector, cli=False, bad=(-np.ones(3),))
+_RELEVANCE = Param("relevance", None, "relevance ρ in [0, 1]^n_states of LSL; None = uniform 1/n_states",
+                   kind="array", none_ok=True, check=_relevance, cli=False, bad=(np.full(3, 2.0),))
+_R_MAX = Param("r_max", None, "public reward bound R_max (rewards in [0, R_max]); None = the dataset's "
+               "declared upper reward bound", low=0.0, closed="neither", none_ok=True)
+_F_MAX = Param("F_max", None, "public bound on first-visit returns; None = R_max / (1 − γ)", low=0.0,
+               closed="neither", none_ok=True)
+_CLIP = Param("clip_returns", False, "clip rewards to [0, R_max] and returns to [0, F_max] instead of "
+              "raising (a per-trajectory map: the guarantee is kept)", kind="bool")
+_TERMINAL = Param("record_terminal", True, "count the terminal state an episode ends in as visited with "
+                  "return 0 (the absorbing state of the §6 chain)", kind="bool")
+_LAM = Param("lam", REQUIRED, "ridge parameter λ > 0 (public; a function of m at most)", low=0.0,
+             closed="neither")
+_LAM_DP = Param("lam", None, "ridge parameter λ > ‖Φ‖²‖ρ‖∞ (public; a function of m at most); None = "
+                "the preset schedule of 'constants' (theory: λ_min + √m)", low=0.0, closed="neither",
+                none_ok=True)
+_SMOOTHING = Param("smoothing", "main_text", "printed smoothing constants: 'main_text' (Lemma 1) or "
+                   "'appendix_a' (Lemma 14, epsilon ≤ 5 under the sound and paper calibrations); under "
+                   "the tight calibration with constants='theory' it sets β", kind="option",
+                   options=SMOOTHINGS)
+_DP_BUDGET = dataclasses.replace(BUDGET, check=_approx_budget, bad=(PrivacyBudget(rho=1.0),))
+_PRIVATE = (_DP_BUDGET, CALIBRATION, SECURE, CONSTANTS, _SMOOTHING)
+
+
+# =========================================================================== shared fit steps
+def _dataset_arrays(dataset: Any, owner: str) -> dict[str, Any]:
+    try:
+        obs = np.asarray(dataset.observations)
+        rewards = np.asarray(dataset.rewards, dtype=np.float64)
+        starts = np.asarray(dataset.episode_starts, dtype=np.int64)
+    except AttributeError:
+        raise param_error("dataset", f"{owner}.fit", "a privrl.data.TrajectoryDataset",
+                          type(dataset).__name__) from None
+    if obs.ndim != 1 or obs.dtype.kind not in "iu":
+        raise InvalidDataError(f"{owner} needs tabular (integer) observations, one per transition; got "
+                               f"dtype {obs.dtype} with {obs.ndim} dimension(s).")
+    terminals = getattr(dataset, "terminals", None)
+    nxt = getattr(dataset, "next_observations", None)
+    return {"observations": obs, "rewards": rewards, "episode_starts": starts,
+            "terminals": None if terminals is None else np.asarray(terminals, dtype=bool),
+            "next_observations": None if nxt is None else np.asarray(nxt),
+            "n_states": getattr(dataset, "n_states", None),
+            "reward_bounds": getattr(dataset, "reward_bounds", None)}
+
+
+class _PolicyEvaluation(Estimator):
+    """Shared steps: first-visit statistics of a dataset under public bounds, fitted attributes."""
+
+    privacy_unit = PrivacyUnit.TRAJECTORY
+    neighboring = Neighboring.REPLACE_ONE
+
+    def _prepare(self, dataset: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
+        owner = type(self).__name__
+        arrays = _dataset_arrays(dataset, owner)
+        obs = arrays["observations"]
+        if p["features"] is None:
+            # the number of states must be public: never infer it from the visited states
+            if arrays["n_states"] is None:
+                raise param_error("features", owner, "a feature matrix when the dataset declares no "
+                                  "n_states (the state count must be public, not inferred from the data)", None)
+            phi = np.eye(int(arrays["n_states"]))
+        else:
+            phi = p["features"]
+        n_states = phi.shape[0]
+        if obs.size and (obs.min() < 0 or obs.max() >= n_states):
+            raise InvalidDataError(
+                f"The dataset visits a state outside the feature matrix of {owner} (states 0..{n_states - 1}): "
+                "give features with one row per state of the environment.")
+        r_max = p["r_max"]
+        if r_max is None:
+            bounds = arrays["reward_bounds"]
+            if bounds is None:
+                raise param_error("r_max", owner, "a positive float (the dataset declares no reward bounds)", None)
+            if float(bounds[0]) < 0:
+                raise InvalidDataError(f"{owner} needs rewards in [0, R_max] (the privacy proofs use r ≥ 0); "
+                                       f"the dataset declares reward bounds {tuple(bounds)}. Shift the rewards.")
+            r_max = float(bounds[1])
+            if not r_max > 0:
+                raise param_error("r_max", owner, "a positive float (the dataset's declared upper reward bound "
+                                  "is not positive)", r_max)
+        gamma = p["gamma"]
+        f_max = r_max / (1.0 - gamma) if p["F_max"] is None else p["F_max"]
+        rewards = arrays["rewards"]
+        if rewards.size and (rewards.min() < 0.0 or rewards.max() > r_max):
+            if not p["clip_returns"]:
+                # never print the observed rewards: they are private
+                raise InvalidDataError(
+                    f"A reward of the dataset lies outside the public bounds [0, r_max = {r_max!r}] of {owner}. "
+                    "Declare bounds that hold for every reward (r_max, or the dataset's reward_bounds), or "
+                    "pass clip_returns=True to clip rewards into them.")
+            rewards = np.clip(rewards, 0.0, r_max)
+        starts = arrays["episode_starts"]
+        if starts.size < 2:
+            raise InvalidDataError(f"{owner} needs at least one trajectory.")
+        terminal_states = None
+        if p["record_terminal"] and arrays["terminals"] is not None and arrays["next_observations"] is not None:
+            last = starts[1:] - 1
+            done = arrays["terminals"][last]
+            nxt = np.asarray(arrays["next_observations"])[last].astype(np.int64)
+            if np.any(done & ((nxt < 0) | (nxt >= n_states))):
+                raise InvalidDataError(f"A terminal state of the dataset is outside the feature matrix of {owner}.")
+            terminal_states = np.where(done, nxt, -1)
+        stats = first_visit_statistics(obs, rewards, starts, n_states, gamma,
+                                       terminal_states=terminal_states, return_bound=f_max,
+                                       clip_returns=p["clip_returns"])
+        return stats, phi, f_max
+
+    def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def _store(self, theta: np.ndarray, phi: np.ndarray, stats: VisitStatistics, f_max: float) -> None:
+        self.theta_ = theta
+        self.values_ = phi @ theta
+        self.n_features_ = phi.shape[1]
+        self.n_trajectories_ = stats.n_trajectories
+        self.F_max_ = f_max
+
+    def _fit_non_private(self, dataset: Any) -> Any:
+        p = self._validated()
+        stats, phi, f_max = self._prepare(dataset, p)
+        mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
+        self._store(mech.solve(stats), phi, stats, f_max)
+        self.privacy_ledger_ = Ledger()
+        return self
+
+    def predict(self, states: Any) -> np.ndarray:
+        """V̂(s) = φ_sᵀθ̂ for an array of state indices."""
+        values = check_is_fitted(self, "values_")
+        return values[np.asarray(states, dtype=np.int64)]
+
+
+def _uniform(n: int) -> np.ndarray:
+    return np.full(n, 1.0 / n)
+
+
+def _release_options(est: Any, p: dict[str, Any]) -> dict[str, Any]:
+    """The budget and calibration choices of a mechanism (ε = ∞ for non-private fits; δ is then unused)."""
+    budget = p["budget"]
+    private = budget.is_private
+    return {"epsilon": float(budget.epsilon) if private else math.inf,
+            "delta": float(budget.delta) if private else 0.5,
+            "calibration": p.get("calibration", "tight"), "smoothing": p.get("smoothing", "main_text"),
+            "constants": p.get("constants", "theory"), "owner": type(est).__name__}
+
+
+def _lsw_mechanism(est: Any, phi: np.ndarray, f_max: float, p: dict[str, Any]) -> DPLSWMechanism:
+    weights = _uniform(phi.shape[0]) if p["weights"] is None else p["weights"]
+    return DPLSWMechanism.create(features=phi, weights=weights, F_max=f_max, **_release_options(est, p))
+
+
+def _lsl_mechanism(est: Any, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> DPLSLMechanism:
+    rho = _uniform(phi.shape[0]) if p["relevance"] is None else p["relevance"]
+    common = {"features": phi, "relevance": rho, "F_max": f_max, **_release_options(est, p)}
+    lam = p["lam"]
+    if lam is None:  # the preset schedule: needs the public α of this budget
+        rho_arr = check_array(rho, "relevance", owner=type(est).__name__, shape=(phi.shape[0],), low=0.0, high=1.0)
+        probe = DPLSLMechanism.create(**common, lam=lambda_min(phi, rho_arr) * 2 + 1.0)
+        lam = lambda_schedule(m, phi, rho_arr, constants=common["constants"], alpha=probe.smoothed.alpha)
+    return DPLSLMechanism.create(**common, lam=lam)
+
+
+# =========================================================================== non-private
+class LSW(_PolicyEvaluation):
+    """Non-private LSW: θ^w_X = argmin_θ Σ_s w_s (F_X(s) − φ_sᵀθ)² (eqs. 6–8).
+
+    Parameters: ``gamma``; ``features`` Φ (None = one-hot); ``weights`` w ≥ 0 (None = uniform);
+    ``r_max`` and ``F_max`` public bounds (rewards in [0, R_max], first-visit returns in
+    [0, F_max], default R_max/(1 − γ)); ``clip_returns``; ``record_terminal``. Fitted: ``theta_``,
+    ``values_`` = Φθ̂, ``F_max_``, ``n_features_``, ``n_trajectories_``, an empty ``privacy_ledger_``.
+    """
+
+    params = (_GAMMA, _FEATURES, _WEIGHTS, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+
+    def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
+        return _lsw_mechanism(self, phi, f_max, p)
+
+    def fit(self, dataset: Any, *, rng: Any = None) -> LSW:
+        """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations); deterministic."""
+        return self._fit_non_private(dataset)
+
+
+class LSL(_PolicyEvaluation):
+    """Non-private LSL: θ^λ_X, ridge regression weighted by ρ_s |X_s| / m (eqs. 10–11).
+
+    ``lam`` λ > 0 (public, a function of m at most — see :func:`sqrt_lambda_schedule`), ``relevance``
+    ρ ∈ [0, 1]^N (None = uniform 1/N); other parameters as :class:`LSW`.
+    """
+
+    params = (_GAMMA, _LAM, _FEATURES, _RELEVANCE, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+
+    def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
+        return _lsl_mechanism(self, phi, f_max, p, m)
+
+    def fit(self, dataset: Any, *, rng: Any = None) -> LSL:
+        """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations); deterministic."""
+        return self._fit_non_private(dataset)
+
+
+# =========================================================================== private
+class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
+    guarantee = "(epsilon, delta)-DP"
+
+    def fit(self, dataset: Any, *, rng: Any = None) -> Any:
+        """Fit and release θ̂ = θ_X + N(0, σ_X² I_d) (one event in ``privacy_ledger_``)."""
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        stats, phi, f_max = self._prepare(dataset, p)
+        m = stats.n_trajectories
+        mech = self._mechanism(phi, f_max, p, m)
+        rel = self._privacy(None if rng is None else child_rngs(rng, "privacy")["privacy"], n_units=m)
+        theta = rel.with_event(mech.solve(stats), std=mech.noise_scale(stats.counts, m), event=mech.event)
+        self._store(theta, phi, stats, f_max)
+        if isinstance(mech, DPLSLMechanism):
+            self.lam_ = mech.lam
+        if mech.is_private:
+            _warn_privacy(self, mech)
+            _warn_utility(self, mech, m)
+        return self
+
+
+def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
+    sg = mech.smoothed
+    if sg.epsilon_spent > min(sg.epsilon, EPSILON_CAP) * (1 + 1e-9):
+        warnings.warn(f"{type(est).__name__}: calibration='paper' uses the printed smoothing constants, which "
+                      f"are not ({sg.epsilon}, {sg.delta})-DP here (d = {sg.d}); the ledger records the certified "
+                      f"epsilon = {sg.epsilon_spent:.4g}. Use calibration='tight' or 'sound'.",
+                      PrivacyLeakWarning, stacklevel=3)
+
+
+def _warn_utility(est: Any, mech: _SmoothedRelease, m: int) -> None:
+    """UtilityWarning for a degenerate release, judged on public quantities and the release only:
+    (i) the released V̂ = Φθ̂ lies farther (RMS over states) outside [0, F_max]^N than F_max, so its
+    error exceeds that of predicting zero for every possible value function; (ii) DP-LSL's ridge
+    term λ/(2m) is ≥ 10 λ_min ≥ 10‖ΦᵀΓ_XΦ‖, so θ̂ is shrunk at least tenfold towards zero."""
+    owner = type(est).__name__
+    values, f_max = est.values_, est.F_max_
+    outside = np.sqrt(np.mean((values - np.clip(values, 0.0, f_max)) ** 2))
+    if outside > f_max:
+        warnings.warn(
+            f"{owner}: the released estimate is no better than predicting zero (its values lie farther outside "
+            "[0, F_max] than any value function can be from zero): the privacy noise dominates. More "
+            "trajectories, a larger epsilon, a tighter public F_max, calibration='tight', constants='practical' "
+            "or fewer features reduce it.", UtilityWarning, stacklevel=3)
+    if isinstance(mech, DPLSLMechanism):
+        if mech.lam / (2.0 * m) >= 10.0 * lambda_min(mech.features, mech.relevance):
+            warnings.warn(
+                f"{owner}: the ridge term λ/(2m) is at least ten times the largest possible data term, so the "
+                "estimate is shrunk towards zero (near-degenerate). Use a smaller lam (λ = o(m)) or "
+                "constants='practical'.", UtilityWarning, stacklevel=3)
+
+
+class DPLSW(_PrivatePolicyEvaluation):
+    """DP-LSW (Algorithm 1): (ε, δ)-DP for one trajectory replaced.
+
+    ``budget`` is a ``PrivacyBudget(epsilon, delta)`` with δ ∈ (0, 1) (an infinite budget gives
+    exactly :class:`LSW`); ``calibration`` ``"tight"`` (default), ``"sound"`` or ``"paper"``
+    (:mod:`~privrl.policy_evaluation.calibration`); ``smoothing`` the printed constant set;
+    ``constants`` the utility preset (β under the tight calibration); ``secure`` draws from OpenDP.
+    Other parameters as :class:`LSW`. Noise derivation: :class:`DPLSWMechanism`. Fitted: as LSW,
+    with ``privacy_ledger_`` holding one ``ApproxDpEvent(ε spent, δ)``; σ_X is not stored.
+    """
+
+    params = _PRIVATE + (_GAMMA, _FEATURES, _WEIGHTS, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+
+    def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
+        return _lsw_mechanism(self, phi, f_max, p)
+
+
+class DPLSL(_PrivatePolicyEvaluation):
+    """DP-LSL (Algorithm 2): (ε, δ)-DP for one trajectory replaced; needs λ > ‖Φ‖²‖ρ‖∞.
+
+    ``lam`` None uses the ``constants`` preset (:func:`lambda_schedule`; the λ used is ``lam_``,
+    public). Other parameters as :class:`LSL` and :class:`DPLSW`. Noise derivation:
+    :class:`DPLSLMechanism`.
+    """
+
+    params = _PRIVATE + (_GAMMA, _LAM_DP, _FEATURES, _RELEVANCE, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+
+    def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
+        return _lsl_mechanism(self, phi, f_max, p, m)
+

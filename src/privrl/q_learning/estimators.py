@@ -1,0 +1,497 @@
+"""DPQLearning (Wang & Hegde 2019, Algorithm 1) and its baselines (App. E.2) as estimators.
+
+Privacy unit: the reward function; neighbours ``||r - r'||_inf <= 1`` (Thm 5). Transitions and
+visited states are public. Every privacy-noise draw goes through the fit's
+:class:`~privrl.privacy.release.Releaser` (``rel``):
+
+* :class:`DPQLearning` — functional (Gaussian-process) noise: the OU paths draw their standard
+  normals from ``rel.noise`` (one spawned source per action, :func:`~privrl.q_learning.gaussian_process.spawn_sources`);
+  the releases are recorded with ``rel.record``: one Gaussian event of multiplier
+  ``sigma / Delta_H`` per SGD update (by Cameron–Martin the GP mechanism has the privacy curve of the
+  1-D Gaussian mechanism with the RKHS sensitivity Delta_H) and the tail event
+  ``ApproxDpEvent(0, delta_g)`` ("some path exceeds the amplitude bound k the sensitivity needs").
+  Calibrated by :func:`~privrl.q_learning.calibration.calibrate_functional_noise` (``"tight"``
+  default, ``"sound"``, ``"paper"``); certification needs Algorithm 1's loop (``config="paper"``),
+  a fresh path per update (``reset="iteration"``, spec A9) and 1-D states, else
+  :class:`~privrl.errors.CertificationError`. ``budget=None``: an *uncertified* run with the given
+  ``noise_std``/``kernel_beta`` (Figure 1; any configuration; d > 1), claiming no ε.
+  The release is ``Q_theta + g`` with fresh paths (spec A11): :meth:`DPQLearning.release_q`.
+* :class:`InputPerturbationQLearning` — every reward released as ``r + N(0, s^2)`` (``rel.gaussian``,
+  sensitivity 1) as it is received; ``n_samples`` releases.
+* :class:`DPSGDQLearning` — DP-SGD with q = 1: per-sample gradients clipped to ``clip_norm``; under
+  sup-norm neighbours every sample's clipped gradient may change, so the sum has l2-sensitivity
+  ``2 B clip_norm`` (the paper calibration assumes ``B clip_norm``, spec §5.5; the ledger records
+  the true one); one ``rel.gaussian`` per update.
+* :class:`QLearning` — the non-private counterpart (same loop, no noise).
+
+Observations: a Box observation is mapped to [0, 1]^d by ``(obs - obs_low) / (obs_high - obs_low)``
+with public bounds (default: the space's own; required when the space is unbounded, e.g.
+CartPole's velocities). The analysis is on [0, 1], so an observation outside the bounds is an
+error. :meth:`release_q` and :meth:`greedy_action` take raw observations and apply the same map
+(:class:`~privrl.envs.center_walk.UnitBoxObservation` is the map as a Gymnasium wrapper).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privrl._params import REQUIRED, Param
+from privrl._rng import child_rngs
+from privrl._validation import check_array, param_error
+from privrl.base import CALIBRATION, CONSTANTS, SECURE, Estimator, PrivateEstimator, check_is_fitted
+from privrl.errors import CertificationError, InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.privacy import events
+from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.q_learning.calibration import (
+    FunctionalNoiseCalibration,
+    calibrate_functional_noise,
+    dpsgd_noise_multiplier,
+    input_perturbation_std,
+    release_events,
+)
+from privrl.q_learning.configs import get_config, planned_updates
+from privrl.q_learning.training import Privatizer, make_noise, train
+
+__all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES"]
+
+_STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy")
+
+#: The step-size presets of the baselines (``constants=``; privacy never depends on the step size of
+#: Q-learning, input perturbation or DP-SGD — it is post-processing of their releases). ``theory``:
+#: the configuration's own (App. E.3: 3e-4 for Algorithm 1's SGD; 0.01 for the authors' RMSprop).
+#: ``practical``: the best mean return of the last half over a grid, non-private, on seeds 100-104
+#: (never the figures' or benchmarks' seeds 0-9), 5000 samples: paper config grid
+#: {3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1} -> 0.1 (0.89 vs 0.68: Algorithm 1's greedy learner walks into a
+#: wall at every step size in its 79 updates); reference config {1e-3, 3e-3, 1e-2, 3e-2} -> 3e-3
+#: (20.38 vs 20.32 at 0.01, within one seed sd). DPQLearning has no preset: its step size enters
+#: the sensitivity (D = 4 alpha L (k + 1)), so it is a privacy parameter, not a utility knob.
+LEARNING_RATES = {"theory": {"paper": 3e-4, "reference": 0.01}, "practical": {"paper": 0.1, "reference": 3e-3}}
+
+
+# --------------------------------------------------------------------------- declared parameters
+def _check_env(value: Any, name: str, owner: str) -> Any:
+    import gymnasium as gym
+
+    if not isinstance(value, (str, gym.Env)):
+        raise param_error(name, owner, "a Gymnasium id or a gymnasium.Env", type(value).__name__)
+    return value
+
+
+def _check_hidden(value: Any, name: str, owner: str) -> tuple[int, ...]:
+    try:
+        widths = tuple(value)
+    except TypeError:
+        raise param_error(name, owner, "a sequence of layer widths (ints >= 1)", value) from None
+    if not widths or not all(isinstance(h, (int, np.integer)) and not isinstance(h, bool) and h >= 1
+                             for h in widths):
+        raise param_error(name, owner, "a non-empty sequence of layer widths (ints >= 1)", value)
+    return tuple(int(h) for h in widths)
+
+
+def _check_pair(value: Any, name: str, owner: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise param_error(name, owner, "a pair (low, high) of finite floats with low <= high", value) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+        raise param_error(name, owner, "a pair (low, high) of finite floats with low <= high", value)
+    return lo, hi
+
+
+def _check_bounds_array(value: Any, name: str, owner: str) -> np.ndarray:
+    return check_array(value, name, owner=owner, ndim=1)
+
+
+def _check_budget(value: Any, name: str, owner: str) -> Any:
+    if value is not None and value.is_private and (value.is_zcdp or not value.delta):
+        raise param_error(name, owner, "an (epsilon, delta) budget with delta > 0 (the Gaussian-process "
+                          "mechanism is not pure DP)", value)
+    return value
+
+
+ENV = Param("env", "privrl/CenterWalk-v0", "a Gymnasium id or gymnasium.Env (discrete actions, Box "
+            "observations)", kind="object", check=_check_env, cli=False)
+N_SAMPLES = Param("n_samples", None, "environment samples T (None: the configuration's 5000)", kind="int",
+                  low=1, none_ok=True)
+LEARNING_RATE = Param("learning_rate", None, "step size (None: the configuration's, or the 'constants' "
+                      "preset)", low=0.0, closed="neither", none_ok=True)
+BATCH_SIZE = Param("batch_size", None, "transitions per SGD step B (None: the configuration's)", kind="int",
+                   low=1, none_ok=True)
+HIDDEN = Param("hidden", (16, 16), "hidden layer widths of the ReLU MLP", kind="object", check=_check_hidden,
+               cli=False)
+REWARD_BOUNDS = Param("reward_bounds", (-1.0, 1.0), "declared (low, high) of every reward (checked, never "
+                      "clipped)", kind="object", check=_check_pair, cli=False)
+OBS_LOW = Param("obs_low", None, "public lower bounds of the observations, mapped to 0 (None: the Box "
+                "space's own; needed where it is unbounded)", kind="array", none_ok=True,
+                check=_check_bounds_array)
+OBS_HIGH = Param("obs_high", None, "public upper bounds of the observations, mapped to 1 (None: the Box "
+                 "space's own)", kind="array", none_ok=True, check=_check_bounds_array)
+_COMMON = (ENV, N_SAMPLES, LEARNING_RATE, BATCH_SIZE, HIDDEN, REWARD_BOUNDS, OBS_LOW, OBS_HIGH)
+
+
+def _config_param(default: str) -> Param:
+    return Param("config", default, "training loop: 'paper' (Algorithm 1's plain SGD, App. E.3) or "
+                 "'reference' (the authors' released DQN-style loop)", kind="option", options=("paper", "reference"))
+
+
+# --------------------------------------------------------------------------- observations
+class _UnitMap:
+    """``(obs - low) / (high - low)``: raw observations to [0, 1]^d (public bounds, checked)."""
+
+    def __init__(self, low: np.ndarray, high: np.ndarray, owner: str) -> None:
+        self.low, self.span, self.owner = low, high - low, owner
+        self.identity = bool(np.all(low == 0.0) and np.all(high == 1.0))
+
+    def __call__(self, obs: Any) -> np.ndarray:
+        x = np.asarray(obs, float).ravel()
+        if self.identity:
+            if not (np.all(x >= 0.0) and np.all(x <= 1.0)):
+                raise self._outside()
+            return x
+        u = (x - self.low) / self.span
+        if not (u.shape == self.low.shape and np.all(u >= 0.0) and np.all(u <= 1.0)):
+            raise self._outside() if u.shape == self.low.shape else param_error(
+                "states", self.owner, f"observations of dimension {self.low.size}", f"dimension {x.size}")
+        return u
+
+    def batch(self, states: Any) -> np.ndarray:
+        x = np.asarray(states, float).reshape(-1, self.low.size)
+        u = x if self.identity else (x - self.low) / self.span
+        if not (np.all(u >= 0.0) and np.all(u <= 1.0)):
+            raise self._outside()
+        return u
+
+    def _outside(self) -> InvalidDataError:
+        return InvalidDataError(
+            f"{self.owner}: an observation lies outside the declared observation bounds; the analysis is on "
+            "[0, 1]^d after the map (obs - obs_low) / (obs_high - obs_low). Declare wider public bounds (the "
+            "'obs_low' and 'obs_high' parameters).")
+
+
+def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner: str, env_name: str) -> _UnitMap:
+    import gymnasium as gym
+
+    if not isinstance(space, gym.spaces.Box):
+        raise param_error("env", owner, "an environment with a Box observation space", type(space).__name__)
+    d = int(np.prod(space.shape))
+    lo = np.asarray(space.low, float).ravel() if low is None else low
+    hi = np.asarray(space.high, float).ravel() if high is None else high
+    for name, arr in (("obs_low", lo), ("obs_high", hi)):
+        if arr.shape != (d,):
+            raise param_error(name, owner, f"{d} bounds (one per observation coordinate)", f"{arr.size} values")
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise param_error(name, owner, f"finite in every coordinate: {env_name} declares unbounded "
+                              f"observations in coordinates {bad.tolist()}, so give public finite bounds",
+                              "the space's own bounds" if (low if name == "obs_low" else high) is None else arr.tolist())
+    if np.any(hi <= lo):
+        raise param_error("obs_high", owner, "greater than 'obs_low' in every coordinate", hi.tolist())
+    return _UnitMap(lo, hi, owner)
+
+
+# --------------------------------------------------------------------------- shared machinery
+class _QLearner(Estimator):
+    privacy_unit = PrivacyUnit.REWARD_FUNCTION
+    neighboring = Neighboring.SUP_NORM_ONE
+    guarantee: ClassVar[str | None] = "(epsilon, delta)-DP"
+    _backend = "numpy"   # "torch": the PyTorch reference learner (same draws; benchmarks and tests)
+
+    @property
+    def is_private(self) -> bool:
+        budget = getattr(self, "budget", None)
+        return self.guarantee is not None and budget is not None and budget.is_private
+
+    def _setup(self, p: dict[str, Any], env: Any) -> tuple[Any, Any, tuple[float, float]]:
+        import gymnasium as gym
+
+        owner = type(self).__name__
+        env = p["env"] if env is None else _check_env(env, "env", owner)
+        name = env if isinstance(env, str) else type(env.unwrapped).__name__
+        if isinstance(env, str):
+            from privrl.envs.center_walk import make_env
+
+            env = make_env(env, owner=owner)
+        if not isinstance(env.action_space, gym.spaces.Discrete):
+            raise param_error("env", owner, "an environment with discrete actions", type(env.action_space).__name__)
+        lr = p["learning_rate"]
+        if lr is None and "constants" in p:
+            lr = LEARNING_RATES[p["constants"]][p["config"]]
+        cfg = get_config(p["config"], n_samples=p["n_samples"], learning_rate=lr, batch_size=p["batch_size"],
+                         hidden=p["hidden"])
+        self._obs_map = _unit_map(env.observation_space, p["obs_low"], p["obs_high"], owner, str(name))
+        self.obs_low_ = self._obs_map.low.copy()      # the public bounds used (mapped to 0 and 1)
+        self.obs_high_ = self._obs_map.low + self._obs_map.span
+        return env, cfg, p["reward_bounds"]
+
+    def _run(self, env, cfg, privatizer, rngs, bounds, trace=False):
+        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace, backend=self._backend,
+                    observe=self._obs_map)
+        self._network = res.network
+        self.returns_ = res.returns
+        self.n_updates_ = res.n_updates
+        self.training_config_ = cfg
+        self.n_actions_ = int(env.action_space.n)
+        self.obs_dim_ = int(np.prod(env.observation_space.shape))
+        self._trace = res.trace
+        return res
+
+    def _unit(self, states: Any) -> np.ndarray:
+        check_is_fitted(self, "returns_")
+        return self._obs_map.batch(states)
+
+    def _q(self, states: Any) -> np.ndarray:
+        """Q_theta at raw observations (not released by the private estimators)."""
+        return self._network(self._unit(states))
+
+    def release_q(self, states: Any) -> np.ndarray:
+        """The released Q-function at raw observations ``states`` (``(n, d)`` or ``(n,)`` for d = 1):
+        ``(n, m)``. For baselines whose privacy comes from training (input perturbation, DP-SGD)
+        Q_theta is post-processing of the releases and released as is."""
+        return self._q(states)
+
+    def greedy_action(self, states: Any) -> np.ndarray:
+        """argmax of :meth:`release_q` at raw observations (post-processing of the release)."""
+        return np.argmax(self.release_q(states), axis=1)
+
+
+def _warn_noise_dominates(owner: str, noise: float, scale: float, what: str, knob: str) -> None:
+    """UtilityWarning when a (public) noise std is at least ``scale`` (a public bound of the signal
+    it perturbs): the released policy is then driven by the noise (Figure 1: with rewards in
+    [0, 0.5], sigma >= 0.8 already gives the return of random play). Public quantities only."""
+    if noise >= scale:
+        warnings.warn(f"{owner}: degenerate output: the privacy noise std {noise:.3g} is at least {what} "
+                      f"({scale:.3g}), so the learned policy is driven by the noise. {knob}", UtilityWarning,
+                      stacklevel=3)
+
+
+# --------------------------------------------------------------------------- estimators
+class QLearning(_QLearner):
+    """Non-private deep Q-learning in either configuration (the sigma = 0 counterpart)."""
+
+    guarantee = None
+    params = (_config_param("reference"), CONSTANTS, *_COMMON)
+
+    def fit(self, env: Any = None, *, rng: Any = None) -> QLearning:
+        p = self._validated()
+        env, cfg, bounds = self._setup(p, env)
+        self._run(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds)
+        from privrl.privacy.accounting import Ledger
+
+        self.privacy_ledger_ = Ledger()
+        return self
+
+
+_DPQ_BUDGET = Param("budget", REQUIRED, "the privacy budget PrivacyBudget(epsilon=..., delta=...) (an infinite "
+                    "budget gives QLearning exactly), or None: an uncertified run with noise_std and kernel_beta "
+                    "that claims no epsilon", kind="budget", none_ok=True, cli=False, check=_check_budget)
+
+
+class DPQLearning(PrivateEstimator, _QLearner):
+    """Algorithm 1 of Wang & Hegde (2019): Q-learning with functional noise (module docstring).
+
+    With a budget, sigma, beta and the noise bound k come from the calibration (an infinite budget
+    means no noise); ``noise_std``/``kernel_beta`` are used only with ``budget=None`` (uncertified).
+    Fitted: ``noise_std_``, ``kernel_beta_`` (public), ``calibration_``
+    (:class:`~privrl.q_learning.calibration.FunctionalNoiseCalibration` or None), ``certified_``
+    (the ledger meets the budget), ``privacy_ledger_``, ``returns_``, ``n_updates_``.
+    """
+
+    params = (_DPQ_BUDGET, CALIBRATION, SECURE,
+              Param("noise_std", 0.0, "functional noise sigma of an uncertified run (budget None)", low=0.0),
+              Param("kernel_beta", None, "kernel width beta of an uncertified run (None: 1)", low=0.0,
+                    closed="neither", none_ok=True),
+              Param("kappa", "auto", "noise amplitude bound k of the sensitivity argument ('auto': chosen by "
+                    "the calibration; paper: 23)", low=0.0, closed="neither", options=("auto",)),
+              Param("lipschitz", 4.0, "declared Lipschitz constant L of Q (assumed, not enforced; L^2 = 16 "
+                    "in App. E.3)", low=0.0, closed="neither"),
+              Param("reset", "iteration", "fresh noise paths after every update ('iteration', J = T/B; needed "
+                    "for a certificate), every episode, or never", kind="option",
+                    options=("iteration", "episode", "never")),
+              _config_param("paper"), *_COMMON)
+
+    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False) -> DPQLearning:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        owner = "DPQLearning"
+        env, cfg, bounds = self._setup(p, env)
+        budget: PrivacyBudget | None = p["budget"]
+        m = int(env.action_space.n)
+        dim = int(np.prod(env.observation_space.shape))
+        cal: FunctionalNoiseCalibration | None = None
+        if budget is None:  # uncertified: sigma and beta as given
+            sigma = p["noise_std"]
+            beta = 1.0 if p["kernel_beta"] is None else p["kernel_beta"]
+        elif not budget.is_private:
+            sigma, beta = 0.0, 1.0
+        else:
+            why = []
+            if p["config"] != "paper":
+                why.append("the analysis covers Algorithm 1's plain SGD loop only (the 'paper' config), "
+                           f"not the {p['config']!r} config")
+            if p["reset"] != "iteration":
+                why.append("composition over updates needs a fresh noise path per update (reset "
+                           f"'iteration', spec A9), not {p['reset']!r}")
+            if dim != 1:
+                why.append(f"the sensitivity is derived for 1-D states only (got dimension {dim}); for an "
+                           "uncertified run give no budget and a noise_std")
+            if why:
+                raise CertificationError(f"{owner} cannot certify this run: " + "; ".join(why) + ".")
+            cal = calibrate_functional_noise(
+                float(budget.epsilon), float(budget.delta), n_samples=cfg.n_samples, batch_size=cfg.batch_size,
+                learning_rate=cfg.learning_rate, lipschitz=p["lipschitz"], n_actions=m,
+                calibration=p["calibration"], kappa=p["kappa"])
+            sigma, beta = cal.sigma, cal.beta
+        rngs = child_rngs(rng, *_STREAMS)
+        rel = self._privacy(None if p["secure"] else rngs["privacy"])
+        noise = make_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
+        t_noise = make_noise(dim, m, beta, sigma, rel.noise) \
+            if sigma > 0 and cfg.target_noise == "separate" else None
+        res = self._run(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs,
+                        bounds, trace=trace)
+        self._release_noise = make_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
+        self.calibration_ = cal
+        self.noise_std_ = float(sigma)
+        self.kernel_beta_ = float(beta)
+        self.certified_ = False
+        if budget is None:
+            rel.record(events.non_private())   # uncertified: no epsilon is claimed
+        elif cal is not None:
+            # T' releases Q_theta + g (Gaussian mechanisms with the RKHS sensitivity, exact by
+            # Cameron–Martin) and the tail event of the amplitude bound k
+            for event in release_events(cal, res.n_updates):
+                rel.record(event)
+            spent = self.privacy_ledger_.epsilon(float(budget.delta))
+            self.certified_ = bool(spent <= float(budget.epsilon) * (1.0 + 1e-9))
+            if not self.certified_:
+                self._warn_uncertified(cal, spent, float(budget.delta))
+            else:
+                _warn_noise_dominates(owner, sigma, (bounds[1] - bounds[0]) / 2.0, "half the declared reward "
+                                      "range", "A larger budget, a smaller learning_rate or lipschitz (the "
+                                      "sensitivity is proportional to both) or fewer updates reduce it; the "
+                                      "paper's own sigma is not certified (docs/q_learning.md).")
+        return self
+
+    def _warn_uncertified(self, cal: FunctionalNoiseCalibration, spent: float, delta: float) -> None:
+        why = []
+        if cal.calibration == "paper" and not cal.side_condition_holds:
+            why.append("Theorem 5's side condition 2k > 8.68 sqrt(beta) sigma fails (the paper's own tail "
+                       "term is 1)")
+        if cal.claimed_sensitivity < cal.sensitivity:
+            why.append(f"the calibration assumed the RKHS sensitivity {cal.claimed_sensitivity:.4g} where the "
+                       f"corrected chain gives {cal.sensitivity:.4g} (spec A1, A7)")
+        warnings.warn(f"DPQLearning: calibration {cal.calibration!r} does not certify the budget: "
+                      + "; ".join(why or ["the ledger exceeds the budget"])
+                      + f". The ledger records what the noise truly spends: epsilon = {spent:.4g} at delta = "
+                      f"{delta:g}; certified_ is False.", PrivacyLeakWarning, stacklevel=3)
+
+    def release_q(self, states: Any) -> np.ndarray:
+        """``Q_theta(s, .) + g(s)`` at raw observations with fresh paths independent of training
+        (spec A11), lazily and consistently evaluated: the same state always gets the same value."""
+        q = self._q(states)
+        if self._release_noise is None:
+            return q
+        return q + self._release_noise(self._unit(states))
+
+
+_BASELINE_PRIVATE = (Param("budget", REQUIRED, "the privacy budget PrivacyBudget(epsilon=..., delta=...); an "
+                           "infinite budget gives the noiseless learner", kind="budget", cli=False,
+                           check=_check_budget), CALIBRATION, SECURE)
+
+
+class InputPerturbationQLearning(PrivateEstimator, _QLearner):
+    """Gaussian noise on every reward ([Ven13]-style baseline of App. E.2; spec §5.5).
+
+    ``n_samples`` reward releases of sensitivity 1 compose to one Gaussian mechanism with
+    ``mu = sqrt(n) / s``: ``tight`` (= ``sound``, today's exact calibration) takes the smallest s
+    meeting the budget exactly; ``paper`` the paper's own composition formula (more noise)."""
+
+    params = _BASELINE_PRIVATE + (CONSTANTS, _config_param("reference"), *_COMMON)
+
+    def fit(self, env: Any = None, *, rng: Any = None) -> InputPerturbationQLearning:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        env, cfg, bounds = self._setup(p, env)
+        budget: PrivacyBudget = p["budget"]
+        std = 0.0
+        if budget.is_private:
+            std = input_perturbation_std(float(budget.epsilon), float(budget.delta), cfg.n_samples,
+                                         p["calibration"])
+        rngs = child_rngs(rng, *_STREAMS)
+        rel = self._privacy(None if p["secure"] else rngs["reward"])
+
+        def release(r: float) -> float:
+            return float(rel.gaussian(r, sensitivity=1.0, std=std))
+
+        self._run(env, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds)
+        self.reward_noise_std_ = std
+        self.noise_std_ = std
+        self.certified_ = _certified(self, budget, "the paper's composition formula sqrt(2 T ln(e + eps/delta))/eps "
+                                     "is not an upper bound of ε at this budget")
+        if budget.is_private:
+            _warn_noise_dominates(type(self).__name__, std, bounds[1] - bounds[0], "the declared reward range",
+                                  "Only a larger budget or fewer samples (fewer releases) reduce it.")
+        return self
+
+
+class DPSGDQLearning(PrivateEstimator, _QLearner):
+    """DP-SGD baseline ([ACG+16], App. E.2) with sampling rate q = 1 (spec §5.5).
+
+    Each update releases the sum of the B per-sample clipped gradients plus ``N(0, (z S)^2 I)``,
+    ``S = 2 B clip_norm`` its sensitivity (every reward, hence every clipped gradient, may change).
+    No amplification by sampling: every record differs between neighbours. The ``n_updates``
+    releases compose to one Gaussian mechanism; ``tight`` (= ``sound``) calibrates z exactly;
+    ``paper`` uses Abadi et al.'s Theorem 1 (c2 = sqrt 2) on the sensitivity ``B clip_norm`` — the
+    ledger records the true sensitivity, so its ε spent is larger than the budget
+    (``certified_`` False, with a warning)."""
+
+    params = _BASELINE_PRIVATE + (CONSTANTS, Param("clip_norm", 1.0, "per-sample gradient clipping norm C (l2)",
+                                                low=0.0, closed="neither"),
+                               _config_param("reference"), *_COMMON)
+
+    def fit(self, env: Any = None, *, rng: Any = None) -> DPSGDQLearning:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        env, cfg, bounds = self._setup(p, env)
+        budget: PrivacyBudget = p["budget"]
+        n_steps = planned_updates(cfg)
+        clip = p["clip_norm"]
+        multiplier = 0.0
+        if budget.is_private:
+            multiplier = dpsgd_noise_multiplier(float(budget.epsilon), float(budget.delta), max(n_steps, 1),
+                                                p["calibration"])
+        true_sens = 2.0 * cfg.batch_size * clip       # every sample's clipped gradient may flip
+        claimed = (1.0 if p["calibration"] == "paper" else 2.0) * cfg.batch_size * clip
+        std = multiplier * claimed
+        rngs = child_rngs(rng, *_STREAMS)
+        rel = self._privacy(None if p["secure"] else rngs["dpsgd"])
+
+        def release(grad_sum: np.ndarray) -> np.ndarray:
+            return rel.gaussian(grad_sum, sensitivity=true_sens, std=std)
+
+        self._run(env, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs, bounds)
+        self.noise_multiplier_ = std / true_sens
+        self.noise_std_ = std
+        self.certified_ = _certified(self, budget, "it assumes the clipped-gradient sum has sensitivity B clip_norm, "
+                                     "but every sample's gradient may flip under sup-norm neighbours (2 B clip_norm)")
+        if budget.is_private:
+            _warn_noise_dominates(type(self).__name__, std, cfg.batch_size * clip, "the largest norm of the "
+                                  "clipped-gradient sum B clip_norm", "A larger budget or fewer updates reduce it.")
+        return self
+
+
+def _certified(est: Any, budget: PrivacyBudget, why: str) -> bool:
+    """Whether the fit's ledger meets ``budget`` (ε at its δ); a PrivacyLeakWarning saying ``why`` and
+    what the ledger truly spends when it does not (the paper calibrations)."""
+    if not budget.is_private:
+        return False
+    spent = est.privacy_ledger_.epsilon(float(budget.delta))
+    if spent <= float(budget.epsilon) * (1.0 + 1e-9):
+        return True
+    warnings.warn(f"{type(est).__name__}: calibration {est.calibration!r} does not certify the budget: {why}. The "
+                  f"ledger records the true spend: epsilon = {spent:.4g} at delta = {float(budget.delta):g}; "
+                  "certified_ is False.", PrivacyLeakWarning, stacklevel=3)
+    return False
