@@ -1,0 +1,44 @@
+"""Issue #14 §1: nothing in the package draws noise except the pluggable noise sources.
+
+Every continuous noise sampler that a DP mechanism could use (Gaussian, Laplace and their relatives,
+in NumPy or torch) may be called only in ``privrl/privacy/noise.py`` (the sources) and
+``privrl/privacy/release.py`` (which calls a source's own ``laplace``). A new ``rng.normal(...)`` in
+an estimator, experiment or audit fails this test: route it through ``self._privacy(...)``'s
+Releaser (or, for a non-privacy draw, add it here with the reason).
+"""
+
+import ast
+from pathlib import Path
+
+import privrl
+
+SAMPLERS = {"normal", "standard_normal", "laplace", "randn", "multivariate_normal", "standard_cauchy",
+            "gumbel", "exponential", "standard_exponential", "logistic", "gamma", "standard_gamma",
+            "lognormal", "normal_", "randn_like"}
+SEAM = {"privacy/noise.py", "privacy/release.py"}
+#: receivers whose methods of these names are the seam itself (a Releaser's release) or build an
+#: event without drawing (``privacy.events``)
+SEAM_RECEIVERS = {"rel", "releaser", "events"}
+ROOT = Path(privrl.__file__).resolve().parent
+
+
+def _sampler_calls(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [f"{path.relative_to(ROOT)}:{node.lineno} .{node.func.attr}(...)"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SAMPLERS
+            and not (isinstance(node.func.value, ast.Name) and node.func.value.id in SEAM_RECEIVERS)]
+
+
+def test_no_noise_sampler_is_called_outside_the_seam():
+    offenders = [hit for path in sorted(ROOT.rglob("*.py"))
+                 if path.relative_to(ROOT).as_posix() not in SEAM for hit in _sampler_calls(path)]
+    assert offenders == []
+
+
+def test_the_scan_sees_the_seam_itself():
+    # the scan would find a draw if there were one: the sources do draw
+    hits = _sampler_calls(ROOT / "privacy" / "noise.py")
+    assert len(hits) >= 2
+    assert any(".standard_normal(" in h for h in hits)
+    assert _sampler_calls(ROOT / "privacy" / "release.py")
