@@ -22,7 +22,15 @@ from typing import Any
 
 from privrl.certificate import make_certificate
 from privrl.errors import InvalidParameterError
-from privrl.fitters import MAX_EPISODES, FitCommand, FitOutput, build_estimator, count_type, make_env, register_fit
+from privrl.fitters import (
+    MAX_EPISODES,
+    FitCommand,
+    FitOutput,
+    build_estimator,
+    count_type,
+    make_env,
+    register_fit,
+)
 from privrl.linear_mixture.learners import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import PrivacyBudget
 
