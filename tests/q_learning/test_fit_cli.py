@@ -11,7 +11,8 @@ from privrl.cli import main
 from privrl.q_learning import DPQLearning, QLearning
 
 ENV = ["--env", "privrl/CenterWalk-v0"]
-#: declared parameters the command supplies itself (--env, --reward-bounds, --obs-low/--obs-high)
+#: declared parameters that are not estimator options: supplied by the command (--env, --reward-bounds,
+#: --obs-low/--obs-high, the budget options) or kept off the command line (hidden, cli=False)
 SUPPLIED = {"budget", "env", "reward_bounds", "obs_low", "obs_high", "hidden"}
 
 
