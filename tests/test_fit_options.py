@@ -240,6 +240,19 @@ def test_option_error_words_only_declared_options():
     assert option_error(lam, excluded) is lam
 
 
+def test_option_error_names_a_command_option_supplying_a_declared_parameter():
+    """A parameter that is not an estimator option (an array, an object) but that the command
+    supplies from its own option of the same name is named by that option."""
+    table = InvalidParameterError("The 'table' parameter of _Toy must be 3 values. Got 2 instead.")
+    args = _toy_parser().parse_args([])
+    assert option_error(table, args) is table                      # no --table option: unchanged
+    args.table = [0.0, 1.0]                                        # the command's own --table
+    assert str(option_error(table, args)) == "The '--table' option must be 3 values. Got 2 instead."
+    other = InvalidParameterError("The 'undeclared' parameter of _Toy must be 3 values. Got 2 instead.")
+    args.undeclared = 1
+    assert option_error(other, args) is other
+
+
 def test_fit_command_checks_its_declaration():
     class Bare(Estimator):
         pass

@@ -460,7 +460,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     command = get_fit_command(args.algorithm)
     if args.data is not None and _looks_like_file(args.data) and not Path(args.data).is_file():
         raise InvalidDataError(f"The '--data' file {args.data} does not exist.")
-    if args.env is not None:
+    if args.env is not None and "data" in command.sources:
         data_only = [f for f, v in (("--reward-bounds", getattr(args, "reward_bounds", None)),
                                     ("--pad-to-horizon", getattr(args, "pad_to_horizon", None))) if v is not None]
         if data_only:

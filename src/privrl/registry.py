@@ -52,8 +52,8 @@ MODULES: dict[str, tuple[str, ...]] = {
     "fit": (
         "privrl.policy_evaluation.fit",
         "privrl.offline.fit",
-        "privrl.fitters.linear_mixture",
-        "privrl.fitters.q_learning",
+        "privrl.linear_mixture.fit",
+        "privrl.q_learning.fit",
     ),
     "audit": (
         "privrl.audit.targets_mechanisms",

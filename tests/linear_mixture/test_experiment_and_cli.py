@@ -102,7 +102,7 @@ def test_cli_fit_writes_curve_and_certificate(tmp_path, algorithm, privatizer):
     assert code == 0
     cert = json.loads((out / "certificate.json").read_text())
     assert cert["guarantee"] == ("JDP" if privatizer == "central" else "LDP")
-    assert cert["privacy_unit"] == "user_episode" and cert["calibration"] == "sound"   # the old command's default
+    assert cert["privacy_unit"] == "user_episode" and cert["calibration"] == "tight"   # the estimator's declared default
     assert 0 < cert["epsilon_spent"] <= 1.0
     arrays = np.load(out / "result.npz")
     assert arrays["cumulative_regret"].shape == (60,)

@@ -16,7 +16,7 @@ DATA = sample_chain(2000, n_states=10, rng=0)
 PHI = state_aggregation(10, 2)
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
 
-# values printed by the previous implementation (privrl.algorithms.policy_evaluation) on this input
+# values printed by the previous implementation (the old policy-evaluation module, since removed) on this input
 PINNED = {
     "LSW_pairs": [0.20192049974515916, 0.299974420749442, 0.4542689264346324, 0.6748501761120346,
                   0.4529393998397279],

@@ -223,8 +223,10 @@ def option_error(exc: InvalidParameterError, args: argparse.Namespace,
                  budget_options: str = "--epsilon/--delta/--rho") -> InvalidParameterError:
     """``exc`` worded for the command line: "The 'lam' parameter of DPVAPVI must be a float in
     (0.0, inf) or None. Got -1.0 instead." becomes "The '--lam' option must be a float in (0.0,
-    inf). Got -1.0 instead." when ``--lam`` is an option of DPVAPVI in ``args``, and an error about
-    the ``budget`` parameter names ``budget_options``. Any other error is returned unchanged."""
+    inf). Got -1.0 instead." when ``--lam`` is an option of DPVAPVI in ``args``; an error about the
+    ``budget`` parameter names ``budget_options``, and one about a declared parameter the command
+    supplies from its own option of the same name (``args.env`` for ``env``, ``args.obs_low`` for
+    ``obs_low``) names that option. Any other error is returned unchanged."""
     match = _PARAM_MESSAGE.fullmatch(str(exc))
     if match is None:
         return exc
@@ -238,6 +240,9 @@ def option_error(exc: InvalidParameterError, args: argparse.Namespace,
             return InvalidParameterError(f"The '{p.flag}' option {rest}")
         if name == "budget" and any(p.name == "budget" for p in estimator.params):
             return InvalidParameterError(f"The budget ({budget_options}) {rest}")
+        if name in {p.name for p in estimator.params} and hasattr(args, name):
+            # a declared parameter the command supplies from its own option of that name (--env, ...)
+            return InvalidParameterError(f"The '--{name.replace('_', '-')}' option {rest}")
     return exc
 
 
