@@ -498,6 +498,7 @@ def test_env_ids_and_missing_files_name_the_option(tmp_path, chain_npz, inproc):
             inproc("fit", "lsw", "--data", tmp_path / "missing.npz", "--gamma", "0.9"),
             inproc("fit", "apvi", "--data", chain_npz, "--model", "FrozenLake-v1", "--reward", tmp_path / "no.npy"),
             inproc("fit", "apvi", "--env", "privrl/RandomTabularMDP-v0", "--pad-to-horizon", "5"),
+            inproc("fit", "q-learning", "--env", "no_such_module_xyz:Thermostat-v0"),
         ]
     assert_one_line_error(results[0], "The '--env' option must be a registered Gymnasium environment id. Got "
                           "'Taxi-v3' instead", "'Taxi-v4'")
@@ -507,6 +508,8 @@ def test_env_ids_and_missing_files_name_the_option(tmp_path, chain_npz, inproc):
     assert_one_line_error(results[4], "The '--data' file", "does not exist")
     assert_one_line_error(results[5], "The '--reward' file", "does not exist")
     assert_one_line_error(results[6], "--pad-to-horizon apply to --data only")
+    assert_one_line_error(results[7], "The '--env' option must be a registered Gymnasium",
+                          "no_such_module_xyz")   # the 'module:Env-v0' form whose module is missing
     assert not (tmp_path / "x").exists()
 
 

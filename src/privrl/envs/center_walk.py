@@ -122,7 +122,7 @@ def make_env(env_id: str, *, owner: str = "make_env", **kwargs: Any) -> gym.Env:
     _ensure_registered()
     try:
         env = gym.make(env_id, **kwargs)
-    except gym.error.Error as exc:
+    except (gym.error.Error, ModuleNotFoundError) as exc:   # 'module:Env-v0' imports module
         raise param_error("env", owner, f"a registered Gymnasium id ({type(exc).__name__})", env_id) from None
     if not isinstance(env.action_space, gym.spaces.Discrete):
         raise param_error("env", owner, "an environment with a Discrete action space", type(env.action_space).__name__)

@@ -290,7 +290,7 @@ def make_env(env_id: str, option: str = "--env") -> Any:
         warnings.simplefilter("ignore")  # deprecation notices: the error below says it
         try:
             return gym.make(env_id)
-        except gym.error.Error as exc:
+        except (gym.error.Error, ModuleNotFoundError) as exc:   # 'module:Env-v0' imports module
             why = " ".join(str(exc).split()).replace("`", "'")
             kind = "option" if option.startswith("-") else "argument"
             raise InvalidParameterError(
