@@ -2,7 +2,8 @@
 
 * :mod:`.calibration` — noise plans (paper / sound / tight), sensitivities, Assumption 2 constants,
   Lemma 3.1 radii, regret bounds;
-* :mod:`.regularizers` — ``NonPrivate``, ``CentralTreePrivatizer`` (JDP), ``LocalPrivatizer`` (LDP, derived);
+* :mod:`.regularizers` — ``NonPrivate``, ``CentralTreePrivatizer`` (JDP, the paper's tree),
+  ``CentralFactorizationPrivatizer`` (JDP, square-root factorization counter), ``LocalPrivatizer`` (LDP, derived);
 * :mod:`.learners` — ``LinOptVI`` (Algorithm 1), ``LinOptPO`` (Algorithm 2) with declared parameters;
 * :mod:`.engine` — the lockstep kernel (many runs at once);
 * :mod:`.experiments` — ``zhou2022-regret`` and ``frontier-linear-mixture``; :mod:`.audit` — audit targets.
@@ -11,6 +12,7 @@
 from privrl.linear_mixture.calibration import NoisePlan, noise_plan
 from privrl.linear_mixture.learners import LINOPT_PRESETS, LinOptPO, LinOptVI, optimistic_q
 from privrl.linear_mixture.regularizers import (
+    CentralFactorizationPrivatizer,
     CentralTreePrivatizer,
     LocalPrivatizer,
     NonPrivate,
@@ -18,4 +20,4 @@ from privrl.linear_mixture.regularizers import (
 )
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "Regularizer", "NonPrivate", "CentralTreePrivatizer",
-           "LocalPrivatizer", "NoisePlan", "noise_plan", "LINOPT_PRESETS"]
+           "CentralFactorizationPrivatizer", "LocalPrivatizer", "NoisePlan", "noise_plan", "LINOPT_PRESETS"]

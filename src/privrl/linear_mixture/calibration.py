@@ -59,17 +59,21 @@ import numpy as np
 from privrl._validation import check_option, param_error
 from privrl.privacy import events
 from privrl.privacy.calibration import CALIBRATIONS, gaussian_mu
+from privrl.privacy.factorization import prefix_variance_factor, sqrt_sensitivity_factor
 from privrl.privacy.tree import max_membership, symmetric_gaussian, tree_depth
 
 __all__ = ["StreamScales", "RegularityConstants", "NoisePlan", "noise_plan", "sensitivities",
            "tight_sensitivities", "noise_stds", "tight_stds", "split_objective", "upsilon_theory",
            "upsilon_monte_carlo", "regularity_constants", "confidence_radii", "po_step_size",
            "paper_epsilon_total", "paper_rho_total", "vi_regret_bound", "po_regret_bound", "tree_depth",
-           "STREAMS", "PRIVATIZERS", "SPLIT_ALPHA"]
+           "STREAMS", "PRIVATIZERS", "COUNTERS", "SPLIT_ALPHA"]
 
 STREAMS = ("p1", "p2", "r1", "r2")
 #: the noisy privatizers
 PRIVATIZERS = ("central", "local")
+#: the central continual counters: Zhou's binary tree (Lemma 6.1) or the square-root factorization
+#: (:mod:`privrl.privacy.factorization`; tight calibration only)
+COUNTERS = ("tree", "factorization")
 #: the α at which the tight split's weights are evaluated (never the estimator's own α: see module doc)
 SPLIT_ALPHA = 0.05
 # tight plans sit exactly on μ; this relative slack keeps the ledger's float sums inside the budget
@@ -238,19 +242,31 @@ def tight_stds(sens: np.ndarray, mu: float, count: int, *, d1: int, d2: int, n_e
 @dataclass(frozen=True)
 class NoisePlan:
     """The noise of one LinOpt run (module doc): ``std`` and ``sensitivity`` ``(4, H)`` (rows in
-    :data:`STREAMS` order; the ledger's replace-one Δ), ``count`` Gaussian releases of one user's
-    item per (stream, step) — ``m`` tree nodes (central) or 1 message (local) — ``n_noise_terms``
-    the ``M`` noise terms summed in one release (``m`` or ``K``), and the bounds the sensitivities
-    rely on: ``‖x_p[h]‖ ≤ x_bound[h]``, ``y_p[h] ∈ [0, y_bound[h]]`` (``‖x_r‖ ≤ 1``, ``y_r ∈ [0, 1]``)."""
+    :data:`STREAMS` order; the ledger's replace-one Δ of each Gaussian release), ``count`` Gaussian
+    releases of one user's item per (stream, step) — ``m`` tree nodes (central tree), 1 release of
+    ``A x`` (central factorization) or 1 message (local) — ``n_noise_terms`` the multiplier ``M`` of
+    the per-entry noise variance ``Mσ²`` of one release (``m`` tree nodes, ``K`` messages, or
+    ``s_n² = Σ_{k<n} c_k²`` for the factorization; a float), and the bounds the sensitivities rely
+    on: ``‖x_p[h]‖ ≤ x_bound[h]``, ``y_p[h] ∈ [0, y_bound[h]]`` (``‖x_r‖ ≤ 1``, ``y_r ∈ [0, 1]``).
+    ``counter`` names the central counter; ``sensitivity_factor`` is what the item's Δ was
+    multiplied by to give ``sensitivity`` (``s_n`` for the factorization's one release of ``A x``,
+    1 otherwise), so ``item_sensitivity`` is the Δ of one user's item."""
 
     privatizer: str
     calibration: str
     std: np.ndarray
     sensitivity: np.ndarray
     count: int
-    n_noise_terms: int
+    n_noise_terms: float
     x_bound: np.ndarray
     y_bound: np.ndarray
+    counter: str = "tree"
+    sensitivity_factor: float = 1.0
+
+    @property
+    def item_sensitivity(self) -> np.ndarray:
+        """The ``(4, H)`` replace-one ℓ2-sensitivities of one user's item (before ``sensitivity_factor``)."""
+        return self.sensitivity / self.sensitivity_factor
 
     @property
     def horizon(self) -> int:
@@ -294,27 +310,40 @@ class NoisePlan:
     def public(self) -> dict[str, Any]:
         return {"privatizer": self.privatizer, "calibration": self.calibration, "std": self.std.tolist(),
                 "sensitivity": self.sensitivity.tolist(), "count": self.count, "n_noise_terms": self.n_noise_terms,
-                "noise_std": self.noise_std, "mu": self.mu}
+                "noise_std": self.noise_std, "mu": self.mu,
+                **({"counter": self.counter} if self.privatizer == "central" else {})}
 
 
 def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_episodes: int, horizon: int,
-               d1: int, d2: int, value_feature_bound: float | None = None, owner: str = "noise_plan") -> NoisePlan:
+               d1: int, d2: int, value_feature_bound: float | None = None, counter: str = "tree",
+               owner: str = "noise_plan") -> NoisePlan:
     """The :class:`NoisePlan` of a LinOpt run (module doc). ``budget``: (ε, δ > 0), or ρ under
-    ``"tight"``; an infinite budget gives zero noise (the non-private learner). Plans are cached
-    (their arrays are read-only): a sweep computes each split once."""
+    ``"tight"``; an infinite budget gives zero noise (the non-private learner). ``counter``: the
+    central privatizer's continual counter, ``"tree"`` (Zhou's binary tree: ``count = m`` node
+    releases, ``M = m``) or ``"factorization"`` (the square-root factorization: one Gaussian release
+    of ``A x`` with sensitivity ``s_n Δ``, ``count = 1``, ``M = s_n²``, ``n = K − 1``; tight
+    calibration only — Thm 6.4's closed forms are the tree's); ignored by the local privatizer.
+    Plans are cached (their arrays are read-only): a sweep computes each split once."""
     check_option(privatizer, "privatizer", PRIVATIZERS, owner=owner)
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
+    check_option(counter, "counter", COUNTERS, owner=owner)
+    if privatizer == "central" and counter == "factorization" and calibration != "tight":
+        raise param_error("counter", owner, "'tree' when the 'calibration' parameter is "
+                          f"{calibration!r} (Thm 6.4's closed form is the binary tree's; the factorization "
+                          "counter is calibrated by 'tight')", counter)
+    if privatizer != "central":
+        counter = "tree"
     if budget.is_private and calibration != "tight" and (budget.rho is not None or not budget.delta):
         raise param_error("budget", owner, f"an (epsilon, delta) budget with delta > 0 for calibration "
                           f"{calibration!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
     L = math.sqrt(d1) * horizon if value_feature_bound is None else float(value_feature_bound)
     key = (budget.epsilon, budget.delta, budget.rho) if budget.is_private else None
-    return _noise_plan(privatizer, key, calibration, int(n_episodes), int(horizon), int(d1), int(d2), L)
+    return _noise_plan(privatizer, key, calibration, int(n_episodes), int(horizon), int(d1), int(d2), L, counter)
 
 
 @functools.lru_cache(maxsize=256)
 def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: int, H: int, d1: int, d2: int,
-                L: float) -> NoisePlan:
+                L: float, counter: str = "tree") -> NoisePlan:
     from privrl.privacy.budget import PrivacyBudget
 
     if budget_key is None:
@@ -324,14 +353,18 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
         budget = PrivacyBudget(rho=rho) if rho is not None else PrivacyBudget(epsilon=eps, delta=delta)
     central = privatizer == "central"
     count = max(1, max_membership(K - 1)) if central else 1
-    terms = tree_depth(K) if central else K
+    terms: float = tree_depth(K) if central else K
+    factor = 1.0
+    if central and counter == "factorization":
+        # one Gaussian release of A x (n = K − 1 items): sensitivity s_n Δ, prefix variance ≤ s_n² σ²
+        count, terms, factor = 1, prefix_variance_factor(K - 1), sqrt_sensitivity_factor(K - 1)
     if calibration == "tight" and budget.is_private:
-        sens = tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
+        sens = factor * tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
         c = step_ranges(H)
         x_bound, y_bound = L * c / H, c
         std = tight_stds(sens, gaussian_mu(budget), count, d1=d1, d2=d2, n_episodes=K)
     elif calibration == "tight":          # no noise: the non-private learner's bounds (exactly NonPrivate)
-        sens = tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
+        sens = factor * tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
         x_bound, y_bound, std = np.full(H, L), np.full(H, float(H)), np.zeros_like(sens)
     else:
         sens = sensitivities(d1, H, value_feature_bound=L, calibration="sound").rows(H)
@@ -346,13 +379,15 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
     for a in arrays:
         a.setflags(write=False)
     std, sens, x_bound, y_bound = arrays
-    return NoisePlan(privatizer, calibration, std, sens, count, terms, x_bound, y_bound)
+    return NoisePlan(privatizer, calibration, std, sens, count, terms, x_bound, y_bound, counter, factor)
 
 
 # --------------------------------------------------------------------------- Assumption 2, Lemma 3.1
 def upsilon_theory(sigma: Any, *, n_noise_terms: int, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
     """``Υ = σ √M (4√dim + √(8 ln(8KH/α)))`` (Lemma B.4 with entry variance ``Mσ²``, failure
-    ``α/(4KH)`` per (k,h)); ``M = m`` (central) or ``K`` (local)."""
+    ``α/(4KH)`` per (k,h)); ``M = m`` (central tree), ``K`` (local) or ``s_n²`` (central
+    factorization: its prefix noise is itself a symmetric Gaussian of entry variance
+    ``σ² Σ_{k<t} c_k² ≤ s_n² σ²``) — the plan's ``n_noise_terms``."""
     return sigma * math.sqrt(n_noise_terms) * (4 * math.sqrt(dim)
                                                + math.sqrt(8 * math.log(8 * n_episodes * horizon / alpha)))
 

@@ -30,6 +30,7 @@ from privrl.linear_mixture import calibration as cal
 from privrl.linear_mixture.engine import fit_many, plan_once, softmax
 from privrl.linear_mixture.regularizers import (
     UPSILON_RULES,
+    CentralFactorizationPrivatizer,
     CentralTreePrivatizer,
     LocalPrivatizer,
     NonPrivate,
@@ -99,6 +100,10 @@ LINOPT_PARAMS = PRIVATE_PARAMS + (
     Param("privatizer", "central", "'central' (JDP, binary-tree counters; trusted agent), 'local' (LDP, each "
           "user randomises her own messages; derived) or 'none' (UCRL-VTR / OPPO; needs an infinite budget)",
           kind="option", options=PRIVATIZERS),
+    Param("counter", "tree", "the central (JDP) privatizer's continual counter: 'tree' (the paper's binary "
+          "tree, Lemma 6.1) or 'factorization' (the square-root factorization of the prefix-sum matrix, "
+          "Fichtenberger et al. 2023: one Gaussian release per item, less noise; 'tight' calibration only); "
+          "ignored by 'local' and 'none'", kind="option", options=cal.COUNTERS),
     CONSTANTS,
     Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
           "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
@@ -137,6 +142,9 @@ class _LinOpt(PrivateEstimator):
         if budget.is_private and budget.rho is None and not budget.delta:
             raise param_error("budget", owner, "an (epsilon, delta) budget with delta > 0 or a rho budget (Gaussian "
                               "noise cannot give pure DP)", budget)
+        if p["privatizer"] == "central" and p["counter"] == "factorization" and p["calibration"] != "tight":
+            raise param_error("counter", owner, "'tree' when the 'calibration' parameter is "
+                              f"{p['calibration']!r} (Thm 6.4's closed form is the binary tree's)", p["counter"])
         if budget.is_private and budget.rho is not None and p["calibration"] != "tight":
             raise param_error("budget", owner, f"an (epsilon, delta) budget when the 'calibration' parameter is "
                               f"{p['calibration']!r} (Thm 6.4's closed form; 'tight' also takes rho)", budget)
@@ -156,7 +164,8 @@ class _LinOpt(PrivateEstimator):
             return None
         return cal.noise_plan(p["privatizer"], p["budget"], p["calibration"], n_episodes=p["n_episodes"],
                               horizon=model.horizon, d1=model.d1, d2=model.d2,
-                              value_feature_bound=math.sqrt(model.d1) * model.horizon, owner=type(self).__name__)
+                              value_feature_bound=math.sqrt(model.d1) * model.horizon, counter=p["counter"],
+                              owner=type(self).__name__)
 
     def regularizer(self, model: LinearMixtureMDP) -> Regularizer:
         """A fresh regularizer for a fit on ``model`` (what ``fit`` starts; audits start it on their
@@ -172,7 +181,9 @@ class _LinOpt(PrivateEstimator):
         plan = self.noise_plan(model)
         if plan is None:
             return NonPrivate(knobs["lam"], **kw)
-        cls = CentralTreePrivatizer if p["privatizer"] == "central" else LocalPrivatizer
+        cls: type[Regularizer] = LocalPrivatizer
+        if p["privatizer"] == "central":
+            cls = CentralFactorizationPrivatizer if plan.counter == "factorization" else CentralTreePrivatizer
         return cls(plan, upsilon=knobs["upsilon"], shift_scale=knobs["shift_scale"], alpha=p["alpha"],
                    lam=knobs["lam"], **kw)
 

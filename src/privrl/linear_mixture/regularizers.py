@@ -42,9 +42,10 @@ from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
+from privrl.privacy.factorization import FactorizationCounter
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
 
-__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "LocalPrivatizer", "BatchedStatistics",
+__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "CentralFactorizationPrivatizer", "LocalPrivatizer", "BatchedStatistics",
            "check_contributions", "UPSILON_RULES"]
 
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -346,6 +347,30 @@ class CentralTreePrivatizer(_NoisyPrivatizer):
         Lp, Lr = _shifted(Lp, self.shift_p), _shifted(Lr, self.shift_r)
         return (_floor_if_needed(Lp, self._counters[0].noise_sum(), self.shift_p, self.floor_p), up,
                 _floor_if_needed(Lr, self._counters[2].noise_sum(), self.shift_r, self.floor_r), ur)
+
+
+class CentralFactorizationPrivatizer(CentralTreePrivatizer):
+    """JDP privatizer with the square-root factorization counter instead of the binary tree
+    (:class:`~privrl.privacy.factorization.FactorizationCounter`; a plan with
+    ``counter="factorization"``, tight calibration). Per stream and step, one user's item enters one
+    Gaussian release of ``A x`` with sensitivity ``s_n Δ`` (``n = K − 1``); the prefix noise is a
+    symmetric Gaussian of entry variance at most ``s_n² σ²``, so Υ, the shift and ν are Lemma B.4/B.5's
+    with ``M = s_n²`` (the plan's ``n_noise_terms``). Everything else (shift, PD floor, bounds) is
+    :class:`CentralTreePrivatizer`'s."""
+
+    def _setup(self, rng: RngLike) -> None:
+        _NoisyPrivatizer._setup(self, rng)
+        plan = self.plan
+        if plan.counter != "factorization":
+            raise param_error("plan", type(self).__name__, "a central NoisePlan with counter='factorization'",
+                              plan.counter)
+        n_items = max(self.n_episodes - 1, 0)                # episode K's data is never used (spec A9)
+        item = plan.item_sensitivity
+        self._counters = [FactorizationCounter(shape, n_items=n_items, sigma=plan.std[j], symmetric=sym,
+                                               source=self.rel.noise if plan.is_private else None,
+                                               sensitivity=item[j])
+                          for j, (shape, sym) in enumerate(zip(self._shapes(), (True, False, True, False)))]
+        self._record()
 
 
 class LocalPrivatizer(_NoisyPrivatizer):
