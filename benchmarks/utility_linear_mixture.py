@@ -3,13 +3,16 @@
 ``rows(seeds)`` returns one dict per (algorithm, calibration, constants, budget): LinOpt-VI under JDP
 (central tree privatizer) and the non-private UCRL-VTR on E2 (``random_mixture(6, 4, 5, 3, 3)``,
 instance seed 0 — never the tuning instances 990000–990002), K = 2·10⁴ episodes, ε ∈ {1, 10, 100}
-with δ = 10⁻⁵, paper / sound / tight calibration, theory / practical constants; run ``s`` of every
+with δ = 10⁻⁵, paper / sound / tight calibration, theory / practical constants, and under tight
+calibration also the square-root factorization counter (``counter="factorization"``; the other rows
+use the paper's binary tree); run ``s`` of every
 row uses the generator ``[7000, s]`` (the same users' randomness for every row). ``metric`` is the
 final cumulative pseudo-regret (exact), ``value`` its mean over seeds; ``noise_std`` the largest
 stream's σ (data-independent). Extra keys: ``value_se``, ``noise_std_streams`` (the (4, H) table),
 ``noise_std_vs_default`` and ``regret_vs_default`` (against today's default: sound calibration,
 theory constants, same ε), ``trivial`` (the regret of the constant tie-break policy), ``saturated``
 (fraction of fits whose last-episode Q is clipped everywhere: the UtilityWarning), and ``target``.
+``rows(seeds, calibrations=("sound", "tight"))`` restricts the grid (the default row is always kept).
 
     .venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks'); import utility_linear_mixture as u; print(u.rows(3))"
 """
@@ -35,46 +38,58 @@ DELTA = 1e-5
 EPSILONS = (1.0, 10.0, 100.0)
 CALIBRATIONS = ("paper", "sound", "tight")
 CONSTANTS = ("theory", "practical")
+#: the central counters compared under tight calibration
+COUNTERS = ("tree", "factorization")
 INSTANCE_SEED = 0
 RUN_SEED = 7_000
 
 
-def rows(seeds: int) -> list[dict[str, Any]]:
+def rows(seeds: int, calibrations: tuple[str, ...] = CALIBRATIONS) -> list[dict[str, Any]]:
     """The family's rows of the utility benchmark (module docstring)."""
     model = random_mixture(6, 4, 5, 3, 3, rng=INSTANCE_SEED)
     P, r = model.transitions(), model.mean_rewards()
     v_star = backward_induction(P, r)[1][0]
     v_tie = backward_induction(P, r, np.zeros((model.horizon, model.n_states), dtype=int))[1][0]
     trivial = float(K * (model.initial @ (v_star - v_tie)))
-    specs: list[tuple[str, str, str, float]] = [("UCRL-VTR", "none", c, math.inf) for c in CONSTANTS]
-    specs += [("LinOpt-VI", cal, c, eps) for cal in CALIBRATIONS for c in CONSTANTS for eps in EPSILONS]
-    ests, keys = [], []
+    specs: list[tuple[str, str, str, float, str]] = [("UCRL-VTR", "none", c, math.inf, "tree") for c in CONSTANTS]
+    cals = [c for c in CALIBRATIONS if c in calibrations or (c, "theory") == ("sound", "theory")]
+    specs += [("LinOpt-VI", cal, c, eps, "tree") for cal in cals for c in CONSTANTS for eps in EPSILONS
+              if cal in calibrations or c == "theory"]
+    if "tight" in calibrations:
+        specs += [("LinOpt-VI", "tight", c, eps, "factorization") for c in CONSTANTS for eps in EPSILONS]
+    ests, keys, rngs = [], [], []
     for spec in specs:
-        algorithm, calibration, constants, eps = spec
+        algorithm, calibration, constants, eps, counter = spec
         budget = PrivacyBudget.non_private() if math.isinf(eps) else PrivacyBudget(epsilon=eps, delta=DELTA)
-        for _ in range(seeds):
+        for s in range(seeds):
             ests.append(LinOptVI(n_episodes=K, privatizer="none" if algorithm == "UCRL-VTR" else "central",
                                  budget=budget, calibration="tight" if calibration == "none" else calibration,
-                                 constants=constants))
+                                 constants=constants, counter=counter))
             keys.append(spec)
+            # a fresh generator per run: run s of every row sees the same users (the same env stream)
+            rngs.append(np.random.default_rng([RUN_SEED, s]))
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
-        # a fresh generator per run: run s of every row sees the same users (the same env stream)
-        fit_many(ests, [model] * len(ests), [np.random.default_rng([RUN_SEED, s]) for _ in specs for s in range(seeds)],
-                 reachable_only=True)
+        # one lockstep batch per counter (the tree runs share the batched statistics)
+        for counter in COUNTERS:
+            idx = [i for i, k in enumerate(keys) if k[4] == counter]
+            if idx:
+                fit_many([ests[i] for i in idx], [model] * len(idx), [rngs[i] for i in idx], reachable_only=True)
     per_row = (time.perf_counter() - start) / len(specs)
     out: list[dict[str, Any]] = []
     by_spec = {spec: [e for e, k in zip(ests, keys) if k == spec] for spec in specs}
     for spec in specs:
-        algorithm, calibration, constants, eps = spec
+        algorithm, calibration, constants, eps, counter = spec
         fits = by_spec[spec]
         regrets = [float(e.cumulative_regret_[-1]) for e in fits]
         private = algorithm != "UCRL-VTR"
-        default = by_spec.get(("LinOpt-VI", "sound", "theory", eps)) if private else None
+        default = by_spec.get(("LinOpt-VI", "sound", "theory", eps, "tree")) if private else None
+        tag = "-factorization" if counter == "factorization" else ""
         row: dict[str, Any] = {
-            "name": f"{algorithm.lower()}-{calibration}-{constants}" + (f"-eps{eps:g}" if private else ""),
+            "name": f"{algorithm.lower()}-{calibration}{tag}-{constants}" + (f"-eps{eps:g}" if private else ""),
             "algorithm": algorithm, "calibration": calibration, "constants": constants,
+            "counter": counter if private else None,
             "epsilon": eps if private else None, "delta": DELTA if private else None, "rho": None,
             "noise_std": fits[0].noise_std_ if private else None,
             "epsilon_spent": fits[0].privacy_spent() if private else None,

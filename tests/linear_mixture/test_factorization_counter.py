@@ -1,0 +1,126 @@
+"""LinOpt's central privatizer with the square-root factorization counter (counter="factorization",
+tight calibration): release structure, the ledger's spend, knobs that never touch privacy, and an
+independent check of the privacy claim μ = √(Σ_{x,h} (s_n Δ_{x,h}/σ_{x,h})²)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privrl import PrivacyBudget
+from privrl.envs.linear_mixture import random_mixture
+from privrl.errors import InvalidParameterError, UtilityWarning
+from privrl.linear_mixture import CentralFactorizationPrivatizer, LinOptPO, LinOptVI
+from privrl.linear_mixture import calibration as cal
+from privrl.privacy import ConstantNoise, Ledger, Releaser
+from privrl.privacy.factorization import sqrt_coefficients, sqrt_factor_matrix
+
+MODEL = random_mixture(4, 3, 3, 2, 2, rng=5)
+B1 = PrivacyBudget(epsilon=1.0, delta=1e-5)
+
+
+def _contributions(rng, H, d1, d2, x_bound, y_bound):
+    x_p = rng.normal(size=(H, d1))
+    x_p *= (x_bound * rng.uniform(0, 1, H) / np.maximum(np.linalg.norm(x_p, axis=1), 1e-12))[:, None]
+    x_r = rng.dirichlet(np.ones(d2), H)
+    return x_p, y_bound * rng.uniform(0, 1, H), x_r, rng.uniform(0, 1, H)
+
+
+def test_release_is_prefix_sum_plus_c_sigma_times_partial_sums_of_c():
+    """ConstantNoise(c): after t users, every entry is the exact prefix sum plus c·σ_{x,h}·Σ_{k<t} c_k
+    (every z_j = c), plus γ_h I on the Grams; the ledger holds the plan's one release per stream/step."""
+    K, value = 12, 0.75
+    est = LinOptVI(n_episodes=K, budget=B1, counter="factorization")
+    reg = est.regularizer(MODEL)
+    assert type(reg) is CentralFactorizationPrivatizer and reg.guarantee == "JDP"
+    H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
+    reg.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(value), Ledger()))
+    std, coef = reg.plan.std, sqrt_coefficients(K - 1)
+    rng = np.random.default_rng(0)
+    exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
+    for t in range(1, K):
+        x_p, y_p, x_r, y_r = _contributions(rng, H, d1, d2, *reg.bounds)
+        for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
+            total += item
+        got = reg.update(x_p, y_p, x_r, y_r)
+        for j, (g, e) in enumerate(zip(got, exact)):
+            noise = value * coef[:t].sum() * std[j].reshape(-1, *([1] * (e.ndim - 1)))
+            shift = 0.0
+            if j in (0, 2):
+                shift = (reg.shift_p if j == 0 else reg.shift_r)[:, None, None] * np.eye(e.shape[-1])
+                assert np.array_equal(g, np.swapaxes(g, -1, -2))
+            np.testing.assert_allclose(g, e + noise + shift, rtol=1e-12, atol=1e-9)
+    assert std[0, -1] == std[1, -1] == 0.0
+    assert reg.rel.ledger.events == tuple(reg.plan.events())
+
+
+def test_privacy_claim_independent_check():
+    """The ledger's μ (from its Gaussian leaves) equals √(Σ_{x,h} (s_n Δ_{x,h}/σ_{x,h})²) with Δ the
+    tight per-step replace-one sensitivities and s_n the largest column norm of the n × n matrix A
+    (n = K − 1) computed here from the matrix itself; and it is the budget's μ."""
+    for K in (9, 130):
+        est = LinOptVI(n_episodes=K, budget=B1, counter="factorization", constants="practical").fit(MODEL, rng=3)
+        plan = est.noise_plan(MODEL)
+        A = sqrt_factor_matrix(K - 1)
+        s = float(np.sqrt(np.max(np.sum(A * A, axis=0))))
+        delta = cal.tight_sensitivities(MODEL.d1, MODEL.d2, MODEL.horizon).rows(MODEL.horizon)
+        on = delta > 0
+        mu_claim = math.sqrt(float(np.sum((s * delta[on] / plan.std[on]) ** 2)))
+        leaves = est.privacy_ledger_.leaves()
+        mu_ledger = math.sqrt(sum(k / e.noise_multiplier**2 for e, k in leaves if hasattr(e, "noise_multiplier")))
+        assert mu_ledger == pytest.approx(mu_claim, rel=1e-12)
+        assert sum(k for e, k in leaves if hasattr(e, "noise_multiplier")) == int(on.sum())   # one release each
+        assert mu_ledger == pytest.approx(0.26805, abs=1e-4)                  # the analytic μ of (1, 1e-5)
+        assert 0.99 <= est.privacy_spent() <= 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(log_eps=st.floats(math.log(0.05), math.log(50.0)), log_delta=st.floats(math.log(1e-9), math.log(1e-3)),
+       K=st.integers(2, 5000))
+def test_tight_spends_between_99_and_100_percent_of_random_budgets(log_eps, log_delta, K):
+    eps, delta = math.exp(log_eps), math.exp(log_delta)
+    plan = cal.noise_plan("central", PrivacyBudget(epsilon=eps, delta=delta), "tight", n_episodes=K, horizon=3,
+                          d1=2, d2=3, counter="factorization")
+    assert plan.count == 1
+    spent = Ledger(plan.events()).epsilon(delta)
+    assert 0.99 * eps <= spent <= eps
+
+
+def test_ledger_and_spend_identical_whatever_the_knobs():
+    knob_sets = [{}, {"constants": "practical"}, {"beta_scale": 0.01, "upsilon": "monte_carlo"},
+                 {"shift_scale": 3.0, "lam": 7.0, "alpha": 0.5}, {"constants": "practical", "alpha": 0.001}]
+    for cls, extra in ((LinOptVI, {"tie_break": "random"}), (LinOptPO, {"eta": 0.3})):
+        ledgers, spent = [], []
+        for knobs in knob_sets + [extra]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UtilityWarning)
+                est = cls(n_episodes=25, budget=B1, counter="factorization", **knobs).fit(MODEL, rng=1)
+            ledgers.append(est.privacy_ledger_)
+            spent.append(est.privacy_spent())
+        assert all(led == ledgers[0] for led in ledgers) and len(set(spent)) == 1
+
+
+def test_less_noise_than_the_tree_at_the_standard_budget():
+    """K = 2·10⁴, E2 sizes, (1, 1e-5): the prefix noise's entry std σ√M (the Υ scale) drops from the
+    tree's σ√m (m = 15) to σ√(s_n²) (s_n² ≈ 4.22), ≈ 3.6× at the same μ."""
+    kw = dict(n_episodes=20_000, horizon=5, d1=3, d2=3)
+    tree, fac = (cal.noise_plan("central", B1, "tight", counter=c, **kw) for c in ("tree", "factorization"))
+    assert tree.mu == pytest.approx(fac.mu, rel=1e-12)
+    ratio = tree.std[0, 0] * math.sqrt(tree.n_noise_terms) / (fac.std[0, 0] * math.sqrt(fac.n_noise_terms))
+    assert ratio == pytest.approx(15 / 4.2186, rel=1e-3)
+
+
+def test_factorization_needs_tight_calibration_and_local_ignores_it():
+    with pytest.raises(InvalidParameterError, match="counter"):
+        LinOptVI(n_episodes=10, budget=B1, calibration="sound", counter="factorization").noise_plan(MODEL)
+    local = LinOptVI(n_episodes=10, budget=B1, privatizer="local", counter="factorization").noise_plan(MODEL)
+    assert local.counter == "tree" and local.count == 1 and local.n_noise_terms == 10
+
+
+def test_infinite_budget_is_the_non_private_learner():
+    a = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), counter="factorization").fit(MODEL, rng=2)
+    b = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), privatizer="none").fit(MODEL, rng=2)
+    assert np.array_equal(a.regret_, b.regret_) and a.privacy_ledger_.is_empty
