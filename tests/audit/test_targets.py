@@ -21,7 +21,7 @@ def test_every_area_is_audited():
     names = {t.name for t in all_targets()}
     for required in ("gaussian", "laplace", "symmetric-matrix", "tree-counter", "gp-functional", "dp-lsw",
                      "dp-lsw-counts", "dp-lsl", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-dataset", "dp-vapvi", "dp-vapvi-paper",
-                     "linopt-central", "linopt-local", "dp-q-learning"):
+                     "linopt-central", "linopt-central-factorization", "linopt-local", "dp-q-learning"):
         assert required in names
     for t in all_targets():  # every target has at least one control that must be caught
         assert any(v.caught for v in t.variants), t.name

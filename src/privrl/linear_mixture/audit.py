@@ -11,6 +11,8 @@ ledger receives exactly the events a fit records, and the claimed ε is that led
   ``start`` then the K − 1 user ``update`` calls; the audited output is the whole transcript of
   released statistics ``(Λ_p, u_p, Λ_r, u_r)`` after every update (what the learner sees).
   K = 4, H = 2, d1 = d2 = 1. User 1's item lies in the most tree nodes.
+* ``linopt-central-factorization`` (JDP) — the same with ``counter="factorization"``
+  (:class:`~privrl.linear_mixture.regularizers.CentralFactorizationPrivatizer`).
 * ``linopt-local`` (LDP) — :meth:`~privrl.linear_mixture.regularizers.LocalPrivatizer.local_randomizer`,
   the messages one user sends (vectorised over trials).
 
@@ -47,9 +49,11 @@ K, H, D1, D2 = 4, 2, 1, 1
 _MODEL = random_mixture(2, 2, H, D1, D2, rng=0)
 
 
-def privatizer(kind: str, epsilon: float, delta: float) -> tuple[LinOptVI, object]:
-    """``(estimator, fresh privatizer)`` of the audited run (calibration "tight")."""
-    est = LinOptVI(n_episodes=K, privatizer=kind, budget=PrivacyBudget(epsilon=epsilon, delta=delta))
+def privatizer(kind: str, epsilon: float, delta: float, counter: str = "tree") -> tuple[LinOptVI, object]:
+    """``(estimator, fresh privatizer)`` of the audited run (calibration "tight"; ``counter`` of the
+    central privatizer: the paper's binary tree or the square-root factorization)."""
+    kw = {"counter": counter} if kind == "central" else {}
+    est = LinOptVI(n_episodes=K, privatizer=kind, budget=PrivacyBudget(epsilon=epsilon, delta=delta), **kw)
     return est, est.regularizer(_MODEL)
 
 
@@ -68,20 +72,20 @@ def user_streams(which: int, x_bound: np.ndarray, y_bound: np.ndarray) -> list[n
     return [replace_one_user(np.zeros((K - 1, *x.shape)), 0, x) for x in first]
 
 
-def _claimed(kind: str, epsilon: float, delta: float) -> float:
+def _claimed(kind: str, epsilon: float, delta: float, counter: str = "tree") -> float:
     """The estimator's own claim: the ledger a fit records (the privatizer's events), ε at δ."""
-    _, reg = privatizer(kind, epsilon, delta)
+    _, reg = privatizer(kind, epsilon, delta, counter)
     ledger = Ledger()
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(NumpyNoise(0), ledger))
     return ledger.epsilon(delta)
 
 
-def _central(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    claimed = _claimed("central", epsilon, delta)
+def _central(epsilon: float, delta: float, broken: str | None, counter: str = "tree") -> AuditPair:
+    claimed = _claimed("central", epsilon, delta, counter)
 
     def on(which: int):
         def once(rng: np.random.Generator) -> np.ndarray:
-            _, reg = privatizer("central", epsilon, delta)
+            _, reg = privatizer("central", epsilon, delta, counter)
             reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(broken_source(rng, broken, counters=4), Ledger()))
             if broken == "no-shift":
                 reg.shift_p, reg.shift_r = np.zeros(H), np.zeros(H)
@@ -115,6 +119,18 @@ register_target(AuditTarget(
     name="linopt-central", description=f"LinOpt central tree privatizer (JDP): released statistics, K={K}, H={H}, d=1",
     privacy_unit="one user (episode), replace-one", build=_central, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10, HALF_NODES,
+              BrokenVariant("no-shift", "shift gamma*I removed: public post-processing, must stay consistent",
+                            caught=False)),
+    trials=10_000, fast_trials=3_000,
+))
+register_target(AuditTarget(
+    name="linopt-central-factorization",
+    description=f"LinOpt central privatizer with the square-root factorization counter (JDP): released "
+                f"statistics, K={K}, H={H}, d=1",
+    privacy_unit="one user (episode), replace-one",
+    build=lambda epsilon, delta, broken: _central(epsilon, delta, broken, "factorization"),
+    epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,
               BrokenVariant("no-shift", "shift gamma*I removed: public post-processing, must stay consistent",
                             caught=False)),
     trials=10_000, fast_trials=3_000,
