@@ -1,14 +1,17 @@
 """Cost of ``privrl reproduce`` at paper scale, projected from one seed (issue #12 §1).
 
 For each registered experiment (or ``--experiments id1,id2``), one seed (``--seed``, default 0)
-of every setting runs sequentially in one fresh process (the runner's own ``execute_run``, no
-files written), and one JSON line is printed:
+of every setting runs sequentially in one fresh process, grouped and batched exactly as the runner
+does (``group_runs`` / ``execute_runs``: an experiment with ``run_batch`` runs a group of settings
+as one lockstep batch, one unit of work; no files written), and one JSON line is printed:
 
     {"name": "reproduce-seed", "experiment", "scale", "seconds", "runs", "failed", "peak_mb",
      "seeds", "projected_seconds", "slowest_run_seconds", "cpu_seconds"}
 
 ``seconds`` is the wall time of that seed, ``peak_mb`` the process's peak resident memory,
-``projected_seconds = seconds × seeds`` (the scale's seed count). Then one ``projected_total``
+``projected_seconds = seconds × seeds`` (the scale's seed count). An experiment whose lockstep
+batches span seeds (``batch_key`` ignores the seed: Zhou's) runs all its seeds at once, as the
+runner does, and is measured, not projected (``seeds_run`` = ``seeds``). Then one ``projected_total``
 line: ``seconds`` (all experiments, all seeds, one worker), and the wall projection for
 ``--workers`` (default 2) workers: ``wall_seconds_ideal`` (total ÷ workers) and
 ``wall_seconds_lpt`` (every run placed on the least-loaded worker, longest first, from the
@@ -40,22 +43,29 @@ from _util import emit  # noqa: E402
 def _child(experiment: str, scale: str, seed: int) -> None:
     """Run one seed of ``experiment`` and print a JSON line (internal: ``--child``)."""
     from privrl.experiments import get_experiment
-    from privrl.experiments.runner import execute_run, plan_runs
+    from privrl.experiments.runner import execute_runs, group_runs, plan_runs
 
     exp = get_experiment(experiment)
-    specs = plan_runs(experiment, scale, [seed])
+    n_seeds = exp.n_seeds(scale)
+    # an experiment whose batches span seeds runs them as one lockstep batch: one seed alone would
+    # not show that cost (it is far less than a tenth), so all its seeds run and nothing is projected
+    first = exp.settings_for(scale)[0]
+    spans = exp.run_batch is not None and exp.batch_key is not None and exp.batch_key(first, 0) == exp.batch_key(first, 1)
+    seeds = list(range(n_seeds)) if spans else [seed]
+    specs = plan_runs(experiment, scale, seeds)
     times, cpu_times, failed = [], [], 0
     cpu0, start = time.process_time(), time.perf_counter()
-    for spec in specs:
+    for group in group_runs(specs):       # as the runner executes them: a batch is one unit of work
         t0, c0 = time.perf_counter(), time.process_time()
-        outcome = execute_run(spec)
+        outcomes = execute_runs(group)
         times.append(time.perf_counter() - t0)
         cpu_times.append(time.process_time() - c0)
-        failed += outcome.status != "ok"
+        failed += sum(o.status != "ok" for o in outcomes)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
     print(json.dumps({"experiment": experiment, "scale": scale, "seconds": seconds, "cpu_seconds": cpu,
-                      "runs": len(specs), "failed": failed, "peak_mb": peak_mb, "seeds": exp.n_seeds(scale),
+                      "runs": len(specs), "failed": failed, "peak_mb": peak_mb, "seeds": n_seeds,
+                      "repeat": 1 if spans else n_seeds,
                       "run_seconds": times, "run_cpu_seconds": cpu_times}), flush=True)
 
 
@@ -94,16 +104,17 @@ def main(argv: list[str] | None = None) -> int:
             emit("reproduce-seed", experiment=exp_id, scale=args.scale, seconds=None, error=tail)
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
-        projected = r["seconds"] * r["seeds"]
+        repeat = r["repeat"]           # seeds not run (1: every seed ran, batched across seeds)
+        projected = r["seconds"] * repeat
         total += projected
-        total_cpu += r["cpu_seconds"] * r["seeds"]
-        all_runs += [t for t in r["run_seconds"] for _ in range(r["seeds"])]
-        all_cpu += [t for t in r.get("run_cpu_seconds", r["run_seconds"]) for _ in range(r["seeds"])]
+        total_cpu += r["cpu_seconds"] * repeat
+        all_runs += [t for t in r["run_seconds"] for _ in range(repeat)]
+        all_cpu += [t for t in r.get("run_cpu_seconds", r["run_seconds"]) for _ in range(repeat)]
         rows.append(emit("reproduce-seed", experiment=exp_id, scale=args.scale, seconds=round(r["seconds"], 3),
                          cpu_seconds=round(r["cpu_seconds"], 3), runs=r["runs"], failed=r["failed"],
-                         peak_mb=round(r["peak_mb"], 1), seeds=r["seeds"],
+                         peak_mb=round(r["peak_mb"], 1), seeds=r["seeds"], seeds_run=r["seeds"] // repeat,
                          projected_seconds=round(projected, 1),
-                         projected_cpu_seconds=round(r["cpu_seconds"] * r["seeds"], 1),
+                         projected_cpu_seconds=round(r["cpu_seconds"] * repeat, 1),
                          slowest_run_seconds=round(max(r["run_seconds"], default=0.0), 3),
                          load_1min=round(os.getloadavg()[0], 2)))
     emit("projected_total", scale=args.scale, seconds=round(total, 1), workers=args.workers,
