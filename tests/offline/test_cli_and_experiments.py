@@ -218,3 +218,33 @@ def test_tabular_claim_separates_stuck_curves_from_failing_ones(dp_last, verdict
     assert len(claims) == 1
     assert claims[0].verdict == verdict
     assert reason in claims[0].reason and (verdict != "undecided" or claims[0].reason)
+
+
+def test_linear_claims_below_paper_scale_carry_their_reason():
+    """Every undecided claim of the linear study says why in its reason field (the report's verdict
+    summary reads it; "no reason given" there was a defect)."""
+    import pandas as pd
+
+    from privrl.offline.experiments import linear_claims
+
+    rows = [dict(K=K, label=label, metric="gap", value=value, trivial_gap=9.0, calibration=cal, seed=seed)
+            for seed in range(3) for K in (5, 100, 1000)
+            for label, cal, value in (("VAPVI", "none", 1.0 / K), ("PEVI", "none", 2.0 / K),
+                                      ("DP-VAPVI ρ=1", "tight", 3.0), ("DP-VAPVI ρ=25", "tight", 2.0))]
+    claims = linear_claims(pd.DataFrame(rows), compare_pevi=True)
+    undecided = [c for c in claims if c.verdict == "undecided"]
+    assert undecided and all("needs paper scale" in c.reason for c in undecided), undecided
+
+
+@pytest.mark.parametrize("seeds, tight_gap, verdict", [(3, 0.5, "undecided"), (10, 0.5, "fails"), (10, 0.1, "holds")])
+def test_frontier_claim_is_decided_only_with_enough_seeds(seeds, tight_gap, verdict):
+    import pandas as pd
+
+    from privrl.offline.experiments import frontier_claims
+
+    rows = [dict(epsilon=e, calibration=cal, metric="gap", value=v, seed=s)
+            for s in range(seeds) for e in (0.1, 1.0, 10.0)
+            for cal, v in (("sound", 0.2), ("tight", tight_gap), ("paper", 0.3))]
+    (claim,) = frontier_claims(pd.DataFrame(rows))
+    assert claim.verdict == verdict
+    assert (verdict == "undecided") == bool(claim.reason)
