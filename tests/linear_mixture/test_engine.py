@@ -84,7 +84,8 @@ def _estimator(key, K=200):
         knobs = {"calibration": "sound"}
     elif panel == "tight":
         knobs = {"calibration": "tight", **TUNED}
-    return cls(n_episodes=K, privatizer=privatizer, budget=budget, **knobs)
+    # the pinned values are the paper's binary tree (the default under tight is the factorization)
+    return cls(n_episodes=K, privatizer=privatizer, budget=budget, counter="tree", **knobs)
 
 
 @pytest.mark.parametrize("env", ["E2", "E1"])

@@ -36,7 +36,7 @@ def test_central_release_is_prefix_sum_plus_constant_times_sigma_per_covering_no
     the Grams: the mirrored upper triangle), plus ``γ_h I`` on the Grams' diagonals; steps with σ = 0
     (tight: the last step's p-streams) get no noise."""
     K, c = 12, 0.75
-    est = LinOptVI(n_episodes=K, budget=B1, calibration=calibration)
+    est = LinOptVI(n_episodes=K, budget=B1, calibration=calibration, counter="tree")
     reg = est.regularizer(MODEL)
     H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
     source = ConstantNoise(c)
@@ -88,9 +88,10 @@ def test_fit_draws_every_noise_sample_from_the_seam():
     np.testing.assert_array_equal(again.theta_p_, zero.theta_p_)
 
 
-def test_secure_fit_runs_on_opendp_noise_and_refuses_a_seed():
+@pytest.mark.parametrize("counter", ["tree", "factorization"])
+def test_secure_fit_runs_on_opendp_noise_and_refuses_a_seed(counter):
     pytest.importorskip("opendp")
-    est = LinOptVI(n_episodes=15, budget=B1, secure=True)
+    est = LinOptVI(n_episodes=15, budget=B1, secure=True, counter=counter)
     with pytest.raises(InvalidParameterError, match="'rng'"):
         est.fit(MODEL, rng=0)
     with warnings.catch_warnings():
@@ -99,7 +100,8 @@ def test_secure_fit_runs_on_opendp_noise_and_refuses_a_seed():
     assert 0.99 <= est.privacy_spent() <= 1.0
     reg = est.regularizer(MODEL)
     reg.start(n_episodes=15, horizon=MODEL.horizon, d1=MODEL.d1, d2=MODEL.d2, rel=Releaser(SecureNoise(), Ledger()))
-    assert isinstance(reg._counters[0].noise.source, SecureNoise)
+    first = reg._counters[0]
+    assert isinstance(first.noise.source if counter == "tree" else first.source, SecureNoise)
 
 
 @settings(max_examples=25, deadline=None)

@@ -72,8 +72,9 @@ STREAMS = ("p1", "p2", "r1", "r2")
 #: the noisy privatizers
 PRIVATIZERS = ("central", "local")
 #: the central continual counters: Zhou's binary tree (Lemma 6.1) or the square-root factorization
-#: (:mod:`privrl.privacy.factorization`; tight calibration only)
-COUNTERS = ("tree", "factorization")
+#: (:mod:`privrl.privacy.factorization`; tight calibration only); "auto": the factorization under
+#: the tight calibration (the least noise at the budget), the tree otherwise
+COUNTERS = ("auto", "tree", "factorization")
 #: the α at which the tight split's weights are evaluated (never the estimator's own α: see module doc)
 SPLIT_ALPHA = 0.05
 # tight plans sit exactly on μ; this relative slack keeps the ledger's float sums inside the budget
@@ -327,6 +328,8 @@ def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_ep
     check_option(privatizer, "privatizer", PRIVATIZERS, owner=owner)
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
     check_option(counter, "counter", COUNTERS, owner=owner)
+    if counter == "auto":
+        counter = "factorization" if calibration == "tight" else "tree"
     if privatizer == "central" and counter == "factorization" and calibration != "tight":
         raise param_error("counter", owner, "'tree' when the 'calibration' parameter is "
                           f"{calibration!r} (Thm 6.4's closed form is the binary tree's; the factorization "

@@ -112,8 +112,10 @@ def _estimator(params: Mapping[str, Any], K: int) -> Any:
     """The estimator of a setting, through its public parameters only."""
     cls = LinOptVI if params["algorithm"] == "VI" else LinOptPO
     calibration = params["calibration"] if params["calibration"] != "none" else "tight"
+    # the paper's binary tree unless a setting names another counter (the estimator's default,
+    # "auto", would pick the factorization under tight)
     return cls(n_episodes=K, privatizer=params["privatizer"], budget=_budget(params), calibration=calibration,
-               constants=params["constants"], alpha=float(params["alpha"]))
+               constants=params["constants"], alpha=float(params["alpha"]), counter=params.get("counter", "tree"))
 
 
 #: the bound depends only on public parameters and the model's sizes: computed once per key

@@ -100,10 +100,11 @@ LINOPT_PARAMS = PRIVATE_PARAMS + (
     Param("privatizer", "central", "'central' (JDP, binary-tree counters; trusted agent), 'local' (LDP, each "
           "user randomises her own messages; derived) or 'none' (UCRL-VTR / OPPO; needs an infinite budget)",
           kind="option", options=PRIVATIZERS),
-    Param("counter", "tree", "the central (JDP) privatizer's continual counter: 'tree' (the paper's binary "
-          "tree, Lemma 6.1) or 'factorization' (the square-root factorization of the prefix-sum matrix, "
-          "Fichtenberger et al. 2023: one Gaussian release per item, less noise; 'tight' calibration only); "
-          "ignored by 'local' and 'none'", kind="option", options=cal.COUNTERS),
+    Param("counter", "auto", "the central (JDP) privatizer's continual counter: 'tree' (the paper's binary "
+          "tree, Lemma 6.1), 'factorization' (the square-root factorization of the prefix-sum matrix, "
+          "Fichtenberger et al. 2023: one Gaussian release per item, less noise; 'tight' calibration only) "
+          "or 'auto' (the factorization under 'tight', the tree under 'sound' and 'paper'); ignored by "
+          "'local' and 'none'", kind="option", options=cal.COUNTERS),
     CONSTANTS,
     Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
           "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
@@ -143,7 +144,7 @@ class _LinOpt(PrivateEstimator):
             raise param_error("budget", owner, "an (epsilon, delta) budget with delta > 0 or a rho budget (Gaussian "
                               "noise cannot give pure DP)", budget)
         if p["privatizer"] == "central" and p["counter"] == "factorization" and p["calibration"] != "tight":
-            raise param_error("counter", owner, "'tree' when the 'calibration' parameter is "
+            raise param_error("counter", owner, "'tree' or 'auto' when the 'calibration' parameter is "
                               f"{p['calibration']!r} (Thm 6.4's closed form is the binary tree's)", p["counter"])
         if budget.is_private and budget.rho is not None and p["calibration"] != "tight":
             raise param_error("budget", owner, f"an (epsilon, delta) budget when the 'calibration' parameter is "
