@@ -42,7 +42,7 @@ import numpy as np
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource
-from privrl.privacy.tree import row_scales, scaled_noise
+from privrl.privacy.tree import noise_multipliers, row_scales, scaled_noise, with_shift
 
 __all__ = ["sqrt_coefficients", "sqrt_factor_matrix", "sqrt_sensitivity_factor", "prefix_variance_factor",
            "FactorizationCounter"]
@@ -158,21 +158,14 @@ class FactorizationCounter:
         """``Σ_{j≤t} x_j + n_t (+ shift·I)``; repeated calls without an insert return the same array."""
         if self._release is None:
             out = self._exact + self.noise_sum() if self.t and len(self._noise) else self._exact.copy()
-            if self.shift:
-                d = self.shape[-1]
-                out = out + self.shift * np.eye(d)
-            self._release = out
+            self._release = with_shift(out, self.shift)
         return self._release
 
     # -- privacy
     def noise_multiplier(self) -> Any:
         """``σ/(s_n Δ)`` of the one Gaussian release of ``A x`` (∞ when Δ = 0), per counter of the
         stack when σ or Δ is given per counter."""
-        if self.sensitivity is None:
-            raise param_error("sensitivity", "FactorizationCounter", "set to compute the privacy event", None)
-        sigma, sens = np.broadcast_arrays(np.asarray(self.sigma, float), self.factor * np.asarray(self.sensitivity, float))
-        nm = np.divide(sigma, sens, out=np.full(sigma.shape, math.inf), where=sens > 0)
-        return float(nm) if nm.ndim == 0 else nm
+        return noise_multipliers(self.sigma, self.sensitivity, owner="FactorizationCounter", factor=self.factor)
 
     def event(self) -> Any:
         """The privacy loss of one item: one Gaussian release per counter of the stack (composed)."""

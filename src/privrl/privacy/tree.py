@@ -33,7 +33,7 @@ from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
 
-__all__ = ["BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
+__all__ = ["with_shift", "noise_multipliers", "BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
            "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout", "row_scales", "scaled_noise"]
 
 #: A node-noise callable: ``noise(shape, symmetric) -> array of that shape``.
@@ -280,21 +280,14 @@ class BinaryCounter:
         Repeated calls without an insert return the same (cached) array: no new noise.
         """
         if self._release is None:
-            out = self._exact + self.noise_sum()
-            if self.shift:
-                out = out + self.shift * np.eye(self.shape[-1])
-            self._release = out
+            self._release = with_shift(self._exact + self.noise_sum(), self.shift)
         return self._release
 
     # -- privacy
     def noise_multiplier(self) -> Any:
         """σ/Δ of each node (∞ when Δ = 0, i.e. the counter touches no data); per counter of the
         stack when σ or Δ is given per counter."""
-        if self.sensitivity is None:
-            raise param_error("sensitivity", "BinaryCounter", "set to compute the privacy event", None)
-        sigma, sens = np.broadcast_arrays(np.asarray(self.sigma, float), np.asarray(self.sensitivity, float))
-        nm = np.divide(sigma, sens, out=np.full(sigma.shape, math.inf), where=sens > 0)
-        return float(nm) if nm.ndim == 0 else nm
+        return noise_multipliers(self.sigma, self.sensitivity, owner="BinaryCounter")
 
     def event(self) -> Any:
         """The privacy loss of one item: ``max_membership(n_items)`` Gaussian node releases (of each
@@ -304,3 +297,19 @@ class BinaryCounter:
         parts = [events.self_composed(events.gaussian(float(x)), count) if 0 < x < math.inf else events.gaussian(float(x))
                  for x in nm]
         return parts[0] if len(parts) == 1 else events.composed(parts)
+
+
+def with_shift(out: np.ndarray, shift: float) -> np.ndarray:
+    """A released (stack of) matrix statistic(s) plus ``shift · I`` (public post-processing)."""
+    return out + shift * np.eye(out.shape[-1]) if shift else out
+
+
+def noise_multipliers(sigma: Any, sensitivity: Any, *, owner: str, factor: float = 1.0) -> Any:
+    """``σ / (factor · Δ)`` per counter of a stack (∞ where Δ = 0: the counter touches no data);
+    ``factor`` is how much of Δ one release carries beyond one item (1 for a tree node, ``s_n`` for
+    the factorization's one release of ``A x``)."""
+    if sensitivity is None:
+        raise param_error("sensitivity", owner, "set to compute the privacy event", None)
+    sigma, sens = np.broadcast_arrays(np.asarray(sigma, float), factor * np.asarray(sensitivity, float))
+    nm = np.divide(sigma, sens, out=np.full(sigma.shape, math.inf), where=sens > 0)
+    return float(nm) if nm.ndim == 0 else nm
