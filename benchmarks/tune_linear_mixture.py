@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--refine", action="store_true", help="the second, finer grid (first three instances)")
     ap.add_argument("--final", action="store_true", help="the final grid on all ten instances")
+    ap.add_argument("--counter", choices=("tree", "factorization"), default="tree",
+                    help="the central counter under tuning (the presets were chosen for the tree first)")
     args = ap.parse_args()
     K = args.episodes
     grid = FINAL if args.final else REFINED if args.refine else GRID
@@ -97,7 +99,8 @@ def main() -> None:
                     continue
                 seen.add(tag)
                 for seed in range(args.seeds):
-                    ests.append(LinOptVI(n_episodes=K, privatizer=privatizer, budget=budget, **used))
+                    counter = {"counter": args.counter} if privatizer == "central" else {}
+                    ests.append(LinOptVI(n_episodes=K, privatizer=privatizer, budget=budget, **used, **counter))
                     keys.append((json.dumps(knobs, sort_keys=True) if privatizer == "central" else tag, eps, seed))
         start = time.perf_counter()
         with warnings.catch_warnings():
