@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import CertificationError
 from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
@@ -270,13 +271,7 @@ def lemma1_epsilon(delta: float, alpha: float, beta: float, d: int, *, discrete:
         lo, hi = hi, EPSILON_CAP
     elif ok(lo):
         return 0.0
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_boundary(ok, hi, lo, rel_tol=1e-7)
 
 
 def _bisect_alpha(ok: Any, start: float) -> float:
@@ -291,13 +286,7 @@ def _bisect_alpha(ok: Any, start: float) -> float:
     lo = hi / 2.0
     while ok(lo) and lo > 1e-12:
         hi, lo = lo, lo / 2.0
-    while hi - lo > 1e-7 * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_boundary(ok, hi, lo, rel_tol=1e-7)
 
 
 def tight_alpha(epsilon: float, delta: float, beta: float, d: int, *, discrete: bool = True) -> float:
@@ -325,13 +314,7 @@ def practical_beta(epsilon: float, delta: float, d: int, kappa: float = PRACTICA
         lo, hi = hi, 2.0 * hi
         if hi > 50:
             return lo
-    while hi - lo > 1e-4 * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_boundary(ok, lo, hi, rel_tol=1e-4)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError
 from privrl.privacy import events as _events
@@ -359,13 +360,7 @@ def _epsilon_from_delta_fn(delta_fn: Callable[[float], float], delta: float) -> 
         lo, hi = hi, 2.0 * hi
         if hi > 1e15:  # pragma: no cover - far beyond any meaningful ε; report "no guarantee"
             return math.inf
-    while hi - lo > 1e-9 * max(1.0, hi):  # bisection keeping ``hi`` feasible
-        mid = 0.5 * (lo + hi)
-        if delta_fn(mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_boundary(lambda e: delta_fn(e) <= delta, hi, lo, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
@@ -379,13 +374,7 @@ def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
     lo, hi = 0.0, 1.0 / noise_multiplier + 1.0
     while gaussian_delta(noise_multiplier, hi) > delta:
         lo, hi = hi, 2.0 * hi
-    while hi - lo > 1e-10 * hi:
-        mid = 0.5 * (lo + hi)
-        if gaussian_delta(noise_multiplier, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_boundary(lambda e: gaussian_delta(noise_multiplier, e) <= delta, hi, lo, rel_tol=1e-10)
 
 
 def _split_gaussian(event: Any) -> tuple[float | None, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.accounting import epsilon_of, gaussian_delta, gaussian_epsilon, make_accountant
@@ -71,13 +72,7 @@ def gaussian_multiplier(epsilon: float, delta: float) -> float:
     lo = hi / 2.0
     while ok(lo) and lo > 0:
         hi, lo = lo, lo / 2.0
-    while hi - lo > 1e-10 * hi:
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_boundary(ok, hi, lo, rel_tol=1e-10)
 
 
 def gaussian_mu(budget: Any) -> float:
