@@ -7,9 +7,10 @@ Every benchmark prints one JSON line per measurement with at least ``name``, its
 from __future__ import annotations
 
 import json
+import os
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -46,3 +47,33 @@ def emit(name: str, **fields: Any) -> dict[str, Any]:
     record = {"name": name, **fields}
     print(json.dumps(record, default=str), flush=True)
     return record
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its finished children (the runner's git subprocesses)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def paper_seed_projection(experiments: Sequence[str], label: str, *, target_seconds: float, cores: int = 2) -> None:
+    """One paper-scale seed of each experiment through the runner (``run_sweep``, one job, a
+    temporary output): a ``paper-seed`` line each, then ``paper-projected`` — CPU × the paper's seed
+    count, over ``cores`` — for the family ``label``."""
+    import tempfile
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.experiments.runner import plan_runs, run_sweep
+
+    total_cpu = 0.0
+    for exp_id in experiments:
+        seeds = get_experiment(exp_id).n_seeds("paper")
+        with tempfile.TemporaryDirectory() as out:
+            specs = plan_runs(exp_id, "paper", seeds=[0])
+            wall, cpu = time.perf_counter(), cpu_seconds()
+            summary = run_sweep(specs, out, jobs=1, quiet=True)
+            wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+        total_cpu += cpu * seeds
+        emit("paper-seed", experiment=exp_id, scale="paper", runs=len(specs), ok=summary.ok, seconds=wall,
+             cpu_seconds=cpu, seeds_at_paper_scale=seeds)
+    emit("paper-projected", experiment=label, scale="paper", seconds=total_cpu / cores,
+         cpu_seconds=total_cpu, cores=cores, target_seconds=target_seconds)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _util import emit, measure  # noqa: E402
+from _util import emit, measure, paper_seed_projection  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
 from privrl.envs.linear import sample_episodes  # noqa: E402
@@ -53,34 +52,9 @@ def bench_tabular() -> None:
              target_seconds=5.0)
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished children (the runner's git subprocesses)."""
-    import resource
-
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
 def bench_paper_scale() -> None:
-    import tempfile
-
-    from privrl.experiments.registry import get_experiment
-    from privrl.experiments.runner import plan_runs, run_sweep
-
-    total_cpu = 0.0
-    for exp_id in ("qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular", "frontier-offline-tabular",
-                   "frontier-offline-linear"):
-        seeds = get_experiment(exp_id).n_seeds("paper")
-        with tempfile.TemporaryDirectory() as out:
-            specs = plan_runs(exp_id, "paper", seeds=[0])
-            wall, cpu = time.perf_counter(), _cpu()
-            summary = run_sweep(specs, out, jobs=1, quiet=True)
-            wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-        total_cpu += cpu * seeds
-        emit("paper-seed", experiment=exp_id, scale="paper", runs=len(specs), ok=summary.ok, seconds=wall,
-             cpu_seconds=cpu, seeds_at_paper_scale=seeds)
-    emit("paper-projected", experiment="qiao (all five)", scale="paper", seconds=total_cpu / 2.0,
-         cpu_seconds=total_cpu, cores=2, target_seconds=180.0)
+    paper_seed_projection(("qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular", "frontier-offline-tabular",
+                           "frontier-offline-linear"), "qiao (all five)", target_seconds=180.0)
 
 
 if __name__ == "__main__":

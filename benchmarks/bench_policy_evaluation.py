@@ -17,22 +17,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from _util import emit, measure  # noqa: E402
+from _util import emit, measure, paper_seed_projection  # noqa: E402
 
 from privrl.data.features import one_hot, state_aggregation  # noqa: E402
 from privrl.envs.chain import sample_chain, sample_chain_statistics_nested  # noqa: E402
 from privrl.policy_evaluation import DPLSL, DPLSW, sqrt_lambda_schedule  # noqa: E402
 from privrl.privacy import PrivacyBudget  # noqa: E402
-
-
-def _cpu() -> float:
-    t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
 
 
 def bench_fits(m: int, repeat: int) -> None:
@@ -79,22 +73,7 @@ def bench_data() -> None:
 
 
 def bench_paper_scale() -> None:
-    from privrl.experiments.registry import get_experiment
-    from privrl.experiments.runner import plan_runs, run_sweep
-
-    total_cpu = 0.0
-    for exp_id in ("balle2016-fig1", "frontier-policy-evaluation"):
-        seeds = get_experiment(exp_id).n_seeds("paper")
-        with tempfile.TemporaryDirectory() as out:
-            specs = plan_runs(exp_id, "paper", seeds=[0])
-            wall, cpu = time.perf_counter(), _cpu()
-            summary = run_sweep(specs, out, jobs=1, quiet=True)
-            wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-        total_cpu += cpu * seeds
-        emit("paper-seed", experiment=exp_id, scale="paper", runs=len(specs), ok=summary.ok, seconds=wall,
-             cpu_seconds=cpu, seeds_at_paper_scale=seeds)
-    emit("paper-projected", experiment="balle (both)", scale="paper", seconds=total_cpu / 2.0,
-         cpu_seconds=total_cpu, cores=2, target_seconds=180.0)
+    paper_seed_projection(("balle2016-fig1", "frontier-policy-evaluation"), "balle (both)", target_seconds=180.0)
 
 
 def main() -> None:
