@@ -10,23 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from linear_mixture_cases import B1, MODEL, contributions
 from privrl import PrivacyBudget
-from privrl.envs.linear_mixture import random_mixture
 from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.linear_mixture import CentralFactorizationPrivatizer, LinOptPO, LinOptVI
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy import ConstantNoise, Ledger, Releaser
 from privrl.privacy.factorization import sqrt_coefficients, sqrt_factor_matrix
-
-MODEL = random_mixture(4, 3, 3, 2, 2, rng=5)
-B1 = PrivacyBudget(epsilon=1.0, delta=1e-5)
-
-
-def _contributions(rng, H, d1, d2, x_bound, y_bound):
-    x_p = rng.normal(size=(H, d1))
-    x_p *= (x_bound * rng.uniform(0, 1, H) / np.maximum(np.linalg.norm(x_p, axis=1), 1e-12))[:, None]
-    x_r = rng.dirichlet(np.ones(d2), H)
-    return x_p, y_bound * rng.uniform(0, 1, H), x_r, rng.uniform(0, 1, H)
 
 
 def test_release_is_prefix_sum_plus_c_sigma_times_partial_sums_of_c():
@@ -42,7 +32,7 @@ def test_release_is_prefix_sum_plus_c_sigma_times_partial_sums_of_c():
     rng = np.random.default_rng(0)
     exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
     for t in range(1, K):
-        x_p, y_p, x_r, y_r = _contributions(rng, H, d1, d2, *reg.bounds)
+        x_p, y_p, x_r, y_r = contributions(rng, H, d1, d2, *reg.bounds)
         for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
             total += item
         got = reg.update(x_p, y_p, x_r, y_r)

@@ -9,24 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from linear_mixture_cases import B1, MODEL, contributions
 from privrl import PrivacyBudget
-from privrl.envs.linear_mixture import random_mixture
 from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy import ConstantNoise, Ledger, Releaser, SecureNoise
 from privrl.testing import use_noise
-
-MODEL = random_mixture(4, 3, 3, 2, 2, rng=5)
-B1 = PrivacyBudget(epsilon=1.0, delta=1e-5)
-
-
-def _contributions(rng, H, d1, d2, x_bound, y_bound):
-    """A user's contributions inside the plan's per-step bounds."""
-    x_p = rng.normal(size=(H, d1))
-    x_p *= (x_bound * rng.uniform(0, 1, H) / np.maximum(np.linalg.norm(x_p, axis=1), 1e-12))[:, None]
-    x_r = rng.dirichlet(np.ones(d2), H)
-    return x_p, y_bound * rng.uniform(0, 1, H), x_r, rng.uniform(0, 1, H)
 
 
 @pytest.mark.parametrize("calibration", ["tight", "sound"])
@@ -45,7 +34,7 @@ def test_central_release_is_prefix_sum_plus_constant_times_sigma_per_covering_no
     rng = np.random.default_rng(0)
     exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
     for t in range(1, K):
-        x_p, y_p, x_r, y_r = _contributions(rng, H, d1, d2, *reg.bounds)
+        x_p, y_p, x_r, y_r = contributions(rng, H, d1, d2, *reg.bounds)
         for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
             total += item
         got = reg.update(x_p, y_p, x_r, y_r)
@@ -68,7 +57,7 @@ def test_local_messages_are_items_plus_constant_times_sigma():
     reg = est.regularizer(MODEL)
     H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
     reg.start(n_episodes=8, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(-2.0), Ledger()))
-    items = reg.items(*_contributions(np.random.default_rng(1), H, d1, d2, *reg.bounds))
+    items = reg.items(*contributions(np.random.default_rng(1), H, d1, d2, *reg.bounds))
     sent = reg.local_randomizer(items, ConstantNoise(-2.0))
     for j, (m, x) in enumerate(zip(sent, items)):
         np.testing.assert_allclose(m - x, -2.0 * reg.plan.std[j].reshape(-1, *([1] * (x.ndim - 1)))
