@@ -116,3 +116,20 @@ def test_seeded_noise_has_the_stated_variance():
     seq = counter.noise_sequence()
     for t in (1, 8, 64):
         assert seq[t - 1].var() == pytest.approx(sigma**2 * prefix_variance_factor(t), rel=0.08)
+
+
+def test_both_counters_validate_their_settings_alike():
+    """One validation (tree.counter_settings) serves both counters; only the scalar stream differs:
+    the tree counts scalars, the factorization needs an array shape."""
+    from privrl.errors import InvalidParameterError
+    from privrl.privacy.factorization import FactorizationCounter
+    from privrl.privacy.tree import BinaryCounter
+
+    assert BinaryCounter((), n_items=3).shape == ()
+    with pytest.raises(InvalidParameterError, match="non-empty tuple of positive ints"):
+        FactorizationCounter((), n_items=3)
+    for cls in (BinaryCounter, FactorizationCounter):
+        with pytest.raises(InvalidParameterError, match=r"\(\.\.\., n, n\) when symmetric=True"):
+            cls((2, 3), n_items=3, symmetric=True)
+        with pytest.raises(InvalidParameterError, match="0 for vector streams"):
+            cls((3,), n_items=3, shift=1.0)

@@ -42,7 +42,13 @@ import numpy as np
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource
-from privrl.privacy.tree import noise_multipliers, row_scales, scaled_noise, with_shift
+from privrl.privacy.tree import (
+    counter_settings,
+    noise_multipliers,
+    row_scales,
+    scaled_noise,
+    with_shift,
+)
 
 __all__ = ["sqrt_coefficients", "sqrt_factor_matrix", "sqrt_sensitivity_factor", "prefix_variance_factor",
            "FactorizationCounter"]
@@ -90,17 +96,8 @@ class FactorizationCounter:
     def __init__(self, shape: tuple[int, ...], *, n_items: int, sigma: Any = 0.0, symmetric: bool = False,
                  shift: float = 0.0, source: NoiseSource | None = None, sensitivity: Any = None) -> None:
         owner = "FactorizationCounter"
-        self.shape = tuple(int(s) for s in shape)
-        if not self.shape or any(s < 1 for s in self.shape):
-            raise param_error("shape", owner, "a non-empty tuple of positive ints", shape)
-        self.n_items = check_scalar(n_items, "n_items", owner=owner, kind=int, low=0)
-        self.sigma = row_scales(sigma, self.shape[0], owner)
-        self.symmetric = bool(symmetric)
-        if self.symmetric and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
-            raise param_error("shape", owner, "(..., n, n) when symmetric=True", shape)
-        self.shift = check_scalar(shift, "shift", owner=owner, low=0.0)
-        if self.shift and not self.symmetric:
-            raise param_error("shift", owner, "0 for vector streams (the shift adds shift*I)", shift)
+        self.shape, self.n_items, self.sigma, self.symmetric, self.shift = counter_settings(
+            owner, shape, n_items, sigma, symmetric, shift, scalar_ok=False)
         noisy = bool(np.any(np.asarray(self.sigma) > 0))
         if noisy and not isinstance(source, NoiseSource):
             raise param_error("source", owner, "a privrl NoiseSource when sigma > 0", type(source).__name__)

@@ -33,7 +33,7 @@ from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
 
-__all__ = ["with_shift", "noise_multipliers", "BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
+__all__ = ["with_shift", "noise_multipliers", "counter_settings", "BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
            "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout", "row_scales", "scaled_noise"]
 
 #: A node-noise callable: ``noise(shape, symmetric) -> array of that shape``.
@@ -212,17 +212,8 @@ class BinaryCounter:
                  shift: float = 0.0, noise: NodeNoiseFn | None = None, rng: RngLike = None,
                  sensitivity: Any = None) -> None:
         owner = "BinaryCounter"
-        self.shape = tuple(int(s) for s in shape)
-        if any(s < 1 for s in self.shape):
-            raise param_error("shape", owner, "a tuple of positive ints", shape)
-        self.n_items = check_scalar(n_items, "n_items", owner=owner, kind=int, low=0)
-        self.sigma = row_scales(sigma, self.shape[0] if self.shape else 1, owner)
-        self.symmetric = bool(symmetric)
-        if self.symmetric and (len(self.shape) < 2 or self.shape[-1] != self.shape[-2]):
-            raise param_error("shape", owner, "(..., n, n) when symmetric=True", shape)
-        self.shift = check_scalar(shift, "shift", owner=owner, low=0.0)
-        if self.shift and not self.symmetric:
-            raise param_error("shift", owner, "0 for vector streams (the shift adds shift*I)", shift)
+        self.shape, self.n_items, self.sigma, self.symmetric, self.shift = counter_settings(
+            owner, shape, n_items, sigma, symmetric, shift)
         if sensitivity is not None:
             sens = np.asarray(sensitivity, dtype=float)
             if sens.ndim == 0:
@@ -313,3 +304,24 @@ def noise_multipliers(sigma: Any, sensitivity: Any, *, owner: str, factor: float
     sigma, sens = np.broadcast_arrays(np.asarray(sigma, float), factor * np.asarray(sensitivity, float))
     nm = np.divide(sigma, sens, out=np.full(sigma.shape, math.inf), where=sens > 0)
     return float(nm) if nm.ndim == 0 else nm
+
+
+def counter_settings(owner: str, shape: Any, n_items: Any, sigma: Any, symmetric: Any, shift: Any, *,
+                     scalar_ok: bool = True) -> tuple[tuple[int, ...], int, Any, bool, float]:
+    """The validated ``(shape, n_items, sigma, symmetric, shift)`` of a continual counter (the
+    binary tree's or the factorization's): positive ints for the shape (``()`` only when
+    ``scalar_ok``), per-counter stds along its first axis, square matrices when symmetric, and a
+    shift (``shift · I``) only on symmetric streams."""
+    dims = tuple(int(s) for s in shape)
+    if (not dims and not scalar_ok) or any(s < 1 for s in dims):
+        raise param_error("shape", owner, "a tuple of positive ints" if scalar_ok else
+                          "a non-empty tuple of positive ints", shape)
+    n = check_scalar(n_items, "n_items", owner=owner, kind=int, low=0)
+    scales = row_scales(sigma, dims[0] if dims else 1, owner)
+    sym = bool(symmetric)
+    if sym and (len(dims) < 2 or dims[-1] != dims[-2]):
+        raise param_error("shape", owner, "(..., n, n) when symmetric=True", shape)
+    s = check_scalar(shift, "shift", owner=owner, low=0.0)
+    if s and not sym:
+        raise param_error("shift", owner, "0 for vector streams (the shift adds shift*I)", shift)
+    return dims, n, scales, sym, s
