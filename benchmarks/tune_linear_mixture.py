@@ -15,7 +15,9 @@ below ``LOCK_IN`` = 0.1) — a rule added for the final pass, after the refined 
 (β × 0.05) locked in on held-out instances it had not seen.
 
 Passes (run in this order): the default coarse grid and ``--refine`` on the first three instances,
-``--final`` on all ten.
+``--final`` on all ten; then ``--noise-terms --counter factorization`` (all ten instances) for the
+radii's regulariser terms under the default counter, checked on a second shape with
+``--shape 5,3,5,2,2 --episodes 5000``.
 
 Prints one JSON line per (knob set, budget) and the winner:
 
@@ -59,6 +61,13 @@ REFINED = {"beta_scale": (0.1, 0.05, 0.03, 0.02), "upsilon": ("monte_carlo",),
 #: policy on some instances, so β is re-chosen where that shows
 FINAL = {"beta_scale": (0.3, 0.2, 0.1, 0.05), "upsilon": ("monte_carlo",), "shift_scale": (1.0, 0.75, 0.6),
          "lam": (1.0,)}
+#: fourth pass (``--noise-terms``, all ten instances, the factorization counter): the regulariser's
+#: terms of the radii (√(d λ_max) + ν) scaled apart from the martingale term — at ε = 1 the radii, not
+#: the noise, limit (zero noise with the same radii gives nearly the same regret)
+NOISE_TERMS = {"beta_scale": (0.2, 0.1), "noise_term_scale": (1.0, 0.5, 0.3, 0.2), "upsilon": ("monte_carlo",),
+               "shift_scale": (0.75, 0.6), "lam": (1.0,)}
+#: the knobs a non-private run uses (the others act on the privatizer's noise only)
+NONPRIVATE_KNOBS = ("beta_scale", "noise_term_scale", "lam")
 
 
 def tie_break_regret(model, K: int) -> float:
@@ -75,17 +84,23 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--refine", action="store_true", help="the second, finer grid (first three instances)")
     ap.add_argument("--final", action="store_true", help="the final grid on all ten instances")
+    ap.add_argument("--noise-terms", action="store_true",
+                    help="the fourth grid (noise_term_scale) on all ten instances")
+    ap.add_argument("--shape", default="6,4,5,3,3",
+                    help="S,A,H,d1,d2 of the held-out random mixtures (default E2's; a second shape checks that "
+                    "a winner is not E2's alone)")
     ap.add_argument("--counter", choices=("tree", "factorization"), default="tree",
                     help="the central counter under tuning (the presets were chosen for the tree first)")
     args = ap.parse_args()
     K = args.episodes
-    grid = FINAL if args.final else REFINED if args.refine else GRID
-    seeds = MODEL_SEEDS if args.final else MODEL_SEEDS[:3]
+    shape = tuple(int(x) for x in args.shape.split(","))
+    grid = NOISE_TERMS if args.noise_terms else FINAL if args.final else REFINED if args.refine else GRID
+    seeds = MODEL_SEEDS if args.final or args.noise_terms else MODEL_SEEDS[:3]
     knob_sets = [dict(zip(grid, values)) for values in itertools.product(*grid.values())]
     scores: dict[str, list[float]] = {}
     np_worst: dict[tuple, float] = {}
     for model_seed in seeds:
-        model = random_mixture(6, 4, 5, 3, 3, rng=model_seed)
+        model = random_mixture(*shape, rng=model_seed)
         trivial = tie_break_regret(model, K)
         ests, keys = [], []
         for eps in EPSILONS:
@@ -93,7 +108,7 @@ def main() -> None:
             privatizer = "none" if math.isinf(eps) else "central"
             seen = set()
             for knobs in knob_sets:
-                used = dict(knobs) if privatizer == "central" else {"beta_scale": knobs["beta_scale"], "lam": knobs["lam"]}
+                used = dict(knobs) if privatizer == "central" else {k: v for k, v in knobs.items() if k in NONPRIVATE_KNOBS}
                 tag = json.dumps(used, sort_keys=True)
                 if tag in seen:
                     continue
@@ -112,7 +127,7 @@ def main() -> None:
             ratio = float(est.cumulative_regret_[-1]) / trivial
             if math.isinf(eps):       # a non-private knob set counts for every private set with its β and λ
                 for knobs in knob_sets:
-                    if json.dumps({"beta_scale": knobs["beta_scale"], "lam": knobs["lam"]}, sort_keys=True) == tag:
+                    if json.dumps({k: v for k, v in knobs.items() if k in NONPRIVATE_KNOBS}, sort_keys=True) == tag:
                         full = json.dumps(knobs, sort_keys=True)
                         scores.setdefault(full, []).append(ratio)
                         np_worst[(full, (model_seed, seed))] = ratio

@@ -12,6 +12,7 @@ from privrl.testing import ContractCase
 _MODEL = random_mixture(4, 3, 3, 2, 2, rng=11)
 _BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
 _BAD = ({"n_episodes": 0}, {"privatizer": "global"}, {"alpha": 2.0}, {"beta_scale": -1.0},
+        {"noise_term_scale": -0.5},
         {"shift_scale": 0.1}, {"calibration": "loose"}, {"constants": "tuned"}, {"lam": 0.0},
         {"privatizer": "none"}, {"budget": PrivacyBudget(epsilon=1.0)}, {"upsilon": "exact"})
 

@@ -396,3 +396,20 @@ def test_beta_scale_multiplies_the_lemma_3_1_radii():
     np.testing.assert_allclose(half.beta_p_, 0.5 * base.beta_p_, rtol=1e-15)
     np.testing.assert_allclose(half.beta_r_, 0.5 * base.beta_r_, rtol=1e-15)
     assert half.regret_bound_ == base.regret_bound_        # the bound uses the theory radii
+
+
+@pytest.mark.filterwarnings("ignore::privrl.errors.UtilityWarning")
+def test_noise_term_scale_multiplies_only_the_regulariser_terms_of_the_radii():
+    """β = martingale term + s·(√(d λ_max) + ν): with the constants of a private fit, the radii are
+    affine in s with slope √(d λ_max) + ν, and the ledger does not move."""
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    fits = {s: LinOptVI(n_episodes=20, budget=budget, noise_term_scale=s).fit(E2, rng=0) for s in (0.0, 0.5, 1.0)}
+    c = fits[1.0].privatizer_parameters_["constants"]
+    d1, d2 = E2.d1, E2.d2
+    slope_p = np.sqrt(d1 * np.asarray(c["lambda_max_p"])) + np.asarray(c["nu_p"])
+    slope_r = np.sqrt(d2 * np.asarray(c["lambda_max_r"])) + np.asarray(c["nu_r"])
+    np.testing.assert_allclose(fits[1.0].beta_p_ - fits[0.0].beta_p_, slope_p, rtol=1e-12)
+    np.testing.assert_allclose(fits[1.0].beta_r_ - fits[0.0].beta_r_, slope_r, rtol=1e-12)
+    np.testing.assert_allclose(fits[0.5].beta_p_, fits[0.0].beta_p_ + 0.5 * slope_p, rtol=1e-12)
+    assert np.all(fits[0.0].beta_p_ > 0) and np.all(fits[0.0].beta_p_ < fits[1.0].beta_p_)
+    assert fits[0.0].privacy_ledger_ == fits[1.0].privacy_ledger_

@@ -457,16 +457,20 @@ def regularity_constants(sigmas: StreamScales, *, d1: int, d2: int, n_episodes: 
 
 
 def confidence_radii(c: RegularityConstants, *, d1: int, d2: int, n_episodes: int, horizon: int, alpha: float,
-                     value_feature_bound: Any = None) -> tuple[Any, Any]:
+                     value_feature_bound: Any = None, noise_term_scale: float = 1.0) -> tuple[Any, Any]:
     """``(β_p(α), β_r(α))`` of Lemma 3.1 (with ``K L²/(d1 λ_min,p)`` in the log-det term, which is
     the paper's ``K H²/λ_min,p`` for ``L = √d1 H``); per step when the constants (or the feature
-    bound ``L``, e.g. ``L_ϕ c_h/H``) are ``(H,)`` arrays."""
+    bound ``L``, e.g. ``L_ϕ c_h/H``) are ``(H,)`` arrays.
+
+    Each radius is a self-normalised martingale term plus the regulariser's terms ``√(d λ_max) + ν``
+    (the bias of the shift ``γI + N`` and the noise ``z`` of the moment release);
+    ``noise_term_scale`` multiplies the latter (1: Lemma 3.1; a utility knob, never the noise)."""
     H, K = horizon, n_episodes
     L2 = d1 * H * H if value_feature_bound is None else np.asarray(value_feature_bound, dtype=float) ** 2
     beta_p = (H / 2) * np.sqrt(2 * math.log(H / alpha) + d1 * np.log1p(K * L2 / (d1 * np.asarray(c.lambda_min_p)))) \
-        + np.sqrt(d1 * np.asarray(c.lambda_max_p)) + c.nu_p
+        + noise_term_scale * (np.sqrt(d1 * np.asarray(c.lambda_max_p)) + c.nu_p)
     beta_r = 0.5 * np.sqrt(2 * math.log(H / alpha) + d2 * np.log1p(K / (d2 * np.asarray(c.lambda_min_r)))) \
-        + np.sqrt(d2 * np.asarray(c.lambda_max_r)) + c.nu_r
+        + noise_term_scale * (np.sqrt(d2 * np.asarray(c.lambda_max_r)) + c.nu_r)
     return _plain(beta_p), _plain(beta_r)
 
 

@@ -342,7 +342,8 @@ class _Run:
         self.alpha = p["alpha"]
         self.consts = self.reg.constants(self.alpha)
         beta_p, beta_r = cal.confidence_radii(self.consts, d1=model.d1, d2=model.d2, n_episodes=self.K,
-                                              horizon=self.H, alpha=self.alpha, value_feature_bound=self.reg.bounds[0])
+                                              horizon=self.H, alpha=self.alpha, value_feature_bound=self.reg.bounds[0],
+                                              noise_term_scale=knobs["noise_term_scale"])
         self.beta_p = np.broadcast_to(np.asarray(beta_p, dtype=float), (self.H,))
         self.beta_r = np.broadcast_to(np.asarray(beta_r, dtype=float), (self.H,))
         est.beta_p_, est.beta_r_ = knobs["beta_scale"] * self.beta_p, knobs["beta_scale"] * self.beta_r
@@ -587,5 +588,5 @@ class _Lockstep:
                     "clipped at its maximum H - h + 1 (the bonus beta * ||phi||_(Lambda^-1) exceeds the value "
                     "range), so the played policy is the tie-break rule (uniform for PO) and the regret is "
                     "linear. The shift 2*Upsilon*I of the private Gram and the radii beta swamp the data: use "
-                    "constants='practical' (or a smaller beta_scale), a larger budget, or more episodes.",
+                    "constants='practical' (or a smaller beta_scale or noise_term_scale), a larger budget, or more episodes.",
                     UtilityWarning, stacklevel=5)

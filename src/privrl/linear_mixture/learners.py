@@ -9,7 +9,7 @@ lemma, Thm 6.4); the rollout is the user's side. Regret is the exact pseudo-regr
 Parameters are declared once (:data:`LINOPT_PARAMS`): the budget (required; an infinite budget is
 exactly the non-private learner), ``privatizer`` (``"central"`` JDP, ``"local"`` LDP, ``"none"``),
 ``calibration`` (tight / sound / paper, :mod:`~privrl.linear_mixture.calibration`), ``secure``, and
-the utility knobs ``beta_scale``, ``upsilon``, ``shift_scale``, ``lam`` with presets
+the utility knobs ``beta_scale``, ``noise_term_scale``, ``upsilon``, ``shift_scale``, ``lam`` with presets
 ``constants="theory"|"practical"`` (:data:`LINOPT_PRESETS`); privacy never depends on the knobs.
 """
 
@@ -44,13 +44,14 @@ __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "resolve_model", "fit_many", 
 PRIVATIZERS = ("central", "local", "none")
 
 #: Utility presets (privacy never depends on them). ``theory``: the paper's constants — β of
-#: Lemma 3.1, Υ of Lemma B.4, shift 2Υ (c = 1), λ = 1. ``practical``: β × 0.1, the Monte-Carlo Υ,
-#: shift 1.2·Υ (c = 0.6), λ = 1 — constants (no data, no budget enter them), chosen once on held-out
-#: E2 instances (model seeds 990000–990002; never the benchmark's, the experiments' or the figures')
-#: by ``benchmarks/tune_linear_mixture.py``; see ``docs/linear_mixture.md``.
+#: Lemma 3.1, Υ of Lemma B.4, shift 2Υ (c = 1), λ = 1. ``practical``: β × 0.1 with the regulariser's
+#: terms √(d λ_max) + ν of β halved, the Monte-Carlo Υ, shift 1.2·Υ (c = 0.6), λ = 1 — constants (no
+#: data, no budget enter them), chosen on held-out E2 instances (model seeds 990000–990009; never the
+#: benchmark's, the experiments' or the figures') by ``benchmarks/tune_linear_mixture.py`` in four
+#: passes, the last for the default counter; see ``docs/linear_mixture.md``.
 LINOPT_PRESETS: dict[str, dict[str, Any]] = {
-    "theory": {"beta_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
-    "practical": {"beta_scale": 0.1, "upsilon": "monte_carlo", "shift_scale": 0.6, "lam": 1.0},
+    "theory": {"beta_scale": 1.0, "noise_term_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
+    "practical": {"beta_scale": 0.1, "noise_term_scale": 0.5, "upsilon": "monte_carlo", "shift_scale": 0.6, "lam": 1.0},
 }
 
 
@@ -109,6 +110,8 @@ LINOPT_PARAMS = PRIVATE_PARAMS + (
     Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
           "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
     _knob("beta_scale", "multiplier of the confidence radii β_p, β_r", low=0.0),
+    _knob("noise_term_scale", "multiplier, within the radii, of the regulariser's terms √(d λ_max) + ν (the bias "
+          "of the shift and the moment noise; 1 is Lemma 3.1)", low=0.0),
     _knob("upsilon", "operator-norm bound Υ of the noise: 'theory' (Lemma B.4) or 'monte_carlo' (a tighter "
           "public Monte-Carlo bound)", kind="option", options=UPSILON_RULES),
     _knob("shift_scale", "c > 1/2 in the shift 2c·Υ·I (λ_min = (2c−1)Υ, λ_max = (2c+1)Υ)", low=0.5, closed="neither"),
@@ -195,7 +198,8 @@ class _LinOpt(PrivateEstimator):
         p = self._checked()
         K = p["n_episodes"] if n_episodes is None else int(n_episodes)
         theory = self.get_params()
-        theory.update(n_episodes=K, constants="theory", beta_scale=None, upsilon=None, shift_scale=None, lam=None)
+        theory.update(n_episodes=K, constants="theory", beta_scale=None, noise_term_scale=None, upsilon=None,
+                      shift_scale=None, lam=None)
         est = type(self)(**theory)
         reg = est.regularizer(model)
         reg.start(n_episodes=K, horizon=model.horizon, d1=model.d1, d2=model.d2, rng=0)
