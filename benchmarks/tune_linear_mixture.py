@@ -67,7 +67,7 @@ FINAL = {"beta_scale": (0.3, 0.2, 0.1, 0.05), "upsilon": ("monte_carlo",), "shif
 NOISE_TERMS = {"beta_scale": (0.2, 0.1), "noise_term_scale": (1.0, 0.5, 0.3, 0.2), "upsilon": ("monte_carlo",),
                "shift_scale": (0.75, 0.6), "lam": (1.0,)}
 #: the knobs a non-private run uses (the others act on the privatizer's noise only)
-NONPRIVATE_KNOBS = ("beta_scale", "noise_term_scale", "lam")
+NONPRIVATE_KNOBS = ("beta_scale", "lam")
 
 
 def tie_break_regret(model, K: int) -> float:

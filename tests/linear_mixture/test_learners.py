@@ -400,16 +400,23 @@ def test_beta_scale_multiplies_the_lemma_3_1_radii():
 
 @pytest.mark.filterwarnings("ignore::privrl.errors.UtilityWarning")
 def test_noise_term_scale_multiplies_only_the_regulariser_terms_of_the_radii():
-    """β = martingale term + s·(√(d λ_max) + ν): with the constants of a private fit, the radii are
-    affine in s with slope √(d λ_max) + ν, and the ledger does not move."""
+    """β = martingale term + s·(√(d λ_max) + ν) where the privatizer adds noise: the radii of a private
+    fit are affine in s with that slope (0 where a step releases nothing), and the ledger does not move."""
     budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
     fits = {s: LinOptVI(n_episodes=20, budget=budget, noise_term_scale=s).fit(E2, rng=0) for s in (0.0, 0.5, 1.0)}
     c = fits[1.0].privatizer_parameters_["constants"]
     d1, d2 = E2.d1, E2.d2
-    slope_p = np.sqrt(d1 * np.asarray(c["lambda_max_p"])) + np.asarray(c["nu_p"])
-    slope_r = np.sqrt(d2 * np.asarray(c["lambda_max_r"])) + np.asarray(c["nu_r"])
+    # only where the privatizer adds noise (the last step's transition part releases nothing)
+    noisy_p, noisy_r = np.asarray(c["upsilon_p"]) > 0, np.asarray(c["upsilon_r"]) > 0
+    assert noisy_p[:-1].all() and not noisy_p[-1] and noisy_r.all()
+    slope_p = np.where(noisy_p, np.sqrt(d1 * np.asarray(c["lambda_max_p"])) + np.asarray(c["nu_p"]), 0.0)
+    slope_r = np.where(noisy_r, np.sqrt(d2 * np.asarray(c["lambda_max_r"])) + np.asarray(c["nu_r"]), 0.0)
     np.testing.assert_allclose(fits[1.0].beta_p_ - fits[0.0].beta_p_, slope_p, rtol=1e-12)
     np.testing.assert_allclose(fits[1.0].beta_r_ - fits[0.0].beta_r_, slope_r, rtol=1e-12)
     np.testing.assert_allclose(fits[0.5].beta_p_, fits[0.0].beta_p_ + 0.5 * slope_p, rtol=1e-12)
-    assert np.all(fits[0.0].beta_p_ > 0) and np.all(fits[0.0].beta_p_ < fits[1.0].beta_p_)
+    assert np.all(fits[0.0].beta_p_ > 0) and np.all(fits[0.0].beta_p_[:-1] < fits[1.0].beta_p_[:-1])
     assert fits[0.0].privacy_ledger_ == fits[1.0].privacy_ledger_
+    # without privacy noise there is nothing to scale: the non-private learner is untouched
+    plain = [LinOptVI(n_episodes=20, privatizer="none", budget=INF, noise_term_scale=s).fit(E2, rng=0) for s in (0.0, 1.0)]
+    np.testing.assert_array_equal(plain[0].beta_p_, plain[1].beta_p_)
+    np.testing.assert_array_equal(plain[0].regret_, plain[1].regret_)

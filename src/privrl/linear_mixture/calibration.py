@@ -464,13 +464,17 @@ def confidence_radii(c: RegularityConstants, *, d1: int, d2: int, n_episodes: in
 
     Each radius is a self-normalised martingale term plus the regulariser's terms ``√(d λ_max) + ν``
     (the bias of the shift ``γI + N`` and the noise ``z`` of the moment release);
-    ``noise_term_scale`` multiplies the latter (1: Lemma 3.1; a utility knob, never the noise)."""
+    ``noise_term_scale`` multiplies the latter where the privatizer adds noise (``Υ > 0``; 1: Lemma
+    3.1; a utility knob, never the noise). A part without noise (the non-private ridge ``λI``) keeps
+    its ``√(d λ)`` whole."""
     H, K = horizon, n_episodes
     L2 = d1 * H * H if value_feature_bound is None else np.asarray(value_feature_bound, dtype=float) ** 2
+    s_p = np.where(np.asarray(c.upsilon_p) > 0, noise_term_scale, 1.0)
+    s_r = np.where(np.asarray(c.upsilon_r) > 0, noise_term_scale, 1.0)
     beta_p = (H / 2) * np.sqrt(2 * math.log(H / alpha) + d1 * np.log1p(K * L2 / (d1 * np.asarray(c.lambda_min_p)))) \
-        + noise_term_scale * (np.sqrt(d1 * np.asarray(c.lambda_max_p)) + c.nu_p)
+        + s_p * (np.sqrt(d1 * np.asarray(c.lambda_max_p)) + c.nu_p)
     beta_r = 0.5 * np.sqrt(2 * math.log(H / alpha) + d2 * np.log1p(K / (d2 * np.asarray(c.lambda_min_r)))) \
-        + noise_term_scale * (np.sqrt(d2 * np.asarray(c.lambda_max_r)) + c.nu_r)
+        + s_r * (np.sqrt(d2 * np.asarray(c.lambda_max_r)) + c.nu_r)
     return _plain(beta_p), _plain(beta_r)
 
 

@@ -110,8 +110,8 @@ LINOPT_PARAMS = PRIVATE_PARAMS + (
     Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
           "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
     _knob("beta_scale", "multiplier of the confidence radii β_p, β_r", low=0.0),
-    _knob("noise_term_scale", "multiplier, within the radii, of the regulariser's terms √(d λ_max) + ν (the bias "
-          "of the shift and the moment noise; 1 is Lemma 3.1)", low=0.0),
+    _knob("noise_term_scale", "multiplier, within the radii, of the privatizer's terms √(d λ_max) + ν (the bias "
+          "of the noisy shift and the moment noise; 1 is Lemma 3.1; no effect without privacy noise)", low=0.0),
     _knob("upsilon", "operator-norm bound Υ of the noise: 'theory' (Lemma B.4) or 'monte_carlo' (a tighter "
           "public Monte-Carlo bound)", kind="option", options=UPSILON_RULES),
     _knob("shift_scale", "c > 1/2 in the shift 2c·Υ·I (λ_min = (2c−1)Υ, λ_max = (2c+1)Υ)", low=0.5, closed="neither"),
