@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from privrl import cli
+from privrl.errors import UtilityWarning
 from privrl.experiments import get_experiment
 
 EXP = "example-gaussian"
@@ -109,6 +110,25 @@ def test_unexpected_errors_are_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert err.strip().splitlines() == ["privrl list: error: internal error: RuntimeError: boom "
                                         "second line (set PRIVRL_DEBUG=1 for the traceback)"]
+
+
+@pytest.mark.filterwarnings("always::privrl.errors.UtilityWarning")
+def test_warnings_are_one_line_without_source_paths(inproc, tmp_path, monkeypatch):
+    """A warning on the command line reads ``prog: warning: Category: message`` (no file path or
+    source line); PRIVRL_DEBUG=1 keeps Python's own format."""
+    monkeypatch.delenv("PRIVRL_DEBUG", raising=False)
+    argv = ["fit", "linopt-vi", "--env", "privrl/RandomLinearMixture-v0", "--episodes", "20", "--epsilon", "1",
+            "--delta", "1e-5"]
+    res = inproc(*argv, "--out", tmp_path / "a")
+    assert res.returncode == 0, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if "warning" in ln]
+    assert lines and all(ln.startswith("privrl fit linopt-vi: warning: UtilityWarning: LinOptVI: degenerate")
+                         for ln in lines), res.stderr
+    assert ".py:" not in res.stderr
+    monkeypatch.setenv("PRIVRL_DEBUG", "1")                # Python's own warning machinery again
+    with pytest.warns(UtilityWarning, match="degenerate output"):
+        debug = inproc(*argv, "--out", tmp_path / "b")
+    assert "warning: UtilityWarning" not in debug.stderr
 
 
 # --------------------------------------------------------------------------- list

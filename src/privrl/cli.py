@@ -797,6 +797,18 @@ def _dispatch(args: argparse.Namespace) -> int:
     return int(result or 0)
 
 
+def _one_line_warning(prog: str) -> Any:
+    """A ``warnings.showwarning`` for the command line: ``prog: warning: Category: message`` on one
+    line of stderr, without the source path and line a Python warning carries (PRIVRL_DEBUG=1
+    keeps Python's format)."""
+
+    def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        text = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(message)).split())
+        print(f"{prog}: warning: {category.__name__}: {text}", file=sys.stderr if file is None else file)
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``privrl``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -810,7 +822,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog = f"{PROG} {args.command}"
         if args.command == "fit" and getattr(args, "algorithm", None):
             prog += f" {args.algorithm}"
-        return _dispatch(args)
+        with warnings.catch_warnings():
+            if not os.environ.get("PRIVRL_DEBUG"):
+                warnings.showwarning = _one_line_warning(prog)
+            return _dispatch(args)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
