@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import privrl
+from privrl._jsonable import NOT_SCALAR, json_scalar
 from privrl.base import Estimator, check_is_fitted
 from privrl.errors import BudgetExceededError, InvalidDataError
 from privrl.privacy.budget import PrivacyBudget
@@ -71,14 +72,9 @@ def _public(value: Any, name: str, arrays: dict[str, np.ndarray]) -> Any:
         arrays[name] = value
         return {"array": name, "shape": list(value.shape), "dtype": value.dtype.str,
                 "sha256": _sha256_array(value)}
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return str(value) if (math.isinf(value) or math.isnan(value)) else value
-    if isinstance(value, (int, str)) or value is None:
-        return value
+    scalar = json_scalar(value)
+    if scalar is not NOT_SCALAR:
+        return scalar
     if isinstance(value, PrivacyBudget):
         return value.to_dict()
     if isinstance(value, dict):

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from privrl._io import atomic_write_bytes  # re-exported
+from privrl._jsonable import NOT_SCALAR, json_scalar
 from privrl.errors import InvalidDataError
 
 __all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jsonable",
@@ -90,14 +91,9 @@ def run_dir(out_dir: str | os.PathLike, experiment_id: str, setting: int | str, 
 # --------------------------------------------------------------------------- JSON and atomic writes
 def to_jsonable(value: Any) -> Any:
     """``value`` as plain JSON: numpy scalars/arrays unwrapped, enums by value, ±inf/nan as strings."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float):
-        return str(value) if (math.isinf(value) or math.isnan(value)) else value
-    if isinstance(value, (int, str)) or value is None:
-        return value
+    scalar = json_scalar(value)
+    if scalar is not NOT_SCALAR:
+        return scalar
     if isinstance(value, np.ndarray):
         return to_jsonable(value.tolist())
     if isinstance(value, Mapping):
