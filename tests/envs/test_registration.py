@@ -65,3 +65,26 @@ def test_tabular_env_passes_check_env():
     g = np.random.default_rng(0)
     model = TabularMDP(g.dirichlet(np.ones(4), size=(5, 4, 3)), g.random((5, 4, 3)), horizon=5)
     check_env(TabularEnv(model), skip_render_check=True)
+
+
+def test_one_factory_names_each_callers_parameter_with_gymnasiums_reason():
+    """``make_registered`` is the one ``gymnasium.make`` of the library: the Python factory names its
+    ``env`` parameter, the command line its option, both with Gymnasium's own reason on one line."""
+    from privrl.envs.center_walk import make_env
+    from privrl.envs.registration import make_registered
+    from privrl.errors import InvalidParameterError
+    from privrl.fitters import make_env as cli_make_env
+
+    env = make_registered("privrl/CenterWalk-v0", RuntimeError)
+    assert env.spec.id == "privrl/CenterWalk-v0"
+    env.close()
+    for bad in ("privrl/NoSuchEnv-v0", "no_such_module_xyz:Env-v0"):
+        with pytest.raises(InvalidParameterError) as python_error:
+            make_env(bad, owner="DPQLearning")
+        with pytest.raises(InvalidParameterError) as cli_error:
+            cli_make_env(bad, "--env")
+        text, cli_text = str(python_error.value), str(cli_error.value)
+        assert text.startswith("The 'env' parameter of DPQLearning must be a registered Gymnasium id (")
+        assert cli_text.startswith("The '--env' option must be a registered Gymnasium environment id.")
+        why = text[text.index("(") + 1:text.rindex(")")]
+        assert why and why in cli_text and "\n" not in text + cli_text

@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 
 from privrl._validation import check_scalar, param_error
+from privrl.envs.registration import make_registered
 from privrl.errors import InvalidDataError
 
 __all__ = ["CenterWalkEnv", "UnitBoxObservation", "threshold_policy", "make_env", "make_unit_env",
@@ -119,11 +120,8 @@ class UnitBoxObservation(gym.ObservationWrapper):
 def make_env(env_id: str, *, owner: str = "make_env", **kwargs: Any) -> gym.Env:
     """``gymnasium.make(env_id)`` (privrl's ids registered first); an unknown id or one without a
     Discrete action space is a one-line error naming ``env``."""
-    _ensure_registered()
-    try:
-        env = gym.make(env_id, **kwargs)
-    except (gym.error.Error, ModuleNotFoundError) as exc:   # 'module:Env-v0' imports module
-        raise param_error("env", owner, f"a registered Gymnasium id ({type(exc).__name__})", env_id) from None
+    env = make_registered(env_id, lambda why: param_error("env", owner, f"a registered Gymnasium id ({why})", env_id),
+                          **kwargs)
     if not isinstance(env.action_space, gym.spaces.Discrete):
         raise param_error("env", owner, "an environment with a Discrete action space", type(env.action_space).__name__)
     return env
@@ -135,13 +133,3 @@ def make_unit_env(env_id: str, *, low: Any = None, high: Any = None, **kwargs: A
     if env_id == "privrl/CenterWalk-v0":
         return env
     return UnitBoxObservation(env, low=low, high=high)
-
-
-def _ensure_registered() -> None:
-    if "privrl/CenterWalk-v0" not in gym.registry:
-        try:
-            import privrl.envs.registration  # noqa: F401  (issue #2 registers the ids)
-        except ImportError:
-            pass
-    if "privrl/CenterWalk-v0" not in gym.registry:
-        gym.register(id="privrl/CenterWalk-v0", entry_point="privrl.envs.center_walk:CenterWalkEnv")

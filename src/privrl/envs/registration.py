@@ -9,9 +9,13 @@ idempotent and is called on ``import privrl.envs`` and when Gymnasium is importe
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from typing import Any
+
 from privrl import registry as _registry
 
-__all__ = ["ENV_IDS", "register_envs"]
+__all__ = ["ENV_IDS", "register_envs", "make_registered"]
 
 #: id -> entry point (``module:callable``).
 ENV_IDS: dict[str, str] = {
@@ -38,3 +42,21 @@ def register_envs() -> list[str]:
             gym.register(id=env_id, entry_point=entry_point)
             added.append(env_id)
     return added
+
+
+def make_registered(env_id: str, error: Callable[[str], Exception], *, quiet: bool = False, **kwargs: Any) -> Any:
+    """``gymnasium.make(env_id, **kwargs)`` with privrl's ids registered first. An unknown,
+    deprecated or uninstallable id (Gymnasium's ``module:Env-v0`` form imports ``module``) raises
+    ``error(why)``, ``why`` Gymnasium's own reason on one line — so each caller names its own
+    parameter or command-line option. ``quiet`` silences Gymnasium's warnings while making (the
+    command line: its error already says why)."""
+    import gymnasium as gym
+
+    register_envs()
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore")
+        try:
+            return gym.make(env_id, **kwargs)
+        except (gym.error.Error, ModuleNotFoundError) as exc:
+            raise error(" ".join(str(exc).split()).replace("`", "'")) from None

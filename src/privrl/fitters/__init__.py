@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import math
 import re
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,21 +281,12 @@ def check_transitions(n_episodes: int, horizon: int, option: str = "--episodes")
 def make_env(env_id: str, option: str = "--env") -> Any:
     """``gymnasium.make(env_id)`` (with the ``privrl/...`` ids registered); an unknown, deprecated
     or uninstallable id raises one :class:`InvalidParameterError` naming ``option``."""
-    import gymnasium as gym
+    from privrl.envs.registration import make_registered
 
-    import privrl.envs  # noqa: F401  (registers the privrl/... ids)
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecation notices: the error below says it
-        try:
-            return gym.make(env_id)
-        except (gym.error.Error, ModuleNotFoundError) as exc:   # 'module:Env-v0' imports module
-            why = " ".join(str(exc).split()).replace("`", "'")
-            kind = "option" if option.startswith("-") else "argument"
-            raise InvalidParameterError(
-                f"The '{option}' {kind} must be a registered Gymnasium environment id. Got "
-                f"{env_id!r} instead ({why})."
-            ) from None
+    kind = "option" if option.startswith("-") else "argument"
+    return make_registered(env_id, lambda why: InvalidParameterError(
+        f"The '{option}' {kind} must be a registered Gymnasium environment id. Got {env_id!r} instead ({why})."),
+        quiet=True)   # deprecation notices: the error says it
 
 
 # --------------------------------------------------------------------------- datasets
