@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linear_mixture_cases import B1, MODEL, contributions
+from linear_mixture_cases import B1, MODEL, check_constant_noise_releases
 from privrl import PrivacyBudget
 from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.linear_mixture import CentralFactorizationPrivatizer, LinOptPO, LinOptVI
 from privrl.linear_mixture import calibration as cal
-from privrl.privacy import ConstantNoise, Ledger, Releaser
+from privrl.privacy import Ledger
 from privrl.privacy.factorization import sqrt_coefficients, sqrt_factor_matrix
 
 
@@ -26,23 +26,9 @@ def test_release_is_prefix_sum_plus_c_sigma_times_partial_sums_of_c():
     est = LinOptVI(n_episodes=K, budget=B1, counter="factorization")
     reg = est.regularizer(MODEL)
     assert type(reg) is CentralFactorizationPrivatizer and reg.guarantee == "JDP"
-    H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
-    reg.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(value), Ledger()))
-    std, coef = reg.plan.std, sqrt_coefficients(K - 1)
-    rng = np.random.default_rng(0)
-    exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
-    for t in range(1, K):
-        x_p, y_p, x_r, y_r = contributions(rng, H, d1, d2, *reg.bounds)
-        for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
-            total += item
-        got = reg.update(x_p, y_p, x_r, y_r)
-        for j, (g, e) in enumerate(zip(got, exact)):
-            noise = value * coef[:t].sum() * std[j].reshape(-1, *([1] * (e.ndim - 1)))
-            shift = 0.0
-            if j in (0, 2):
-                shift = (reg.shift_p if j == 0 else reg.shift_r)[:, None, None] * np.eye(e.shape[-1])
-                assert np.array_equal(g, np.swapaxes(g, -1, -2))
-            np.testing.assert_allclose(g, e + noise + shift, rtol=1e-12, atol=1e-9)
+    coef = sqrt_coefficients(K - 1)
+    check_constant_noise_releases(reg, K, value, lambda t: coef[:t].sum())
+    std = reg.plan.std
     assert std[0, -1] == std[1, -1] == 0.0
     assert reg.rel.ledger.events == tuple(reg.plan.events())
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linear_mixture_cases import B1, MODEL, contributions
+from linear_mixture_cases import B1, MODEL, check_constant_noise_releases, contributions
 from privrl import PrivacyBudget
 from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.linear_mixture import LinOptPO, LinOptVI
@@ -27,25 +27,8 @@ def test_central_release_is_prefix_sum_plus_constant_times_sigma_per_covering_no
     K, c = 12, 0.75
     est = LinOptVI(n_episodes=K, budget=B1, calibration=calibration, counter="tree")
     reg = est.regularizer(MODEL)
-    H, d1, d2 = MODEL.horizon, MODEL.d1, MODEL.d2
-    source = ConstantNoise(c)
-    reg.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rel=Releaser(source, Ledger()))
+    check_constant_noise_releases(reg, K, c, lambda t: bin(t).count("1"))     # popcount(t) covering nodes
     std = reg.plan.std
-    rng = np.random.default_rng(0)
-    exact = [np.zeros((H, d1, d1)), np.zeros((H, d1)), np.zeros((H, d2, d2)), np.zeros((H, d2))]
-    for t in range(1, K):
-        x_p, y_p, x_r, y_r = contributions(rng, H, d1, d2, *reg.bounds)
-        for total, item in zip(exact, reg.items(x_p, y_p, x_r, y_r)):
-            total += item
-        got = reg.update(x_p, y_p, x_r, y_r)
-        nodes = bin(t).count("1")
-        for j, (g, e) in enumerate(zip(got, exact)):
-            noise = nodes * c * std[j].reshape(-1, *([1] * (e.ndim - 1)))
-            shift = 0.0
-            if j in (0, 2):
-                shift = (reg.shift_p if j == 0 else reg.shift_r)[:, None, None] * np.eye(e.shape[-1])
-                assert np.array_equal(g, np.swapaxes(g, -1, -2))
-            np.testing.assert_allclose(g, e + noise + shift, rtol=1e-12, atol=1e-9)
     if calibration == "tight":
         assert std[0, -1] == std[1, -1] == 0.0
     # the ledger holds one user's loss in count nodes of every (stream, step): the plan's events
