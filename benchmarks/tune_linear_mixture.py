@@ -70,6 +70,11 @@ NOISE_TERMS = {"beta_scale": (0.2, 0.1), "noise_term_scale": (1.0, 0.5, 0.3, 0.2
 NONPRIVATE_KNOBS = ("beta_scale", "lam")
 
 
+def nonprivate_knobs(knobs: dict) -> dict:
+    """The knobs of ``knobs`` that a non-private run actually uses."""
+    return {k: v for k, v in knobs.items() if k in NONPRIVATE_KNOBS}
+
+
 def tie_break_regret(model, K: int) -> float:
     """K times the per-episode regret of the constant policy (action 0 everywhere)."""
     P, r = model.transitions(), model.mean_rewards()
@@ -108,7 +113,7 @@ def main() -> None:
             privatizer = "none" if math.isinf(eps) else "central"
             seen = set()
             for knobs in knob_sets:
-                used = dict(knobs) if privatizer == "central" else {k: v for k, v in knobs.items() if k in NONPRIVATE_KNOBS}
+                used = dict(knobs) if privatizer == "central" else nonprivate_knobs(knobs)
                 tag = json.dumps(used, sort_keys=True)
                 if tag in seen:
                     continue
@@ -127,7 +132,7 @@ def main() -> None:
             ratio = float(est.cumulative_regret_[-1]) / trivial
             if math.isinf(eps):       # a non-private knob set counts for every private set with its β and λ
                 for knobs in knob_sets:
-                    if json.dumps({k: v for k, v in knobs.items() if k in NONPRIVATE_KNOBS}, sort_keys=True) == tag:
+                    if json.dumps(nonprivate_knobs(knobs), sort_keys=True) == tag:
                         full = json.dumps(knobs, sort_keys=True)
                         scores.setdefault(full, []).append(ratio)
                         np_worst[(full, (model_seed, seed))] = ratio

@@ -570,8 +570,7 @@ def _cmd_check_env(args: argparse.Namespace) -> int:
             except (AssertionError, gymnasium.error.Error) as exc:
                 return _die("privrl check-env", f"{args.env_id} failed Gymnasium's checker: {exc}")
         for w in caught:
-            message = re.sub(r"\x1b\[[0-9;]*m", "", str(w.message))
-            print(f"warning: {' '.join(message.split())}", file=sys.stderr)
+            print(f"warning: {_one_line(w.message)}", file=sys.stderr)
         print(f"{args.env_id}: Gymnasium env_checker passed ({len(caught)} warning(s))")
         model = getattr(env.unwrapped, "model", None)
         if model is None and isinstance(getattr(env.unwrapped, "P", None), dict):
@@ -797,14 +796,18 @@ def _dispatch(args: argparse.Namespace) -> int:
     return int(result or 0)
 
 
+def _one_line(message: Any) -> str:
+    """``message`` as one line of plain text (terminal colour codes removed, whitespace collapsed)."""
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(message)).split())
+
+
 def _one_line_warning(prog: str) -> Any:
     """A ``warnings.showwarning`` for the command line: ``prog: warning: Category: message`` on one
     line of stderr, without the source path and line a Python warning carries (PRIVRL_DEBUG=1
     keeps Python's format)."""
 
     def show(message: Any, category: type, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        text = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(message)).split())
-        print(f"{prog}: warning: {category.__name__}: {text}", file=sys.stderr if file is None else file)
+        print(f"{prog}: warning: {category.__name__}: {_one_line(message)}", file=sys.stderr if file is None else file)
 
     return show
 
