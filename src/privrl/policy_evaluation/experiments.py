@@ -469,14 +469,18 @@ def claims(df: Any) -> list[Claim]:
     return out
 
 
+PAPER = "Balle, Gomrokchi & Precup (2016), Differentially Private Policy Evaluation, ICML"
+#: seeds per scale of the figure and of the frontier (20 at paper scale, as the figure)
+SEEDS = {"smoke": 2, "quick": 3, "paper": 20}
+
 EXPERIMENT = register(Experiment(
     id="balle2016-fig1",
-    paper="Balle, Gomrokchi & Precup (2016), Differentially Private Policy Evaluation, ICML",
+    paper=PAPER,
     figure="Figure 1",
     description="DP-LSW / DP-LSL on the 40-state chain: RMSE and excess risk vs batch size and λ, "
                 "paper and tight calibration.",
     settings=settings,
-    seeds={"smoke": 2, "quick": 3, "paper": 20},
+    seeds=SEEDS,
     run=run,
     plot=plot,
     claims=claims,
@@ -592,12 +596,12 @@ def frontier_claims(df: Any) -> list[Claim]:
 
 FRONTIER = register(Experiment(
     id="frontier-policy-evaluation",
-    paper="Balle, Gomrokchi & Precup (2016), Differentially Private Policy Evaluation, ICML",
+    paper=PAPER,
     figure="Privacy–utility frontier (issue #11 §3)",
     description="DP-LSW RMSE against ε (δ = 1e-5) under paper / sound / tight calibration, with the non-private "
                 "LSW on the same data; chain N = 40, tabular, F_max = 1.",
     settings=frontier_settings,
-    seeds={"smoke": 2, "quick": 3, "paper": 20},
+    seeds=SEEDS,
     run=frontier_run,
     plot=frontier_plot,
     claims=frontier_claims,
