@@ -30,8 +30,8 @@ from privrl import PrivacyBudget  # noqa: E402
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp  # noqa: E402
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp  # noqa: E402
 from privrl.offline._common import transition_statistics  # noqa: E402
+from privrl.offline.calibration import auto_split_power, count_noise, linear_noise  # noqa: E402
 from privrl.offline.linear import linear_pessimistic_vi  # noqa: E402
-from privrl.offline.noise import auto_split_power, count_noise, linear_noise  # noqa: E402
 from privrl.offline.tabular import dp_apvi_from_counts  # noqa: E402
 from privrl.privacy import Ledger, Releaser, make_noise  # noqa: E402
 

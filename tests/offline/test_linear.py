@@ -20,8 +20,8 @@ from privrl.envs.synthetic_linear import (
     synthetic_linear_mdp,
 )
 from privrl.offline import DPVAPVI, PEVI, VAPVI
+from privrl.offline.calibration import linear_noise
 from privrl.offline.linear import release_statistic, theory_L
-from privrl.offline.noise import linear_noise
 from privrl.privacy import Releaser, make_noise, zcdp_to_approx_dp
 
 LAM = 1.0 / FEATURE_SCALE**2   # = λ 1 on the raw Appendix F features

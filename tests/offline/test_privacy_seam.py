@@ -13,8 +13,8 @@ from privrl import Ledger, PrivacyBudget
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.offline.calibration import LINEAR_STREAMS, count_noise, linear_noise
 from privrl.offline.linear import release_statistic
-from privrl.offline.noise import LINEAR_STREAMS, count_noise, linear_noise
 from privrl.offline.tabular import count_statistics, release_counts
 from privrl.privacy import ConstantNoise, Releaser
 from privrl.testing import use_noise

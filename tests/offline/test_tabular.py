@@ -9,7 +9,7 @@ from scipy.optimize import linprog
 from privrl import InvalidDataError, InvalidParameterError, Ledger, PrivacyBudget
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.offline import APVI, DPAPVI
-from privrl.offline.noise import count_noise
+from privrl.offline.calibration import count_noise
 from privrl.offline.tabular import (
     consistent_counts,
     count_statistics,

@@ -26,7 +26,7 @@ from privrl.q_learning import (
     rkhs_sensitivity,
 )
 from privrl.q_learning.calibration import spent_epsilon
-from privrl.q_learning.training import make_noise
+from privrl.q_learning.training import functional_noise
 from privrl.testing import use_noise
 
 BUDGET = PrivacyBudget(epsilon=0.9, delta=1e-4)
@@ -154,8 +154,8 @@ def test_dpsgd_structure_with_constant_noise():
 
 def test_scaled_noise_scales_every_path_value():
     xs = np.array([[0.7], [0.1], [0.4], [0.9]])
-    base = make_noise(1, 2, 3.0, 0.8, NumpyNoise(5))(xs)
-    scaled = make_noise(1, 2, 3.0, 0.8, ScaledNoise(NumpyNoise(5), 0.1))(xs)
+    base = functional_noise(1, 2, 3.0, 0.8, NumpyNoise(5))(xs)
+    scaled = functional_noise(1, 2, 3.0, 0.8, ScaledNoise(NumpyNoise(5), 0.1))(xs)
     np.testing.assert_allclose(scaled, 0.1 * base, rtol=1e-12)
 
 
@@ -219,7 +219,7 @@ def test_noise_enters_the_update_only_through_the_td_error():  # T34: the paths 
     cfg = get_config("paper")
     rng = np.random.default_rng(0)
     s, a, y = rng.random((16, 1)), rng.integers(0, 2, 16), rng.normal(size=16)
-    paths = make_noise(1, 2, 2.0, 0.7, NumpyNoise(1))
+    paths = functional_noise(1, 2, 2.0, 0.7, NumpyNoise(1))
     g = paths(s)[np.arange(16), a]
     stored = paths(s).copy()
     one = _NumpyLearner((1, 8, 2), np.random.default_rng(3), cfg, False)

@@ -21,7 +21,7 @@ from privrl.q_learning.training import (
     _dpsgd_grads,
     _NumpyLearner,
     build_network,
-    make_noise,
+    functional_noise,
     train,
 )
 
@@ -31,8 +31,8 @@ STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "pri
 def _privatizer(kind: str, rngs) -> Privatizer:
     """The privatizer of ``kind`` on a releaser of the run's own streams (same draws on both backends)."""
     if kind == "functional":
-        return Privatizer(noise=make_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy"])),
-                          target_noise=make_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy_target"])), reset="episode")
+        return Privatizer(noise=functional_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy"])),
+                          target_noise=functional_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy_target"])), reset="episode")
     if kind == "input":
         rel = Releaser(NumpyNoise(rngs["reward"]), Ledger())
         return Privatizer(release_reward=lambda r: float(rel.gaussian(r, sensitivity=1.0, std=3.0)))

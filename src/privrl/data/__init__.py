@@ -1,11 +1,11 @@
 """Trajectory datasets (issue #2): validated arrays, collection, files and Minari import/export."""
 
+from privrl.data.sources import load_dataset
 from privrl.data.trajectories import (
     FORMAT_NAME,
     FORMAT_VERSION,
     TrajectoryDataset,
     collect,
-    load_dataset,
     pad_to_horizon,
     rescale_rewards,
 )

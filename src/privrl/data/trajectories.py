@@ -1,4 +1,4 @@
-"""Validated trajectory datasets: :class:`TrajectoryDataset`, :func:`collect`, :func:`load_dataset`.
+"""Validated trajectory datasets: :class:`TrajectoryDataset`, :func:`collect` (loading from files: :mod:`privrl.data.sources`).
 
 A dataset is a set of flat transition arrays of length ``n`` plus CSR episode offsets
 ``episode_starts`` (``(E+1,)``, ``[0] = 0``, ``[-1] = n``, strictly increasing). Every array is
@@ -32,7 +32,7 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_bounds, check_scalar, param_error
 from privrl.errors import InvalidDataError, InvalidParameterError
 
-__all__ = ["TrajectoryDataset", "collect", "load_dataset", "pad_to_horizon", "rescale_rewards",
+__all__ = ["TrajectoryDataset", "collect", "pad_to_horizon", "rescale_rewards",
            "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "privrl.TrajectoryDataset"
@@ -799,20 +799,3 @@ def _policy_callable(policy, obs_space, act_space, tabular) -> Callable[[Any, in
         f"a callable, an int array (S,)/(H, S) with actions in [0, {A - 1}] or a float array (S, A)/(H, S, A) of probabilities (S={S}, A={A})",
         f"array of dtype {arr.dtype} and shape {arr.shape}",
     )
-
-
-def load_dataset(source: str | os.PathLike[str], **minari_options: Any) -> TrajectoryDataset:
-    """A dataset from a ``.npz`` file written by :meth:`TrajectoryDataset.save`, or from a local
-    Minari dataset id (extra ``minari``; never downloads). ``minari_options`` (``reward_bounds``,
-    ``n_states``, ``n_actions``) go to :func:`~privrl.data.from_minari`: a Minari dataset not
-    written by privrl needs ``reward_bounds``."""
-    if not isinstance(source, (str, os.PathLike)):
-        raise param_error("source", "load_dataset", "a .npz path or a Minari dataset id", type(source).__name__)
-    path = Path(source)
-    if path.suffix == ".npz" or path.is_file():
-        if minari_options:
-            raise param_error("minari_options", "load_dataset", "empty for a .npz file", sorted(minari_options))
-        return TrajectoryDataset.load(path)
-    from privrl.data.minari_io import from_minari
-
-    return from_minari(str(source), **minari_options)

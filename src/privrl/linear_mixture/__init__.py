@@ -4,13 +4,13 @@
   Lemma 3.1 radii, regret bounds;
 * :mod:`.regularizers` — ``NonPrivate``, ``CentralTreePrivatizer`` (JDP, the paper's tree),
   ``CentralFactorizationPrivatizer`` (JDP, square-root factorization counter), ``LocalPrivatizer`` (LDP, derived);
-* :mod:`.learners` — ``LinOptVI`` (Algorithm 1), ``LinOptPO`` (Algorithm 2) with declared parameters;
+* :mod:`.estimators` — ``LinOptVI`` (Algorithm 1), ``LinOptPO`` (Algorithm 2) with declared parameters;
 * :mod:`.engine` — the lockstep kernel (many runs at once);
 * :mod:`.experiments` — ``zhou2022-regret`` and ``frontier-linear-mixture``; :mod:`.audit` — audit targets.
 """
 
 from privrl.linear_mixture.calibration import NoisePlan, noise_plan
-from privrl.linear_mixture.learners import LINOPT_PRESETS, LinOptPO, LinOptVI, optimistic_q
+from privrl.linear_mixture.estimators import LINOPT_PRESETS, LinOptPO, LinOptVI, optimistic_q
 from privrl.linear_mixture.regularizers import (
     CentralFactorizationPrivatizer,
     CentralTreePrivatizer,

@@ -3,7 +3,7 @@
 Everything the learners do after the privatizer is post-processing of its released statistics, so
 the audit targets the privatizers (a full online run per trial would be far too expensive). Each
 target uses the estimator's own objects: ``LinOptVI(privatizer=..., budget=(ε, δ))`` (default
-calibration "tight") gives the privatizer (:meth:`~privrl.linear_mixture.learners.LinOptVI.regularizer`)
+calibration "tight") gives the privatizer (:meth:`~privrl.linear_mixture.estimators.LinOptVI.regularizer`)
 and its noise plan; the privatizer is started with a :class:`~privrl.privacy.release.Releaser` whose
 ledger receives exactly the events a fit records, and the claimed ε is that ledger's ε(δ).
 
@@ -38,7 +38,7 @@ from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, registe
 from privrl.audit.targets_mechanisms import NOISE_DIV_10
 from privrl.audit.targets_tree import HALF_NODES, broken_source
 from privrl.envs.linear_mixture import random_mixture
-from privrl.linear_mixture.learners import LinOptVI
+from privrl.linear_mixture.estimators import LinOptVI
 from privrl.privacy import Ledger, PrivacyBudget, Releaser
 from privrl.privacy.noise import NumpyNoise
 

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from privrl._rng import RngLike, child_rngs
+from privrl._validation import param_error
 from privrl.envs.finite import backward_induction, inverse_cdf
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import UtilityWarning
@@ -320,13 +321,33 @@ class _PerRun:
         return self.stats  # type: ignore[return-value]
 
 
+def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -> tuple[LinearMixtureMDP, Any]:
+    """``(linear mixture model with the known features, gym env or None)``.
+
+    Accepts a :class:`LinearMixtureMDP`, or a gymnasium env whose ``unwrapped`` carries the known
+    ``linear_mixture`` (the ``privrl/...LinearMixture...`` ids) or whose ``model`` is one; otherwise
+    pass ``features=``.
+    """
+    if isinstance(env_or_model, LinearMixtureMDP):
+        return env_or_model, None
+    unwrapped = getattr(env_or_model, "unwrapped", None)
+    if unwrapped is None or not hasattr(env_or_model, "step"):
+        raise param_error("env", "LinOpt fit", "a LinearMixtureMDP or a gymnasium env", type(env_or_model).__name__)
+    model = features or getattr(unwrapped, "linear_mixture", None)
+    if model is None and isinstance(getattr(unwrapped, "model", None), LinearMixtureMDP):
+        model = unwrapped.model
+    if not isinstance(model, LinearMixtureMDP):
+        raise param_error("features", "LinOpt fit",
+                          "a LinearMixtureMDP with the env's known features (env.unwrapped.linear_mixture)",
+                          model)
+    return model, env_or_model
+
+
 class _Run:
     """One estimator's set-up: what ``fit`` computes before the first episode (parameters validated,
     the fit's releaser opened, the regularizer started, the constants and radii per step)."""
 
     def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
-        from privrl.linear_mixture.learners import resolve_model
-
         p = est._checked()
         rng = est._fit_rng(rng)
         self.est = est
@@ -405,7 +426,7 @@ class _Lockstep:
         self.pi = np.full((A, R, n), 1.0 / A)
         self.all_bernoulli, self.no_bernoulli = bool(self.geo.bernoulli.all()), not self.geo.bernoulli.any()
         if self.gym_rows:
-            from privrl.linear_mixture.learners import _Rollout
+            from privrl.linear_mixture.estimators import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
         self._block_start = self._block_end = 0
         geo = self.geo

@@ -44,7 +44,7 @@ from privrl.experiments.frontier import Frontier, plot_frontier, register_fronti
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
 from privrl.linear_mixture.engine import fit_many
-from privrl.linear_mixture.learners import LinOptPO, LinOptVI, resolve_model
+from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["EXPERIMENT", "FRONTIER", "settings", "run", "run_batch", "batch_key", "plot", "claims", "fitted_slopes",

@@ -31,7 +31,7 @@ from privrl.fitters import (
     make_env,
     register_fit,
 )
-from privrl.linear_mixture.learners import LinOptPO, LinOptVI, resolve_model
+from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import PrivacyBudget
 
 __all__: list[str] = []

@@ -79,7 +79,7 @@ LINEAR_DEVIATIONS = (
     "features reach sqrt(7), which voids the paper's sensitivities); nu and theta are multiplied by "
     "sqrt(7), so the MDP is unchanged, and lam = 1/7 equals lam = 1 on the raw features.",
     "Default calibration is 'tight' (exact μ = sqrt(2ρ), per-step sensitivities, budget split to minimise "
-    "the error bound; privrl.offline.noise). The 'paper' curve uses the printed add/remove matrix noise "
+    "the error bound; privrl.offline.calibration). The 'paper' curve uses the printed add/remove matrix noise "
     "Var Z_ij = 1/(4 rho0) and is labelled; its ledger records the true replace-one cost 1.4 rho.",
     "E = 4 s (sqrt(d) + sqrt(log(10H/delta))) replaces Lemma D.2's unspecified constants; theory constants "
     "D = 0, C = 0.1, lam = 1 (raw scale), PEVI beta = 0.1, delta_fail = 0.05 (not given in the paper); the "
@@ -99,7 +99,7 @@ TABULAR_DEVIATIONS = (
     "so its curves coincide with the trivial policy's gap. The 'practical' constants (C2 = 0, chosen on "
     "held-out random MDPs) are shown beside them.",
     "Default calibration 'tight': the two count families' budget is split (1, S) — the transition counts "
-    "get less noise (privrl.offline.noise); Laplace E_eps = 2b log(2HS^2A/delta) is our constant for the "
+    "get less noise (privrl.offline.calibration); Laplace E_eps = 2b log(2HS^2A/delta) is our constant for the "
     "paper's O~(H/eps).",
     "APVI's lower-order O(H iota / n) penalty term is set to 0, so that DP-APVI with an infinite budget is "
     "exactly APVI.",

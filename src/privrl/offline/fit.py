@@ -42,8 +42,7 @@ from privrl.fitters import (
     make_env,
     register_fit,
 )
-from privrl.offline.linear import DPVAPVI, PEVI, VAPVI
-from privrl.offline.tabular import APVI, DPAPVI
+from privrl.offline.estimators import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 
 __all__ = ["load_model"]
 

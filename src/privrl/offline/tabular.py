@@ -6,7 +6,7 @@ The kernels are pure functions of sufficient statistics (per-step counts) and a 
 * :func:`count_statistics` — ``n_{s,a}`` ``(H,S,A)`` and ``n_{s,a,s'}`` ``(H,S,A,S)`` per step h;
 * :func:`release_counts` — Eq. (2) (Gaussian) or the Laplace variant, then ``{·}^+``, drawn through
   a :class:`~privrl.privacy.release.Releaser` with the scales of a
-  :class:`~privrl.offline.noise.CountNoise` plan;
+  :class:`~privrl.offline.calibration.CountNoise` plan;
 * :func:`consistent_counts` — Eq. (3)/(4) solved exactly in closed form;
 * :func:`private_transitions` — Eq. (5);
 * :func:`pessimistic_value_iteration` — lines 3–9 of Algorithm 1 (Bernstein penalty, truncation,
@@ -18,7 +18,7 @@ Privacy unit: one trajectory, replace-one neighbours, dataset size public.
 Sensitivities (Lemma C.1). Replacing one trajectory changes, at each step h, one visit
 ``(s_h, a_h)`` (and one ``(s_h, a_h, s_{h+1})``) into another: at most two entries of each family
 move by ±1 per step, so over the ``H`` steps ℓ2 ``sqrt(2H)`` and ℓ1 ``2H`` for each family. The noise
-scales per calibration are in :mod:`privrl.offline.noise` (tight: exact μ split (1, S) across the
+scales per calibration are in :mod:`privrl.offline.calibration` (tight: exact μ split (1, S) across the
 families; sound/paper: σ² = 2H/ρ per entry, or b = 4H/ε).
 
 Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
@@ -33,31 +33,16 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from privrl._params import Param
-from privrl._rng import RngLike
 from privrl._validation import check_array, param_error
-from privrl.base import CONSTANTS, PRIVATE_PARAMS, Estimator, PrivateEstimator
 from privrl.offline._common import (
-    Statistics,
-    check_statistics,
-    degenerate_output,
     greedy,
-    padded_episodes,
-    public_reward,
     transition_statistics,
-    warn_degenerate,
 )
-from privrl.offline.noise import (
-    MECHANISMS,
+from privrl.offline.calibration import (
     CountNoise,
-    auto_split_power,
-    count_noise,
-    resolve_mechanism,
 )
-from privrl.privacy.accounting import Ledger
-from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["APVI", "DPAPVI", "TabularFit", "count_statistics", "release_counts", "consistent_counts",
+__all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_counts",
            "private_transitions", "pessimistic_value_iteration", "dp_apvi_from_counts", "TABULAR_PRESETS"]
 
 #: Utility presets of APVI / DP-APVI. ``theory``: Algorithm 1's C1 = √2, C2 = 16, C' = 2 and the
@@ -191,7 +176,7 @@ def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray,
     if not np.allclose(n_sas.sum(axis=-1), n_sa, rtol=0.0, atol=1e-9):
         raise param_error("n_sas", owner, "counts whose sum over s' equals n_sa", "inconsistent counts")
     if noise is not None and not isinstance(noise, CountNoise):
-        raise param_error("noise", owner, "a CountNoise plan (privrl.offline.noise.count_noise) or None",
+        raise param_error("noise", owner, "a CountNoise plan (privrl.offline.calibration.count_noise) or None",
                           type(noise).__name__)
     noisy_sa, noisy_sas = release_counts(n_sa, n_sas, noise, rel)
     gap_bound = penalty = 0.0
@@ -205,152 +190,3 @@ def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray,
                                                iota=iota, c1=c1, c2=c2, c_unvisited=c_unvisited,
                                                threshold=threshold)
     return TabularFit(policy, V, Q, P, cnt_sa)
-
-
-# --------------------------------------------------------------------------- estimators
-def _knob(name: str, low: float, closed: str, help_text: str) -> Param:
-    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
-                 none_ok=True)
-
-
-DELTA_FAIL = Param("delta_fail", 0.05, "failure probability δ of the utility analysis (not a DP δ)",
-                   low=0.0, high=1.0, closed="neither")
-C1 = _knob("c1", 0.0, "left", "C1, scale of the Bernstein penalty")
-C_UNVISITED = _knob("c_unvisited", 1.0, "neither", "C' > 1: penalty C'·H of pairs below the threshold")
-
-
-class _TabularBase(Estimator):
-    privacy_unit = PrivacyUnit.TRAJECTORY
-    neighboring = Neighboring.REPLACE_ONE
-    _knob_hint = ""
-
-    def _constants(self, p: dict[str, Any]) -> dict[str, float]:
-        preset = dict(TABULAR_PRESETS[p["constants"]])
-        return {k: (preset[k] if p[k] is None else (p[k] if isinstance(p[k], str) else float(p[k])))
-                for k in preset if k in p}
-
-    def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-        owner = type(self).__name__
-        r = public_reward(reward, owner)
-        S, A = r.shape[-2:]
-        if isinstance(dataset, Statistics):
-            K = check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=r.shape[0] if r.ndim == 3 else None)
-            H = dataset.counts.shape[0]
-            r = np.broadcast_to(r, (H, S, A)).astype(float)
-            return dataset.n_sa, np.asarray(dataset.counts, dtype=float), r, K
-        data = padded_episodes(dataset, owner, n_states=S, n_actions=A,
-                               horizon=r.shape[0] if r.ndim == 3 else None)
-        K, H = data["actions"].shape
-        r = np.broadcast_to(r, (H, S, A)).astype(float)
-        stats = transition_statistics(data, S, A)
-        return stats.n_sa, stats.counts, r, K  # type: ignore[union-attr]
-
-    def _store(self, fit: TabularFit) -> None:
-        self.policy_ = fit.policy
-        self.values_ = fit.values
-        self.q_values_ = fit.q_values
-        self.transitions_ = fit.transitions
-        self.counts_ = fit.counts
-        knobs = getattr(self, "_used_constants", {})
-        hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
-        warn_degenerate(type(self).__name__, degenerate_output(fit.q_values, fit.policy), hint)
-
-
-class APVI(_TabularBase):
-    """Adaptive pessimistic value iteration (Yin & Wang 2021b), the non-private baseline.
-
-    Exactly Algorithm 1 with the raw counts ``n``, ``P̂`` (Eq. 15) and ``E = 0``: penalty
-    ``c1 sqrt(Var_P̂(V) ι / n)`` for visited pairs, ``c_unvisited·H`` otherwise. APVI's lower-order
-    ``O(Hι/n)`` term is set to 0 so that DP-APVI with an infinite budget equals APVI exactly.
-    ``fit(dataset, reward)``: ``reward`` is the public reward function, ``(H,S,A)`` or ``(S,A)`` in
-    [0, 1], or a model carrying it (e.g. ``from_gymnasium_toy_text(env, horizon=H)``).
-    """
-
-    guarantee = None
-    params = (CONSTANTS, DELTA_FAIL, C1, C_UNVISITED)
-    _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
-                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
-
-    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> APVI:
-        p = self._validated()
-        n_sa, n_sas, r, _ = self._statistics(dataset, reward)
-        self.privacy_ledger_ = Ledger()
-        k = self._constants(p)
-        self._store(dp_apvi_from_counts(n_sa, n_sas, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"],
-                                        c2=0.0, c_unvisited=k["c_unvisited"]))
-        return self
-
-
-class DPAPVI(PrivateEstimator, _TabularBase):
-    """DP-APVI (Qiao & Wang 2023, Algorithm 1): ρ-zCDP / (ε, δ)-DP (Gaussian, Eq. 2) or ε-DP (Laplace).
-
-    ``mechanism="auto"`` resolves from the budget before any fit: Laplace for a pure ε budget
-    (δ = 0), Gaussian otherwise; ``guarantee`` follows from the parameters and never changes in a
-    fit. ``calibration`` "tight" (default) / "sound" / "paper" (:mod:`privrl.offline.noise`).
-    ``delta_fail`` is the failure probability of the utility analysis (not a DP δ); ``c1, c2,
-    c_unvisited, threshold_multiplier`` (presets ``constants``) are public, data-independent
-    constants: none of them affects privacy. ``fit(dataset, reward, *, rng)`` with a public reward
-    ``(H,S,A)``/``(S,A)`` in [0, 1] or a model carrying it.
-    """
-
-    params = PRIVATE_PARAMS + (
-        CONSTANTS,
-        Param("mechanism", "auto", "noise: 'auto' (Laplace for a pure epsilon budget, Gaussian otherwise), "
-              "'gaussian' or 'laplace'", kind="option", options=MECHANISMS),
-        DELTA_FAIL, C1,
-        _knob("c2", 0.0, "left", "C2, scale of the privacy penalty C2·S·H·E·ι/ñ"),
-        C_UNVISITED,
-        _knob("threshold_multiplier", 0.0, "left", "pairs with ñ_sa <= threshold_multiplier·E use the "
-              "uniform transition and penalty C'·H"),
-        Param("split_power", None, "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count "
-              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 "
-              "when the data are coverage-limited, else 0); never changes the privacy loss (None: from the "
-              "'constants' preset)", low=-3.0, high=3.0, none_ok=True, options=("auto",)),
-    )
-    _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
-                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
-
-    @property
-    def guarantee(self) -> str:  # type: ignore[override]
-        """``"rho-zCDP"`` for a ρ budget (Gaussian), ``"(epsilon, delta)-DP"`` for an (ε, δ) budget
-        (Gaussian calibrated to it, or Laplace: δ = 0). A property of the parameters only."""
-        budget = getattr(self, "budget", None)
-        return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
-
-    def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None) -> CountNoise:
-        """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
-        needed; ``n_episodes`` is used only by ``split_power="auto"``)."""
-        p = self._validated()
-        owner = type(self).__name__
-        power = self._constants(p)["split_power"]
-        if power == "auto":
-            if n_episodes is None:
-                raise param_error("n_episodes", f"{owner}.count_noise", "the number of trajectories when "
-                                  "split_power='auto'", None)
-            power = auto_split_power(horizon, n_states, n_actions, p["budget"], int(n_episodes),
-                                     mechanism=resolve_mechanism(p["mechanism"], p["budget"], owner),
-                                     delta_fail=p["delta_fail"])
-        return count_noise(horizon, n_states, n_actions, p["budget"], mechanism=p["mechanism"],
-                           calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=power,
-                           owner=owner)
-
-    def resolved_mechanism(self) -> str:
-        """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
-        p = self._validated()
-        return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
-
-    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> DPAPVI:
-        p = self._validated()
-        rng = self._fit_rng(rng)
-        n_sa, n_sas, r, K = self._statistics(dataset, reward)
-        H, S, A = n_sa.shape
-        noise = self.count_noise(H, S, A, K)
-        rel = self._privacy(rng, n_units=K)   # the fit draws no other randomness: rng is the noise's
-        k = self._constants(p)
-        k.pop("split_power")
-        self._used_constants = k
-        fit = dp_apvi_from_counts(n_sa, n_sas, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], **k)
-        self.noise_std_ = noise.noise_std
-        self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        self._store(fit)
-        return self

@@ -16,7 +16,7 @@ calibration) is fitted for one update (``n_samples = batch_size = 64``, alpha = 
 actions) at the audited budget; its ``calibration_`` gives (sigma, beta, Delta_H), and the claimed ε
 is its ``privacy_spent(delta)`` — the ledger's Gaussian event sigma/Delta_H and the tail event
 ``ApproxDpEvent(0, delta_g)``. The samplers draw the paths training adds
-(:func:`~privrl.q_learning.training.make_noise`) from a noise source. Neighbours (reward functions
+(:func:`~privrl.q_learning.training.functional_noise`) from a noise source. Neighbours (reward functions
 within sup-norm 1): the update of Q under r' can differ from the update under r by a function of
 RKHS norm up to Delta_H; the audit takes the worst such difference, ``h = Delta_H K(., x0)`` for
 action 0 (``||h||_H = Delta_H`` exactly), on a grid of states containing x0.
@@ -40,7 +40,7 @@ from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
 from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise, calibrate_gaussian
 from privrl.privacy.mechanisms import GaussianMechanism
 from privrl.q_learning.gaussian_process import OUPath
-from privrl.q_learning.training import make_noise
+from privrl.q_learning.training import functional_noise
 
 __all__ = ["functional_pair", "dp_q_learning_release", "BETA", "GRID", "X0", "BATCH", "N_ACTIONS"]
 
@@ -118,7 +118,7 @@ def _q(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     h[:, 0] = cal.sensitivity * np.exp(-cal.beta * np.abs(grid - X0))
 
     def make_path(noise):
-        paths = make_noise(1, N_ACTIONS, cal.beta, cal.sigma, noise)
+        paths = functional_noise(1, N_ACTIONS, cal.beta, cal.sigma, noise)
         return _Paths(paths.reset, lambda xs: paths(xs[:, None]))
 
     a, b = functional_pair(grid, h, make_path, broken)

@@ -54,7 +54,7 @@ from privrl.q_learning.calibration import (
     release_events,
 )
 from privrl.q_learning.configs import get_config, planned_updates
-from privrl.q_learning.training import Privatizer, make_noise, train
+from privrl.q_learning.training import Privatizer, functional_noise, train
 
 __all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES"]
 
@@ -347,12 +347,12 @@ class DPQLearning(PrivateEstimator, _QLearner):
             sigma, beta = cal.sigma, cal.beta
         rngs = child_rngs(rng, *_STREAMS)
         rel = self._privacy(None if p["secure"] else rngs["privacy"])
-        noise = make_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
-        t_noise = make_noise(dim, m, beta, sigma, rel.noise) \
+        noise = functional_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
+        t_noise = functional_noise(dim, m, beta, sigma, rel.noise) \
             if sigma > 0 and cfg.target_noise == "separate" else None
         res = self._run(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs,
                         bounds, trace=trace)
-        self._release_noise = make_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
+        self._release_noise = functional_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
         self.calibration_ = cal
         self.noise_std_ = float(sigma)
         self.kernel_beta_ = float(beta)

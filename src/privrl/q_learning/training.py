@@ -37,7 +37,7 @@ import numpy as np
 
 from privrl.errors import InvalidDataError
 
-__all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "make_noise"]
+__all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "functional_noise"]
 
 
 @dataclass
@@ -317,7 +317,7 @@ class _OUNoise1D:
         return self._noise(np.asarray(states, float)[:, 0])
 
 
-def make_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: Any):
+def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: Any):
     """Functional noise ``g_a ~ G(0, sigma^2 K)`` for the ``n_actions`` actions, its standard normals
     drawn from ``noise`` (a :class:`~privrl.privacy.noise.NoiseSource`: the fit's ``rel.noise``):
     OU paths for 1-D states (one spawned source per action); the exact product-kernel field for d > 1."""

@@ -27,7 +27,7 @@ from privrl.base import CONSTANTS, PRIVATE_PARAMS, PrivateEstimator
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
-from privrl.linear_mixture.engine import fit_many, plan_once, softmax
+from privrl.linear_mixture.engine import fit_many, plan_once, resolve_model, softmax
 from privrl.linear_mixture.regularizers import (
     UPSILON_RULES,
     CentralFactorizationPrivatizer,
@@ -66,28 +66,6 @@ def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.
     :mod:`.engine`; this is the same computation for a single set of statistics.
     """
     return plan_once((Lam_p, u_p, Lam_r, u_r), np.moveaxis(psi_t, 3, 2), phi, beta_p, beta_r, policy)
-
-
-def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -> tuple[LinearMixtureMDP, Any]:
-    """``(linear mixture model with the known features, gym env or None)``.
-
-    Accepts a :class:`LinearMixtureMDP`, or a gymnasium env whose ``unwrapped`` carries the known
-    ``linear_mixture`` (the ``privrl/...LinearMixture...`` ids) or whose ``model`` is one; otherwise
-    pass ``features=``.
-    """
-    if isinstance(env_or_model, LinearMixtureMDP):
-        return env_or_model, None
-    unwrapped = getattr(env_or_model, "unwrapped", None)
-    if unwrapped is None or not hasattr(env_or_model, "step"):
-        raise param_error("env", "LinOpt fit", "a LinearMixtureMDP or a gymnasium env", type(env_or_model).__name__)
-    model = features or getattr(unwrapped, "linear_mixture", None)
-    if model is None and isinstance(getattr(unwrapped, "model", None), LinearMixtureMDP):
-        model = unwrapped.model
-    if not isinstance(model, LinearMixtureMDP):
-        raise param_error("features", "LinOpt fit",
-                          "a LinearMixtureMDP with the env's known features (env.unwrapped.linear_mixture)",
-                          model)
-    return model, env_or_model
 
 
 def _knob(name: str, help_text: str, **kw: Any) -> Param:

@@ -18,7 +18,7 @@ from privrl.linear_mixture import (
     NonPrivate,
 )
 from privrl.linear_mixture import calibration as cal
-from privrl.linear_mixture.learners import softmax
+from privrl.linear_mixture.estimators import softmax
 from privrl.privacy import NumpyNoise
 
 E2 = random_mixture(6, 4, 5, 3, 3, rng=2024)

@@ -1,0 +1,356 @@
+"""The estimators of Qiao & Wang (2023): APVI and DP-APVI (tabular, Algorithm 1) and PEVI, VAPVI
+and DP-VAPVI (linear MDPs, Algorithm 2) — thin shells that validate, call the kernels of
+:mod:`privrl.offline.tabular` and :mod:`privrl.offline.linear` with the noise plans of
+:mod:`privrl.offline.calibration`, and keep the fitted state.
+
+Privacy unit: one trajectory, replace-one neighbours, dataset size public (each class's docstring
+names its guarantee; the sensitivities are derived in the kernel modules).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from privrl._params import Param
+from privrl._rng import RngLike
+from privrl._validation import param_error
+from privrl.base import CONSTANTS, PRIVATE_PARAMS, Estimator, PrivateEstimator
+from privrl.errors import InvalidDataError, PrivacyLeakWarning
+from privrl.offline._common import (
+    Statistics,
+    check_statistics,
+    degenerate_output,
+    padded_episodes,
+    public_reward,
+    transition_statistics,
+    warn_degenerate,
+)
+from privrl.offline.calibration import (
+    MECHANISMS,
+    CountNoise,
+    LinearNoise,
+    auto_split_power,
+    count_noise,
+    linear_noise,
+    resolve_mechanism,
+)
+from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
+from privrl.offline.tabular import TABULAR_PRESETS, TabularFit, dp_apvi_from_counts
+from privrl.privacy.accounting import Ledger
+from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+
+__all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI"]
+
+
+# --------------------------------------------------------------------------- tabular (Algorithm 1)
+def _tabular_knob(name: str, low: float, closed: str, help_text: str) -> Param:
+    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
+                 none_ok=True)
+
+
+DELTA_FAIL = Param("delta_fail", 0.05, "failure probability δ of the utility analysis (not a DP δ)",
+                   low=0.0, high=1.0, closed="neither")
+C1 = _tabular_knob("c1", 0.0, "left", "C1, scale of the Bernstein penalty")
+C_UNVISITED = _tabular_knob("c_unvisited", 1.0, "neither", "C' > 1: penalty C'·H of pairs below the threshold")
+
+
+class _TabularBase(Estimator):
+    privacy_unit = PrivacyUnit.TRAJECTORY
+    neighboring = Neighboring.REPLACE_ONE
+    _knob_hint = ""
+
+    def _constants(self, p: dict[str, Any]) -> dict[str, float]:
+        preset = dict(TABULAR_PRESETS[p["constants"]])
+        return {k: (preset[k] if p[k] is None else (p[k] if isinstance(p[k], str) else float(p[k])))
+                for k in preset if k in p}
+
+    def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        owner = type(self).__name__
+        r = public_reward(reward, owner)
+        S, A = r.shape[-2:]
+        if isinstance(dataset, Statistics):
+            K = check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=r.shape[0] if r.ndim == 3 else None)
+            H = dataset.counts.shape[0]
+            r = np.broadcast_to(r, (H, S, A)).astype(float)
+            return dataset.n_sa, np.asarray(dataset.counts, dtype=float), r, K
+        data = padded_episodes(dataset, owner, n_states=S, n_actions=A,
+                               horizon=r.shape[0] if r.ndim == 3 else None)
+        K, H = data["actions"].shape
+        r = np.broadcast_to(r, (H, S, A)).astype(float)
+        stats = transition_statistics(data, S, A)
+        return stats.n_sa, stats.counts, r, K  # type: ignore[union-attr]
+
+    def _store(self, fit: TabularFit) -> None:
+        self.policy_ = fit.policy
+        self.values_ = fit.values
+        self.q_values_ = fit.q_values
+        self.transitions_ = fit.transitions
+        self.counts_ = fit.counts
+        knobs = getattr(self, "_used_constants", {})
+        hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
+        warn_degenerate(type(self).__name__, degenerate_output(fit.q_values, fit.policy), hint)
+
+
+class APVI(_TabularBase):
+    """Adaptive pessimistic value iteration (Yin & Wang 2021b), the non-private baseline.
+
+    Exactly Algorithm 1 with the raw counts ``n``, ``P̂`` (Eq. 15) and ``E = 0``: penalty
+    ``c1 sqrt(Var_P̂(V) ι / n)`` for visited pairs, ``c_unvisited·H`` otherwise. APVI's lower-order
+    ``O(Hι/n)`` term is set to 0 so that DP-APVI with an infinite budget equals APVI exactly.
+    ``fit(dataset, reward)``: ``reward`` is the public reward function, ``(H,S,A)`` or ``(S,A)`` in
+    [0, 1], or a model carrying it (e.g. ``from_gymnasium_toy_text(env, horizon=H)``).
+    """
+
+    guarantee = None
+    params = (CONSTANTS, DELTA_FAIL, C1, C_UNVISITED)
+    _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
+                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
+
+    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> APVI:
+        p = self._validated()
+        n_sa, n_sas, r, _ = self._statistics(dataset, reward)
+        self.privacy_ledger_ = Ledger()
+        k = self._constants(p)
+        self._store(dp_apvi_from_counts(n_sa, n_sas, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"],
+                                        c2=0.0, c_unvisited=k["c_unvisited"]))
+        return self
+
+
+class DPAPVI(PrivateEstimator, _TabularBase):
+    """DP-APVI (Qiao & Wang 2023, Algorithm 1): ρ-zCDP / (ε, δ)-DP (Gaussian, Eq. 2) or ε-DP (Laplace).
+
+    ``mechanism="auto"`` resolves from the budget before any fit: Laplace for a pure ε budget
+    (δ = 0), Gaussian otherwise; ``guarantee`` follows from the parameters and never changes in a
+    fit. ``calibration`` "tight" (default) / "sound" / "paper" (:mod:`privrl.offline.calibration`).
+    ``delta_fail`` is the failure probability of the utility analysis (not a DP δ); ``c1, c2,
+    c_unvisited, threshold_multiplier`` (presets ``constants``) are public, data-independent
+    constants: none of them affects privacy. ``fit(dataset, reward, *, rng)`` with a public reward
+    ``(H,S,A)``/``(S,A)`` in [0, 1] or a model carrying it.
+    """
+
+    params = PRIVATE_PARAMS + (
+        CONSTANTS,
+        Param("mechanism", "auto", "noise: 'auto' (Laplace for a pure epsilon budget, Gaussian otherwise), "
+              "'gaussian' or 'laplace'", kind="option", options=MECHANISMS),
+        DELTA_FAIL, C1,
+        _tabular_knob("c2", 0.0, "left", "C2, scale of the privacy penalty C2·S·H·E·ι/ñ"),
+        C_UNVISITED,
+        _tabular_knob("threshold_multiplier", 0.0, "left", "pairs with ñ_sa <= threshold_multiplier·E use the "
+              "uniform transition and penalty C'·H"),
+        Param("split_power", None, "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count "
+              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 "
+              "when the data are coverage-limited, else 0); never changes the privacy loss (None: from the "
+              "'constants' preset)", low=-3.0, high=3.0, none_ok=True, options=("auto",)),
+    )
+    _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
+                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
+
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        """``"rho-zCDP"`` for a ρ budget (Gaussian), ``"(epsilon, delta)-DP"`` for an (ε, δ) budget
+        (Gaussian calibrated to it, or Laplace: δ = 0). A property of the parameters only."""
+        budget = getattr(self, "budget", None)
+        return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
+
+    def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None) -> CountNoise:
+        """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
+        needed; ``n_episodes`` is used only by ``split_power="auto"``)."""
+        p = self._validated()
+        owner = type(self).__name__
+        power = self._constants(p)["split_power"]
+        if power == "auto":
+            if n_episodes is None:
+                raise param_error("n_episodes", f"{owner}.count_noise", "the number of trajectories when "
+                                  "split_power='auto'", None)
+            power = auto_split_power(horizon, n_states, n_actions, p["budget"], int(n_episodes),
+                                     mechanism=resolve_mechanism(p["mechanism"], p["budget"], owner),
+                                     delta_fail=p["delta_fail"])
+        return count_noise(horizon, n_states, n_actions, p["budget"], mechanism=p["mechanism"],
+                           calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=power,
+                           owner=owner)
+
+    def resolved_mechanism(self) -> str:
+        """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
+        p = self._validated()
+        return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
+
+    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> DPAPVI:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        n_sa, n_sas, r, K = self._statistics(dataset, reward)
+        H, S, A = n_sa.shape
+        noise = self.count_noise(H, S, A, K)
+        rel = self._privacy(rng, n_units=K)   # the fit draws no other randomness: rng is the noise's
+        k = self._constants(p)
+        k.pop("split_power")
+        self._used_constants = k
+        fit = dp_apvi_from_counts(n_sa, n_sas, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], **k)
+        self.noise_std_ = noise.noise_std
+        self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
+        self._store(fit)
+        return self
+
+
+# --------------------------------------------------------------------------- linear (Algorithm 2)
+def _knob(name: str, help_text: str, low: float = 0.0, closed: str = "left") -> Param:
+    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
+                 none_ok=True)
+
+
+LAM = _knob("lam", "ridge parameter λ (the presets give it in units of feature_norm_bound²)", closed="neither")
+FEATURE_BOUND = Param("feature_norm_bound", 1.0, "declared max ||phi(s,a)||_2 (privacy relies on it)",
+                      low=0.0, closed="neither")
+SPLIT = Param("split", True, "two halves as in Algorithm 2 (False: all data in both stages, as in the "
+              "paper's experiments)", kind="bool")
+C_PARAM = _knob("C", "penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
+D_PARAM = _knob("D", "additive penalty D (term D/K)")
+
+
+class _LinearBase(Estimator):
+    """Shared ``fit(dataset, features)`` for PEVI, VAPVI and DP-VAPVI."""
+
+    privacy_unit = PrivacyUnit.TRAJECTORY
+    neighboring = Neighboring.REPLACE_ONE
+    _knob_hint = ("The penalty exceeds the estimated values: lower C / beta or use constants='practical', "
+                  "or collect more data.")
+
+    def _constants(self, p: dict[str, Any]) -> dict[str, float]:
+        preset = LINEAR_PRESETS[p["constants"]]
+        out = {k: (preset[k] if p[k] is None else float(p[k])) for k in preset if k in p}
+        if p["lam"] is None:    # the presets' λ is in units of B²; an explicit lam is used as given
+            out["lam"] *= float(p["feature_norm_bound"]) ** 2
+        return out
+
+    def _prepare(self, p: dict[str, Any], dataset: Any, features: Any, *, split: bool | None
+                 ) -> tuple[np.ndarray, Statistics, Statistics | None, int]:
+        """(features, statistics of the regression data, of the variance data or None, K)."""
+        owner = type(self).__name__
+        phi = check_features(features, owner, float(p["feature_norm_bound"]))
+        S, A, _ = phi.shape
+        if isinstance(dataset, Statistics):
+            K = check_statistics(dataset, owner, n_states=S, n_actions=A)
+            if split:
+                raise param_error("split", owner, "False when the data are given as Statistics (the halves of "
+                                  "Algorithm 2 need the trajectories)", split)
+            return phi, dataset, (None if split is None else dataset), K
+        data = padded_episodes(dataset, owner, n_states=S, n_actions=A)
+        if split is None:
+            return phi, transition_statistics(data, S, A), None, data["actions"].shape[0]  # type: ignore[return-value]
+        if not split:
+            stats = transition_statistics(data, S, A)
+            return phi, stats, stats, data["actions"].shape[0]  # type: ignore[return-value]
+        K = data["actions"].shape[0]
+        if K < 2:
+            raise InvalidDataError(f"{owner}: split=True needs at least 2 trajectories. Got {K} instead.")
+        half = (K + 1) // 2
+        first = transition_statistics({k: v[:half] for k, v in data.items()}, S, A)
+        second = transition_statistics({k: v[half:] for k, v in data.items()}, S, A)
+        return phi, first, second, half  # type: ignore[return-value]
+
+    def _store(self, fit: LinearFit) -> None:
+        self.policy_ = fit.policy
+        self.values_ = fit.values
+        self.q_values_ = fit.q_values
+        self.weights_ = fit.weights
+        self.variances_ = fit.variances
+        self.pd_guard_count_ = fit.pd_guard_count
+        warn_degenerate(type(self).__name__, degenerate_output(fit.q_values, fit.policy), self._knob_hint)
+
+
+class PEVI(_LinearBase):
+    """Pessimistic value iteration (Jin et al. 2021): ridge regression, penalty ``β ||φ||_{Λ⁻¹}``.
+
+    ``beta``, ``lam`` from ``constants`` (theory: β = 0.1, the spec's reproduction value — the
+    theory's ``c d H sqrt(log(2dHK/ξ))`` is far more pessimistic — and λ = 1·B²) unless given.
+    ``fit(dataset, features)`` with features ``(S, A, d)`` (or a LinearMDP, or a TabularMDP: one-hot).
+    """
+
+    guarantee = None
+    params = (CONSTANTS, _knob("beta", "penalty β of β·||phi||_{Λ⁻¹}"), LAM, FEATURE_BOUND)
+
+    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> PEVI:
+        p = self._validated()
+        k = self._constants(p)
+        phi, stats, _, _ = self._prepare(p, dataset, features, split=None)
+        self.privacy_ledger_ = Ledger()
+        self._store(linear_pessimistic_vi(phi, stats, None, lam=k["lam"], penalty_coef=k["beta"], additive=0.0))
+        return self
+
+
+class VAPVI(_LinearBase):
+    """Variance-aware pessimistic value iteration (Yin et al. 2022): Algorithm 2 without noise.
+
+    Penalty ``C sqrt(d) ||φ||_{Λ̂⁻¹} + D/K`` (``K`` = trajectories in the regression half); ``C, D,
+    lam`` from ``constants`` unless given (Yin et al.'s additive ``2H³√d/K`` term is exposed through
+    ``D``); ``split=True`` (two halves as in the theory; ``split=False`` uses all data twice, as in
+    the paper's experiments). All are public, data-independent parameters.
+    """
+
+    guarantee = None
+    params = (CONSTANTS, C_PARAM, D_PARAM, LAM, SPLIT, FEATURE_BOUND)
+
+    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> VAPVI:
+        p = self._validated()
+        k = self._constants(p)
+        phi, stats, stats_bar, K = self._prepare(p, dataset, features, split=p["split"])
+        self.privacy_ledger_ = Ledger()
+        self._store(linear_pessimistic_vi(phi, stats, stats_bar, lam=k["lam"], penalty_coef=k["C"] * math.sqrt(
+            phi.shape[2]), additive=k["D"] / K))
+        return self
+
+
+class DPVAPVI(PrivateEstimator, _LinearBase):
+    """DP-VAPVI (Qiao & Wang 2023, Algorithm 2): ρ-zCDP or (ε, δ)-DP, one trajectory replaced.
+
+    ``budget``: a ρ budget or (ε, δ > 0). ``calibration`` "tight" (default: exact μ, per-step
+    sensitivities, error-minimising split), "sound" (ρ0 = ρ/(5H), replace-one-safe matrices) or
+    "paper" (the printed matrix noise ``Var Z_ij = 1/(4ρ0)``: spends 1.4ρ under replace-one, recorded
+    in the ledger, warned about, labelled) — :mod:`privrl.offline.calibration`. ``delta_fail`` sets the
+    shift ``E``; ``C, D, lam, split, delta_fail`` never change the noise scales. With an infinite
+    budget no noise is added and the result equals :class:`VAPVI` exactly.
+    """
+
+    params = PRIVATE_PARAMS + (CONSTANTS, C_PARAM, D_PARAM, LAM,
+                               _knob("lam_shift", "ridge added per unit of the public PSD shift E: λ = lam + lam_shift·E"),
+                               Param("delta_fail", 0.05, "failure probability of the PSD shift E (not a DP δ)",
+                                     low=0.0, high=1.0, closed="neither"),
+                               SPLIT, FEATURE_BOUND)
+
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        """``"rho-zCDP"`` for a ρ budget, ``"(epsilon, delta)-DP"`` for an (ε, δ) budget."""
+        budget = getattr(self, "budget", None)
+        return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
+
+    def linear_noise(self, horizon: int, d: int) -> LinearNoise:
+        """The noise plan of a fit with this horizon and feature dimension (public: no data needed)."""
+        p = self._validated()
+        return linear_noise(horizon, d, p["budget"], calibration=p["calibration"],
+                            feature_norm_bound=float(p["feature_norm_bound"]), delta_fail=p["delta_fail"],
+                            owner=type(self).__name__)
+
+    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> DPVAPVI:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        k = self._constants(p)
+        phi, stats, stats_bar, K = self._prepare(p, dataset, features, split=p["split"])
+        H = stats.counts.shape[0]
+        noise = self.linear_noise(H, phi.shape[2])
+        k["lam"] += k["lam_shift"] * 2.0 * float(noise.shift.max())
+        n_units = K if stats_bar is None or stats_bar is stats else K + stats_bar.n_episodes
+        rel = self._privacy(rng, n_units=n_units)   # the fit draws no other randomness
+        if p["calibration"] == "paper" and noise.is_private:
+            warnings.warn("DPVAPVI calibration='paper' uses the add/remove matrix noise of the paper: under "
+                          "replace-one neighbours it spends 1.4*rho (recorded in privacy_ledger_).",
+                          PrivacyLeakWarning, stacklevel=2)
+        fit = linear_pessimistic_vi(phi, stats, stats_bar, lam=k["lam"], penalty_coef=k["C"] * math.sqrt(phi.shape[2]),
+                                    additive=k["D"] / K, noise=noise if noise.is_private else None, rel=rel)
+        self.noise_std_ = noise.std
+        self.noise_shift_ = noise.shift
+        self._store(fit)
+        return self
+
