@@ -51,6 +51,8 @@ _LAZY = {
     "collect": "privrl.data.trajectories",
     "TabularMDP": "privrl.envs.tabular",
     "from_gymnasium_toy_text": "privrl.envs.tabular",
+    "SparseTabularMDP": "privrl.envs.sparse_tabular",
+    "sparse_tabular": "privrl.envs.sparse_tabular",
     "LinearMDP": "privrl.envs.linear",
     "LinearMixtureMDP": "privrl.envs.linear_mixture",
     # algorithms

@@ -5,8 +5,9 @@ Importing this package registers the ``privrl/<Name>-v0`` Gymnasium ids (lazy en
 """
 
 from privrl.envs.registration import register_envs
+from privrl.envs.sparse_tabular import SparseTabularMDP, sparse_tabular
 from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
 
-__all__ = ["TabularMDP", "from_gymnasium_toy_text", "register_envs"]
+__all__ = ["SparseTabularMDP", "TabularMDP", "from_gymnasium_toy_text", "register_envs", "sparse_tabular"]
 
 register_envs()

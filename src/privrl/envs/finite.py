@@ -11,7 +11,8 @@
   cumulative mass exceeds ``u·total`` (zero-probability entries are never drawn, rounding in the
   last cumulative sum cannot select past the end).
 * :func:`sample_paths` — the episode sampler of the models (array policies in lockstep over
-  episodes, or a callable per episode and step; terminal states end episodes).
+  episodes, or a callable per episode and step; terminal states end episodes; dense kernels, or
+  sparse ones listing each pair's next states; mean rewards and/or rewards on entering a state).
 """
 
 from __future__ import annotations
@@ -92,15 +93,19 @@ def inverse_cdf(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum((cum <= x[..., None]).sum(axis=-1), cum.shape[-1] - 1)
 
 
-def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray], cum_initial: np.ndarray, n: int,
+def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray] | None, cum_initial: np.ndarray, n: int,
                  rng: np.random.Generator, *, actions_at: np.ndarray | None = None, cum_policy: np.ndarray | None = None,
                  act: Callable[[np.ndarray, int, np.ndarray], np.ndarray] | None = None,
                  terminal: np.ndarray | None = None, limit: int, stop_at: int | None = None,
-                 on_limit: Callable[[], Exception] | None = None) -> dict[str, np.ndarray]:
+                 on_limit: Callable[[], Exception] | None = None, next_states: np.ndarray | None = None,
+                 entry_reward: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """``n`` episodes in lockstep: the model's sampler.
 
-    ``cum_P`` ``(H', S, A, S)`` cumulative kernels (step h uses ``min(h, H'−1)``), ``reward_at(h)``
-    ``(S, A)``, ``cum_initial`` ``(S,)``. Actions: ``actions_at`` ``(H'', S)`` int (no draw),
+    ``cum_P`` ``(H', S, A, S)`` cumulative kernels (step h uses ``min(h, H'−1)``) — or, for a sparse
+    kernel, ``(H', S, A, k)`` cumulative over the ``k`` next states listed in ``next_states``
+    ``(H', S, A, k)``. Rewards: ``reward_at(h)`` ``(S, A)`` (mean rewards; None: 0) plus
+    ``entry_reward[s']`` ``(S,)`` on entering ``s'`` (outcome rewards), if given.
+    ``cum_initial`` ``(S,)``. Actions: ``actions_at`` ``(H'', S)`` int (no draw),
     ``cum_policy`` ``(H'', S, A)`` (one inverse-CDF draw per step) or ``act(states, h, active)``.
     Draw order: the initial states, then per step the actions (stochastic policies) and the next
     states, ``n`` uniforms each. Episodes end on entering a ``terminal`` state, after ``stop_at``
@@ -125,8 +130,13 @@ def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray], cum_
         else:
             assert cum_policy is not None
             action = inverse_cdf(cum_policy[min(h, cum_policy.shape[0] - 1)][state], rng.random(n))
-        reward = reward_at(h)[state, action]
-        nxt = inverse_cdf(cum_P[min(h, cum_P.shape[0] - 1)][state, action], rng.random(n))
+        step = min(h, cum_P.shape[0] - 1)
+        nxt = inverse_cdf(cum_P[step][state, action], rng.random(n))
+        if next_states is not None:
+            nxt = next_states[step][state, action, nxt]
+        reward = np.zeros(n) if reward_at is None else reward_at(h)[state, action]
+        if entry_reward is not None:
+            reward = reward + entry_reward[nxt]
         for key, value in (("observations", state), ("actions", action), ("rewards", reward),
                            ("next_observations", nxt), ("active", active)):
             rows[key].append(value)

@@ -74,6 +74,48 @@ def _check_distribution_rows(arr: np.ndarray, name: str, owner: str = _OWNER) ->
         )
 
 
+def policy_probabilities(policy: Any, n_states: int, n_actions: int, horizon: int | None,
+                         owner: str = _OWNER) -> np.ndarray:
+    """An array policy (module docstring) as action probabilities: ``(H, S, A)`` when ``horizon``
+    is given (a stationary policy broadcast over the steps, no copy), ``(S, A)`` otherwise. Shared
+    by every tabular model."""
+    S, A, H = n_states, n_actions, horizon
+    if callable(policy):
+        raise InvalidParameterError(
+            f"The 'policy' parameter of {owner}.evaluate must be an array policy (int (S,)/"
+            "(H, S) or float (S, A)/(H, S, A)). Got a callable instead."
+        )
+    arr = np.asarray(policy)
+    if arr.dtype.kind in "iu":
+        allowed = f"(S,) = ({S},)" + (f" or (H, S) = ({H}, {S})" if H else "")
+        if arr.shape not in ((S,), (H, S)) or (H is None and arr.ndim != 1):
+            raise param_error("policy", owner, f"an int array of shape {allowed}", f"shape {arr.shape}")
+        if arr.size and (arr.min() < 0 or arr.max() >= A):
+            bad = arr.min() if arr.min() < 0 else arr.max()
+            raise param_error("policy", owner, f"actions in [0, {A - 1}]", int(bad))
+        probs = np.zeros((*arr.shape, A))
+        np.put_along_axis(probs, arr[..., None].astype(np.intp), 1.0, axis=-1)
+    elif arr.dtype.kind == "f":
+        allowed = f"(S, A) = ({S}, {A})" + (f" or (H, S, A) = ({H}, {S}, {A})" if H else "")
+        if arr.shape not in ((S, A), (H, S, A)) or (H is None and arr.ndim != 2):
+            raise param_error("policy", owner, f"a float array of shape {allowed}", f"shape {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise param_error("policy", owner, "finite probabilities", "non-finite entries")
+        try:
+            _check_distribution_rows(arr, "policy", owner)
+        except InvalidDataError as exc:
+            raise InvalidParameterError(str(exc)) from None
+        probs = arr.astype(float)
+    else:
+        raise param_error(
+            "policy", owner, "an int array (deterministic) or a float array (stochastic)",
+            f"dtype {arr.dtype}",
+        )
+    if H is not None and probs.ndim == 2:
+        probs = np.broadcast_to(probs, (H, S, A))
+    return probs
+
+
 class TabularMDP:
     """A finite MDP, episodic (finite horizon, non-stationary) or discounted.
 
@@ -296,41 +338,7 @@ class TabularMDP:
         Accepts every array policy described in the module docstring; a stationary policy is
         broadcast over the steps of an episodic model.
         """
-        S, A, H = self.n_states, self.n_actions, self._horizon
-        if callable(policy):
-            raise InvalidParameterError(
-                "The 'policy' parameter of TabularMDP.evaluate must be an array policy (int (S,)/"
-                "(H, S) or float (S, A)/(H, S, A)). Got a callable instead."
-            )
-        arr = np.asarray(policy)
-        if arr.dtype.kind in "iu":
-            allowed = f"(S,) = ({S},)" + (f" or (H, S) = ({H}, {S})" if H else "")
-            if arr.shape not in ((S,), (H, S)) or (H is None and arr.ndim != 1):
-                raise param_error("policy", _OWNER, f"an int array of shape {allowed}", f"shape {arr.shape}")
-            if arr.size and (arr.min() < 0 or arr.max() >= A):
-                bad = arr.min() if arr.min() < 0 else arr.max()
-                raise param_error("policy", _OWNER, f"actions in [0, {A - 1}]", int(bad))
-            probs = np.zeros((*arr.shape, A))
-            np.put_along_axis(probs, arr[..., None].astype(np.intp), 1.0, axis=-1)
-        elif arr.dtype.kind == "f":
-            allowed = f"(S, A) = ({S}, {A})" + (f" or (H, S, A) = ({H}, {S}, {A})" if H else "")
-            if arr.shape not in ((S, A), (H, S, A)) or (H is None and arr.ndim != 2):
-                raise param_error("policy", _OWNER, f"a float array of shape {allowed}", f"shape {arr.shape}")
-            if not np.all(np.isfinite(arr)):
-                raise param_error("policy", _OWNER, "finite probabilities", "non-finite entries")
-            try:
-                _check_distribution_rows(arr, "policy")
-            except InvalidDataError as exc:
-                raise InvalidParameterError(str(exc)) from None
-            probs = arr.astype(float)
-        else:
-            raise param_error(
-                "policy", _OWNER, "an int array (deterministic) or a float array (stochastic)",
-                f"dtype {arr.dtype}",
-            )
-        if H is not None and probs.ndim == 2:
-            probs = np.broadcast_to(probs, (H, S, A))
-        return probs
+        return policy_probabilities(policy, self.n_states, self.n_actions, self._horizon)
 
     # ------------------------------------------------------------------ exact solvers
     def evaluate_q(self, policy: Any) -> np.ndarray:
@@ -435,82 +443,96 @@ class TabularMDP:
         entered a terminal state before ``H`` steps are padded with absorbing zero-reward steps
         (:func:`privrl.data.pad_to_horizon`). With ``max_steps`` unset it defaults to ``H``.
         """
-        from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
-
-        n_episodes = check_scalar(n_episodes, "n_episodes", owner="TabularMDP.sample", kind=int, low=1)
-        if pad_to_horizon is not None:
-            pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner="TabularMDP.sample",
-                                          kind=int, low=1)
-            if max_steps is None and not self.is_episodic:
-                max_steps = pad_to_horizon
-            if max_steps is None and self.is_episodic and pad_to_horizon < self._H:
-                max_steps = pad_to_horizon
-        gen = as_generator(rng)
-        T = self._resolve_max_steps(max_steps)
-        S, A = self.n_states, self.n_actions
-        use_callable = callable(policy)
-        # array policies: deterministic actions (H, S) or probabilities (H, S, A), per step h
-        actions_at: np.ndarray | None = None
-        cum_policy: np.ndarray | None = None
-        if not use_callable:
-            probs = self.policy_probabilities(policy)
-            if np.asarray(policy).dtype.kind in "iu":
-                actions_at = np.asarray(policy, dtype=np.int64)
-                actions_at = actions_at[None] if actions_at.ndim == 1 else actions_at
-            else:
-                cum_policy = np.cumsum(probs[None] if probs.ndim == 2 else probs, axis=-1)
         # cumulative kernels once (not per step); a stationary model keeps one (S, A, S) copy
         cum_P = np.cumsum(self._P, axis=-1)
-        cum_P = cum_P[None] if self._stationary else cum_P
+        kernel = {"cum_P": cum_P[None] if self._stationary else cum_P, "reward_at": self._r_at}
+        return sample_dataset(self, policy, n_episodes, kernel, rng=rng, max_steps=max_steps,
+                              pad_to_horizon=pad_to_horizon, owner="TabularMDP.sample")
 
-        limit = _MAX_UNBOUNDED_STEPS if T is None else T
 
-        def act(state: np.ndarray, h: int, active: np.ndarray) -> np.ndarray:
-            action = np.zeros(n_episodes, dtype=np.int64)
-            for i in np.flatnonzero(active):
-                action[i] = _check_action(policy(int(state[i]), h, gen), A)
-            return action
-
-        def too_long() -> Exception:
-            return InvalidParameterError(
-                "The 'max_steps' parameter of TabularMDP.sample must be given when episodes "
-                f"need not terminate. Got None and some episodes ran {limit} steps instead.")
-
-        paths = sample_paths(cum_P, self._r_at, np.cumsum(self._initial), n_episodes, gen,
-                             actions_at=actions_at, cum_policy=cum_policy, act=act if use_callable else None,
-                             terminal=self._terminal, limit=limit, stop_at=T, on_limit=too_long)
-        mask = paths["active"]  # (E, T): the steps each episode took
-        observations, actions = paths["observations"][mask], paths["actions"][mask]
-        rewards, next_obs = paths["rewards"][mask].astype(float), paths["next_observations"][mask]
-        terminals = self._terminal[next_obs]
-        lengths = mask.sum(axis=1)
-        starts = np.concatenate([[0], np.cumsum(lengths)])
-        fixed = self.is_episodic and bool(np.all(lengths == self._horizon))
-        data = TrajectoryDataset(
-            observations, actions, rewards, next_obs, starts,
-            terminals=terminals, n_states=S, n_actions=A,
-            horizon=self._horizon if fixed else None,
-            reward_bounds=self._reward_bounds,
-            metadata={"source": "TabularMDP.sample", "model": self.name},
-        )
-        if pad_to_horizon is None:
-            return data
-        return _pad_or_explain(data, pad_to_horizon, max_steps, "TabularMDP.sample")
-
-    def _resolve_max_steps(self, max_steps: int | None) -> int | None:
-        owner = "TabularMDP.sample"
-        if self.is_episodic:
-            if max_steps is None:
-                return self._horizon
-            return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1, high=self._horizon)
+def resolve_max_steps(model: Any, max_steps: int | None, owner: str) -> int | None:
+    """The step limit of a model's sampler: ``max_steps`` (at most the horizon of an episodic model),
+    the horizon by default, or None (until termination) for a discounted model with terminal states."""
+    if model.is_episodic:
         if max_steps is None:
-            if not self._terminal.any():
-                raise InvalidParameterError(
-                    f"The 'max_steps' parameter of {owner} must be an int >= 1 for a discounted "
-                    "model without terminal states (its episodes never end). Got None instead."
-                )
-            return None
-        return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1)
+            return model.horizon
+        return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1, high=model.horizon)
+    if max_steps is None:
+        if not model.terminal_states.any():
+            raise InvalidParameterError(
+                f"The 'max_steps' parameter of {owner} must be an int >= 1 for a discounted "
+                "model without terminal states (its episodes never end). Got None instead."
+            )
+        return None
+    return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1)
+
+
+def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, Any], *, rng: RngLike,
+                   max_steps: int | None, pad_to_horizon: int | None, owner: str):
+    """The sampler of every tabular model (``TabularMDP.sample``): ``n_episodes`` episodes of
+    ``policy`` from ``model`` (its ``n_states, n_actions, horizon, is_episodic, initial,
+    terminal_states, reward_bounds, name`` and ``policy_probabilities``) as a
+    :class:`~privrl.data.TrajectoryDataset`; ``kernel`` holds the keyword arguments of
+    :func:`~privrl.envs.finite.sample_paths` that describe the dynamics and rewards (``cum_P``,
+    ``reward_at``, and for sparse kernels ``next_states``, for outcome rewards ``entry_reward``)."""
+    from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
+
+    n_episodes = check_scalar(n_episodes, "n_episodes", owner=owner, kind=int, low=1)
+    if pad_to_horizon is not None:
+        pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner=owner, kind=int, low=1)
+        if max_steps is None and not model.is_episodic:
+            max_steps = pad_to_horizon
+        if max_steps is None and model.is_episodic and pad_to_horizon < model.horizon:
+            max_steps = pad_to_horizon
+    gen = as_generator(rng)
+    T = resolve_max_steps(model, max_steps, owner)
+    S, A = model.n_states, model.n_actions
+    terminal = np.asarray(model.terminal_states)
+    use_callable = callable(policy)
+    # array policies: deterministic actions (H, S) or probabilities (H, S, A), per step h
+    actions_at: np.ndarray | None = None
+    cum_policy: np.ndarray | None = None
+    if not use_callable:
+        probs = model.policy_probabilities(policy)
+        if np.asarray(policy).dtype.kind in "iu":
+            actions_at = np.asarray(policy, dtype=np.int64)
+            actions_at = actions_at[None] if actions_at.ndim == 1 else actions_at
+        else:
+            cum_policy = np.cumsum(probs[None] if probs.ndim == 2 else probs, axis=-1)
+
+    limit = _MAX_UNBOUNDED_STEPS if T is None else T
+
+    def act(state: np.ndarray, h: int, active: np.ndarray) -> np.ndarray:
+        action = np.zeros(n_episodes, dtype=np.int64)
+        for i in np.flatnonzero(active):
+            action[i] = _check_action(policy(int(state[i]), h, gen), A, owner)
+        return action
+
+    def too_long() -> Exception:
+        return InvalidParameterError(
+            f"The 'max_steps' parameter of {owner} must be given when episodes "
+            f"need not terminate. Got None and some episodes ran {limit} steps instead.")
+
+    paths = sample_paths(cum_initial=np.cumsum(model.initial), n=n_episodes, rng=gen,
+                         actions_at=actions_at, cum_policy=cum_policy, act=act if use_callable else None,
+                         terminal=terminal, limit=limit, stop_at=T, on_limit=too_long, **kernel)
+    mask = paths["active"]  # (E, T): the steps each episode took
+    observations, actions = paths["observations"][mask], paths["actions"][mask]
+    rewards, next_obs = paths["rewards"][mask].astype(float), paths["next_observations"][mask]
+    terminals = terminal[next_obs]
+    lengths = mask.sum(axis=1)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    fixed = model.is_episodic and bool(np.all(lengths == model.horizon))
+    data = TrajectoryDataset(
+        observations, actions, rewards, next_obs, starts,
+        terminals=terminals, n_states=S, n_actions=A,
+        horizon=model.horizon if fixed else None,
+        reward_bounds=model.reward_bounds,
+        metadata={"source": owner, "model": model.name},
+    )
+    if pad_to_horizon is None:
+        return data
+    return _pad_or_explain(data, pad_to_horizon, max_steps, owner)
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -519,9 +541,9 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_action(action: Any, n_actions: int) -> int:
+def _check_action(action: Any, n_actions: int, owner: str) -> int:
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
-        raise param_error("policy", "TabularMDP.sample", f"a callable returning an int action in [0, {n_actions - 1}]", action)
+        raise param_error("policy", owner, f"a callable returning an int action in [0, {n_actions - 1}]", action)
     return int(action)
 
 
