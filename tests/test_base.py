@@ -179,7 +179,7 @@ def test_delta_sanity_warning(delta, n, warns):
 def test_reporting_delta_is_chosen_in_one_place():
     assert PrivacyBudget(epsilon=1.0, delta=1e-7).reporting_delta == 1e-7
     assert PrivacyBudget(rho=1.0).reporting_delta == PrivacyBudget.DEFAULT_DELTA == 1e-5
-    assert PrivacyBudget(epsilon=1.0).reporting_delta == 1e-5
+    assert PrivacyBudget(epsilon=1.0).reporting_delta == 0.0   # pure: ε at δ = 0 is the pure ε
 
 
 def test_sklearn_clone_round_trips_declared_estimators():

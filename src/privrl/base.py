@@ -28,7 +28,7 @@ from privrl._params import REQUIRED, Param
 from privrl._rng import RngLike
 from privrl.errors import InvalidParameterError, NotFittedError, UtilityWarning
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit, reporting_delta
 from privrl.privacy.calibration import CALIBRATIONS, CONSTANT_PRESETS
 from privrl.privacy.noise import NoiseSource, make_noise
 from privrl.privacy.release import Releaser
@@ -126,7 +126,8 @@ class Estimator:
 
     def privacy_spent(self, delta: float | None = None, accountant: str = "auto") -> float:
         """ε at ``delta`` of everything released by the last ``fit``, from ``privacy_ledger_``;
-        ``delta=None`` reports at the budget's own δ (:attr:`PrivacyBudget.reporting_delta`).
+        ``delta=None`` reports at :func:`~privrl.privacy.budget.reporting_delta` of the budget (its
+        δ; 0 for a pure budget; 1e-5 for a ρ budget or none).
 
         Non-private algorithms and infinite budgets return ``math.inf``.
         """
@@ -135,7 +136,7 @@ class Estimator:
             return math.inf
         if delta is None:
             budget = getattr(self, "budget", None)
-            delta = budget.reporting_delta if isinstance(budget, PrivacyBudget) else PrivacyBudget.DEFAULT_DELTA
+            delta = reporting_delta(budget if isinstance(budget, PrivacyBudget) else None)
         return ledger.epsilon(delta, accountant=accountant)
 
 

@@ -352,3 +352,41 @@ def test_errors_on_bad_data_never_print_private_values(toy):
     with pytest.raises(InvalidParameterError) as cnt:
         psi_lambda(np.array([37, 1]), np.array([0.5, 0.5]), 1.0, 2, 0.1)
     assert "37" not in str(cnt.value)
+
+
+# --------------------------------------------------------------------------- fit on statistics
+@pytest.mark.parametrize("cls,kw", [(DPLSW, {}), (DPLSL, {"lam": 1.0}), (LSW, {}), (LSL, {"lam": 1.0})])
+def test_fit_statistics_is_fit_on_the_dataset_s_statistics(toy, cls, kw):
+    """The nested-batch path of the figure: the same release as ``fit`` when the privacy stream is
+    the one ``fit`` derives, and the same ledger (one release of this batch)."""
+    from privrl._rng import child_rngs
+
+    private = cls in (DPLSW, DPLSL)
+    common = {"gamma": 0.9, "features": PHI_AGG, "F_max": 10, **kw, **({"budget": BUDGET} if private else {})}
+    with pytest.warns(UserWarning) if private else _no_warning():
+        direct = cls(**common).fit(toy, rng=3)
+    with pytest.warns(UserWarning) if private else _no_warning():
+        stats = cls(**common).fit_statistics(_stats(toy), rng=child_rngs(3, "privacy")["privacy"])
+    np.testing.assert_array_equal(stats.theta_, direct.theta_)
+    assert stats.privacy_ledger_ == direct.privacy_ledger_ and stats.F_max_ == 10
+    assert stats.mechanism_.is_private == private
+
+
+def _no_warning():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def test_fit_statistics_checks_what_statistics_allow(toy):
+    st = _stats(toy)
+    est = LSW(gamma=0.9, features=PHI_AGG, F_max=1.0)
+    with pytest.raises(InvalidDataError, match=r"outside the public bounds \[0, F_max = 1.0\]"):
+        est.fit_statistics(st)               # the toy's mean returns exceed F_max = 1
+    with pytest.raises(InvalidParameterError, match="'F_max' parameter of LSW .* carry no reward bounds"):
+        LSW(gamma=0.9, features=PHI_AGG).fit_statistics(st)
+    assert LSW(gamma=0.9, features=PHI_AGG, r_max=1.0).fit_statistics(st).F_max_ == pytest.approx(10.0)
+    with pytest.raises(InvalidDataError, match="one count and one mean return per row"):
+        LSW(gamma=0.9, features=PHI_AGG[:3], F_max=10).fit_statistics(st)
+    with pytest.raises(InvalidParameterError, match="'statistics' parameter of LSW.fit_statistics"):
+        LSW(gamma=0.9, F_max=10).fit_statistics(toy)

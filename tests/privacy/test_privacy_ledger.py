@@ -211,8 +211,8 @@ def test_clear_error_when_an_accountant_cannot_handle_an_event():
 
 def test_bad_query_arguments():
     led = Ledger([GaussianDpEvent(1.0)])
-    with pytest.raises(InvalidParameterError, match=r"'delta' parameter of Ledger.epsilon must be a float in \(0.0, 1.0\). Got 0.0"):
-        led.epsilon(0.0)
+    with pytest.raises(InvalidParameterError, match=r"'delta' parameter of Ledger.epsilon must be a float in \[0.0, 1.0\). Got 1.0"):
+        led.epsilon(1.0)
     with pytest.raises(InvalidParameterError, match=r"'accountant' parameter of Ledger.epsilon must be one of 'pld', 'rdp', 'auto'. Got 'exact'"):
         led.epsilon(1e-5, accountant="exact")
     with pytest.raises(InvalidParameterError, match="'accountant' parameter"):
@@ -331,3 +331,20 @@ def test_events_holding_lists_are_grouped_by_value():
 def test_tiny_gaussian_noise_with_other_events_gives_a_huge_finite_epsilon():
     eps = Ledger([GaussianDpEvent(1e-3), LaplaceDpEvent(1.0)]).epsilon(1e-5)
     assert 1e5 < eps < 1e7 and math.isfinite(eps)
+
+
+def test_epsilon_at_delta_zero_is_the_pure_epsilon():
+    """δ = 0 (the reporting δ of a pure budget): Σ ε_i for pure releases, exactly, under every
+    accountant; ∞ as soon as one release is not pure DP (a Gaussian satisfies no finite ε at δ = 0,
+    and dp-accounting's PLD says the same)."""
+    from dp_accounting.pld import pld_privacy_accountant
+
+    pure = Ledger([LaplaceDpEvent(2.0)] * 3 + [ApproxDpEvent(0.25, 0.0)])
+    for accountant in ("auto", "pld", "rdp"):
+        assert pure.epsilon(0.0, accountant=accountant) == 1.5 + 0.25
+    mixed = Ledger([LaplaceDpEvent(2.0), GaussianDpEvent(10.0)])
+    assert mixed.epsilon(0.0) == math.inf and mixed.epsilon(1e-5) < math.inf
+    pld = pld_privacy_accountant.PLDAccountant()
+    pld.compose(GaussianDpEvent(10.0))
+    assert pld.get_epsilon(0.0) == math.inf
+    assert Ledger().epsilon(0.0) == 0.0

@@ -95,7 +95,6 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         neighboring=Neighboring.REPLACE_ONE,
         calibration=calibration,
         accountant="pld",
-        delta=DELTA if budget.is_private else None,
     )
 
 

@@ -67,15 +67,15 @@ from privrl.experiments.results import (
     sha256_bytes,
     to_jsonable,
 )
-from privrl.experiments.spec import SCALES, Experiment, RunContext, RunResult
+from privrl.experiments.spec import BACKENDS, SCALES, Experiment, RunContext, RunResult
+from privrl.privacy.budget import check_budget_value, reporting_delta
 from privrl.privacy.calibration import CALIBRATIONS
 
-__all__ = ["BACKENDS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
+__all__ = ["BACKENDS", "BUDGET_KEYS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
            "RunLockedError", "check_overrides", "known_params", "plan_runs", "parse_seeds", "run_seed",
            "execute_run", "execute_runs", "group_runs", "run_sweep", "sweep_lock", "versions", "git_commit",
            "default_jobs"]
 
-BACKENDS = ("local", "ray")
 #: the lock file of a results directory (hidden)
 LOCK_FILE = ".privrl-run.lock"
 #: seconds allowed for connecting to a Ray cluster (``--ray-address``)
@@ -326,17 +326,13 @@ def git_commit() -> str | None:
 
 
 def _epsilon_spent(result: RunResult) -> tuple[float | None, float | None]:
-    """(ε spent, δ used) from the run's ledger; ``(None, None)`` for non-private runs."""
+    """(ε spent, δ used) from the run's ledger, at :func:`~privrl.privacy.budget.reporting_delta`
+    of its budget; ``(None, None)`` for non-private runs."""
     ledger, budget = result.ledger, result.budget
     if ledger is None or (budget is not None and not budget.is_private) or ledger.is_non_private:
         return None, None
-    delta = result.delta
-    if delta is None and budget is not None and not budget.is_zcdp:
-        delta = budget.delta
-    if delta is None:
-        delta = 1e-5
-    eps = ledger.epsilon(delta if delta > 0 else 1e-300, accountant=result.accountant)
-    return float(eps), float(delta)
+    delta = reporting_delta(budget)
+    return float(ledger.epsilon(delta, accountant=result.accountant)), delta
 
 
 # --------------------------------------------------------------------------- one run

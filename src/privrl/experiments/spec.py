@@ -22,17 +22,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: the command line reads SCALES and BACKENDS without NumPy
+    import numpy as np
 
-from privrl._rng import derive_seed
-from privrl.privacy.accounting import Ledger
-from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+    from privrl.privacy.accounting import Ledger
+    from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["SCALES", "VERDICTS", "Claim", "Experiment", "RunContext", "RunResult"]
+__all__ = ["SCALES", "BACKENDS", "VERDICTS", "Claim", "Experiment", "RunContext", "RunResult"]
 
+#: the scales of every experiment: smoke (seconds), quick (the demo), paper (the paper's full scale)
 SCALES = ("smoke", "quick", "paper")
+#: where a sweep runs: a local process pool or a Ray cluster (:mod:`privrl.experiments.runner`)
+BACKENDS = ("local", "ray")
 
 #: parameters that are the x-axis of a curve unless an experiment says otherwise (``curve_x``)
 DEFAULT_CURVE_X = ("K", "n", "m", "batch_size", "n_episodes")
@@ -50,6 +53,10 @@ class RunContext:
 
     def shared_rng(self, name: str) -> np.random.Generator:
         """A generator shared by every setting of this seed (e.g. ``"data"``)."""
+        import numpy as np  # start-up time: spec is read by `privrl --help`
+
+        from privrl._rng import derive_seed
+
         return np.random.default_rng(derive_seed(self.experiment_id, "shared", name, self.seed))
 
 
@@ -59,8 +66,12 @@ class RunResult:
 
     ``rows`` is tidy: one dict per (step, metric) with at least ``metric`` and ``value``; ``step``
     and label columns (``algorithm``, ``K``, ``sigma``...) as needed. ``ledger`` is ``None`` for a
-    non-private run; ``delta`` is the δ at which the manifest's ``epsilon_spent`` is computed
-    (defaults to the budget's δ, or 1e-5 for zCDP budgets).
+    non-private run. The manifest's ``epsilon_spent`` is the ledger's ε at
+    :func:`~privrl.privacy.budget.reporting_delta` of ``budget`` (the one rule).
+
+    A run that fitted an estimator builds its result with :meth:`from_estimator` (or
+    :meth:`from_estimators`), which takes the privacy unit, neighbouring relation, budget,
+    calibration and ledger from the estimator rather than restating them.
     """
 
     rows: list[dict[str, Any]]
@@ -70,8 +81,42 @@ class RunResult:
     neighboring: Neighboring | None = None
     calibration: str = "sound"
     accountant: str = "auto"
-    delta: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_estimator(cls, estimator: Any, rows: list[dict[str, Any]], *, claim: bool | None = None,
+                       calibration: str | None = None, accountant: str = "auto",
+                       extra: dict[str, Any] | None = None) -> RunResult:
+        """The result of a run that fitted ``estimator``: its privacy unit and neighbouring relation
+        and, when the run claims an ε (``claim``, default ``estimator.is_private``), its ledger and
+        budget. ``claim=False`` records neither (a non-private baseline, a run with given noise
+        that claims no ε, a refused certification: then ``estimator`` may be the class).
+        ``calibration`` defaults to the estimator's own when it claims an ε, else ``"none"``."""
+        claim = bool(estimator.is_private) if claim is None else claim
+        if calibration is None:
+            calibration = str(getattr(estimator, "calibration", "sound")) if claim else "none"
+        return cls(rows=rows, ledger=estimator.privacy_ledger_ if claim else None,
+                   budget=getattr(estimator, "budget", None) if claim else None,
+                   privacy_unit=estimator.privacy_unit, neighboring=estimator.neighboring,
+                   calibration=calibration, accountant=accountant, extra=dict(extra or {}))
+
+    @classmethod
+    def from_estimators(cls, estimators: Sequence[Any], rows: list[dict[str, Any]], **kwargs: Any) -> RunResult:
+        """The result of a run whose points are separate fits, each one release on its own batch
+        (e.g. nested batches of growing size): every estimator must carry the same claim (privacy
+        unit, neighbouring relation, budget, calibration and ledger), which the run reports — the ε
+        of one point, not a composition over the points. A ``ValueError`` when they differ.
+        ``kwargs`` as :meth:`from_estimator`."""
+        if not estimators:
+            raise ValueError("from_estimators needs at least one fitted estimator")
+        results = [cls.from_estimator(est, rows, **kwargs) for est in estimators]
+        first = results[0]
+        for est, res in zip(estimators[1:], results[1:]):
+            if (res.ledger, res.budget, res.privacy_unit, res.neighboring, res.calibration) != \
+                    (first.ledger, first.budget, first.privacy_unit, first.neighboring, first.calibration):
+                raise ValueError(f"{type(est).__name__} makes a different privacy claim from "
+                                 f"{type(estimators[0]).__name__}: the points of one run must share one claim")
+        return first
 
 
 #: the verdicts a claim can get

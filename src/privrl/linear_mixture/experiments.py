@@ -45,7 +45,7 @@ from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
 from privrl.linear_mixture.engine import fit_many
 from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
-from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy import PrivacyBudget
 
 __all__ = ["EXPERIMENT", "FRONTIER", "settings", "run", "run_batch", "batch_key", "plot", "claims", "fitted_slopes",
            "frontier_settings", "run_frontier", "frontier_claims", "checkpoints", "label_of"]
@@ -182,16 +182,8 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, Any]], **extra: Any) -> RunResult:
-    private = est.is_private
-    return RunResult(
-        rows=rows,
-        ledger=est.privacy_ledger_ if private else None,
-        budget=est.budget if private else None,
-        privacy_unit=PrivacyUnit.USER_EPISODE,
-        neighboring=Neighboring.REPLACE_ONE,
-        calibration=str(params["calibration"]) if private else "none",
-        accountant="pld",
-        delta=DELTA,
+    return RunResult.from_estimator(
+        est, rows, accountant="pld",
         extra={"guarantee": est.guarantee, "constants": params["constants"], "saturated": est.saturated_,
                "noise_std": est.noise_std_, "beta_p": np.asarray(est.beta_p_).tolist(),
                "beta_r": np.asarray(est.beta_r_).tolist(),

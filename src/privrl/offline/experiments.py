@@ -44,7 +44,7 @@ from privrl.experiments.frontier import Frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, offline_statistics
-from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy import PrivacyBudget
 
 __all__ = ["FIG1A", "FIG1B", "TABULAR", "FRONTIER_TABULAR", "FRONTIER_LINEAR", "tabular_benchmark",
            "linear_instance", "make_estimator", "trivial_gap"]
@@ -216,17 +216,9 @@ def _fit_grid(params: Mapping[str, Any], ctx: RunContext, kind: str, instance: A
 
 
 def _result(rows: list[dict[str, Any]], est: Any, params: Mapping[str, Any]) -> RunResult:
-    budget = getattr(est, "budget", None)
-    private = budget is not None and budget.is_private
-    calibration = str(params.get("calibration", "tight")) if private else "none"
-    delta = (budget.reporting_delta if private else None)
-    accountant = "auto"
-    if private and budget.rho is None and not budget.delta:
-        accountant = "pld"
-    return RunResult(rows=rows, ledger=est.privacy_ledger_ if private else None, budget=budget if private else None,
-                     privacy_unit=PrivacyUnit.TRAJECTORY, neighboring=Neighboring.REPLACE_ONE,
-                     calibration=calibration, accountant=accountant, delta=delta,
-                     extra={"noise_std_max": float(np.max(est.noise_std_)) if private else None})
+    private = est.is_private
+    return RunResult.from_estimator(est, rows, calibration=str(params.get("calibration", "tight")) if private else None,
+                                    extra={"noise_std_max": float(np.max(est.noise_std_)) if private else None})
 
 
 # --------------------------------------------------------------------------- linear (Figure 1)

@@ -211,23 +211,82 @@ class _PolicyEvaluation(Estimator):
                                        clip_returns=p["clip_returns"])
         return stats, phi, f_max
 
+    def _from_statistics(self, stats: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
+        """The public Φ and F_max for first-visit statistics given directly, with the checks the
+        statistics allow (their per-trajectory returns were bounded when they were computed)."""
+        owner = type(self).__name__
+        if not isinstance(stats, VisitStatistics):
+            raise param_error("statistics", f"{owner}.fit_statistics", "a VisitStatistics", type(stats).__name__)
+        counts = np.asarray(stats.counts)
+        phi = np.eye(counts.size) if p["features"] is None else p["features"]
+        if counts.shape != (phi.shape[0],) or np.asarray(stats.mean_returns).shape != counts.shape:
+            raise InvalidDataError(f"The statistics given to {owner}.fit_statistics must have one count and one "
+                                   f"mean return per row of the feature matrix ({phi.shape[0]} states).")
+        m = int(stats.n_trajectories)
+        if m < 1 or counts.min() < 0 or counts.max() > m:
+            raise InvalidDataError(f"The statistics given to {owner}.fit_statistics must count at least one "
+                                   "trajectory and every state at most once per trajectory.")
+        if p["F_max"] is not None:
+            f_max = p["F_max"]
+        elif p["r_max"] is not None:
+            f_max = p["r_max"] / (1.0 - p["gamma"])
+        else:
+            raise param_error("F_max", owner, "a positive float (or r_max) when fitting on statistics, which "
+                              "carry no reward bounds", None)
+        means = np.asarray(stats.mean_returns)
+        if means.size and (means.min() < 0.0 or means.max() > f_max):
+            # never print the statistics: they are private
+            raise InvalidDataError(f"The mean first-visit returns given to {owner}.fit_statistics lie outside the "
+                                   f"public bounds [0, F_max = {f_max!r}]: compute them with those bounds "
+                                   "(first_visit_statistics(..., return_bound=F_max)).")
+        return stats, phi, f_max
+
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         raise NotImplementedError  # pragma: no cover - abstract
 
-    def _store(self, theta: np.ndarray, phi: np.ndarray, stats: VisitStatistics, f_max: float) -> None:
+    def _store(self, theta: np.ndarray, phi: np.ndarray, stats: VisitStatistics, f_max: float,
+               mech: _SmoothedRelease) -> None:
         self.theta_ = theta
         self.values_ = phi @ theta
         self.n_features_ = phi.shape[1]
         self.n_trajectories_ = stats.n_trajectories
         self.F_max_ = f_max
+        self.mechanism_ = mech
+
+    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
+                      privacy_rng: Any) -> Any:
+        """The non-private fit: θ_X exactly, an empty ledger."""
+        mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
+        self._store(mech.solve(stats), phi, stats, f_max, mech)
+        self.privacy_ledger_ = Ledger()
+        return self
+
+    def _fit_rng(self, rng: Any) -> Any:
+        return rng
 
     def _fit_non_private(self, dataset: Any) -> Any:
         p = self._validated()
         stats, phi, f_max = self._prepare(dataset, p)
-        mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
-        self._store(mech.solve(stats), phi, stats, f_max)
-        self.privacy_ledger_ = Ledger()
-        return self
+        return self._fit_prepared(stats, phi, f_max, p, None)
+
+    def fit_statistics(self, statistics: VisitStatistics, *, rng: Any = None) -> Any:
+        """Fit on the first-visit statistics of a batch (§2.2: the counts |X_s|, the mean
+        first-visit returns F_X and m) instead of a dataset — e.g. one fit per nested prefix
+        X_{m_1} ⊂ X_{m_2} ⊂ … drawn in one pass by
+        :func:`~privrl.envs.chain.sample_chain_statistics_nested`.
+
+        The statistics must come from trajectories whose first-visit returns all lie in
+        [0, F_max] (:func:`~privrl.policy_evaluation.statistics.first_visit_statistics` with
+        ``return_bound=F_max`` checks each one; here only their means can be checked); features
+        default to one-hot over ``len(counts)`` states, and F_max to r_max / (1 − γ). ``rng`` is the
+        privacy-noise stream itself (a Generator is drawn from in place, no child stream), so that
+        fits on successive batches draw in turn from one stream. Each fit is one (ε, δ)-DP
+        release of its own batch, recorded in its own ledger; fits on batches that share
+        trajectories compose, which a ledger of one fit does not show."""
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        stats, phi, f_max = self._from_statistics(statistics, p)
+        return self._fit_prepared(stats, phi, f_max, p, rng)
 
     def predict(self, states: Any) -> np.ndarray:
         """V̂(s) = φ_sᵀθ̂ for an array of state indices."""
@@ -272,7 +331,9 @@ class LSW(_PolicyEvaluation):
     Parameters: ``gamma``; ``features`` Φ (None = one-hot); ``weights`` w ≥ 0 (None = uniform);
     ``r_max`` and ``F_max`` public bounds (rewards in [0, R_max], first-visit returns in
     [0, F_max], default R_max/(1 − γ)); ``clip_returns``; ``record_terminal``. Fitted: ``theta_``,
-    ``values_`` = Φθ̂, ``F_max_``, ``n_features_``, ``n_trajectories_``, an empty ``privacy_ledger_``.
+    ``values_`` = Φθ̂, ``F_max_``, ``n_features_``, ``n_trajectories_``, ``mechanism_`` (the release
+    step's public constants: Φ, F_max, the smoothing (α, β)), an empty ``privacy_ledger_``.
+    :meth:`fit_statistics` fits on first-visit statistics instead of a dataset.
     """
 
     params = (_GAMMA, _FEATURES, _WEIGHTS, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
@@ -311,11 +372,15 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         p = self._validated()
         rng = self._fit_rng(rng)
         stats, phi, f_max = self._prepare(dataset, p)
+        return self._fit_prepared(stats, phi, f_max, p, None if rng is None else child_rngs(rng, "privacy")["privacy"])
+
+    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
+                      privacy_rng: Any) -> Any:
         m = stats.n_trajectories
         mech = self._mechanism(phi, f_max, p, m)
-        rel = self._privacy(None if rng is None else child_rngs(rng, "privacy")["privacy"], n_units=m)
+        rel = self._privacy(privacy_rng, n_units=m)
         theta = rel.with_event(mech.solve(stats), std=mech.noise_scale(stats.counts, m), event=mech.event)
-        self._store(theta, phi, stats, f_max)
+        self._store(theta, phi, stats, f_max, mech)
         if isinstance(mech, DPLSLMechanism):
             self.lam_ = mech.lam
         if mech.is_private:

@@ -7,11 +7,12 @@ Every seed draws *nested* batches X_{m_1} ⊂ X_{m_2} ⊂ … from its shared da
 m (10⁷ trajectories in well under a second) — so every algorithm, budget and calibration of a seed
 sees the same batches.
 
-Releases. Every DP point is drawn by the family's own release objects
-(:class:`~privrl.policy_evaluation.DPLSWMechanism` / :class:`~privrl.policy_evaluation.DPLSLMechanism`
-``.release(θ, counts, m, noise=...)``), from the run's private stream; the run's ledger holds the
-event those releases return. Each curve point is one (ε, δ)-DP release of its batch; points at
-different m share trajectories (nested batches), so the figure as a whole is not one release.
+Releases. Every point is a fit of the family's estimators on its batch's first-visit statistics
+(:meth:`DPLSW.fit_statistics <privrl.policy_evaluation.DPLSW.fit_statistics>`, likewise DP-LSL, LSW
+and LSL), every DP release drawn in turn from the run's private stream; the run's privacy claim is
+the estimators' own (:meth:`~privrl.experiments.spec.RunResult.from_estimators`: every point carries
+the same ledger, one (ε, δ)-DP release of its batch). Points at different m share trajectories
+(nested batches), so the figure as a whole is not one release.
 
 ``balle2016-fig1``: one setting per feature map (``tabular``, d = 40; ``pairs``, d = 20), public
 return bound F_max (100 = R_max/(1−γ), the paper's default, or 1) and calibration (``paper``: the
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ import numpy as np
 
 from privrl.data.features import one_hot, state_aggregation
 from privrl.envs.chain import chain_values, sample_chain_statistics_nested
+from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
@@ -54,9 +57,10 @@ from privrl.experiments.verdicts import (
     scale_of,
     undecided,
 )
-from privrl.policy_evaluation.mechanism import DPLSLMechanism, DPLSWMechanism, lambda_min
+from privrl.policy_evaluation.estimators import DPLSL, DPLSW, LSL, LSW
+from privrl.policy_evaluation.mechanism import lambda_min
 from privrl.policy_evaluation.statistics import VisitStatistics
-from privrl.privacy import Ledger, Neighboring, NumpyNoise, PrivacyBudget, PrivacyUnit
+from privrl.privacy import PrivacyBudget
 
 __all__ = ["EXPERIMENT", "FRONTIER", "FRONTIER_SPEC", "settings", "run", "plot", "claims", "frontier_settings",
            "frontier_run", "frontier_plot", "frontier_claims", "chain_rmse_point"]
@@ -119,10 +123,26 @@ def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int]) -> li
     return [VisitStatistics(counts=c, mean_returns=f, n_trajectories=m) for m, (c, f) in zip(sizes, nested)]
 
 
-def _release_options(params: Mapping[str, Any]) -> dict[str, Any]:
-    return {"epsilon": float(params["epsilon"]), "delta": float(params["delta"]),
-            "calibration": str(params["calibration"]), "smoothing": str(params.get("smoothing", "main_text")),
-            "constants": str(params.get("constants", "theory"))}
+def _estimators(params: Mapping[str, Any], phi: np.ndarray) -> tuple[Any, Any]:
+    """(DP-LSW, DP-LSL(λ)) factories of the setting: its budget, calibration and public bounds;
+    weights and relevance are the estimators' default, uniform 1/N."""
+    budget = PrivacyBudget(epsilon=float(params["epsilon"]), delta=float(params["delta"]))
+    common = {"gamma": float(params["gamma"]), "features": phi, "F_max": float(params["F_max"])}
+    private = {"budget": budget, "calibration": str(params["calibration"]),
+               "smoothing": str(params.get("smoothing", "main_text")),
+               "constants": str(params.get("constants", "theory"))}
+    if not budget.is_private:
+        return (lambda: LSW(**common)), (lambda lam: LSL(lam=lam, **common))
+    return (lambda: DPLSW(**private, **common)), (lambda lam: DPLSL(lam=lam, **private, **common))
+
+
+def _fit(est: Any, stats: VisitStatistics, noise_rng: Any) -> Any:
+    """``est`` fitted on one batch's statistics, its noise drawn in turn from ``noise_rng``; the
+    utility and δ ≥ 1/m warnings are the figure's subject, recorded in its rows, not printed."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        warnings.simplefilter("ignore", PrivacyLeakWarning)   # paper calibration: labelled in the results
+        return est.fit_statistics(stats, rng=noise_rng)
 
 
 def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
@@ -132,14 +152,13 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     d = phi.shape[1]
     uniform = np.full(n, 1.0 / n)
     truth = chain_values(n, float(params["stay_probability"]), float(params["gamma"]))
-    options = _release_options(params)
-    lsw = DPLSWMechanism.create(features=phi, weights=uniform, F_max=f_max, **options)
-    noise = NumpyNoise(ctx.rng)
+    dp_lsw, dp_lsl = _estimators(params, phi)
+    public = {"gamma": float(params["gamma"]), "features": phi, "F_max": f_max}
     lam_low = lambda_min(phi, uniform)
     gram_w = phi.T @ (uniform[:, None] * phi)
     sizes = [int(m) for m in params["batch_sizes"]]
     rows: list[dict[str, Any]] = []
-    events: list[Any] = []
+    private: list[Any] = []
 
     def record(m: int, algorithm: str, theta: np.ndarray, **labels: Any) -> None:
         rmse, rmse_inner = _rmse(phi @ theta, truth)
@@ -151,45 +170,38 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
             rows.append({**base, "metric": "excess_risk", "value": labels["excess"]})
             rows.append({**base, "metric": "sigma_diagnostic", "value": labels["sigma"]})
 
+    # one fit per (batch, algorithm, λ), every release drawn in turn from the run's private stream
     for m, stats in zip(sizes, _batches(params, ctx, sizes)):
         counts = stats.counts
-        theta = lsw.solve(stats)
-        rel = lsw.release(theta, counts, m, noise=noise)
-        events.append(rel.event)
-        eta = rel.value - theta
+        theta = LSW(**public).fit_statistics(stats).theta_
+        dp = _fit(dp_lsw(), stats, ctx.rng)
+        private.append(dp)
+        eta = dp.theta_ - theta
         record(m, "LSW", theta)
-        record(m, "DP-LSW", rel.value, excess=float(eta @ gram_w @ eta), sigma=lsw.noise_scale(counts, m))
+        # σ_X is data-dependent: a labelled non-private diagnostic, from the fit's public release step
+        record(m, "DP-LSW", dp.theta_, excess=float(eta @ gram_w @ eta), sigma=dp.mechanism_.noise_scale(counts, m))
         gram_x = phi.T @ ((uniform * counts / m)[:, None] * phi)
         for schedule in ("sqrt", "linear"):
             growth = math.sqrt(m) if schedule == "sqrt" else float(m)
             for c in params["lam_coefs"]:
                 lam = lam_low + float(c) * growth
-                mech = DPLSLMechanism.create(features=phi, relevance=uniform, lam=lam, F_max=f_max, **options)
-                theta_l = mech.solve(stats)
-                rel_l = mech.release(theta_l, counts, m, noise=noise)
-                events.append(rel_l.event)
-                eta_l = rel_l.value - theta_l
+                theta_l = LSL(lam=lam, **public).fit_statistics(stats).theta_
+                dp_l = _fit(dp_lsl(lam), stats, ctx.rng)
+                private.append(dp_l)
+                eta_l = dp_l.theta_ - theta_l
                 excess = float(eta_l @ (gram_x + lam / (2 * m) * np.eye(d)) @ eta_l)
                 labels = {"schedule": schedule, "lam_coef": float(c), "lam": lam}
                 record(m, "LSL", theta_l, **labels)
-                record(m, "DP-LSL", rel_l.value, excess=excess, sigma=mech.noise_scale(counts, m), **labels)
-    # every release of the run has the same calibrated event (same budget, d and calibration)
-    assert all(e == events[0] for e in events)  # noqa: S101 - an internal invariant, not user input
-    return RunResult(
-        rows=rows,
-        ledger=Ledger(events[:1]),
-        budget=PrivacyBudget(epsilon=options["epsilon"], delta=options["delta"]),
-        privacy_unit=PrivacyUnit.TRAJECTORY,
-        neighboring=Neighboring.REPLACE_ONE,
-        calibration=options["calibration"],
-        accountant="pld",
-        delta=options["delta"],
-        extra={"F_max": f_max, "smoothing": options["smoothing"], "alpha": lsw.smoothed.alpha,
-               "beta": lsw.smoothed.beta,
+                record(m, "DP-LSL", dp_l.theta_, excess=excess, sigma=dp_l.mechanism_.noise_scale(counts, m), **labels)
+    smoothed = private[0].mechanism_.smoothed
+    # every point is one release of its own batch with the same claim (same budget, d, calibration)
+    return RunResult.from_estimators(
+        private, rows, accountant="pld",
+        extra={"F_max": f_max, "smoothing": str(params.get("smoothing", "main_text")), "alpha": smoothed.alpha,
+               "beta": smoothed.beta,
                "note": "each DP point is one (epsilon, delta)-DP release of its batch (the ledger holds the "
                        "event of one); batches are nested across m; the lambda grid and best-c selection "
-                       "are not private"},
-    )
+                       "are not private"})
 
 
 # =========================================================================== analysis
@@ -522,10 +534,10 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
 
 
 def chain_rmse_point(params: Mapping[str, Any], data_rng: Any, noise_rng: Any) -> dict[str, Any]:
-    """One DP-LSW release (its mechanism's ``release``) and the non-private LSW on one chain batch:
-    RMSEs over the N states and the public constants of the release (α, β, ε spent, the
-    data-independent noise bound). Shared by the frontier experiment and
-    ``benchmarks/utility_policy_evaluation.py``. ``epsilon = inf`` gives the non-private LSW only."""
+    """One DP-LSW fit (on the batch's first-visit statistics) and the non-private LSW on one chain
+    batch: RMSEs over the N states, and the fitted estimator (its ledger and public release
+    constants α, β, the data-independent noise bound). ``epsilon = inf`` gives the non-private LSW
+    only (``"estimator"`` is then the LSW)."""
     n, m = int(params["n_states"]), int(params["m"])
     phi = _features(str(params["features"]), n)
     truth = chain_values(n, float(params["stay_probability"]), float(params["gamma"]))
@@ -533,32 +545,25 @@ def chain_rmse_point(params: Mapping[str, Any], data_rng: Any, noise_rng: Any) -
                                                      stay_probability=float(params["stay_probability"]),
                                                      rng=data_rng)
     stats = VisitStatistics(counts=counts, mean_returns=mean, n_trajectories=m)
-    opts = _release_options(params) if math.isfinite(float(params["epsilon"])) else {"epsilon": math.inf,
-                                                                                     "delta": 0.5}
-    mech = DPLSWMechanism.create(features=phi, weights=np.full(n, 1.0 / n), F_max=float(params["F_max"]), **opts)
-    theta = mech.solve(stats)
-    release = mech.release(theta, counts, m, noise=NumpyNoise(noise_rng))
-    return {"rmse": _rmse(phi @ release.value, truth)[0], "rmse_lsw": _rmse(phi @ theta, truth)[0],
-            "event": release.event, "alpha": mech.smoothed.alpha, "beta": mech.smoothed.beta,
-            "epsilon_spent": mech.smoothed.epsilon_spent, "noise_bound": mech.noise_bound(m),
-            "private": mech.is_private}
+    make_lsw, _ = _estimators(params, phi)
+    est = _fit(make_lsw(), stats, noise_rng)
+    theta = LSW(gamma=float(params["gamma"]), features=phi, F_max=float(params["F_max"])).fit_statistics(stats).theta_
+    return {"rmse": _rmse(phi @ est.theta_, truth)[0], "rmse_lsw": _rmse(phi @ theta, truth)[0], "estimator": est,
+            "alpha": est.mechanism_.smoothed.alpha, "beta": est.mechanism_.smoothed.beta,
+            "noise_bound": est.mechanism_.noise_bound(m), "private": est.is_private}
 
 
 def frontier_run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     point = chain_rmse_point(params, ctx.shared_rng("data"), ctx.rng)
     labels = {"step": float(params["epsilon"]), "epsilon": float(params["epsilon"]), "m": int(params["m"]),
               "algorithm": str(params["algorithm"]), "constants": str(params["constants"])}
-    common = {"privacy_unit": PrivacyUnit.TRAJECTORY, "neighboring": Neighboring.REPLACE_ONE,
-              "calibration": str(params["calibration"]), "delta": float(params["delta"])}
     if not point["private"]:
-        return RunResult(rows=[{**labels, "metric": "rmse", "value": point["rmse_lsw"]}],
-                         budget=PrivacyBudget.non_private(), **common)
+        return RunResult.from_estimator(point["estimator"], [{**labels, "metric": "rmse", "value": point["rmse_lsw"]}])
     rows = [{**labels, "metric": "rmse", "value": point["rmse"]},
             {**labels, "metric": "noise_multiplier", "value": point["alpha"]},
             {**labels, "metric": "rmse_lsw_same_data", "value": point["rmse_lsw"]}]
-    return RunResult(rows=rows, ledger=Ledger([point["event"]]),
-                     budget=PrivacyBudget(epsilon=float(params["epsilon"]), delta=float(params["delta"])),
-                     accountant="pld", extra={"alpha": point["alpha"], "beta": point["beta"]}, **common)
+    return RunResult.from_estimator(point["estimator"], rows, accountant="pld",
+                                    extra={"alpha": point["alpha"], "beta": point["beta"]})
 
 
 def frontier_plot(df: Any, out_dir: Path) -> list[Path]:

@@ -4,7 +4,7 @@ accountants, calibration. dp-accounting is imported on first use, not by ``impor
 from typing import Any
 
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit, reporting_delta
 from privrl.privacy.calibration import (
     approx_dp_to_zcdp,
     calibrate_gaussian,
@@ -57,6 +57,7 @@ __all__ = [
     "release_gaussian",
     "release_laplace",
     "release_with_event",
+    "reporting_delta",
     "zcdp_to_approx_dp",
 ]
 

@@ -506,16 +506,22 @@ class Ledger:
         zCDP events) or ``"auto"`` (PLD when it supports every event, else RDP). An empty ledger
         spends 0; a ledger with a noiseless release spends ∞. A ledger of Gaussian releases only
         is answered exactly under ``"pld"``/``"auto"`` (see the module docstring).
+
+        At ``delta = 0`` the answer is the pure ε: Σ ε_i (basic composition, exact) when every
+        release is pure DP, else ∞ (no finite ε holds at δ = 0 for a Gaussian, zCDP or
+        approximate-DP release; the accountants agree), whatever ``accountant`` says.
         """
-        delta = check_scalar(delta, "delta", owner="Ledger.epsilon", low=0.0, high=1.0, closed="neither")
+        delta = check_scalar(delta, "delta", owner="Ledger.epsilon", low=0.0, high=1.0, closed="left")
         check_option(accountant, "accountant", ACCOUNTANTS, owner="Ledger.epsilon")
         if self.is_empty:
             return 0.0
         if self.is_non_private:
             return math.inf
         event = self.composed_event(merge_gaussians=True)
-        kind = _resolve(accountant, event)
         pure = _pure_epsilon(event)
+        if delta == 0.0:
+            return math.inf if pure is None else pure
+        kind = _resolve(accountant, event)
         if kind == "pld":
             exact = _exact_delta_fn(event)
             if exact is None:

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from privrl._validation import check_scalar, param_error
 
-__all__ = ["PrivacyBudget", "PrivacyUnit", "Neighboring"]
+__all__ = ["PrivacyBudget", "PrivacyUnit", "Neighboring", "reporting_delta", "check_budget_value", "DEFAULT_DELTA",
+           "PURE_DP_DELTA"]
+
+#: δ at which ε is reported for a ρ-zCDP budget (it names no δ) or when there is no budget
+DEFAULT_DELTA = 1e-5
+#: δ at which ε is reported for a pure budget (δ = 0): ε at δ = 0 is the pure ε
+PURE_DP_DELTA = 0.0
 
 
 class PrivacyUnit(str, enum.Enum):
@@ -60,8 +67,8 @@ class PrivacyBudget:
     delta: float | None = None
     rho: float | None = None
 
-    #: δ at which ε is reported when the budget has none (ρ-zCDP and pure ε-DP budgets)
-    DEFAULT_DELTA: ClassVar[float] = 1e-5
+    #: δ at which ε is reported for a ρ-zCDP budget (see :func:`reporting_delta`)
+    DEFAULT_DELTA: ClassVar[float] = DEFAULT_DELTA
 
     def __post_init__(self) -> None:
         owner = "PrivacyBudget"
@@ -71,12 +78,10 @@ class PrivacyBudget:
         if self.rho is not None:
             if self.delta is not None:
                 raise param_error("delta", owner, "None when rho is given", self.delta)
-            object.__setattr__(self, "rho", check_scalar(self.rho, "rho", owner=owner, low=0.0,
-                                                         closed="right", allow_inf=True))
+            object.__setattr__(self, "rho", check_budget_value("rho", self.rho))
             return
-        eps = check_scalar(self.epsilon, "epsilon", owner=owner, low=0.0, closed="right", allow_inf=True)
-        delta = 0.0 if self.delta is None else self.delta
-        delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="left")
+        eps = check_budget_value("epsilon", self.epsilon)
+        delta = check_budget_value("delta", 0.0 if self.delta is None else self.delta)
         object.__setattr__(self, "epsilon", eps)
         object.__setattr__(self, "delta", delta)
 
@@ -100,9 +105,8 @@ class PrivacyBudget:
 
     @property
     def reporting_delta(self) -> float:
-        """The δ at which ε spent is reported — the one place privrl chooses it: the budget's own
-        δ when positive, else :attr:`DEFAULT_DELTA` (ρ-zCDP and pure ε-DP budgets)."""
-        return float(self.delta) if self.delta else self.DEFAULT_DELTA
+        """The δ at which ε spent is reported: :func:`reporting_delta` of this budget."""
+        return reporting_delta(self)
 
     def to_dict(self) -> dict[str, Any]:
         if self.rho is not None:
@@ -131,6 +135,56 @@ class PrivacyBudget:
         if self.rho is not None:
             return f"rho={self.rho:g}-zCDP"
         return f"(epsilon={self.epsilon:g}, delta={self.delta:g})-DP"
+
+
+#: the range of each budget parameter (``check_scalar`` keywords): ε, ρ in (0, ∞], δ in [0, 1)
+_RANGES: dict[str, dict[str, Any]] = {
+    "epsilon": {"low": 0.0, "closed": "right", "allow_inf": True},
+    "rho": {"low": 0.0, "closed": "right", "allow_inf": True},
+    "delta": {"low": 0.0, "high": 1.0, "closed": "left"},
+}
+
+
+def check_budget_value(key: str, value: Any, *, name: str | None = None, owner: str = "PrivacyBudget") -> float:
+    """``value`` checked as the budget parameter ``key`` (``"epsilon"``, ``"delta"`` or
+    ``"rho"``): the one range of each, used by :class:`PrivacyBudget` and by anything that takes
+    a budget parameter apart from a budget (``privrl run --set delta=...``). The error names
+    ``name`` (default ``key``) of ``owner``.
+
+    A positive ε or ρ must also have a finite reciprocal (at least the smallest normal float,
+    ~2.2e-308): noise scales are Δ/ε and Δ/√(2ρ), and the accountant works with 1/σ², so a
+    subnormal budget such as ρ = 1e-320 could not be calibrated or accounted."""
+    number = check_scalar(value, name or key, owner=owner, **_RANGES[key])
+    if key != "delta" and number < sys.float_info.min:
+        raise param_error(name or key, owner, f"a float in (0.0, inf] whose reciprocal is finite (at least "
+                          f"{sys.float_info.min!r})", value)
+    return number
+
+
+def reporting_delta(budget: PrivacyBudget | None) -> float:
+    """The δ at which privrl reports ε spent — the one rule, called by the estimators'
+    ``privacy_spent()``, the certificate, the experiment runner, ``privrl fit`` and ``privrl
+    calibrate``:
+
+    * an (ε, δ) budget with δ > 0: its δ (ε is reported on the terms the user asked for);
+    * a pure budget (δ = 0): :data:`PURE_DP_DELTA` = 0. ε at δ = 0 is the pure ε: exact (basic
+      composition) for a ledger of pure releases (Laplace, ``ApproxDpEvent(ε, 0)``), and ∞ for a
+      ledger holding any release that is not pure DP (a Gaussian release satisfies no finite ε at
+      δ = 0; dp-accounting's PLD accountant also answers ∞), so such a release can never be
+      reported as within a pure budget;
+    * a ρ-zCDP budget, or none: :data:`DEFAULT_DELTA` = 1e-5 (ρ-zCDP implies (ε, δ)-DP at every
+      δ > 0 and names none; 1e-5 is the usual choice, below 1/n for the data sizes of the papers).
+
+    Infinite (non-private) budgets follow the same rule; their ε is ∞ at any δ.
+
+    >>> reporting_delta(PrivacyBudget(epsilon=1.0, delta=1e-6)), reporting_delta(PrivacyBudget(epsilon=1.0))
+    (1e-06, 0.0)
+    >>> reporting_delta(PrivacyBudget(rho=0.5)), reporting_delta(None)
+    (1e-05, 1e-05)
+    """
+    if budget is None or budget.rho is not None:
+        return DEFAULT_DELTA
+    return float(budget.delta) if budget.delta else PURE_DP_DELTA
 
 
 def _finite_or_str(x: float | None) -> float | str | None:

@@ -38,7 +38,7 @@ from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
-from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy import PrivacyBudget
 
 __all__ = ["run", "run_frontier", "fig1_settings", "fig2_settings", "frontier_settings", "figure_fig1",
            "figure_fig2", "claims_fig1", "claims_fig2", "frontier_claims", "EXPERIMENTS", "FRONTIER"]
@@ -111,11 +111,12 @@ def functional_calibration(epsilon: float, calibration: str, n_samples: int = 50
 
 
 def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
-    return RunResult(rows=[{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
-                            "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration,
-                            **keys}],
-                     privacy_unit=PrivacyUnit.REWARD_FUNCTION, neighboring=Neighboring.SUP_NORM_ONE,
-                     calibration=calibration, extra={"refused": True, "reason": str(exc), "certified": False})
+    from privrl.q_learning import DPQLearning
+
+    return RunResult.from_estimator(
+        DPQLearning, [{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
+                       "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration, **keys}],
+        claim=False, calibration=calibration, extra={"refused": True, "reason": str(exc), "certified": False})
 
 
 def _label(algo: str, calibration: str, certified: bool) -> str:
@@ -178,12 +179,9 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     # the ledger of every run that claims an ε: certified runs and the paper calibration's true spend
     claims_eps = budget is not None and budget.is_private and algo != "balle" and (
         algo != "functional" or config == "paper")
-    return RunResult(rows=rows, ledger=est.privacy_ledger_ if claims_eps else None,
-                     budget=budget if claims_eps else None, privacy_unit=PrivacyUnit.REWARD_FUNCTION,
-                     neighboring=Neighboring.SUP_NORM_ONE, calibration=calibration, accountant="auto",
-                     delta=DELTA if claims_eps else None,
-                     extra={**extra, "certified": certified, "noise_std": noise,
-                            **({"warnings": warned} if warned else {})})
+    return RunResult.from_estimator(est, rows, claim=claims_eps, calibration=calibration,
+                                    extra={**extra, "certified": certified, "noise_std": noise,
+                                           **({"warnings": warned} if warned else {})})
 
 
 # ------------------------------------------------------------------------------------ plots
@@ -545,10 +543,8 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     noise = float(getattr(est, "noise_std_", 0.0))
     certified = bool(getattr(est, "certified_", False))
     row = {"metric": "return", "value": value, "noise_std": noise, "certified": certified, **keys}
-    return RunResult(rows=[row], ledger=est.privacy_ledger_ if budget is not None else None, budget=budget,
-                     privacy_unit=PrivacyUnit.REWARD_FUNCTION, neighboring=Neighboring.SUP_NORM_ONE,
-                     calibration=cal, accountant="auto", delta=DELTA if budget is not None else None,
-                     extra={"certified": certified, "noise_std": noise})
+    return RunResult.from_estimator(est, [row], claim=budget is not None, calibration=cal,
+                                    extra={"certified": certified, "noise_std": noise})
 
 
 def plot_frontier_q(df, out_dir: Path) -> list[Path]:
