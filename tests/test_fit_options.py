@@ -18,6 +18,7 @@ import pytest
 from privrl import cli
 from privrl._params import Param
 from privrl.base import PRIVATE_PARAMS, Estimator, PrivateEstimator
+from privrl.commands.fit import budget_from
 from privrl.errors import InvalidParameterError
 from privrl.fitters import (
     FitCommand,
@@ -61,7 +62,7 @@ def _data_file(directory) -> None:
 
 def _parse(name: str, cmd: FitCommand, *extra: str) -> argparse.Namespace:
     args = cli.build_parser("fit").parse_args(_argv(name, cmd, *extra))
-    args.budget = cli._budget_from(args, cmd)
+    args.budget = budget_from(args, cmd)
     return args
 
 

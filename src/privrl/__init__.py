@@ -1,8 +1,9 @@
 """privrl — differentially private reinforcement learning.
 
-The flat public API. Algorithms import lazily (``privrl.DPLSW`` imports its family's module on
-first use) so that ``import privrl`` stays fast (no dp-accounting, no Gymnasium, no torch) and does
-not need the optional extras (torch for DP Q-learning).
+The flat public API. Names import lazily (``privrl.DPLSW`` imports its family's module on first
+use, ``privrl.PrivacyBudget`` the privacy layer) so that ``import privrl`` stays fast (no NumPy, no
+dp-accounting, no Gymnasium, no torch) and does not need the optional extras (torch for DP
+Q-learning).
 
 ``import privrl`` registers the ``privrl/...`` Gymnasium ids: at once when Gymnasium is already
 imported, otherwise as soon as it is (a one-shot import hook), so ``gymnasium.make("privrl/Chain-v0")``
@@ -25,27 +26,17 @@ from privrl.errors import (
     PrivrlError,
     UtilityWarning,
 )
-from privrl.privacy import (
-    ConstantNoise,
-    GaussianMechanism,
-    LaplaceMechanism,
-    Ledger,
-    Neighboring,
-    PrivacyBudget,
-    PrivacyUnit,
-    ScaledNoise,
-    SecureNoise,
-    SymmetricGaussianMatrixMechanism,
-    approx_dp_to_zcdp,
-    calibrate_gaussian,
-    calibrate_laplace,
-    zcdp_to_approx_dp,
-)
 
 __version__ = "0.1.0"
 
-# name -> module that defines it (imported on first access)
+# name -> module that defines it (imported on first access: ``import privrl`` and ``privrl --help``
+# stay free of NumPy and dp-accounting)
 _LAZY = {
+    # privacy layer
+    **{name: "privrl.privacy" for name in (
+        "ConstantNoise", "GaussianMechanism", "LaplaceMechanism", "Ledger", "Neighboring", "PrivacyBudget",
+        "PrivacyUnit", "ScaledNoise", "SecureNoise", "SymmetricGaussianMatrixMechanism", "approx_dp_to_zcdp",
+        "calibrate_gaussian", "calibrate_laplace", "zcdp_to_approx_dp")},
     # data and models
     "TrajectoryDataset": "privrl.data.trajectories",
     "collect": "privrl.data.trajectories",
@@ -83,26 +74,12 @@ __all__ = [
     "__version__",
     "BudgetExceededError",
     "CertificationError",
-    "ConstantNoise",
-    "GaussianMechanism",
     "InvalidDataError",
     "InvalidParameterError",
-    "LaplaceMechanism",
-    "Ledger",
-    "Neighboring",
     "NotFittedError",
-    "PrivacyBudget",
     "PrivacyLeakWarning",
-    "PrivacyUnit",
     "PrivrlError",
-    "ScaledNoise",
-    "SecureNoise",
-    "SymmetricGaussianMatrixMechanism",
     "UtilityWarning",
-    "approx_dp_to_zcdp",
-    "calibrate_gaussian",
-    "calibrate_laplace",
-    "zcdp_to_approx_dp",
     *sorted(_LAZY),
 ]
 

@@ -1,5 +1,8 @@
 """Atomic file writes: a temporary file in the same directory, fsync, then ``os.replace``, so a
-reader never sees a partial file and an interrupted write leaves the old file intact.
+reader never sees a partial file and an interrupted write leaves the old file intact. Every writer
+of privrl (run results, fit results, certificates, evidence) goes through :func:`atomic_write_bytes`;
+:func:`atomic_write_text` and :func:`atomic_write_json` are its text and JSON forms, and
+:func:`npz_bytes` makes the bytes of a ``.npz`` archive (no pickle).
 
 The written file gets the permissions of an ordinary ``open(path, "w")``: ``0o666`` minus the
 process umask (``tempfile.mkstemp`` alone would leave it ``0o600``).
@@ -7,12 +10,20 @@ process umask (``tempfile.mkstemp`` alone would leave it ``0o600``).
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
-__all__ = ["atomic_write_bytes", "default_file_mode"]
+import numpy as np
+
+from privrl._jsonable import to_jsonable
+from privrl.errors import InvalidDataError
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "atomic_write_json", "npz_bytes", "default_file_mode"]
 
 _UMASK_LOCK = threading.Lock()
 
@@ -65,3 +76,27 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bo
             raise type(exc)(exc.errno, exc.strerror, os.fspath(path)) from None
         raise
     return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+    """``obj`` as indented JSON (:func:`privrl._jsonable.to_jsonable`; never NaN literals), atomically."""
+    return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+
+
+def npz_bytes(arrays: dict[str, Any]) -> bytes:
+    """The bytes of a compressed ``.npz`` archive of ``arrays`` (name → array); an object array
+    (which would need pickle) is an :class:`~privrl.errors.InvalidDataError` naming it."""
+    clean = {}
+    for name, value in arrays.items():
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise InvalidDataError(f"The array {name!r} has dtype object; it cannot be saved without pickle.")
+        clean[str(name)] = arr
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **clean)  # type: ignore[arg-type]
+    return buf.getvalue()

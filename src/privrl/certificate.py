@@ -3,8 +3,12 @@
 A certificate never contains data-dependent noise scales (e.g. DP-LSW's σ_X): only public
 parameters, the ledger of released events and the privacy spent. It states
 
-* ``guarantee`` — what was actually certified: ``"non-private"``, ``"epsilon-DP"`` (pure: every
-  release is pure DP and δ = 0), ``"(epsilon, delta)-DP"``, ``"rho-zCDP"``, ``"JDP"`` or ``"LDP"``;
+* ``guarantee`` — what was actually certified: ``"non-private"``, ``"epsilon-DP"`` (a pure budget:
+  every release is pure DP and δ = 0), ``"(epsilon, delta)-DP"``, ``"rho-zCDP"``, ``"JDP"`` or
+  ``"LDP"``;
+* ``delta`` — the δ at which ``epsilon_spent`` is reported, by the one rule
+  :func:`~privrl.privacy.budget.reporting_delta` (the budget's δ; 0 for a pure budget; 1e-5 for a
+  ρ budget); ``pure_epsilon`` when δ > 0 and every release is pure DP anyway;
 * ``mechanisms`` — the noise distributions the ledger records (``"gaussian"``, ``"laplace"``...),
   i.e. what was chosen, never ``"auto"``;
 * ``epsilon_spent`` (and ``rho_spent`` for zCDP budgets) — never above the budget: an excess that is
@@ -19,7 +23,6 @@ parameters, the ledger of released events and the privacy spent. It states
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import math
 import os
@@ -29,10 +32,11 @@ from typing import Any
 import numpy as np
 
 import privrl
+from privrl._io import atomic_write_bytes, atomic_write_json, npz_bytes
 from privrl._jsonable import NOT_SCALAR, json_scalar
 from privrl.base import Estimator, check_is_fitted
 from privrl.errors import BudgetExceededError, InvalidDataError
-from privrl.privacy.budget import PrivacyBudget
+from privrl.privacy.budget import PrivacyBudget, reporting_delta
 
 __all__ = ["Certificate", "ROUNDING", "GUARANTEES", "make_certificate", "write_certificate",
            "read_certificate", "file_sha256", "dataset_fingerprint", "env_fingerprint"]
@@ -92,16 +96,12 @@ def _mechanisms(ledger: Any) -> list[str]:
     return sorted({_EVENT_NAMES.get(type(e).__name__, type(e).__name__) for e, _ in ledger.leaves()})
 
 
-def _pure_epsilon(ledger: Any) -> float | None:
-    """Σ ε of a ledger of pure-DP releases only (basic composition, exact), else None."""
-    return ledger.pure_epsilon()
-
-
-def _guarantee(estimator: Estimator, pure_eps: float | None) -> str:
-    """The estimator's declared guarantee, or ``"epsilon-DP"`` when it declares (ε, δ)-DP and every
-    release it made is pure DP (then δ = 0 holds, whatever δ the budget allowed)."""
+def _guarantee(estimator: Estimator, delta: float) -> str:
+    """The estimator's declared guarantee, or ``"epsilon-DP"`` when it declares (ε, δ)-DP and ε is
+    reported at δ = 0 (a pure budget: the releases are then pure DP, or ε is ∞ and no certificate
+    is issued)."""
     declared = estimator.guarantee
-    if declared == "(epsilon, delta)-DP" and pure_eps is not None:
+    if declared == "(epsilon, delta)-DP" and delta == 0.0:
         return "epsilon-DP"
     return str(declared)
 
@@ -119,17 +119,20 @@ def _within(spent: float, target: float, what: str, algorithm: str) -> tuple[flo
     )
 
 
-def make_certificate(estimator: Estimator, *, algorithm: str, delta: float | None,
-                     extra: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
-                     mechanism: str | None = None) -> Certificate:
-    """The certificate of a fitted estimator (see the module docstring).
+def make_certificate(estimator: Estimator, *, algorithm: str, inputs: dict[str, Any] | None = None,
+                     extra: dict[str, Any] | None = None, mechanism: str | None = None,
+                     note: str | None = None) -> Certificate:
+    """The certificate of a fitted estimator (see the module docstring), complete: ``privrl fit``
+    and anything else that writes a certificate build it here, in one call.
 
-    ``delta`` is the δ at which ε is reported (``None`` for pure-DP or non-private fits). ``extra``
-    holds further *public* facts (e.g. the F_max used; arrays among them are stored exactly);
-    ``inputs`` the fingerprints of the data or environment (:func:`dataset_fingerprint`,
-    :func:`env_fingerprint`); ``mechanism`` the noise distribution chosen when the estimator
-    chose it (``mechanism="auto"``). An estimator with ``certified_ = False`` (it added noise but
-    cannot prove a guarantee) gets ``guarantee = "non-private"`` and ``certified = False``.
+    ε is reported at :func:`~privrl.privacy.budget.reporting_delta` of the estimator's budget (its
+    δ; 0 for a pure budget, where ε is the pure ε; 1e-5 for a ρ budget). ``inputs`` holds the
+    fingerprints of the data or environment (:func:`dataset_fingerprint`, :func:`env_fingerprint`);
+    ``extra`` further *public* facts (e.g. the F_max used; arrays among them are stored exactly);
+    ``mechanism`` the noise distribution chosen when the estimator chose it
+    (``mechanism="auto"``); ``note`` a sentence for the reader. An estimator with ``certified_ =
+    False`` (it added noise but cannot prove a guarantee) gets ``guarantee = "non-private"`` and
+    ``certified = False``.
     """
     ledger = check_is_fitted(estimator, "privacy_ledger_")
     budget = getattr(estimator, "budget", None)
@@ -158,16 +161,12 @@ def make_certificate(estimator: Estimator, *, algorithm: str, delta: float | Non
     if mechanism is not None:
         cert["mechanism"] = mechanism
     if private:
-        pure_eps = _pure_epsilon(ledger)
-        cert["guarantee"] = _guarantee(estimator, pure_eps)
+        delta = reporting_delta(budget if isinstance(budget, PrivacyBudget) else None)
+        cert["guarantee"] = _guarantee(estimator, delta)
+        eps = float(estimator.privacy_spent(delta))
         rounded: dict[str, float] = {}
-        if cert["guarantee"] == "epsilon-DP":
-            eps, delta = float(pure_eps), 0.0  # type: ignore[arg-type]
-        else:
-            eps = float(estimator.privacy_spent(delta if delta else 1e-300))
         eps_budget = getattr(budget, "epsilon", None)
-        same_terms = delta == 0.0 or (delta or 0.0) == (getattr(budget, "delta", None) or 0.0)
-        if eps_budget is not None and math.isfinite(eps_budget) and same_terms:
+        if eps_budget is not None and math.isfinite(eps_budget):
             eps, was = _within(eps, float(eps_budget), "epsilon", algorithm)
             if was is not None:
                 rounded["epsilon_spent"] = was
@@ -183,12 +182,17 @@ def make_certificate(estimator: Estimator, *, algorithm: str, delta: float | Non
                     rounded["rho_spent"] = was
         cert["delta"] = delta
         cert["epsilon_spent"] = eps
+        pure = ledger.pure_epsilon()
+        if delta > 0 and pure is not None:   # every release is pure DP: also (pure ε, 0)-DP
+            cert["pure_epsilon"] = pure
         if rounded:
             cert["spent_rounded_from"] = rounded
     elif not certified:
         cert["uncertified"] = True
-        cert["note"] = ("this run may have added noise, but it is not certified: no privacy guarantee is "
+        note = note or ("this run may have added noise, but it is not certified: no privacy guarantee is "
                         "claimed")
+    if note:
+        cert["note"] = note
     if inputs:
         cert["inputs"] = _public(inputs, "inputs", arrays)
     if extra:
@@ -202,15 +206,11 @@ def write_certificate(directory: str | os.PathLike, cert: dict[str, Any]) -> Pat
     """Write ``certificate.npz`` (the public arrays, when there are any) and then
     ``certificate.json`` (the commit point), each atomically; a stale ``certificate.npz`` is
     removed. Returns the JSON path."""
-    from privrl.experiments.results import atomic_write_bytes, atomic_write_json
-
     directory = Path(directory)
     arrays = getattr(cert, "arrays", {}) or {}
     npz = directory / CERTIFICATE_NPZ
     if arrays:
-        buf = io.BytesIO()
-        np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})  # type: ignore[arg-type]
-        atomic_write_bytes(npz, buf.getvalue())
+        atomic_write_bytes(npz, npz_bytes(arrays))
     elif npz.exists():
         npz.unlink()
     return atomic_write_json(directory / CERTIFICATE_JSON, dict(cert))

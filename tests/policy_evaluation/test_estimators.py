@@ -225,7 +225,7 @@ def test_ledger_and_no_sigma_in_public_state(toy, cls, kw):
     assert 0.99 <= event.epsilon <= 1.0                     # tight: the certified ε spent
     assert est.privacy_spent(0.1) == pytest.approx(event.epsilon, abs=1e-3)
     assert est.F_max_ == 10
-    cert = make_certificate(est, algorithm=cls.__name__, delta=0.1, extra={"F_max": est.F_max_})
+    cert = make_certificate(est, algorithm=cls.__name__, extra={"F_max": est.F_max_})
     keys = set(vars(est)) | set(_all_keys(cert))
     for word in ("sigma", "noise", "psi_", "count", "mean_returns", "stats"):
         assert not any(word in k.lower() for k in keys), (word, keys)

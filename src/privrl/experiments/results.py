@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from privrl._io import atomic_write_bytes  # re-exported
-from privrl._jsonable import NOT_SCALAR, json_scalar
+from privrl._io import atomic_write_bytes, atomic_write_json, atomic_write_text  # re-exported
+from privrl._jsonable import to_jsonable  # re-exported
 from privrl.errors import InvalidDataError
 
 __all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jsonable",
            "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "metrics_csv",
            "write_metrics", "sha256_bytes", "read_manifest", "metrics_match", "is_finished",
-           "iter_run_dirs", "load_manifests", "load_results"]
+           "iter_run_dirs", "check_results_dir", "load_manifests", "load_results"]
 
 MANIFEST = "manifest.json"
 METRICS = "metrics.csv"
@@ -89,34 +89,6 @@ def run_dir(out_dir: str | os.PathLike, experiment_id: str, setting: int | str, 
 
 
 # --------------------------------------------------------------------------- JSON and atomic writes
-def to_jsonable(value: Any) -> Any:
-    """``value`` as plain JSON: numpy scalars/arrays unwrapped, enums by value, ±inf/nan as strings."""
-    scalar = json_scalar(value)
-    if scalar is not NOT_SCALAR:
-        return scalar
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [to_jsonable(v) for v in value]
-    if hasattr(value, "to_dict"):
-        return to_jsonable(value.to_dict())
-    if hasattr(value, "value") and hasattr(value, "name"):  # enums
-        return to_jsonable(value.value)
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return repr(value)
-
-
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
-
-
 def sha256_bytes(data: bytes) -> str:
     """The hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()

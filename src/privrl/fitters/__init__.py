@@ -1,8 +1,9 @@
 """``privrl fit ALGORITHM``: one command per algorithm, registered by the algorithm's family package.
 
 A :class:`FitCommand` adds its options to an argparse sub-parser and runs on the parsed
-arguments, returning a :class:`FitOutput`; the command line writes the fitted result and the
-privacy certificate (:func:`privrl.certificate.make_certificate`).
+arguments, returning a :class:`FitOutput` (the fitted estimator, its arrays and summary, and the
+public facts its certificate records); ``privrl fit`` then builds the certificate in one call
+(:func:`privrl.certificate.make_certificate`, with the input fingerprints) and writes the result.
 
 A command declares what it accepts, so that its help page lists exactly that and anything else
 is refused with one line: ``sources`` (``--data`` and/or ``--env``), ``budget`` (``"any"``:
@@ -49,12 +50,17 @@ MAX_TRANSITIONS = 10**8
 
 @dataclass
 class FitOutput:
-    """``arrays`` are saved to ``OUT/result.npz``; ``summary`` to ``OUT/result.json``;
-    ``certificate`` to ``OUT/certificate.json``."""
+    """What a fit command returns. ``estimator`` is the fitted estimator, whose certificate
+    ``privrl fit`` makes (:func:`privrl.certificate.make_certificate`) with ``extra`` (public facts:
+    what defaults resolved to), ``mechanism`` (the noise chosen, when the estimator chose it) and
+    ``note``; ``arrays`` are saved to ``OUT/result.npz``, ``summary`` to ``OUT/result.json``."""
 
-    certificate: dict[str, Any]
+    estimator: Any
     arrays: dict[str, Any] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    mechanism: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)

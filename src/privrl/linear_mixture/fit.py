@@ -10,8 +10,8 @@ the environment's model (E2: Bernoulli rewards), ``--episodes`` of them (the est
 and takes no budget; ``central`` (JDP) and ``local`` (LDP) need ``--epsilon E --delta D``.
 
 Writes the per-episode exact pseudo-regret and the cumulative regret curve, the final estimates and
-a certificate (privacy unit: one user = one episode; ε at the budget's δ; ``extra`` records the
-privatizer's public parameters and Thm 6.4's closed-form ε).
+a certificate (privacy unit: one user = one episode; ``extra`` records the privatizer's public
+parameters and Thm 6.4's closed-form ε).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import argparse
 import math
 from typing import Any
 
-from privrl.certificate import make_certificate
 from privrl.errors import InvalidParameterError
 from privrl.fitters import (
     MAX_EPISODES,
@@ -57,7 +56,7 @@ def _budget(args: argparse.Namespace) -> PrivacyBudget:
     return args.budget
 
 
-def _run(algorithm: str, estimator: type) -> Any:
+def _run(estimator: type) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
         budget = _budget(args)
         est = build_estimator(args, estimator, budget=budget, n_episodes=args.episodes)
@@ -73,9 +72,7 @@ def _run(algorithm: str, estimator: type) -> Any:
         est.fit(model, rng=args.rng)
         private = est.is_private
         paper_eps = None if math.isinf(est.paper_epsilon_) else float(est.paper_epsilon_)
-        cert = make_certificate(est, algorithm=algorithm, delta=budget.reporting_delta if private else None,
-                                extra={"env": args.env, "privatizer": est.privatizer_parameters_,
-                                       "paper_epsilon_closed_form": paper_eps})
+        extra = {"env": args.env, "privatizer": est.privatizer_parameters_, "paper_epsilon_closed_form": paper_eps}
         summary: dict[str, Any] = {
             "episodes": est.n_episodes, "privatizer": est.privatizer, "guarantee": est.guarantee,
             "calibration": est.calibration, "final_cumulative_regret": float(est.cumulative_regret_[-1]),
@@ -85,7 +82,7 @@ def _run(algorithm: str, estimator: type) -> Any:
         }
         arrays = {"regret": est.regret_, "cumulative_regret": est.cumulative_regret_,
                   "theta_p": est.theta_p_, "theta_r": est.theta_r_}
-        return FitOutput(certificate=cert, arrays=arrays, summary=summary)
+        return FitOutput(est, arrays=arrays, summary=summary, extra=extra)
     return run
 
 
@@ -93,6 +90,6 @@ for _name, _cls, _help in (
     ("linopt-vi", LinOptVI, "Private-LinOpt-VI (Zhou 2022, Alg. 1): private UCRL-VTR, online"),
     ("linopt-po", LinOptPO, "Private-LinOpt-PO (Zhou 2022, Alg. 2): private OPPO, online"),
 ):
-    register_fit(FitCommand(name=_name, help=_help, add_arguments=_add_inputs, run=_run(_name, _cls),
+    register_fit(FitCommand(name=_name, help=_help, add_arguments=_add_inputs, run=_run(_cls),
                             sources=("env",), budget="epsilon", budget_required=False, estimator=_cls,
                             exclude=("n_episodes",)))

@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 
 from privrl.base import PrivateEstimator
-from privrl.certificate import make_certificate
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import (
     MAX_EPISODES,
@@ -194,8 +193,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
     return data, public, model, rmap
 
 
-def _output(est: Any, name: str, args: argparse.Namespace, model: Any, rmap: Any,
-            public: dict[str, Any]) -> FitOutput:
+def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutput:
     summary: dict[str, Any] = {"horizon": int(est.policy_.shape[0]), "n_states": int(est.policy_.shape[1])}
     if rmap is not None:
         summary["reward_rescaled_from"] = list(rmap)
@@ -214,13 +212,11 @@ def _output(est: Any, name: str, args: argparse.Namespace, model: Any, rmap: Any
     if rmap is not None:
         extra["reward_rescaled_from"] = list(rmap)
     mechanism = est.resolved_mechanism() if private and isinstance(est, DPAPVI) else None
-    cert = make_certificate(est, algorithm=name, delta=est.budget.reporting_delta if private else None,
-                            extra=extra, mechanism=mechanism)
-    return FitOutput(certificate=cert, arrays={"policy": est.policy_, "values": est.values_,
-                                               "q_values": est.q_values_}, summary=summary)
+    return FitOutput(est, arrays={"policy": est.policy_, "values": est.values_, "q_values": est.q_values_},
+                     summary=summary, extra=extra, mechanism=mechanism)
 
 
-def _run(name: str, estimator: type, linear: bool) -> Any:
+def _run(estimator: type, linear: bool) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
         est = build_estimator(args, estimator)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
@@ -229,12 +225,12 @@ def _run(name: str, estimator: type, linear: bool) -> Any:
             given: dict[str, Any] = {"features": np.asarray(public)}
         else:
             given = {"reward": np.asarray(public)} if args.reward is not None or model is not None else {}
-        return _output(est, name, args, model, rmap, given)
+        return _output(est, model, rmap, given)
     return run
 
 
 def _register(name: str, help_text: str, estimator: type, linear: bool) -> None:
-    register_fit(FitCommand(name, help_text, lambda p: _add_inputs(p, linear), _run(name, estimator, linear),
+    register_fit(FitCommand(name, help_text, lambda p: _add_inputs(p, linear), _run(estimator, linear),
                             budget="any" if issubclass(estimator, PrivateEstimator) else "none", estimator=estimator))
 
 

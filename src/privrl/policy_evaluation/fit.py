@@ -14,7 +14,7 @@ the command's own inputs: ``--features tabular|aggregate|FILE`` (with ``--n-stat
 ``dp-lsl --lam-sqrt-coef c`` sets λ = λ_min + c√m (§6), a function of the public m only.
 
 The certificate records every declared parameter (``params``; Φ by reference), what the defaults
-resolved to (``extra``: R_max, F_max, λ) and ε at ``budget.reporting_delta``; never σ_X.
+resolved to (``extra``: R_max, F_max, λ) and ε at the budget's δ; never σ_X.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from privrl.certificate import make_certificate
 from privrl.data.features import feature_matrix, one_hot, state_aggregation
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import (
@@ -137,7 +136,7 @@ def _bound_error(exc: InvalidDataError, est: Any, dataset: Any, source: str) -> 
         "bounds that hold for every reward, or give --clip-returns to clip rewards into them.")
 
 
-def _run(name: str, cls: type) -> Any:
+def _run(cls: type) -> Any:
     private = cls in (DPLSW, DPLSL)
 
     def run(args: argparse.Namespace) -> FitOutput:
@@ -164,12 +163,12 @@ def _run(name: str, cls: type) -> Any:
             if "clip_returns" not in str(exc):
                 raise
             raise _bound_error(exc, est, dataset, args.data) from None
-        return _output(est, name, args, dataset, feature_name, coef, private)
+        return _output(est, dataset, feature_name, coef, private)
 
     return run
 
 
-def _output(est: Any, name: str, args: argparse.Namespace, dataset: Any, feature_name: str,
+def _output(est: Any, dataset: Any, feature_name: str,
             coef: float | None, private: bool) -> FitOutput:
     # what the defaults resolved to (public: declared bounds, m, the λ schedule of public inputs)
     r_max = _r_max(est, dataset)
@@ -180,11 +179,8 @@ def _output(est: Any, name: str, args: argparse.Namespace, dataset: Any, feature
         extra["lam"] = float(getattr(est, "lam_", None) or est.get_params()["lam"])
         if coef is not None:
             extra["lam_sqrt_coef"] = float(coef)
-    delta = est.budget.reporting_delta if est.is_private else None
-    cert = make_certificate(est, algorithm=name, delta=delta, extra=extra)
-    if not private:
-        cert["note"] = "non-private estimator: no privacy guarantee"
-    return FitOutput(certificate=cert, arrays={"theta": est.theta_, "values": est.values_}, summary=extra)
+    return FitOutput(est, arrays={"theta": est.theta_, "values": est.values_}, summary=extra, extra=extra,
+                     note=None if private else "non-private estimator: no privacy guarantee")
 
 
 for _name, _cls, _help in (
@@ -196,6 +192,6 @@ for _name, _cls, _help in (
     register_fit(FitCommand(
         name=_name, help=_help,
         add_arguments=(lambda schedule: lambda p: _add_inputs(p, schedule))(_cls is DPLSL),
-        run=_run(_name, _cls), sources=("data",),
+        run=_run(_cls), sources=("data",),
         budget="epsilon" if _cls in (DPLSW, DPLSL) else "none", estimator=_cls,
     ))

@@ -30,7 +30,14 @@ import numpy as np
 from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.privacy import events
-from privrl.privacy.accounting import epsilon_of, gaussian_delta, gaussian_epsilon, make_accountant
+from privrl.privacy.accounting import (
+    Ledger,
+    epsilon_of,
+    gaussian_delta,
+    gaussian_epsilon,
+    make_accountant,
+)
+from privrl.privacy.budget import PrivacyBudget, reporting_delta
 
 # relative bisection tolerance on the noise multiplier: the result is feasible and within this of
 # the smallest feasible multiplier (PLD's own discretisation error is ~1e-4 in ε)
@@ -38,7 +45,7 @@ _REL_TOL = {"gaussian": 1e-5, "laplace": 5e-5}
 
 __all__ = ["calibrate_gaussian", "calibrate_laplace", "zcdp_to_approx_dp", "approx_dp_to_zcdp",
            "gaussian_sigma_for_zcdp", "gaussian_epsilon", "gaussian_multiplier", "gaussian_mu",
-           "split_gaussian_streams", "CALIBRATIONS", "CONSTANT_PRESETS"]
+           "split_gaussian_streams", "calibration_table", "CALIBRATIONS", "CONSTANT_PRESETS"]
 
 #: The calibration switch of every private estimator (one name, ``calibration``): ``"tight"`` —
 #: calibrated to the target with an exact accountant over the algorithm's actual releases (the
@@ -278,3 +285,28 @@ def gaussian_sigma_for_zcdp(rho: float, *, sensitivity: float = 1.0) -> float:
     rho = check_scalar(rho, "rho", owner="gaussian_sigma_for_zcdp", low=0.0, closed="neither", allow_inf=True)
     sensitivity = check_scalar(sensitivity, "sensitivity", owner="gaussian_sigma_for_zcdp", low=0.0)
     return 0.0 if math.isinf(rho) else sensitivity / math.sqrt(2.0 * rho)
+
+
+def calibration_table(mechanism: str, epsilon: float, delta: float, sensitivity: float = 1.0,
+                      compositions: int = 1) -> dict[str, Any]:
+    """Noise for ``compositions`` releases of a query of sensitivity ``sensitivity`` at (ε, δ)
+    (:func:`calibrate_gaussian` / :func:`calibrate_laplace`, with the PLD accountant), and the ε
+    that the PLD and RDP accountants give for it at ``delta_evaluated`` =
+    :func:`~privrl.privacy.budget.reporting_delta` of the budget (ε, δ): δ itself, or 0 for pure DP,
+    where both report the pure ε (basic composition, exact). ``mechanism`` is ``"gaussian"``
+    (ℓ2 sensitivity, δ > 0) or ``"laplace"`` (ℓ1)."""
+    check_option(mechanism, "mechanism", ("gaussian", "laplace"), owner="calibration_table")
+    if mechanism == "gaussian":
+        scale = calibrate_gaussian(epsilon, delta, sensitivity=sensitivity, compositions=compositions)
+        event, std = events.gaussian(scale / sensitivity), scale
+    else:
+        scale = calibrate_laplace(epsilon, delta, sensitivity=sensitivity, compositions=compositions)
+        event, std = events.laplace(scale / sensitivity), math.sqrt(2.0) * scale
+    ledger = Ledger([events.self_composed(event, compositions)])
+    at = reporting_delta(PrivacyBudget(epsilon=epsilon, delta=delta))
+    return {"mechanism": mechanism, "epsilon": epsilon, "delta": delta, "sensitivity": sensitivity,
+            "compositions": compositions, "noise_std": std, "noise_scale": scale,
+            "noise_multiplier": scale / sensitivity, "calibrated_with": "pld",
+            "delta_evaluated": at,
+            "epsilon_pld": ledger.epsilon(at, accountant="pld"),
+            "epsilon_rdp": ledger.epsilon(at, accountant="rdp")}

@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from privrl.certificate import make_certificate
 from privrl.errors import InvalidParameterError
 from privrl.fitters import FitCommand, FitOutput, build_estimator, count_type, register_fit
 from privrl.q_learning.estimators import DPQLearning, QLearning
@@ -86,16 +85,15 @@ def _check_noise_options(args: argparse.Namespace) -> None:
                                     "--noise-std/--kernel-beta (an uncertified run), not both.")
 
 
-def _output(est: Any, name: str, args: argparse.Namespace, public: dict[str, Any], **cert_kw: Any) -> FitOutput:
+def _output(est: Any, args: argparse.Namespace, public: dict[str, Any], **cert_kw: Any) -> FitOutput:
     arrays: dict[str, Any] = {"returns": est.returns_}
     if est.obs_dim_ == 1:       # on the raw observation scale, between the public bounds
         grid = np.linspace(est.obs_low_[0], est.obs_high_[0], args.grid)
         arrays.update(states=grid, q_released=est.release_q(grid))
     public = {"env": args.env, "n_updates": int(est.n_updates_), "config": est.config,
               "obs_low": est.obs_low_.tolist(), "obs_high": est.obs_high_.tolist(), **public}
-    cert = make_certificate(est, algorithm=name, extra=public, **cert_kw)
     final = float(np.mean(est.returns_[-10:])) if len(est.returns_) else None
-    return FitOutput(certificate=cert, arrays=arrays, summary={**public, "final_return": final})
+    return FitOutput(est, arrays=arrays, summary={**public, "final_return": final}, extra=public, **cert_kw)
 
 
 def _run_private(args: argparse.Namespace) -> FitOutput:
@@ -107,19 +105,17 @@ def _run_private(args: argparse.Namespace) -> FitOutput:
                               "kernel_beta": float(est.kernel_beta_)}
     if est.calibration_ is not None:
         public["calibration"] = est.calibration_.to_dict()
-    out = _output(est, "dp-q-learning", args, public,
-                  delta=est.budget.reporting_delta if est.is_private else None,
-                  mechanism="gaussian-process" if est.noise_std_ > 0 else None)
+    note = None
     if est.calibration == "paper" and est.is_private:
-        out.certificate["note"] = ("paper calibration: Theorem 5 as printed (C outside the square root); its side "
-                                   "condition fails, so the privacy is only as claimed in the paper")
-    return out
+        note = ("paper calibration: Theorem 5 as printed (C outside the square root); its side condition fails, "
+                "so the privacy is only as claimed in the paper")
+    return _output(est, args, public, mechanism="gaussian-process" if est.noise_std_ > 0 else None, note=note)
 
 
 def _run_non_private(args: argparse.Namespace) -> FitOutput:
     est = build_estimator(args, QLearning, **_given(args))
     est.fit(rng=args.rng)
-    return _output(est, "q-learning", args, {}, delta=None)
+    return _output(est, args, {})
 
 
 register_fit(FitCommand(name="dp-q-learning",

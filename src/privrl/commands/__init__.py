@@ -1,0 +1,57 @@
+"""What ``privrl``'s sub-commands do; :mod:`privrl.cli` parses the arguments and dispatches here.
+
+One module per group of commands: :mod:`~privrl.commands.sweeps` (``list``, ``run``,
+``reproduce``, ``frontier``, ``plot``, ``report``), :mod:`~privrl.commands.fit` (``fit``: budget,
+certificate, result files), :mod:`~privrl.commands.calibrate` and :mod:`~privrl.commands.check_env`.
+Each handler takes the parsed ``argparse.Namespace`` and returns the exit code; errors are
+:class:`~privrl.errors.PrivrlError`\\ s, which the command line prints as one line.
+
+These modules are imported whenever the parser is built (``privrl --help`` too): the library
+modules a handler needs are imported inside it, for start-up time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from privrl.errors import InvalidParameterError
+
+__all__ = ["die", "one_line", "check_out_dir"]
+
+
+def one_line(message: Any) -> str:
+    """``message`` as one line of plain text (terminal colour codes removed, whitespace collapsed)."""
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(message)).split())
+
+
+def die(prog: str, message: Any, code: int = 1) -> int:
+    """Print ``prog: error: message`` on one line of stderr; return ``code``."""
+    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    return code
+
+
+def check_out_dir(out: str | os.PathLike, option: str = "--out") -> Path:
+    """``out`` is a writable directory or can be created as one; else one line naming ``option``."""
+    path = Path(out)
+    if path.exists():
+        if not path.is_dir():
+            raise InvalidParameterError(f"The '{option}' option must be a directory. Got {str(path)!r} "
+                                        "instead (an existing file).")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise InvalidParameterError(f"The '{option}' option must be a writable directory. Got "
+                                        f"{str(path)!r} instead (permission denied).")
+        return path
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidParameterError(f"The '{option}' option must be a directory that can be created. Got "
+                                    f"{str(path)!r} instead ({str(parent)!r} is a file).")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"The '{option}' option must be a directory that can be created. Got "
+                                    f"{str(path)!r} instead (permission denied in {str(parent)!r}).")
+    return path
