@@ -28,7 +28,7 @@ $(STAMP_TEST): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 venv: $(STAMP_TEST)
 
 demo: $(STAMP_DEMO)
-	$(BIN)/privrl reproduce --scale quick --out results/
+	$(BIN)/privrl reproduce --scale quick --out results/ --jobs $(JOBS)
 
 # Paper scale, then the evidence: report.md, PNG figures and manifest.json in $(EVIDENCE).
 # Runs already finished in $(PAPER_OUT) are skipped (the wall time is then that of this call).

@@ -26,7 +26,12 @@ from typing import Any
 
 from privrl.errors import InvalidDataError
 from privrl.experiments.registry import all_experiments
-from privrl.experiments.results import atomic_write_text, load_manifests, load_results
+from privrl.experiments.results import (
+    atomic_write_text,
+    check_results_dir,
+    load_manifests,
+    load_results,
+)
 from privrl.experiments.spec import Claim
 
 __all__ = ["PlotSummary", "experiments_in", "make_plots", "write_report", "privacy_status",
@@ -44,9 +49,7 @@ class PlotSummary:
 
 def experiments_in(out_dir: str | os.PathLike) -> list[str]:
     """Ids of the experiments with at least one run manifest under ``OUT``, sorted."""
-    out = Path(out_dir)
-    if not out.is_dir():
-        raise InvalidDataError(f"Results directory {out} does not exist.")
+    out = check_results_dir(out_dir)
     return sorted({p.parts[-4] for p in out.glob("*/*/seed=*/manifest.json")})
 
 

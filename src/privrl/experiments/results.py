@@ -164,8 +164,12 @@ def iter_run_dirs(out_dir: str | os.PathLike, experiment_id: str | None = None) 
     return sorted(p.parent for p in out.glob(pattern))
 
 
-def _check_out_dir(out_dir: str | os.PathLike) -> Path:
+def check_results_dir(out_dir: str | os.PathLike) -> Path:
+    """``OUT`` as a Path when it is a directory; else one line saying it does not exist or is a file."""
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InvalidDataError(f"Results directory {out} is not a directory (it is a file): give the directory "
+                               "'privrl run' or 'privrl reproduce' wrote (--out).")
     if not out.is_dir():
         raise InvalidDataError(f"Results directory {out} does not exist.")
     return out
@@ -173,7 +177,7 @@ def _check_out_dir(out_dir: str | os.PathLike) -> Path:
 
 def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[dict[str, Any]]:
     """Every run manifest under ``OUT`` (optionally of one experiment), sorted by run."""
-    out = _check_out_dir(out_dir)
+    out = check_results_dir(out_dir)
     return [read_manifest(d / MANIFEST) for d in iter_run_dirs(out, experiment_id)]
 
 
@@ -210,7 +214,7 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
     """
     import pandas as pd
 
-    out = _check_out_dir(out_dir)
+    out = check_results_dir(out_dir)
     frames = []
     for directory in iter_run_dirs(out, experiment_id):
         manifest = read_manifest(directory / MANIFEST)

@@ -243,10 +243,16 @@ def _conform(value: Any, examples: Sequence[Any]) -> Any:
     raise _Mismatch(" or ".join(sorted(_KIND_NAMES.get(k, k) for k in kinds)))
 
 
+#: setting keys that are privacy-budget parameters: an override is checked against the budget's range
+BUDGET_KEYS = ("epsilon", "delta", "rho")
+
+
 def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
     """Validate ``privrl run --set`` overrides before anything runs: every key must be a parameter
     of the experiment (a key of its settings at some scale, or one of its ``extra_params``) and
-    every value must have that parameter's type in the settings. Returns the overrides with values
+    every value must have that parameter's type in the settings; a budget parameter
+    (:data:`BUDGET_KEYS`) must also lie in the budget's range (δ in [0, 1), ε and ρ > 0:
+    :func:`~privrl.privacy.budget.check_budget_value`). Returns the overrides with values
     converted to those types (``1`` → ``1.0`` for a float parameter, ``"inf"`` → ``inf``)."""
     if not overrides:
         return {}
@@ -271,6 +277,9 @@ def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> 
             raise InvalidParameterError(
                 f"The '--set {key}' value of experiment {exp.id} must be JSON. Got {value!r} instead."
             ) from None
+        if key in BUDGET_KEYS and converted is not None:
+            number = _FLOAT_WORDS.get(converted.strip().lower(), converted) if isinstance(converted, str) else converted
+            check_budget_value(key, number, name=f"--set {key}", owner=f"experiment {exp.id}")
         out[key] = converted
     return out
 

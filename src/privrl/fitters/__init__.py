@@ -311,6 +311,9 @@ def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
     if source is None:
         raise InvalidParameterError(f"This command needs '{option}' (a .npz dataset file or a Minari dataset id).")
     path = Path(source)
+    if path.is_dir():
+        raise InvalidDataError(f"The '{option}' option {source!r} is a directory, not a dataset: give a .npz "
+                               "dataset file (privrl.data format) or a local Minari dataset id.")
     if path.suffix == ".npz" or path.is_file():
         if not path.is_file():
             raise InvalidDataError(f"The '{option}' file {source} does not exist.")
@@ -349,16 +352,16 @@ def _with_bounds(data: Any, bounds: tuple[float, float], source: str) -> Any:
 
 
 def _load_minari(source: str, bounds: Any, option: str) -> Any:
+    from privrl.data.minari_io import MinariNotFoundError, from_minari
+
+    kwargs: dict[str, Any] = {} if bounds is None else {"reward_bounds": tuple(bounds)}
     try:
-        from privrl.data.minari_io import MinariNotFoundError, from_minari
-    except ImportError:  # pragma: no cover - minari is an extra
+        return from_minari(source, **kwargs)
+    except ImportError:  # Minari itself is imported on first use, and is an extra
         raise InvalidDataError(
             f"The '{option}' option {source!r} is not a .npz file, and reading Minari dataset ids needs "
             "the 'minari' extra (pip install 'privrl[minari]')."
         ) from None
-    kwargs: dict[str, Any] = {} if bounds is None else {"reward_bounds": tuple(bounds)}
-    try:
-        return from_minari(source, **kwargs)
     except MinariNotFoundError:
         raise InvalidDataError(
             f"The '{option}' option {source!r} is neither a .npz file nor a local Minari dataset: "
