@@ -17,10 +17,12 @@ SRC = Path(registry.__file__).parent
 
 @pytest.fixture
 def fresh_kind(monkeypatch):
-    """Kind "fit" with its own empty store and no module (so the real fit modules never register
-    into the temporary store), restored afterwards."""
+    """Kind "fit" with its own empty store, no family and no module (so the real fit modules never
+    register into the temporary store), restored afterwards."""
     monkeypatch.setitem(registry._ENTRIES, "fit", {})
-    monkeypatch.setitem(registry.MODULES, "fit", ())
+    monkeypatch.setitem(registry._ORIGINS, "fit", {})
+    monkeypatch.setattr(registry, "FAMILIES", [])
+    monkeypatch.setitem(registry.SHARED, "fit", ())
     monkeypatch.setattr(registry, "_LOADED", set())
     return "fit"
 
@@ -35,7 +37,7 @@ def _write_module(tmp_path, monkeypatch, name: str, body: str) -> str:
 def test_a_module_that_raises_on_import_is_named(tmp_path, monkeypatch, fresh_kind):
     bad = _write_module(tmp_path, monkeypatch, "privrl_test_bad_module",
                         "raise RuntimeError('boom at import')\n")
-    monkeypatch.setitem(registry.MODULES, "fit", (bad,))
+    monkeypatch.setitem(registry.SHARED, "fit", (bad,))
     with pytest.raises(registry.RegistryImportError) as info:
         registry.entries("fit")
     msg = str(info.value)
@@ -50,7 +52,7 @@ def test_a_module_that_raises_on_import_is_named(tmp_path, monkeypatch, fresh_ki
 def test_a_missing_optional_extra_names_the_extra(tmp_path, monkeypatch, fresh_kind):
     mod = _write_module(tmp_path, monkeypatch, "privrl_test_needs_torch",
                         "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
-    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    monkeypatch.setitem(registry.SHARED, "fit", (mod,))
     with pytest.raises(registry.RegistryImportError) as info:
         registry.entries("fit")
     msg = str(info.value)
@@ -60,7 +62,7 @@ def test_a_missing_optional_extra_names_the_extra(tmp_path, monkeypatch, fresh_k
 def test_a_missing_unknown_dependency_is_not_blamed_on_an_extra(tmp_path, monkeypatch, fresh_kind):
     mod = _write_module(tmp_path, monkeypatch, "privrl_test_missing_dep",
                         "import privrl_no_such_package_xyz\n")
-    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    monkeypatch.setitem(registry.SHARED, "fit", (mod,))
     with pytest.raises(registry.RegistryImportError) as info:
         registry.entries("fit")
     msg = str(info.value)
@@ -71,7 +73,7 @@ def test_a_missing_unknown_dependency_is_not_blamed_on_an_extra(tmp_path, monkey
 def test_modules_are_imported_on_first_use_only(tmp_path, monkeypatch, fresh_kind):
     mod = _write_module(tmp_path, monkeypatch, "privrl_test_good_module",
                         "from privrl import registry\nregistry.register('fit', 'good', 42)\n")
-    monkeypatch.setitem(registry.MODULES, "fit", (mod,))
+    monkeypatch.setitem(registry.SHARED, "fit", (mod,))
     assert mod not in sys.modules
     assert registry.storage("fit") == {}
     assert registry.get("fit", "good") == 42
@@ -81,12 +83,13 @@ def test_modules_are_imported_on_first_use_only(tmp_path, monkeypatch, fresh_kin
 def test_each_kind_registers_and_resolves():
     import privrl.envs  # noqa: F401 - registers the env ids
     from privrl.audit.registry import get_target
-    from privrl.experiments.registry import EXPECTED_IDS, get_experiment
+    from privrl.experiments.registry import get_experiment
     from privrl.fitters import get_fit_command
 
-    for exp_id in EXPECTED_IDS:
-        assert get_experiment(exp_id).id == exp_id
-        assert registry.get("experiment", exp_id) is get_experiment(exp_id)
+    for family in registry.families():
+        for exp_id in registry.registered_by("experiment", family):
+            assert get_experiment(exp_id).id == exp_id
+            assert registry.get("experiment", exp_id) is get_experiment(exp_id)
     assert get_target("laplace").name == "laplace"
     assert registry.get("audit", "laplace") is get_target("laplace")
     assert registry.get("env", "privrl/Chain-v0") == "privrl.envs.chain:make_chain_env"
@@ -135,20 +138,6 @@ def test_a_different_object_under_a_taken_name_is_an_error(fresh_kind):
         registry.register("fit", "x", ("b",))
     registry.register("fit", "x", ("b",), replace=True)
     assert registry.storage("fit")["x"] == ("b",)
-
-
-def test_every_registering_module_is_listed_once():
-    """A module that calls a register function must be in MODULES (else nothing imports it)."""
-    listed = {m for mods in registry.MODULES.values() for m in mods}
-    assert all(len(set(mods)) == len(mods) for mods in registry.MODULES.values())
-    calls = ("register(Experiment(", "register_fit(", "register_target(", "register_frontier(")
-    callers = set()
-    for path in SRC.rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if any(c in text for c in calls) and path.name not in ("__init__.py", "registry.py", "frontier.py"):
-            callers.add("privrl." + ".".join(path.relative_to(SRC).with_suffix("").parts))
-    assert callers, "no registering module found: the scan is broken"
-    assert callers <= listed, sorted(callers - listed)
 
 
 def _imports(path: Path) -> set[str]:

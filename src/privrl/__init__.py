@@ -1,7 +1,8 @@
 """privrl — differentially private reinforcement learning.
 
-The flat public API. Names import lazily (``privrl.DPLSW`` imports its family's module on first
-use, ``privrl.PrivacyBudget`` the privacy layer) so that ``import privrl`` stays fast (no NumPy, no
+The flat public API. Names import lazily (``privrl.DPLSW`` imports its family's package on first
+use, ``privrl.PrivacyBudget`` the privacy layer; the estimators' names come from the families'
+records, :mod:`privrl._family_api`) so that ``import privrl`` stays fast (no NumPy, no
 dp-accounting, no Gymnasium, no torch) and does not need the optional extras (torch for DP
 Q-learning).
 
@@ -16,6 +17,7 @@ import importlib
 import sys
 from typing import Any
 
+from privrl._family_api import FAMILY_ESTIMATORS
 from privrl.errors import (
     BudgetExceededError,
     CertificationError,
@@ -46,28 +48,13 @@ _LAZY = {
     "sparse_tabular": "privrl.envs.sparse_tabular",
     "LinearMDP": "privrl.envs.linear",
     "LinearMixtureMDP": "privrl.envs.linear_mixture",
-    # algorithms
-    "LSW": "privrl.policy_evaluation",
-    "LSL": "privrl.policy_evaluation",
-    "DPLSW": "privrl.policy_evaluation",
-    "DPLSL": "privrl.policy_evaluation",
-    "APVI": "privrl.offline",
-    "DPAPVI": "privrl.offline",
-    "PEVI": "privrl.offline",
-    "VAPVI": "privrl.offline",
-    "DPVAPVI": "privrl.offline",
-    "LinOptVI": "privrl.linear_mixture",
-    "LinOptPO": "privrl.linear_mixture",
-    "DPQLearning": "privrl.q_learning",
-    "QLearning": "privrl.q_learning",
-    "InputPerturbationQLearning": "privrl.q_learning",
-    "DPSGDQLearning": "privrl.q_learning",
-    "BalleQLearning": "privrl.q_learning.balle",
     # contract
     "Estimator": "privrl.base",
     "PrivateEstimator": "privrl.base",
     "Param": "privrl._params",
     "use_noise": "privrl.testing",
+    # the families' estimators, read from their records (privrl.family)
+    **FAMILY_ESTIMATORS,
 }
 
 __all__ = [

@@ -11,8 +11,11 @@ Five kinds of entries share it:
 * ``frontier`` — :class:`privrl.experiments.frontier.Frontier`, by
   ``privrl.experiments.frontier.register_frontier`` (called from the experiment modules).
 
-The modules that register entries are listed once, in :data:`MODULES`, and are imported the
-first time an entry of their kind is asked for. A module that fails to import is an error naming
+The family packages are listed once, in :data:`FAMILIES`; each package's ``FAMILY`` record
+(:class:`privrl.family.Family`) names the modules that register its entries, and :data:`SHARED`
+names the few registering modules outside the families. :func:`modules` reads both; the modules of
+a kind are imported the first time an entry of that kind is asked for. A family outside privrl (a
+plugin, or the test suite's example family) joins at run time with :func:`add_family`. A module that fails to import is an error naming
 the module and the cause (:class:`RegistryImportError`), never a silent skip; when the cause is an
 optional extra that is not installed (torch for DP Q-learning), the message names the extra.
 
@@ -23,13 +26,15 @@ Gymnasium imports no environment module.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from privrl.errors import InvalidParameterError, PrivrlError
+from privrl.family import Family
 
-__all__ = ["KINDS", "MODULES", "EXTRAS", "RegistryImportError", "register", "get", "entries",
-           "load", "storage"]
+__all__ = ["KINDS", "FAMILIES", "SHARED", "EXTRAS", "RegistryImportError", "register", "get", "entries",
+           "load", "storage", "families", "add_family", "modules", "origin", "registered_by"]
 
 #: the kinds of entries, with the word used for them in messages
 KINDS: dict[str, str] = {
@@ -40,33 +45,23 @@ KINDS: dict[str, str] = {
     "frontier": "frontier algorithm",
 }
 
-#: kind -> the modules that register entries of that kind (imported on first use, in this order)
-MODULES: dict[str, tuple[str, ...]] = {
-    "experiment": (
-        "privrl.experiments.example",
-        "privrl.policy_evaluation.experiments",
-        "privrl.offline.experiments",
-        "privrl.linear_mixture.experiments",
-        "privrl.q_learning.experiments",
-    ),
-    "fit": (
-        "privrl.policy_evaluation.fit",
-        "privrl.offline.fit",
-        "privrl.linear_mixture.fit",
-        "privrl.q_learning.fit",
-    ),
-    "audit": (
-        "privrl.audit.targets_mechanisms",
-        "privrl.audit.targets_tree",
-        "privrl.policy_evaluation.audit",
-        "privrl.offline.audit",
-        "privrl.linear_mixture.audit",
-        "privrl.q_learning.audit",
-    ),
+#: the family packages, one line each (a new family is one new folder and one line here); each
+#: package's ``FAMILY`` record (:class:`privrl.family.Family`) names its registering modules
+FAMILIES: list[str] = [
+    "privrl.policy_evaluation",
+    "privrl.offline",
+    "privrl.linear_mixture",
+    "privrl.q_learning",
+]
+
+#: kind -> the modules outside the families that register entries of that kind
+SHARED: dict[str, tuple[str, ...]] = {
+    "experiment": ("privrl.experiments.example",),
+    "frontier": (),
+    "fit": (),
+    "audit": ("privrl.audit.targets_mechanisms", "privrl.audit.targets_tree"),
     "env": ("privrl.envs.registration",),
 }
-#: frontier experiments are registered by the experiment modules (privrl.experiments.frontier)
-MODULES["frontier"] = MODULES["experiment"]
 
 #: top-level third-party package -> the optional extra of privrl that installs it (pyproject.toml)
 EXTRAS: dict[str, str] = {
@@ -84,6 +79,8 @@ class RegistryImportError(PrivrlError, ImportError):
 
 
 _ENTRIES: dict[str, dict[str, Any]] = {kind: {} for kind in KINDS}
+#: kind -> name -> the module that registered the entry
+_ORIGINS: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
 _LOADED: set[str] = set()
 _LOADING: set[str] = set()
 
@@ -102,13 +99,16 @@ def storage(kind: str) -> dict[str, Any]:
     return _ENTRIES[_check_kind(kind)]
 
 
-def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> Any:
+def register(kind: str, name: str, obj: Any, *, replace: bool = False, stacklevel: int = 1) -> Any:
     """Register ``obj`` under ``name`` in ``kind`` and return it.
 
     Registering the same object (or an equal one) again is a no-op; a *different* object under a
-    taken name is an error unless ``replace=True``.
+    taken name is an error unless ``replace=True``. The module that registers is remembered
+    (:func:`origin`): the caller's, or with ``stacklevel=2`` its caller's (for the thin wrappers
+    such as ``register_fit``).
     """
     store = storage(kind)
+    caller = str(sys._getframe(stacklevel).f_globals.get("__name__", "?"))
     if not isinstance(name, str) or not name:
         raise InvalidParameterError(f"The 'name' parameter of privrl.registry.register must be a "
                                     f"non-empty string. Got {name!r} instead.")
@@ -120,34 +120,79 @@ def register(kind: str, name: str, obj: Any, *, replace: bool = False) -> Any:
             same = False
         if not same:
             raise InvalidParameterError(f"The {KINDS[kind]} {name!r} is registered twice "
-                                        f"(by {_origin(old)} and {_origin(obj)}).")
+                                        f"(by {_ORIGINS[kind].get(name, '?')} and {caller}).")
     store[name] = obj
+    _ORIGINS[kind][name] = caller
     return obj
 
 
-def _origin(obj: Any) -> str:
-    module = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "?")
-    if isinstance(obj, str):  # entry points name their module
-        module = obj.partition(":")[0]
-    return str(module)
+def origin(kind: str, name: str) -> str | None:
+    """The module that registered the entry ``name`` of ``kind`` (None for an unknown name)."""
+    return _ORIGINS[_check_kind(kind)].get(name)
+
+
+def registered_by(kind: str, registering: Family | str) -> list[str]:
+    """The names of the ``kind`` entries registered by a family's modules (or by one module),
+    loading ``kind`` first."""
+    load(kind)
+    mods = set(registering.modules(kind)) if isinstance(registering, Family) else {registering}
+    return [name for name in storage(kind) if _ORIGINS[kind].get(name) in mods]
+
+
+def _family_record(package: str) -> Family:
+    try:
+        module = importlib.import_module(package)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported, none skipped
+        raise _import_error(package, "family", exc) from exc
+    family = getattr(module, "FAMILY", None)
+    if not isinstance(family, Family) or family.package != package:
+        raise RegistryImportError(f"{package} is listed as a family but does not define FAMILY = "
+                                  f"privrl.family.Family(__name__, ...) in its __init__.py.")
+    return family
+
+
+def families() -> list[Family]:
+    """The record of every family of :data:`FAMILIES`, in order (importing their packages)."""
+    return [_family_record(package) for package in FAMILIES]
+
+
+def add_family(package: str) -> Family:
+    """Add the family package ``package`` (importable, with a ``FAMILY`` record) at run time: its
+    experiments, fit commands and audit targets are found like privrl's own from then on."""
+    family = _family_record(package)
+    if package not in FAMILIES:
+        FAMILIES.append(package)
+        _LOADED.clear()  # the next use of each kind imports the new family's modules too
+    return family
+
+
+def modules(kind: str) -> tuple[str, ...]:
+    """The modules that register entries of ``kind``: :data:`SHARED`, then each family's, in
+    :data:`FAMILIES` order (importing the family packages when the kind has family modules)."""
+    _check_kind(kind)
+    found = list(SHARED.get(kind, ()))
+    if kind != "env":  # the Gymnasium ids are registered by privrl.envs alone
+        found += [m for family in families() for m in family.modules(kind)]
+    return tuple(found)
 
 
 def _import_error(module: str, kind: str, exc: BaseException) -> RegistryImportError:
+    what = "a family package" if kind == "family" else f"which registers {kind} entries"
     missing = getattr(exc, "name", None) if isinstance(exc, ImportError) else None
     top = (missing or "").partition(".")[0]
     if top in EXTRAS:
         extra = EXTRAS[top]
         return RegistryImportError(
-            f"{module} (which registers {kind} entries) needs the optional extra {extra!r}, which "
+            f"{module} ({what}) needs the optional extra {extra!r}, which "
             f"is not installed: pip install 'privrl[{extra}]' (import of {missing!r} failed)."
         )
     text = " ".join(str(exc).split())
-    return RegistryImportError(f"{module} (which registers {kind} entries) failed to import: "
+    return RegistryImportError(f"{module} ({what}) failed to import: "
                                f"{type(exc).__name__}: {text}")
 
 
 def load(kind: str) -> None:
-    """Import every module of :data:`MODULES` for ``kind`` (once).
+    """Import every module of :func:`modules` for ``kind`` (once).
 
     Raises :class:`RegistryImportError` naming the first module that fails to import; the next
     call tries again.
@@ -157,7 +202,7 @@ def load(kind: str) -> None:
         return
     _LOADING.add(kind)
     try:
-        for module in MODULES[kind]:
+        for module in modules(kind):
             try:
                 importlib.import_module(module)
             except RegistryImportError:

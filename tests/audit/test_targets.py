@@ -9,20 +9,20 @@ Seeds are fixed (the same ``derive_seed(0, name, broken)`` as ``privrl audit --s
 import numpy as np
 import pytest
 
+from privrl import registry
 from privrl._rng import derive_seed
-from privrl.audit.registry import all_targets, run_target, unavailable_areas
+from privrl.audit.registry import all_targets, run_target
 
 CASES = [(t.name, None, None) for t in all_targets()] + [
     (t.name, v.name, v.caught) for t in all_targets() for v in t.variants]
 
 
 def test_every_area_is_audited():
-    assert unavailable_areas() == {}
-    names = {t.name for t in all_targets()}
-    for required in ("gaussian", "laplace", "symmetric-matrix", "tree-counter", "gp-functional", "dp-lsw",
-                     "dp-lsw-counts", "dp-lsl", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-dataset", "dp-vapvi", "dp-vapvi-paper",
-                     "linopt-central", "linopt-central-factorization", "linopt-local", "dp-q-learning"):
-        assert required in names
+    """Every family (by its record) and every shared mechanism module registers audit targets."""
+    for family in registry.families():
+        assert registry.registered_by("audit", family), family.name
+    for module in registry.SHARED["audit"]:
+        assert registry.registered_by("audit", module), module
     for t in all_targets():  # every target has at least one control that must be caught
         assert any(v.caught for v in t.variants), t.name
 

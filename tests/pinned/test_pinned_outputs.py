@@ -1,7 +1,8 @@
 """Seeded outputs pinned before a structural change (structure-only work must not move them).
 
 Every contract case is fitted once with a fixed seed under its own budget; every registered
-experiment runs its smoke grid's first setting with seed 0. The released output is summarised by
+experiment runs its smoke grid's first setting with seed 0; the names registered by privrl's
+modules (experiments, fit commands, audit targets, ...) are pinned too. The released output is summarised by
 its length, sum, sum of squares and first entries (rounded to 9 significant digits) and compared
 with ``pinned_outputs.json``. A deliberate change of a seeded output (e.g. a new noise stream)
 regenerates the file with ``PYTHONPATH=tests python tests/pinned/test_pinned_outputs.py --update`` and says why in
@@ -10,10 +11,8 @@ the commit message.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
-import pkgutil
 import sys
 import warnings
 from pathlib import Path
@@ -21,18 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import contract_cases
+from family_contracts import all_cases
 
 PINS = Path(__file__).with_name("pinned_outputs.json")
 SEED = 12345
-
-
-def _cases():
-    out = []
-    for info in pkgutil.iter_modules(contract_cases.__path__):
-        module = importlib.import_module(f"contract_cases.{info.name}")
-        out.extend(getattr(module, "CASES", []))
-    return out
 
 
 def _round(x: float) -> float:
@@ -53,7 +44,7 @@ def case_output(case) -> dict:
     return summary(case.output(est))
 
 
-CASES = _cases()
+CASES = all_cases()
 
 
 def _load() -> dict:
@@ -110,9 +101,24 @@ def test_experiment_smoke_output_is_pinned(exp_id):
                                    rtol=1e-7, atol=1e-9, err_msg=f"{exp_id}: {key}")
 
 
+def registered_names() -> dict[str, list[str]]:
+    """The names privrl's own modules register, by kind (entries of test plugins left out)."""
+    from privrl import registry
+
+    return {kind: sorted(name for name in registry.entries(kind)
+                         if (registry.origin(kind, name) or "").startswith("privrl."))
+            for kind in registry.KINDS}
+
+
+def test_registered_names_are_pinned():
+    """No experiment, frontier, fit command, audit target or environment id goes missing."""
+    assert registered_names() == _load().get("names"), "run this file with --update"
+
+
 def update() -> None:
     pins = {"cases": {case.name: case_output(case) for case in CASES},
-            "experiments": {exp_id: experiment_output(exp_id) for exp_id in EXPERIMENTS}}
+            "experiments": {exp_id: experiment_output(exp_id) for exp_id in EXPERIMENTS},
+            "names": registered_names()}
     PINS.write_text(json.dumps(pins, indent=1, sort_keys=True) + "\n")
     print(f"pinned {len(pins['cases'])} outputs in {PINS}")
 

@@ -87,7 +87,7 @@ _REGISTRY: dict[str, AuditTarget] = _registry.storage("audit")
 
 def register_target(target: AuditTarget) -> AuditTarget:
     """Add ``target`` to the registry (re-registering the same name replaces it)."""
-    return _registry.register("audit", target.name, target, replace=True)
+    return _registry.register("audit", target.name, target, replace=True, stacklevel=2)
 
 
 def all_targets() -> list[AuditTarget]:

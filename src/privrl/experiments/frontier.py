@@ -55,7 +55,7 @@ class Frontier:
 def register_frontier(frontier: Frontier) -> Frontier:
     """Register ``frontier`` (kind ``"frontier"`` of :mod:`privrl.registry`; a different frontier
     under a taken algorithm name is an error)."""
-    return _registry.register("frontier", frontier.algorithm, frontier)
+    return _registry.register("frontier", frontier.algorithm, frontier, stacklevel=2)
 
 
 def all_frontiers() -> dict[str, Frontier]:

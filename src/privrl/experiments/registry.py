@@ -1,7 +1,7 @@
 """The registry of paper experiments: thin calls into :mod:`privrl.registry` (kind ``"experiment"``).
 
-Each paper module calls :func:`register` at import; the modules are listed in
-:data:`privrl.registry.MODULES` and imported on first use (a module that fails to import is an
+Each paper module calls :func:`register` at import; the modules are named by the families' records
+(:func:`privrl.registry.modules`) and imported on first use (a module that fails to import is an
 error naming it).
 """
 
@@ -10,16 +10,12 @@ from __future__ import annotations
 from privrl import registry as _registry
 from privrl.experiments.spec import Experiment
 
-__all__ = ["register", "get_experiment", "all_experiments", "EXPECTED_IDS"]
-
-#: the ids the algorithm issues register (issue #3 §1)
-EXPECTED_IDS = ("balle2016-fig1", "qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular",
-                "zhou2022-regret", "wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b")
+__all__ = ["register", "get_experiment", "all_experiments"]
 
 
 def register(experiment: Experiment) -> Experiment:
     """Register ``experiment`` under its id (a different experiment under a taken id is an error)."""
-    return _registry.register("experiment", experiment.id, experiment)
+    return _registry.register("experiment", experiment.id, experiment, stacklevel=2)
 
 
 def all_experiments() -> dict[str, Experiment]:

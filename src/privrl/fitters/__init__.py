@@ -104,12 +104,12 @@ class FitCommand:
 def register_fit(command: FitCommand) -> FitCommand:
     """Register ``command`` under its name (kind ``"fit"`` of :mod:`privrl.registry`; a later
     registration of the same name replaces it, so a plugin can override a command)."""
-    return _registry.register("fit", command.name, command, replace=True)
+    return _registry.register("fit", command.name, command, replace=True, stacklevel=2)
 
 
 def all_fit_commands() -> dict[str, FitCommand]:
     """Every registered fit command, sorted by name (the modules of
-    :data:`privrl.registry.MODULES` are imported first; one that fails to import is an error)."""
+    :func:`privrl.registry.modules` are imported first; one that fails to import is an error)."""
     return dict(sorted(_registry.entries("fit").items()))
 
 

@@ -9,6 +9,7 @@
 * :mod:`.experiments` — ``zhou2022-regret`` and ``frontier-linear-mixture``; :mod:`.audit` — audit targets.
 """
 
+from privrl.family import Algorithm, Family
 from privrl.linear_mixture.calibration import NoisePlan, noise_plan
 from privrl.linear_mixture.estimators import LINOPT_PRESETS, LinOptPO, LinOptVI, optimistic_q
 from privrl.linear_mixture.regularizers import (
@@ -17,6 +18,22 @@ from privrl.linear_mixture.regularizers import (
     LocalPrivatizer,
     NonPrivate,
     Regularizer,
+)
+
+FAMILY = Family(
+    __name__,
+    paper="Zhou (2022)",
+    estimators=("LinOptVI", "LinOptPO"),
+    algorithms=(
+        Algorithm("UCRL-VTR / Private-LinOpt-VI", ("LinOptVI",), "online RL, linear mixture MDPs, JDP and LDP"),
+        Algorithm("OPPO / Private-LinOpt-PO", ("LinOptPO",),
+                  "online policy optimisation, linear mixture MDPs, JDP and LDP"),
+    ),
+    docs="docs/linear_mixture.md",
+    experiments=("experiments",),
+    frontiers=("experiments",),
+    fit=("fit",),
+    audit=("audit",),
 )
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "Regularizer", "NonPrivate", "CentralTreePrivatizer",

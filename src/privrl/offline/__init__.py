@@ -3,7 +3,24 @@ and PEVI/VAPVI/DP-VAPVI (linear MDPs, Algorithm 2), their noise plans (:mod:`pri
 the paper's experiments (:mod:`privrl.offline.experiments`) and audit targets
 (:mod:`privrl.offline.audit`). See ``docs/offline.md``."""
 
+from privrl.family import Algorithm, Family
 from privrl.offline._common import Statistics, offline_statistics
 from privrl.offline.estimators import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+
+FAMILY = Family(
+    __name__,
+    paper="Qiao & Wang (2023)",
+    estimators=("APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI"),
+    algorithms=(
+        Algorithm("APVI, DP-APVI", ("APVI", "DPAPVI"), "offline tabular RL"),
+        Algorithm("PEVI, VAPVI, DP-VAPVI", ("PEVI", "VAPVI", "DPVAPVI"), "offline RL in linear MDPs",
+                  paper="Qiao & Wang (2023); Jin et al. (2021); Yin et al. (2022)"),
+    ),
+    docs="docs/offline.md",
+    experiments=("experiments",),
+    frontiers=("experiments",),
+    fit=("fit",),
+    audit=("audit",),
+)
 
 __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI", "Statistics", "offline_statistics"]

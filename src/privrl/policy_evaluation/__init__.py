@@ -17,6 +17,7 @@ Data path: dataset → :func:`first_visit_statistics` (private) → ``mechanism.
 ``privacy_ledger_``.
 """
 
+from privrl.family import Algorithm, Family
 from privrl.policy_evaluation.calibration import SmoothedGaussian, smoothed_gaussian
 from privrl.policy_evaluation.estimators import (
     DPLSL,
@@ -38,6 +39,22 @@ from privrl.policy_evaluation.statistics import (
     VisitStatistics,
     discounted_returns,
     first_visit_statistics,
+)
+
+FAMILY = Family(
+    __name__,
+    paper="Balle, Gomrokchi & Precup (ICML 2016)",
+    estimators=("LSW", "LSL", "DPLSW", "DPLSL"),
+    algorithms=(
+        Algorithm("LSW, LSL", ("LSW", "LSL"), "policy evaluation (non-private)"),
+        Algorithm("DP-LSW, DP-LSL", ("DPLSW", "DPLSL"),
+                  "first-visit Monte Carlo policy evaluation, smooth-sensitivity output perturbation"),
+    ),
+    docs="docs/policy_evaluation.md",
+    experiments=("experiments",),
+    frontiers=("experiments",),
+    fit=("fit",),
+    audit=("audit",),
 )
 
 __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "DPLSWMechanism", "DPLSLMechanism", "SmoothedGaussian",

@@ -17,6 +17,7 @@ Gymnasium wrapper.
 from typing import Any
 
 from privrl.envs.center_walk import UnitBoxObservation
+from privrl.family import Algorithm, Family
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
     calibrate_functional_noise,
@@ -38,6 +39,23 @@ from privrl.q_learning.estimators import (
     DPSGDQLearning,
     InputPerturbationQLearning,
     QLearning,
+)
+
+FAMILY = Family(
+    __name__,
+    paper="Wang & Hegde (NeurIPS 2019)",
+    estimators=("DPQLearning", "QLearning", "InputPerturbationQLearning", "DPSGDQLearning", "BalleQLearning"),
+    algorithms=(
+        Algorithm("DP Q-learning (functional noise)", ("DPQLearning",),
+                  "Q-learning in continuous state spaces; baselines: input perturbation, DP-SGD, Balle-style"),
+    ),
+    docs="docs/q_learning.md",
+    experiments=("experiments",),
+    frontiers=("experiments",),
+    fit=("fit",),
+    audit=("audit",),
+    extra="deep",
+    extra_reason="torch, for the reference learner",
 )
 
 __all__ = [
