@@ -83,6 +83,7 @@ def __dir__() -> list[str]:
 
 
 def _register_gym_ids() -> None:
+    # here, not at the top: privrl.envs imports Gymnasium, which import privrl must not pay for
     from privrl.envs.registration import register_envs
 
     register_envs()

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import check_option, check_scalar, param_error
+from privrl.privacy.budget import PrivacyBudget
 
 __all__ = ["Param", "REQUIRED", "KINDS"]
 
@@ -99,8 +100,6 @@ class Param:
         elif self.kind == "option":
             check_option(value, self.name, self.options, owner=owner)
         elif self.kind == "budget":
-            from privrl.privacy.budget import PrivacyBudget
-
             if not isinstance(value, PrivacyBudget):
                 raise param_error(self.name, owner, "a PrivacyBudget (e.g. PrivacyBudget(epsilon=1.0, "
                                   "delta=1e-5) or PrivacyBudget(rho=0.5))", value)

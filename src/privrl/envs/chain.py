@@ -31,6 +31,9 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
+from privrl.data import TrajectoryDataset
+from privrl.envs.gym import TabularEnv
+from privrl.envs.tabular import TabularMDP
 
 __all__ = ["ChainBatch", "chain_values", "chain_transition_matrix", "chain_visit_probabilities",
            "chain_model", "make_chain_env", "sample_chain_durations", "sample_chain",
@@ -81,8 +84,6 @@ def chain_visit_probabilities(n_states: int = 40) -> np.ndarray:
 
 def chain_model(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99):
     """The chain as a discounted :class:`~privrl.envs.tabular.TabularMDP` (one action, mean rewards)."""
-    from privrl.envs.tabular import TabularMDP
-
     n, p, g = _check(n_states, stay_probability, gamma)
     P = chain_transition_matrix(n, p)[:, None, :]
     r = np.zeros((n, 1))
@@ -95,8 +96,6 @@ def chain_model(n_states: int = 40, stay_probability: float = 0.5, gamma: float 
 
 def make_chain_env(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99):
     """Gymnasium entry point of ``privrl/Chain-v0``: ``TabularEnv(chain_model(...))``."""
-    from privrl.envs.gym import TabularEnv
-
     return TabularEnv(chain_model(n_states, stay_probability, gamma))
 
 
@@ -127,8 +126,6 @@ def sample_chain_durations(n_trajectories: int, *, n_states: int = 40, stay_prob
 def sample_chain(n_trajectories: int, *, n_states: int = 40, stay_probability: float = 0.5,
                  rng: RngLike = None, batch: ChainBatch | None = None):
     """A :class:`~privrl.data.TrajectoryDataset` of m chain trajectories (conventions above)."""
-    from privrl.data import TrajectoryDataset
-
     b = batch if batch is not None else sample_chain_durations(
         n_trajectories, n_states=n_states, stay_probability=stay_probability, rng=rng)
     n = b.n_states

@@ -17,7 +17,9 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_scalar, param_error
+from privrl.data import TrajectoryDataset
 from privrl.envs import finite
+from privrl.envs.tabular import TabularMDP
 from privrl.errors import InvalidDataError
 
 __all__ = ["LinearMDP", "backward_induction", "evaluate_policy", "sample_episodes", "policy_probabilities"]
@@ -164,8 +166,6 @@ class LinearMDP:
 
     def to_tabular(self) -> Any:
         """The same MDP as a :class:`privrl.envs.tabular.TabularMDP` (episodic)."""
-        from privrl.envs.tabular import TabularMDP
-
         return TabularMDP(self.transitions, self.rewards, horizon=self.horizon, initial=self.initial,
                           name=self.name)
 
@@ -175,8 +175,6 @@ class LinearMDP:
 
 def to_dataset(padded: dict[str, np.ndarray], *, n_states: int | None = None, n_actions: int | None = None) -> Any:
     """``(K, H)`` arrays as a fixed-horizon :class:`privrl.data.TrajectoryDataset`."""
-    from privrl.data import TrajectoryDataset
-
     K, H = padded["actions"].shape
     return TrajectoryDataset(padded["observations"].ravel(), padded["actions"].ravel(), padded["rewards"].ravel(),
                              padded["next_observations"].ravel(), np.arange(0, K * H + 1, H),

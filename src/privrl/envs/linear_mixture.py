@@ -27,6 +27,8 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_option, check_scalar
+from privrl.envs.gym import TabularEnv
+from privrl.envs.tabular import TabularMDP
 from privrl.errors import InvalidDataError
 
 __all__ = ["LinearMixtureMDP", "hard_instance", "random_mixture", "tabular_as_mixture",
@@ -159,8 +161,6 @@ class LinearMixtureMDP:
 
     def to_tabular(self) -> Any:
         """The same MDP as a :class:`privrl.envs.tabular.TabularMDP` (mean rewards) for exact planning."""
-        from privrl.envs.tabular import TabularMDP
-
         return TabularMDP(self.transitions(), self.mean_rewards(), initial=self.initial,
                           reward_bounds=(0.0, 1.0), name=self.name)
 
@@ -277,8 +277,6 @@ def tabular_as_mixture(P: Any, r: Any = None, *, initial: Any = None, reward_noi
 
 # --------------------------------------------------------------------------- gymnasium
 def _as_env(model: LinearMixtureMDP) -> Any:
-    from privrl.envs.gym import TabularEnv
-
     env = TabularEnv(model.to_tabular())
     env.linear_mixture = model  # type: ignore[attr-defined]  # the known features, for learners that take an env
     return env

@@ -16,6 +16,7 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator, rng_or_deprecated_seed
 from privrl._validation import check_scalar
+from privrl.envs.gym import TabularEnv
 from privrl.envs.linear import LinearMDP
 
 __all__ = ["random_tabular_mdp", "covering_behaviour_policy", "make_random_tabular_env"]
@@ -52,6 +53,4 @@ def covering_behaviour_policy(optimal_policy: np.ndarray, n_actions: int, weight
 def make_random_tabular_env(**kwargs: Any) -> Any:
     """Entry point of ``privrl/RandomTabularMDP-v0`` (keyword arguments, e.g. ``rng=3``, go to
     :func:`random_tabular_mdp`)."""
-    from privrl.envs.gym import TabularEnv
-
     return TabularEnv(random_tabular_mdp(**kwargs).to_tabular())

@@ -27,6 +27,7 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator, rng_or_deprecated_seed
 from privrl._validation import check_option, check_scalar
+from privrl.envs.gym import TabularEnv
 from privrl.envs.linear import LinearMDP
 
 __all__ = ["FEATURE_SCALE", "synthetic_features", "synthetic_linear_mdp", "synthetic_behaviour_policy",
@@ -89,8 +90,6 @@ def synthetic_behaviour_policy(p: float = 0.6) -> np.ndarray:
 def make_synthetic_linear_env(**kwargs: Any) -> Any:
     """Entry point of ``privrl/SyntheticLinearMDP-v0``: a :class:`privrl.envs.gym.TabularEnv` over
     :func:`synthetic_linear_mdp` (keyword arguments, e.g. ``rng=3``, are passed on)."""
-    from privrl.envs.gym import TabularEnv
-
     mdp = synthetic_linear_mdp(**kwargs)
     env = TabularEnv(mdp.to_tabular())
     env.linear_model = mdp  # type: ignore[attr-defined]  # the exact linear model (features for `privrl fit dp-vapvi --model`)

@@ -33,6 +33,7 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_bounds, check_scalar, param_error
+from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
 from privrl.envs.finite import backward_induction, sample_paths
 from privrl.errors import InvalidDataError, InvalidParameterError
 
@@ -475,8 +476,6 @@ def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, A
     :class:`~privrl.data.TrajectoryDataset`; ``kernel`` holds the keyword arguments of
     :func:`~privrl.envs.finite.sample_paths` that describe the dynamics and rewards (``cum_P``,
     ``reward_at``, and for sparse kernels ``next_states``, for outcome rewards ``entry_reward``)."""
-    from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
-
     n_episodes = check_scalar(n_episodes, "n_episodes", owner=owner, kind=int, low=1)
     if pad_to_horizon is not None:
         pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner=owner, kind=int, low=1)

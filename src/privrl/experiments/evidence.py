@@ -35,6 +35,9 @@ from typing import Any
 from privrl._io import atomic_write_bytes
 from privrl._validation import check_scalar
 from privrl.errors import InvalidDataError, InvalidParameterError, PrivrlError
+from privrl.experiments.report import experiments_in, write_report
+from privrl.experiments.results import load_manifests
+from privrl.experiments.runner import git_commit, versions
 
 __all__ = ["collect_evidence", "main", "MANIFEST_NAME"]
 
@@ -65,10 +68,6 @@ def collect_evidence(results_dir: str | os.PathLike, dest: str | os.PathLike, *,
                      wall_seconds: float | None = None, experiment_ids: Sequence[str] | None = None) -> Path:
     """Copy the report and PNG figures of ``results_dir`` into ``dest`` and write its manifest;
     return the manifest's path. ``dest`` must not be ``results_dir`` nor inside it."""
-    from privrl.experiments.report import experiments_in, write_report
-    from privrl.experiments.results import load_manifests
-    from privrl.experiments.runner import git_commit, versions
-
     src, out = Path(results_dir), Path(dest)
     if wall_seconds is not None:
         wall_seconds = check_scalar(wall_seconds, "wall_seconds", owner="collect_evidence", low=0.0)

@@ -29,6 +29,13 @@ import numpy as np
 
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
+from privrl.experiments.verdicts import (
+    compare_curves,
+    first_undecided,
+    min_seeds,
+    per_seed,
+    undecided,
+)
 from privrl.privacy import GaussianMechanism, Ledger, Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.calibration import calibrate_gaussian
 
@@ -103,6 +110,7 @@ def _curve_label(epsilon: float) -> str:
 
 
 def plot(df, out_dir: Path) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure
 
     fig, ax = new_figure()
@@ -123,14 +131,6 @@ def claims(df) -> list[Claim]:
     """The claims, decided with the shared checks of :mod:`privrl.experiments.verdicts` (a model for
     the paper modules): at least 3 seeds, then a paired t test on log10 of the error, paired by
     (seed, n) (the budgets of a seed share their data), between each pair of neighbouring ε levels."""
-    from privrl.experiments.verdicts import (
-        compare_curves,
-        first_undecided,
-        min_seeds,
-        per_seed,
-        undecided,
-    )
-
     errors = df[(df["metric"] == "abs_error") & (df["calibration"] == "sound")]
     by_eps = errors.groupby("epsilon")["value"].mean().sort_index()
     measured = ", ".join(f"{_curve_label(e)}: {v:.2e}" for e, v in by_eps.items()) or "no runs"

@@ -123,6 +123,7 @@ def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: st
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
     non-private reference as a horizontal band (``logy``: log utility axis); PNG (+ PDF) under
     ``out_dir``."""
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
     table = frontier_table(df, frontier.metric)

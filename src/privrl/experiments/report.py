@@ -33,6 +33,7 @@ from privrl.experiments.results import (
     load_results,
 )
 from privrl.experiments.spec import Claim
+from privrl.experiments.verdicts import verdict_counts
 
 __all__ = ["PlotSummary", "experiments_in", "make_plots", "write_report", "privacy_status",
            "curves", "AUDIT_FILE", "NOISE_KEYS"]
@@ -329,8 +330,6 @@ def _reasons_text(claims: Sequence[Claim]) -> str:
 
 def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
                      scales: Mapping[str, str]) -> list[str]:
-    from privrl.experiments.verdicts import verdict_counts
-
     lines = ["## Verdicts", "",
              "How many of each paper's claims the measurement decides. *Undecided* claims say why "
              "(too few seeds, a best hyper-parameter on its grid boundary, predictors no better than "
@@ -443,6 +442,7 @@ def _audit_rows(data: Any) -> list[Mapping[str, Any]]:
 
 
 def _audit_section(out: Path) -> list[str]:
+    # here, not at the top: the audit report loads SciPy, needed only when the results hold audits
     from privrl.audit.report import rows_table, summary_markdown
 
     path = out / AUDIT_FILE

@@ -615,7 +615,6 @@ def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: 
     try:
         import ray
     except ImportError:  # pragma: no cover - ray is an extra
-        from privrl.errors import InvalidParameterError
         raise InvalidParameterError("The ray backend needs the 'ray' extra: pip install 'privrl[ray]'.") from None
     started_here = not ray.is_initialized()
     if started_here:

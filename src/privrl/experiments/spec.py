@@ -152,6 +152,7 @@ class Claim:
     headline: bool = False
 
     def __post_init__(self) -> None:
+        # start-up time: _validation loads NumPy (privrl --help reads this module)
         from privrl._validation import check_option
 
         if self.verdict is None:
@@ -162,6 +163,7 @@ class Claim:
             check_option(self.verdict, "verdict", VERDICTS, owner="Claim")
             implied = _TO_SUPPORTED[self.verdict]
             if self.supported is not None and self.supported is not implied:
+                # start-up time: _validation loads NumPy (privrl --help reads this module)
                 from privrl._validation import param_error
 
                 raise param_error("supported", "Claim", f"{implied!r} (or None) for verdict "
@@ -206,6 +208,7 @@ class Experiment:
     def __post_init__(self) -> None:
         if callable(self.deviations):
             if self.scale_deviations is not None:
+                # start-up time: _validation loads NumPy (privrl --help reads this module)
                 from privrl._validation import param_error
 
                 raise param_error("deviations", f"experiment {self.id}",
@@ -229,6 +232,7 @@ class Experiment:
 
     def settings_for(self, scale: str) -> list[dict[str, Any]]:
         if scale not in SCALES:
+            # start-up time: _validation loads NumPy (privrl --help reads this module)
             from privrl._validation import check_option
             check_option(scale, "scale", SCALES, owner=f"experiment {self.id}")
         return [dict(s) for s in self.settings(scale)]

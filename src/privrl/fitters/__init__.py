@@ -287,6 +287,7 @@ def check_transitions(n_episodes: int, horizon: int, option: str = "--episodes")
 def make_env(env_id: str, option: str = "--env") -> Any:
     """``gymnasium.make(env_id)`` (with the ``privrl/...`` ids registered); an unknown, deprecated
     or uninstallable id raises one :class:`InvalidParameterError` naming ``option``."""
+    # here, not at the top: Gymnasium loads only for --env (privrl --help stays fast)
     from privrl.envs.registration import make_registered
 
     kind = "option" if option.startswith("-") else "argument"
@@ -303,8 +304,8 @@ def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
     the command-line options."""
     from pathlib import Path
 
-    from privrl.data import pad_to_horizon
-    from privrl.data.trajectories import TrajectoryDataset
+    # here, not at the top: privrl.data loads only when a command reads --data (privrl --help stays fast)
+    from privrl.data import TrajectoryDataset, pad_to_horizon
 
     source = getattr(args, "data", None)
     bounds = getattr(args, "reward_bounds", None)

@@ -58,6 +58,7 @@ import numpy as np
 
 from privrl._validation import check_option, param_error
 from privrl.privacy import events
+from privrl.privacy.budget import PrivacyBudget
 from privrl.privacy.calibration import CALIBRATIONS, gaussian_mu
 from privrl.privacy.factorization import prefix_variance_factor, sqrt_sensitivity_factor
 from privrl.privacy.tree import max_membership, symmetric_gaussian, tree_depth
@@ -347,8 +348,6 @@ def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_ep
 @functools.lru_cache(maxsize=256)
 def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: int, H: int, d1: int, d2: int,
                 L: float, counter: str = "tree") -> NoisePlan:
-    from privrl.privacy.budget import PrivacyBudget
-
     if budget_key is None:
         budget = PrivacyBudget.non_private()
     else:

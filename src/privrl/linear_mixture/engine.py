@@ -343,6 +343,38 @@ def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -
     return model, env_or_model
 
 
+class _Rollout:
+    """The user's side on a gym env: runs one episode of a policy (the models use the engine's
+    vectorised rollout)."""
+
+    def __init__(self, model: LinearMixtureMDP, env: Any, rng: np.random.Generator) -> None:
+        self.model, self.env = model, env
+        self._reset_seed: int | None = int(rng.integers(2**31))
+
+    def episode(self, policy: np.ndarray, prng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        H = self.model.horizon
+        stochastic = policy.ndim == 3
+        act_u = prng.random(H) if stochastic else None
+        s = np.empty(H + 1, dtype=np.intp)
+        a = np.empty(H, dtype=np.intp)
+        rew = np.empty(H)
+        obs, _ = self.env.reset(seed=self._reset_seed)
+        self._reset_seed = None
+        s[0] = int(obs)
+        for h in range(H):
+            a[h] = _act(policy, h, s[h], act_u)
+            obs, reward, _, _, _ = self.env.step(int(a[h]))
+            s[h + 1], rew[h] = int(obs), float(reward)
+        return s, a, rew
+
+
+def _act(policy: np.ndarray, h: int, x: int, act_u: np.ndarray | None) -> int:
+    if act_u is None:
+        return int(policy[h, x])
+    cdf = np.cumsum(policy[h, x])
+    return min(int(np.searchsorted(cdf, act_u[h] * cdf[-1], side="right")), len(cdf) - 1)
+
+
 class _Run:
     """One estimator's set-up: what ``fit`` computes before the first episode (parameters validated,
     the fit's releaser opened, the regularizer started, the constants and radii per step)."""
@@ -426,7 +458,6 @@ class _Lockstep:
         self.pi = np.full((A, R, n), 1.0 / A)
         self.all_bernoulli, self.no_bernoulli = bool(self.geo.bernoulli.all()), not self.geo.bernoulli.any()
         if self.gym_rows:
-            from privrl.linear_mixture.estimators import _Rollout
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
         self._block_start = self._block_end = 0
         geo = self.geo

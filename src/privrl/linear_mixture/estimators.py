@@ -245,35 +245,3 @@ class LinOptPO(_LinOpt):
     def _bound(self, consts, beta_p, beta_r, model, K, alpha) -> float:
         return cal.po_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
                                    horizon=model.horizon, alpha=alpha, n_actions=model.n_actions)
-
-
-class _Rollout:
-    """The user's side on a gym env: runs one episode of a policy (the models use the engine's
-    vectorised rollout)."""
-
-    def __init__(self, model: LinearMixtureMDP, env: Any, rng: np.random.Generator) -> None:
-        self.model, self.env = model, env
-        self._reset_seed: int | None = int(rng.integers(2**31))
-
-    def episode(self, policy: np.ndarray, prng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        H = self.model.horizon
-        stochastic = policy.ndim == 3
-        act_u = prng.random(H) if stochastic else None
-        s = np.empty(H + 1, dtype=np.intp)
-        a = np.empty(H, dtype=np.intp)
-        rew = np.empty(H)
-        obs, _ = self.env.reset(seed=self._reset_seed)
-        self._reset_seed = None
-        s[0] = int(obs)
-        for h in range(H):
-            a[h] = _act(policy, h, s[h], act_u)
-            obs, reward, _, _, _ = self.env.step(int(a[h]))
-            s[h + 1], rew[h] = int(obs), float(reward)
-        return s, a, rew
-
-
-def _act(policy: np.ndarray, h: int, x: int, act_u: np.ndarray | None) -> int:
-    if act_u is None:
-        return int(policy[h, x])
-    cdf = np.cumsum(policy[h, x])
-    return min(int(np.searchsorted(cdf, act_u[h] * cdf[-1], side="right")), len(cdf) - 1)

@@ -43,6 +43,19 @@ from privrl.errors import UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
+from privrl.experiments.verdicts import (
+    compare_curves,
+    fails,
+    first_undecided,
+    holds,
+    min_seeds,
+    near_trivial,
+    needs_paper_scale,
+    per_seed,
+    scale_of,
+    undecided,
+)
+from privrl.fitters import make_env
 from privrl.linear_mixture.engine import fit_many
 from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import PrivacyBudget
@@ -245,6 +258,7 @@ def _slope_table(slopes: Any) -> str:
 
 
 def plot(df: Any, out_dir: Path) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import curve_colors, mean_se_band, new_figure, save_figure
 
     paths: list[Path] = []
@@ -300,19 +314,6 @@ def claims(df: Any) -> list[Claim]:
     decided on E2: E1 is the lower-bound instance whose action gap is set for the run's K
     (Δ = √(δ/K)/(4√2)), so its regret within one run grows linearly by construction and no slope
     or comparison of learners inside a run says anything about the paper's rates."""
-    from privrl.experiments.verdicts import (
-        compare_curves,
-        fails,
-        first_undecided,
-        holds,
-        min_seeds,
-        near_trivial,
-        needs_paper_scale,
-        per_seed,
-        scale_of,
-        undecided,
-    )
-
     out: list[Claim] = []
     if df.empty:
         return out
@@ -482,7 +483,6 @@ def _frontier_model(params: Mapping[str, Any], ctx: RunContext) -> Any:
     env = str(params["env"])
     if env == FRONTIER_ENV:
         return random_mixture(**_E2, rng=ctx.shared_rng("model"))
-    from privrl.fitters import make_env
 
     gym_env = make_env(env, "--env")
     try:
@@ -514,8 +514,6 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 def _combine(verdicts: list[Any], text: str) -> Any:
     """One verdict of several comparisons: fails if one fails, else undecided if one is (its
     reason), else holds."""
-    from privrl.experiments.verdicts import fails, holds, undecided
-
     if not verdicts:
         return undecided("no data", text)
     if any(v.verdict == "fails" for v in verdicts):
@@ -527,8 +525,6 @@ def _combine(verdicts: list[Any], text: str) -> Any:
 def frontier_claims(df: Any) -> list[Claim]:
     """Tight has lower regret than sound at every ε, and the tight regret decreases in ε (paired
     by seed: the settings of a seed share the instance)."""
-    from privrl.experiments.verdicts import compare_curves, min_seeds, per_seed
-
     rows = df[df["metric"] == "regret"] if len(df) else df
     if rows.empty:
         return []

@@ -33,11 +33,13 @@ from __future__ import annotations
 import numpy as np
 
 from privrl.audit.broken import NOISE_DIVISOR
-from privrl.audit.neighbors import rarest_episode
+from privrl.audit.neighbors import rarest_episode, replace_one_trajectory
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
 from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.envs.random_tabular import random_tabular_mdp
+from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.offline import DPAPVI, DPVAPVI
-from privrl.offline._common import transition_statistics
+from privrl.offline._common import padded_episodes, transition_statistics
 from privrl.offline.linear import linear_pessimistic_vi
 from privrl.offline.tabular import count_statistics, release_counts
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
@@ -86,10 +88,6 @@ def tabular_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarra
 def _dataset_pair() -> tuple[dict, dict]:
     """A sampled dataset (30 episodes of a seeded random MDP, S = 3, A = 2, H = 3, uniform policy)
     and its worst-case neighbour from the generic generator (``"rarest"``), as ``(K, H)`` arrays."""
-    from privrl.audit.neighbors import replace_one_trajectory
-    from privrl.envs.random_tabular import random_tabular_mdp
-    from privrl.offline._common import padded_episodes
-
     mdp = random_tabular_mdp(n_states=3, n_actions=2, horizon=3, rng=0).to_tabular()
     data = mdp.sample(np.full((3, 2), 0.5), 30, rng=0)
     neighbour, _, _ = replace_one_trajectory(data, strategy="rarest", n_states=3, n_actions=2)
@@ -179,7 +177,6 @@ class _Recording(Releaser):
 def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -> AuditPair:
     import warnings
 
-    from privrl.errors import PrivacyLeakWarning, UtilityWarning
 
     phi = linear_features()
     d, d2 = linear_neighbours()

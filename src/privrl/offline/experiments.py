@@ -39,6 +39,7 @@ from privrl.envs.synthetic_linear import (
     synthetic_behaviour_policy,
     synthetic_linear_mdp,
 )
+from privrl.envs.tabular import from_gymnasium_toy_text
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, register_frontier
 from privrl.experiments.registry import register
@@ -121,7 +122,6 @@ def tabular_benchmark(name: str) -> tuple[LinearMDP, np.ndarray]:
     else:
         import gymnasium as gym
 
-        from privrl.envs.tabular import from_gymnasium_toy_text
 
         model = from_gymnasium_toy_text(gym.make("FrozenLake-v1"), horizon=20)
         P, r = np.asarray(model.P), np.asarray(model.r)
@@ -237,6 +237,7 @@ def run_linear(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 def _plot_panels(ax, df: Any, x: str, title: str, *, logx: bool, xmax: float | None = None) -> None:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import mean_se_band
 
     gaps = df[df["metric"] == "gap"]
@@ -261,6 +262,7 @@ def _order(label: str, calibration: str) -> tuple:
 
 
 def _plot_linear(df: Any, out: Path, name: str, title: str) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
     fig, axes = new_figure(ncols=2, width=5.2)
@@ -452,6 +454,7 @@ def run_tabular(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 def _plot_tabular(df: Any, out: Path) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
     benches = sorted(df["benchmark"].unique())
@@ -577,6 +580,7 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 def _plot_frontier(df: Any, out: Path, name: str, title: str) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
     fig, ax = new_figure(width=5.2, height=3.6)

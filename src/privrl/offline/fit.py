@@ -29,6 +29,10 @@ from typing import Any
 import numpy as np
 
 from privrl.base import PrivateEstimator
+from privrl.data import rescale_rewards
+from privrl.envs.linear import backward_induction, evaluate_policy, sample_episodes
+from privrl.envs.synthetic_linear import synthetic_behaviour_policy
+from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import (
     MAX_EPISODES,
@@ -52,8 +56,6 @@ def load_model(env_id: str, *, horizon: int | None = None, option: str = "--env"
     toy-text environment (``unwrapped.P``) — :func:`~privrl.envs.from_gymnasium_toy_text` with
     ``horizon`` (default: the environment's ``max_episode_steps``). ``horizon`` also turns a
     stationary TabularMDP (discounted or episodic) into an episodic one of that horizon."""
-    from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
-
     env = make_env(env_id, option)
     try:
         base = env.unwrapped
@@ -166,9 +168,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
         check_transitions(n_episodes, P.shape[0])
         behaviour = np.full((S, A), 1.0 / A)
         if args.env.startswith("privrl/SyntheticLinearMDP"):
-            from privrl.envs.synthetic_linear import synthetic_behaviour_policy
             behaviour = synthetic_behaviour_policy()
-        from privrl.envs.linear import sample_episodes
         data: Any = sample_episodes(P, r, init, behaviour, n_episodes, rng=args.rng)
     else:
         if args.episodes is not None:
@@ -187,8 +187,6 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
                 f"'--horizon {data.horizon}' or '--pad-to-horizon {model_h}'."
             )
         if rmap is not None:
-            from privrl.data import rescale_rewards
-
             data = rescale_rewards(data, *rmap)
     return data, public, model, rmap
 
@@ -201,7 +199,6 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
         P, r, _, init = _arrays_of(model)
         if rmap is not None:
             r = (r - rmap[0]) / (rmap[1] - rmap[0])
-        from privrl.envs.linear import backward_induction, evaluate_policy
         v_star = float(init @ backward_induction(P, r)[1][0])
         v_pi = float(init @ evaluate_policy(P, r, est.policy_)[0])
         summary.update(optimal_value=v_star, policy_value=v_pi, gap=v_star - v_pi)

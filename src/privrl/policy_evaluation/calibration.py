@@ -71,7 +71,7 @@ from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import CertificationError
 from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
 from privrl.privacy import events
-from privrl.privacy.accounting import gaussian_delta
+from privrl.privacy.accounting import _gaussian_hockey_stick, gaussian_delta
 from privrl.privacy.calibration import CALIBRATIONS, CONSTANT_PRESETS, gaussian_multiplier
 
 __all__ = ["scaled_gaussian_delta", "pure_scale_delta", "lemma1_delta", "lemma1_epsilon", "tight_alpha",
@@ -219,8 +219,6 @@ def pure_scale_delta(epsilon: float, log_var_ratio: float, d: int) -> np.ndarray
 
 def _shift_delta(alpha: float, eps: np.ndarray) -> np.ndarray:
     """Exact δ(ε) of the Gaussian shift N(0, I) vs N(e₁/α, I), vectorised over ε ≥ 0."""
-    from privrl.privacy.accounting import _gaussian_hockey_stick
-
     return _gaussian_hockey_stick(float(alpha), np.asarray(eps, dtype=float))
 
 

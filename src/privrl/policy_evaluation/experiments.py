@@ -250,6 +250,7 @@ def _np(sub: Any) -> Any:
 
 
 def plot(df: Any, out_dir: Path) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from matplotlib import colormaps
 
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure

@@ -16,6 +16,8 @@ import math
 from functools import cache
 from typing import Any
 
+from privrl._validation import check_scalar
+
 __all__ = ["dp", "approx_event_class", "gaussian", "laplace", "zcdp", "approx", "non_private",
            "no_op", "composed", "self_composed", "is_event"]
 
@@ -31,8 +33,6 @@ def dp() -> Any:
 def approx_event_class() -> type:
     """The :class:`ApproxDpEvent` class, defined on first use (it subclasses ``DpEvent``)."""
     import attr
-
-    from privrl._validation import check_scalar
 
     def _eps(instance: Any, attribute: Any, value: Any) -> None:
         check_scalar(value, "epsilon", owner="ApproxDpEvent", low=0.0, allow_inf=True)

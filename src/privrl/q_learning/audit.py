@@ -39,6 +39,7 @@ from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
 from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
 from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise, calibrate_gaussian
 from privrl.privacy.mechanisms import GaussianMechanism
+from privrl.q_learning.estimators import DPQLearning
 from privrl.q_learning.gaussian_process import OUPath
 from privrl.q_learning.training import functional_noise
 
@@ -100,8 +101,6 @@ def _gp(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 def dp_q_learning_release(epsilon: float, delta: float):
     """A :class:`~privrl.q_learning.DPQLearning` fitted for one update at (ε, δ) (module docstring):
     its ``calibration_`` and ``privacy_spent(delta)`` are what the audit uses."""
-    from privrl.q_learning import DPQLearning
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the one-update run's utility is not audited
         return DPQLearning(budget=PrivacyBudget(epsilon=epsilon, delta=delta), config="paper", n_samples=BATCH,

@@ -23,10 +23,14 @@ import numpy as np
 
 from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
+from privrl._validation import param_error
 from privrl.base import CALIBRATION, SECURE, PrivateEstimator, check_is_fitted
+from privrl.data import TrajectoryDataset
+from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
 from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.testing import use_noise
 
 __all__ = ["BalleQLearning"]
 
@@ -38,8 +42,6 @@ _PASSED = tuple(p for p in (CALIBRATION, SECURE) if p.name in _DPLSW_PARAMS)
 
 def _check_budget(value: Any, name: str, owner: str) -> Any:
     if value.is_private and (value.is_zcdp or not value.delta):
-        from privrl._validation import param_error
-
         raise param_error(name, owner, "an (epsilon, delta) budget with delta > 0 (DP-LSW, Lemma 1)", value)
     return value
 
@@ -69,17 +71,11 @@ class BalleQLearning(PrivateEstimator):
               Param("r_max", 0.5, "public reward bound (rewards in [0, r_max])", low=0.0, closed="neither"))
 
     def fit(self, env: Any = None, *, rng: Any = None) -> BalleQLearning:
-        from privrl.data import TrajectoryDataset
-        from privrl.envs.center_walk import make_unit_env
-        from privrl.testing import use_noise
-
         owner = "BalleQLearning"
         p = self._validated()
         rng = self._fit_rng(rng)
         n, rounds, bins = p["n_samples"], p["n_rounds"], p["n_bins"]
         if rounds > n:
-            from privrl._validation import param_error
-
             raise param_error("n_rounds", owner, f"an int in [1, n_samples = {n}]", rounds)
         gamma, explore, r_max = p["gamma"], p["explore"], p["r_max"]
         budget: PrivacyBudget = p["budget"]

@@ -62,7 +62,8 @@ from scipy.stats import norm
 
 from privrl._validation import check_option, check_scalar
 from privrl.errors import CertificationError
-from privrl.privacy.accounting import gaussian_delta, gaussian_epsilon
+from privrl.privacy import events
+from privrl.privacy.accounting import Ledger, gaussian_delta, gaussian_epsilon
 from privrl.privacy.calibration import CALIBRATIONS, calibrate_gaussian, gaussian_multiplier
 
 __all__ = [
@@ -427,16 +428,12 @@ def release_events(cal: FunctionalNoiseCalibration, n_updates: int) -> list[Any]
     """The events of a run with calibration ``cal`` and ``n_updates`` updates: the updates' releases
     (Gaussian mechanisms of multiplier sigma / Delta_H, exact by Cameron–Martin), composed, and the
     tail event ``ApproxDpEvent(0, delta_g)`` of the amplitude bound k."""
-    from privrl.privacy import events
-
     return [events.self_composed(events.gaussian(cal.sigma / cal.sensitivity), int(n_updates)),
             events.approx(0.0, cal.delta_g)]
 
 
 def spent_epsilon(cal: FunctionalNoiseCalibration, n_updates: int, delta: float) -> float:
     """ε at δ of :func:`release_events` (the ledger's exact accounting): what the noise truly spends."""
-    from privrl.privacy.accounting import Ledger
-
     return Ledger(release_events(cal, n_updates)).epsilon(delta)
 
 

@@ -43,8 +43,10 @@ from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import CALIBRATION, CONSTANTS, SECURE, Estimator, PrivateEstimator, check_is_fitted
+from privrl.envs.center_walk import make_env
 from privrl.errors import CertificationError, InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.privacy import events
+from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
@@ -212,8 +214,6 @@ class _QLearner(Estimator):
         env = p["env"] if env is None else _check_env(env, "env", owner)
         name = env if isinstance(env, str) else type(env.unwrapped).__name__
         if isinstance(env, str):
-            from privrl.envs.center_walk import make_env
-
             env = make_env(env, owner=owner)
         if not isinstance(env.action_space, gym.spaces.Discrete):
             raise param_error("env", owner, "an environment with discrete actions", type(env.action_space).__name__)
@@ -279,8 +279,6 @@ class QLearning(_QLearner):
         p = self._validated()
         env, cfg, bounds = self._setup(p, env)
         self._run(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds)
-        from privrl.privacy.accounting import Ledger
-
         self.privacy_ledger_ = Ledger()
         return self
 

@@ -35,10 +35,36 @@ from typing import Any
 import numpy as np
 
 from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
-from privrl.experiments.frontier import Frontier, register_frontier
+from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
+from privrl.experiments.verdicts import (
+    compare_curves,
+    fails,
+    first_undecided,
+    holds,
+    min_seeds,
+    near_trivial,
+    needs_paper_scale,
+    scale_of,
+    undecided,
+)
 from privrl.privacy import PrivacyBudget
+from privrl.q_learning.balle import BalleQLearning
+from privrl.q_learning.calibration import (
+    calibrate_functional_noise,
+    dpsgd_noise_multiplier,
+    input_perturbation_std,
+    paper_epsilon_for_sigma,
+    spent_epsilon,
+    tight_epsilon_for_sigma,
+)
+from privrl.q_learning.estimators import (
+    DPQLearning,
+    DPSGDQLearning,
+    InputPerturbationQLearning,
+    QLearning,
+)
 
 __all__ = ["run", "run_frontier", "fig1_settings", "fig2_settings", "frontier_settings", "figure_fig1",
            "figure_fig2", "claims_fig1", "claims_fig2", "frontier_claims", "EXPERIMENTS", "FRONTIER"]
@@ -105,14 +131,10 @@ def fig2_settings(epsilon: float):
 @functools.lru_cache(maxsize=32)
 def functional_calibration(epsilon: float, calibration: str, n_samples: int = 5000):
     """Algorithm 1's calibration at (ε, 1e-4) for ``n_samples`` (App. E.3's B, alpha, L)."""
-    from privrl.q_learning import calibrate_functional_noise
-
     return calibrate_functional_noise(epsilon, DELTA, calibration=calibration, n_samples=n_samples, **E3)
 
 
 def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
-    from privrl.q_learning import DPQLearning
-
     return RunResult.from_estimator(
         DPQLearning, [{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
                        "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration, **keys}],
@@ -127,8 +149,6 @@ def _label(algo: str, calibration: str, certified: bool) -> str:
 
 
 def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
-    from privrl.q_learning import DPQLearning, DPSGDQLearning, InputPerturbationQLearning, QLearning
-
     algo, config = params["algorithm"], params["config"]
     calibration = str(params.get("calibration", "tight"))
     n = int(params["n_samples"])
@@ -162,8 +182,6 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         elif algo == "dpsgd":
             est = DPSGDQLearning(budget=budget, calibration=calibration, **common)
         elif algo == "balle":
-            from privrl.q_learning.balle import BalleQLearning
-
             kw = {"calibration": calibration} if "calibration" in BalleQLearning._param_names() else {}
             est = BalleQLearning(budget=budget, n_samples=n, n_rounds=max(1, n // 500), **kw)
         else:  # pragma: no cover - settings are fixed
@@ -193,8 +211,6 @@ def _legend_outside(ax: Any) -> None:
 def sigma_epsilons(sigma: float) -> tuple[float, float]:
     """(ε the paper's printed calibration claims for ``sigma``, ε the tight analysis certifies at
     beta = 1) for Algorithm 1 at T = 5000, δ = 1e-4 (Figure 1's legend)."""
-    from privrl.q_learning.calibration import paper_epsilon_for_sigma, tight_epsilon_for_sigma
-
     paper = paper_epsilon_for_sigma(sigma, DELTA, n_samples=5000, **E3)
     tight = tight_epsilon_for_sigma(sigma, DELTA, n_releases=math.ceil(5000 / E3["batch_size"]),
                                     learning_rate=E3["learning_rate"], lipschitz=E3["lipschitz"], beta=1.0)
@@ -203,6 +219,7 @@ def sigma_epsilons(sigma: float) -> tuple[float, float]:
 
 def figure_fig1(df: Any) -> Any:
     """The Figure 1 panels (one per configuration), not yet saved."""
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import curve_colors, mean_se_band, new_figure
 
     returns = df[df["metric"] == "return"]
@@ -230,6 +247,7 @@ def figure_fig1(df: Any) -> Any:
 
 
 def plot_fig1(df, out_dir: Path) -> list[Path]:
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import save_figure
 
     return save_figure(figure_fig1(df), out_dir, "wang2019-fig1")
@@ -237,6 +255,7 @@ def plot_fig1(df, out_dir: Path) -> list[Path]:
 
 def figure_fig2(df: Any, epsilon: float, panel: str) -> Any:
     """The Figure 2(a)/(b) panels (one per configuration), not yet saved; refused curves are named."""
+    # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import curve_colors, mean_se_band, new_figure
 
     returns = df[df["metric"] == "return"]
@@ -266,6 +285,7 @@ def figure_fig2(df: Any, epsilon: float, panel: str) -> Any:
 
 def _plot_fig2(name: str, epsilon: float, panel: str):
     def plot(df, out_dir: Path) -> list[Path]:
+        # here, not at the top: matplotlib loads only when a figure is drawn
         from privrl.experiments.plots import save_figure
 
         return save_figure(figure_fig2(df, epsilon, panel), out_dir, name)
@@ -295,18 +315,6 @@ def _ms(x) -> str:
 
 
 def claims_fig1(df) -> list[Claim]:
-    from privrl.experiments.verdicts import (
-        compare_curves,
-        fails,
-        first_undecided,
-        holds,
-        min_seeds,
-        near_trivial,
-        needs_paper_scale,
-        scale_of,
-        undecided,
-    )
-
     out = []
     scale = scale_of(df)
     r = df[df["metric"] == "return"]
@@ -358,8 +366,6 @@ def claims_fig1(df) -> list[Claim]:
 
 def _paper_sigma_text(epsilon: float, n: int) -> tuple[str, str, str]:
     """(paper value, privrl's paper-calibration value, tight value) of the calibration claim."""
-    from privrl.q_learning.calibration import spent_epsilon
-
     paper = functional_calibration(epsilon, "paper", n)
     true_eps = spent_epsilon(paper, math.ceil(n / E3["batch_size"]), DELTA)
     try:
@@ -374,17 +380,6 @@ def _paper_sigma_text(epsilon: float, n: int) -> tuple[str, str, str]:
 
 def claims_fig2(epsilon: float):
     def claims(df) -> list[Claim]:
-        from privrl.experiments.verdicts import (
-            compare_curves,
-            fails,
-            first_undecided,
-            holds,
-            min_seeds,
-            near_trivial,
-            undecided,
-        )
-        from privrl.q_learning import dpsgd_noise_multiplier, input_perturbation_std
-
         out = []
         r = df[df["metric"] == "return"]
         n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
@@ -518,8 +513,6 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
 
 
 def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
-    from privrl.q_learning import DPQLearning, QLearning
-
     cal, eps = str(params["calibration"]), float(params["epsilon"])
     common = dict(config="paper", n_samples=int(params["n_samples"]), hidden=tuple(params["hidden"]),
                   env=params.get("env", "privrl/CenterWalk-v0"))
@@ -548,8 +541,6 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 def plot_frontier_q(df, out_dir: Path) -> list[Path]:
-    from privrl.experiments.frontier import plot_frontier
-
     refused = df[df["metric"] == "certification_refused"] if len(df) else df
     title = (f"DP Q-learning (Alg. 1, CenterWalk, δ = 1e-4): mean return of the last half\n"
              f"(uniform random play: {RANDOM_RETURN})")
@@ -560,15 +551,6 @@ def plot_frontier_q(df, out_dir: Path) -> list[Path]:
 
 
 def frontier_claims(df) -> list[Claim]:
-    from privrl.experiments.verdicts import (
-        compare_curves,
-        fails,
-        first_undecided,
-        holds,
-        min_seeds,
-        undecided,
-    )
-
     out = []
     n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
     rows = []

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from privrl.errors import InvalidDataError
+from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
 
 __all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "functional_noise"]
 
@@ -302,8 +303,6 @@ class _TorchLearner:
 # ------------------------------------------------------------------------------ noise paths
 class _OUNoise1D:
     def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
-        from privrl.q_learning.gaussian_process import OUNoise
-
         self._noise = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
     def reset(self) -> None:
@@ -323,7 +322,6 @@ def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise:
     OU paths for 1-D states (one spawned source per action); the exact product-kernel field for d > 1."""
     if dim == 1:
         return _OUNoise1D(n_actions, beta, sigma, noise)
-    from privrl.q_learning.gaussian_process import ProductKernelField
 
     return ProductKernelField(dim=dim, beta=beta, sigma=sigma, n_paths=n_actions, noise=noise)
 
