@@ -3,16 +3,12 @@ module that fails to import is an error naming it (never a silent skip)."""
 
 from __future__ import annotations
 
-import ast
 import sys
-from pathlib import Path
 
 import pytest
 
 from privrl import registry
 from privrl.errors import InvalidParameterError, PrivrlError
-
-SRC = Path(registry.__file__).parent
 
 
 @pytest.fixture
@@ -138,41 +134,6 @@ def test_a_different_object_under_a_taken_name_is_an_error(fresh_kind):
         registry.register("fit", "x", ("b",))
     registry.register("fit", "x", ("b",), replace=True)
     assert registry.storage("fit")["x"] == ("b",)
-
-
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module)
-    return names
-
-
-def test_data_never_imports_envs():
-    """The data <-> envs cycle is gone: envs build datasets, data does not know envs."""
-    offenders = {p.name: sorted(n for n in _imports(p) if n.startswith("privrl.envs"))
-                 for p in (SRC / "data").glob("*.py")}
-    assert {k: v for k, v in offenders.items() if v} == {}
-    assert any("privrl.data" in n for p in (SRC / "envs").glob("*.py") for n in _imports(p)), \
-        "the scan found no envs -> data import at all: it is broken"
-
-
-def test_collect_still_samples_a_tabular_model_exactly():
-    import numpy as np
-
-    from privrl.data import collect
-    from privrl.envs import TabularMDP
-
-    P = np.zeros((2, 2, 2, 2))
-    P[..., 1] = 1.0  # always move to state 1
-    mdp = TabularMDP(P, np.ones((2, 2, 2)), horizon=2, initial=np.array([1.0, 0.0]))
-    data = collect(mdp, np.zeros((2, 2), dtype=int), 3, rng=0)
-    assert data.n_episodes == 3 and data.horizon == 2
-    np.testing.assert_array_equal(data.observations, [0, 1] * 3)
-    np.testing.assert_array_equal(data.next_observations, [1, 1] * 3)
 
 
 def test_audit_names_keep_the_parameter_message():

@@ -135,10 +135,21 @@ def test_nonstationary_array_policy_on_gym_env_covers_only_its_steps():
     assert d.actions.tolist() == [0, 0, 0, 0]
 
 
-def test_minari_names_are_reexported_lazily():
+def test_minari_names_are_reexported():
     import privrl.data
     from privrl.data.minari_io import from_minari, to_minari
 
     assert privrl.data.from_minari is from_minari and privrl.data.to_minari is to_minari
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         privrl.data.nope  # noqa: B018
+
+
+def test_collect_still_samples_a_tabular_model_exactly():
+    """A model that samples itself is recognised by duck typing (privrl.data does not import envs)."""
+    P = np.zeros((2, 2, 2, 2))
+    P[..., 1] = 1.0  # always move to state 1
+    mdp = TabularMDP(P, np.ones((2, 2, 2)), horizon=2, initial=np.array([1.0, 0.0]))
+    data = collect(mdp, np.zeros((2, 2), dtype=int), 3, rng=0)
+    assert data.n_episodes == 3 and data.horizon == 2
+    np.testing.assert_array_equal(data.observations, [0, 1] * 3)
+    np.testing.assert_array_equal(data.next_observations, [1, 1] * 3)

@@ -7,7 +7,7 @@ moves right by ``U[0, 0.25]``, action 0 moves left by ``U[0, 0.25]`` (clipped to
 (``terminated=True``: the horizon is part of the task, as in the authors' code where the value of
 the last state is 0).
 
-Reference undiscounted returns (spec §5.1; checked in ``tests/q_learning/test_env.py``): threshold
+Reference undiscounted returns (spec §5.1; checked in ``tests/envs/test_center_walk.py``): threshold
 policy (right iff s < 0.5) 20.71, uniform random 10.86, always one direction 0.92 (post-move
 rewards); 20.54 / 10.90 / 1.17 with pre-move rewards. Maximum possible 25.
 

@@ -1,0 +1,86 @@
+"""The house's layers (CONTRIBUTING.md): no import cycle between privrl's modules, no shared module
+imports a family, and ``privrl.data`` never imports ``privrl.envs``. Imports inside functions count
+as much as those at the top."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from privrl import registry
+
+SRC = Path(registry.__file__).parent
+FAMILIES = tuple(registry.FAMILIES)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def _imports(name: str) -> set[str]:
+    """The privrl modules ``name`` imports (``from pkg import sub`` counts as importing ``pkg.sub``)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
+            found.update(subs or [base])
+    return {m for m in found if m in MODULES and m != name}
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _cycle() -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(GRAPH):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycle():
+    assert len(GRAPH) > 50 and sum(map(len, GRAPH.values())) > 200, "the scan is broken"
+    assert _cycle() is None, " -> ".join(_cycle() or [])
+
+
+def test_no_shared_module_imports_a_family():
+    def family_of(module: str) -> str | None:
+        return next((f for f in FAMILIES if module == f or module.startswith(f + ".")), None)
+
+    offenders = {name: sorted(m for m in deps if family_of(m)) for name, deps in GRAPH.items() if not family_of(name)}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert any(family_of(m) for deps in GRAPH.values() for m in deps), "no family import found: the scan is broken"
+
+
+def test_data_never_imports_envs():
+    """Models build datasets; the data layer does not know them."""
+    offenders = {name: sorted(m for m in deps if m.startswith("privrl.envs"))
+                 for name, deps in GRAPH.items() if name.startswith("privrl.data")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert any(m.startswith("privrl.data") for name, deps in GRAPH.items() if name.startswith("privrl.envs")
+               for m in deps), "the scan found no envs -> data import at all: it is broken"
