@@ -38,7 +38,7 @@ import privrl
 from privrl.commands import calibrate, check_env, die, fit, one_line, sweeps
 from privrl.errors import PrivrlError
 from privrl.experiments.spec import BACKENDS, SCALES
-from privrl.fitters import count_type
+from privrl.fitters import add_estimator_options, all_fit_commands, count_type
 
 __all__ = ["main", "build_parser"]
 
@@ -162,8 +162,6 @@ def _add_fit_common(p: argparse.ArgumentParser, cmd: Any) -> None:
 
 def _add_fit_commands(p: argparse.ArgumentParser) -> None:
     """One sub-parser per registered fit command (imports the families' fit modules)."""
-    from privrl.fitters import add_estimator_options, all_fit_commands
-
     commands = all_fit_commands()
     algos = p.add_subparsers(dest="algorithm", metavar="ALGORITHM", required=True,
                              help=", ".join(commands) or "(no algorithm registered)")

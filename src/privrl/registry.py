@@ -30,7 +30,6 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from privrl._validation import param_error
 from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.family import Family
 
@@ -229,6 +228,9 @@ def get(kind: str, name: str, *, parameter: str | None = None, owner: str | None
     if name not in known:
         listed = ", ".join(sorted(known)) or "(none)"
         if parameter is not None:
+            # here, not at the top: _validation loads NumPy, which privrl --help does not
+            from privrl._validation import param_error
+
             raise param_error(parameter, owner, f"one of {listed}", name)
         raise InvalidParameterError(f"Unknown {KINDS[kind]} {name!r}. Known: {listed}.")
     return known[name]

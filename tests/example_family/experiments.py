@@ -38,10 +38,7 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     returns = ctx.shared_rng("data").uniform(0.0, 1.0, size=n)
     budget = PrivacyBudget.non_private() if math.isinf(epsilon) else PrivacyBudget(epsilon=epsilon, delta=DELTA)
     est = PrivateMeanReturn(budget=budget).fit(one_step_episodes(returns), rng=ctx.rng)
-    return RunResult(rows=[{"n": n, "metric": "abs_error", "value": abs(est.mean_ - returns.mean())}],
-                     ledger=est.privacy_ledger_ if est.is_private else None, budget=budget,
-                     privacy_unit=est.privacy_unit, neighboring=est.neighboring, calibration=est.calibration,
-                     delta=DELTA if est.is_private else None)
+    return RunResult.from_estimator(est, [{"n": n, "metric": "abs_error", "value": abs(est.mean_ - returns.mean())}])
 
 
 EXPERIMENT = register(Experiment(

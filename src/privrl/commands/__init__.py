@@ -6,8 +6,10 @@ certificate, result files), :mod:`~privrl.commands.calibrate` and :mod:`~privrl.
 Each handler takes the parsed ``argparse.Namespace`` and returns the exit code; errors are
 :class:`~privrl.errors.PrivrlError`\\ s, which the command line prints as one line.
 
-These modules are imported whenever the parser is built (``privrl --help`` too): the library
-modules a handler needs are imported inside it, for start-up time.
+These modules are imported whenever the parser is built (``privrl --help`` too): a library module
+that loads NumPy (or more) is imported inside the handler that needs it, for start-up time; the
+registry, the experiment registry and the fit commands' helpers, which the parser loads anyway, are
+imported at the top.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import sys
 import warnings
 
 from privrl.commands import die, one_line
+from privrl.fitters import make_env
 
 __all__ = ["run"]
 
@@ -17,7 +18,6 @@ def run(args: argparse.Namespace) -> int:
     from gymnasium.utils.env_checker import check_env
 
     from privrl.envs.checks import check_model
-    from privrl.fitters import make_env
 
     env = make_env(args.env_id, option="ENV_ID")
     try:

@@ -17,13 +17,12 @@ from typing import Any
 import privrl
 from privrl.commands import check_out_dir
 from privrl.errors import InvalidDataError, InvalidParameterError
+from privrl.fitters import FitOutput, all_fit_commands, get_fit_command, option_error
 
 __all__ = ["run", "budget_from", "fit_inputs", "summary_line"]
 
 
 def _private_variant(name: str) -> str:
-    from privrl.fitters import all_fit_commands
-
     return f" (its private variant is dp-{name})" if f"dp-{name}" in all_fit_commands() else ""
 
 
@@ -130,7 +129,6 @@ def run(args: argparse.Namespace) -> int:
     from privrl._io import atomic_write_bytes, atomic_write_json, npz_bytes
     from privrl._jsonable import to_jsonable
     from privrl.certificate import make_certificate, write_certificate
-    from privrl.fitters import FitOutput, get_fit_command, option_error
 
     command = get_fit_command(args.algorithm)
     out = _prepare(args, command)

@@ -16,6 +16,7 @@ from typing import Any
 
 from privrl.commands import check_out_dir, die
 from privrl.errors import InvalidParameterError
+from privrl.experiments import all_experiments, get_experiment
 
 __all__ = ["list_experiments", "run", "reproduce", "frontier", "plot", "report", "wrap_listing"]
 
@@ -36,8 +37,6 @@ def wrap_listing(rows: Sequence[tuple[str, str]], width: int | None = None) -> l
 
 def list_experiments(args: argparse.Namespace) -> int:
     """``privrl list``: the registered experiments (``--json``: with seeds and deviations)."""
-    from privrl.experiments import all_experiments
-
     exps = all_experiments()
     if args.json:
         items = [{"id": e.id, "paper": e.paper, "figure": e.figure, "description": e.description,
@@ -83,7 +82,6 @@ def _report_sweep(prog: str, summary: Any, plots: Any) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """``privrl run ID ...``: one sweep over the experiments' settings and seeds, then the figures."""
-    from privrl.experiments import get_experiment
     from privrl.experiments.runner import parse_seeds
 
     ids = list(dict.fromkeys(args.ids))
@@ -99,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
 
 def reproduce(args: argparse.Namespace) -> int:
     """``privrl reproduce``: every experiment (or ``--only``), the figures and the report."""
-    from privrl.experiments import all_experiments, get_experiment
     from privrl.experiments.report import write_report
 
     ids = list(all_experiments())
@@ -162,7 +159,6 @@ def frontier(args: argparse.Namespace) -> int:
     """``privrl frontier ALGORITHM``: the frontier experiment of the algorithm re-gridded over
     ``--epsilons`` (paper / sound / tight and the non-private reference), then a CSV and a plot."""
     from privrl._io import atomic_write_bytes
-    from privrl.experiments import get_experiment
     from privrl.experiments.frontier import (
         frontier_settings,
         frontier_table,
