@@ -66,8 +66,8 @@ def test_non_private_estimators_report_infinity():
 
 
 # --------------------------------------------------------------------------- declared parameters
-from privrl._params import REQUIRED, Param  # noqa: E402
-from privrl.base import PRIVATE_PARAMS, PrivateEstimator  # noqa: E402
+from privrl._params import REQUIRED, Param, param  # noqa: E402
+from privrl.base import PrivateEstimator  # noqa: E402
 from privrl.privacy import ConstantNoise, ScaledNoise  # noqa: E402
 from privrl.testing import use_noise  # noqa: E402
 
@@ -78,8 +78,8 @@ class NoisyMean(PrivateEstimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     guarantee = "(epsilon, delta)-DP"
-    params = PRIVATE_PARAMS + (Param("scale", 1.0, "noise scale factor", low=0.0, closed="neither"),
-                               Param("mode", "a", "a mode", kind="option", options=("a", "b")))
+    scale: float = param("noise scale factor", default=1.0, low=0.0, closed="neither")
+    mode: str = param("a mode", default="a", kind="option", options=("a", "b"))
 
     def fit(self, x, *, rng=None):
         p = self._validated()

@@ -1,10 +1,20 @@
 """Estimator parameters declared once (name, kind, range, default, help).
 
-An estimator lists its parameters as :class:`Param` objects in the class attribute ``params``;
-from that single declaration privrl derives
+An estimator declares each parameter as an annotated class field whose value is :func:`param`
+(a PEP 681 field specifier; :class:`privrl.base.Estimator` is a ``dataclass_transform`` base)::
+
+    class DPThing(PrivateEstimator):
+        gamma: float = param("discount factor γ", low=0.0, high=1.0, closed="left")   # required
+        lam: float = param("ridge λ", default=1.0, low=0.0, closed="neither")
+        constants: str = CONSTANTS            # a shared declaration, reused by assignment
+
+At class creation each field becomes a :class:`Param` named after it, collected with the inherited
+ones in ``cls.params`` (base classes first, declaration order); from that single declaration
+privrl derives
 
 * the keyword-only constructor (``__init__`` stores every value verbatim; sklearn convention),
-  with a real signature for ``inspect``, sklearn's ``clone`` and IDEs;
+  with a real signature for ``inspect``, sklearn's ``clone`` and IDEs — and, through
+  ``dataclass_transform``, the same constructor for type checkers (mypy, pyright);
 * validation in ``fit`` (:meth:`Param.validate`, one message format, ARCHITECTURE.md §5);
 * the ``privrl fit`` command-line options (:meth:`Param.cli_option`);
 * the contract test's bad-parameter cases (:meth:`Param.bad_values`).
@@ -16,6 +26,7 @@ from that single declaration privrl derives
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +37,7 @@ import numpy as np
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.privacy.budget import PrivacyBudget
 
-__all__ = ["Param", "REQUIRED", "KINDS"]
+__all__ = ["Param", "param", "REQUIRED", "KINDS"]
 
 
 class _Required:
@@ -45,7 +56,8 @@ KINDS = ("float", "int", "bool", "option", "budget", "array", "object")
 
 @dataclass(frozen=True)
 class Param:
-    """One constructor parameter of an estimator.
+    """One constructor parameter of an estimator (declared with :func:`param`; ``name`` is the
+    field's name, given when the estimator class is created).
 
     ``default`` may be :data:`REQUIRED`. Numbers: ``low``/``high``/``closed``/``allow_inf`` as in
     :func:`privrl._validation.check_scalar`; ``none_ok`` admits ``None`` (e.g. "derive it from
@@ -196,3 +208,42 @@ def _number_parser(integer: bool, options: Sequence[Any]) -> Callable[[str], Any
 
     parse.__name__ = "int" if integer else "float"
     return parse
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+_UNSET: Any = _Unset()
+
+
+def param(help: str = _UNSET, *, default: Any = _UNSET, like: Param | None = None, kind: str = _UNSET,
+          low: float | None = _UNSET, high: float | None = _UNSET, closed: str = _UNSET,
+          allow_inf: bool = _UNSET, none_ok: bool = _UNSET, options: tuple[Any, ...] = _UNSET,
+          check: Callable[[Any, str, str], Any] | None = _UNSET, cli: bool = _UNSET,
+          bad: tuple[Any, ...] = _UNSET) -> Any:
+    """Declare an estimator parameter: the value of an annotated class field (its name is the
+    field's). The keywords are :class:`Param`'s.
+
+    Without ``default=`` the parameter is required — type checkers read a field's default from the
+    ``default=`` keyword only, so a required parameter never passes one (``default=REQUIRED`` is
+    refused). ``like=`` starts from a shared declaration and replaces the fields given (a budget with
+    its own check: ``param(like=BUDGET, check=...)``); it keeps a required declaration required, so
+    it is how a shared *required* parameter is reused (``gamma: float = param(like=GAMMA)``). A
+    shared declaration with a default is reused by plain assignment (``calibration: str =
+    CALIBRATION``), which type checkers read as "has a default"; ``like=`` of one without
+    ``default=`` is refused, as the checker would then call it required.
+    """
+    given = {k: v for k, v in dict(help=help, default=default, kind=kind, low=low, high=high, closed=closed,
+                                    allow_inf=allow_inf, none_ok=none_ok, options=options, check=check, cli=cli,
+                                    bad=bad).items() if v is not _UNSET}
+    if given.get("default") is REQUIRED:
+        raise TypeError("param(default=REQUIRED): omit default= for a required parameter (type checkers "
+                        "read a field without default= as required)")
+    if like is None:
+        return Param("", **given)
+    if not like.required and "default" not in given:
+        raise TypeError(f"param(like=...) of a declaration with a default ({like.default!r}) needs default=; "
+                        "reuse it by plain assignment instead (field: type = SHARED)")
+    return dataclasses.replace(like, name="", **given)

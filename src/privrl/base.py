@@ -7,9 +7,12 @@
   "rho-zCDP", "JDP", "LDP"; ``None`` for non-private algorithms);
 * ``privacy_spent(delta)`` reads the ledger; ``get_params()`` feeds the manifest.
 
-Parameters are declared once, as :class:`~privrl._params.Param` objects in ``params``: the
-declaration gives the constructor (with a real signature), validation (:meth:`Estimator._validated`),
-the ``privrl fit`` options and the contract test's bad-parameter cases.
+Parameters are declared once, as annotated class fields whose value is
+:func:`~privrl._params.param` (``lam: float = param("ridge λ", default=1.0, low=0.0)``): the
+declaration gives the constructor (with a real signature, also seen by type checkers through PEP
+681's ``dataclass_transform``), ``cls.params`` (the :class:`~privrl._params.Param` objects, base
+classes first), validation (:meth:`Estimator._validated`), the ``privrl fit`` options and the
+contract test's bad-parameter cases.
 
 Private estimators (:class:`PrivateEstimator`) share ``budget`` (required), ``calibration``
 (``"tight"`` | ``"sound"`` | ``"paper"``) and ``secure``; every ``fit`` opens one
@@ -19,12 +22,14 @@ its privacy noise is drawn and every event recorded in ``privacy_ledger_``.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
+import sys
 import warnings
 from typing import Any, ClassVar
 
-from privrl._params import REQUIRED, Param
+from privrl._params import REQUIRED, Param, param
 from privrl._rng import RngLike
 from privrl.errors import InvalidParameterError, NotFittedError, UtilityWarning
 from privrl.privacy.accounting import Ledger
@@ -33,8 +38,13 @@ from privrl.privacy.calibration import CALIBRATIONS, CONSTANT_PRESETS
 from privrl.privacy.noise import NoiseSource, make_noise
 from privrl.privacy.release import Releaser
 
-__all__ = ["Estimator", "PrivateEstimator", "check_is_fitted", "BUDGET", "CALIBRATION", "SECURE",
-           "CONSTANTS", "PRIVATE_PARAMS"]
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover - Python 3.10
+    from typing_extensions import dataclass_transform
+
+__all__ = ["Estimator", "PrivateEstimator", "check_is_fitted", "param", "BUDGET", "CALIBRATION", "SECURE",
+           "CONSTANTS"]
 
 
 def _make_init(params: tuple[Param, ...]) -> Any:
@@ -59,23 +69,67 @@ def _make_init(params: tuple[Param, ...]) -> Any:
     return __init__
 
 
+def _own_declarations(cls: type) -> tuple[Param, ...]:
+    """The parameters a class body declares (annotated fields valued by ``param``), named after
+    their fields and removed from the class (an instance stores its values; the class keeps none,
+    as before a declaration existed). Annotated non-``ClassVar`` attributes that are not parameters
+    are refused: a type checker would take them for constructor arguments."""
+    annotations = inspect.get_annotations(cls)
+    own = []
+    for name, value in list(cls.__dict__.items()):
+        if not isinstance(value, Param):
+            continue
+        if name not in annotations:
+            raise TypeError(f"{cls.__name__}.{name} = param(...) needs a type annotation ({name}: type = ...)")
+        if value.name not in ("", name):
+            raise TypeError(f"{cls.__name__}.{name} is declared with the name {value.name!r}")
+        own.append(dataclasses.replace(value, name=name))
+        delattr(cls, name)
+    declared = {p.name for p in own}
+    for name, annotation in annotations.items():
+        if name not in declared and not _is_classvar(annotation):
+            raise TypeError(f"{cls.__name__}.{name} is annotated but is not a parameter: give it a value "
+                            f"param(...) or annotate it ClassVar[...]")
+    return tuple(own)
+
+
+def _is_classvar(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return annotation.replace("typing.", "").startswith("ClassVar")
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
+
+
+@dataclass_transform(kw_only_default=True, eq_default=False, field_specifiers=(param,))
 class Estimator:
-    """Base class: parameter introspection, fitted-state checks and privacy queries."""
+    """Base class: parameter introspection, fitted-state checks and privacy queries.
+
+    A subclass declares its parameters as annotated fields (``lam: float = param(...)``, see
+    :mod:`privrl._params`); ``params`` is then every declared parameter, the inherited ones first
+    (a redeclared inherited parameter keeps its place and takes the new declaration), and a class
+    without an ``__init__`` of its own gets the keyword-only constructor. An annotated class
+    attribute that is not a parameter must be a ``ClassVar`` (type checkers would read it as one).
+    """
 
     privacy_unit: ClassVar[PrivacyUnit | None] = None
     neighboring: ClassVar[Neighboring | None] = None
     guarantee: ClassVar[str | None] = None
-    #: the declared parameters (see :mod:`privrl._params`); a class that declares them and no
-    #: ``__init__`` of its own gets a keyword-only constructor from the declaration
+    #: the declared parameters, in constructor order (set for every subclass at class creation)
     params: ClassVar[tuple[Param, ...]] = ()
+    _declared_params: ClassVar[tuple[Param, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "params" in cls.__dict__ and "__init__" not in cls.__dict__:
-            names = [p.name for p in cls.params]
-            if len(set(names)) != len(names):
-                raise TypeError(f"{cls.__name__}.params declares a parameter twice: {names}")
-            cls.__init__ = _make_init(tuple(cls.params))  # type: ignore[method-assign]
+        if "params" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} sets 'params': declare each parameter as an annotated field "
+                            "instead (name: type = param(...), see privrl._params)")
+        cls._declared_params = _own_declarations(cls)
+        merged: dict[str, Param] = {}
+        for klass in reversed(cls.__mro__):
+            for p in klass.__dict__.get("_declared_params", ()):
+                merged[p.name] = p
+        cls.params = tuple(merged.values())
+        if cls.params and "__init__" not in cls.__dict__:
+            cls.__init__ = _make_init(cls.params)  # type: ignore[method-assign]
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -140,31 +194,35 @@ class Estimator:
         return ledger.epsilon(delta, accountant=accountant)
 
 
-#: The parameters every private estimator shares (one name and meaning everywhere).
-BUDGET = Param("budget", REQUIRED, "the privacy budget: PrivacyBudget(epsilon=..., delta=...) or "
-               "PrivacyBudget(rho=...); an infinite budget gives the non-private counterpart exactly",
-               kind="budget", cli=False)
-CALIBRATION = Param("calibration", "tight", "noise calibration: 'tight' (exact accountant over the "
-                    "algorithm's releases, least noise), 'sound' (corrected closed forms), 'paper' "
-                    "(as printed; labelled)", kind="option", options=CALIBRATIONS)
-SECURE = Param("secure", False, "draw privacy noise from OpenDP's samplers (OS CSPRNG, refuses seeds)",
+#: The parameters every private estimator shares (one name and meaning everywhere): ``budget``,
+#: ``calibration`` and ``secure`` are :class:`PrivateEstimator`'s fields; ``BUDGET`` is also the
+#: starting point of a budget with a family's own check (``param(like=BUDGET, check=...)``).
+BUDGET = param("the privacy budget: PrivacyBudget(epsilon=..., delta=...) or PrivacyBudget(rho=...); an "
+               "infinite budget gives the non-private counterpart exactly", kind="budget", cli=False)
+CALIBRATION = param("noise calibration: 'tight' (exact accountant over the algorithm's releases, least "
+                    "noise), 'sound' (corrected closed forms), 'paper' (as printed; labelled)",
+                    default="tight", kind="option", options=CALIBRATIONS)
+SECURE = param("draw privacy noise from OpenDP's samplers (OS CSPRNG, refuses seeds)", default=False,
                kind="bool")
-CONSTANTS = Param("constants", "theory", "utility preset of the hyper-parameters privacy does not "
-                  "depend on: 'theory' (the paper's constants) or 'practical'", kind="option",
-                  options=CONSTANT_PRESETS)
-PRIVATE_PARAMS = (BUDGET, CALIBRATION, SECURE)
+#: The utility preset of private and non-private estimators alike.
+CONSTANTS = param("utility preset of the hyper-parameters privacy does not depend on: 'theory' (the "
+                  "paper's constants) or 'practical'", default="theory", kind="option", options=CONSTANT_PRESETS)
 
 
 class PrivateEstimator(Estimator):
     """Base class of private estimators: ``budget``, ``calibration``, ``secure`` and one
     :class:`~privrl.privacy.release.Releaser` per ``fit``.
 
-    Subclasses declare ``params = PRIVATE_PARAMS + (...)``, call :meth:`_privacy` once at the start
-    of ``fit`` and draw every privacy-noise sample through the returned releaser (or its
-    ``noise`` source, for streaming privatizers, recording their events with ``record``).
+    Subclasses declare their own parameters after these three (a subclass may redeclare ``budget``
+    with its own check: ``budget: PrivacyBudget = param(like=BUDGET, check=...)``), call
+    :meth:`_privacy` once at the start of ``fit`` and draw every privacy-noise sample through the
+    returned releaser (or its ``noise`` source, for streaming privatizers, recording their events
+    with ``record``).
     """
 
-    params: ClassVar[tuple[Param, ...]] = PRIVATE_PARAMS
+    budget: PrivacyBudget = param(like=BUDGET)
+    calibration: str = CALIBRATION
+    secure: bool = SECURE
 
     def _privacy(self, rng: RngLike, *, n_units: int | None = None) -> Releaser:
         """Open this fit's privacy record: a fresh ``privacy_ledger_`` and the releaser that draws

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from privrl import cli
-from privrl._params import Param
-from privrl.base import PRIVATE_PARAMS, Estimator, PrivateEstimator
+from privrl._params import Param, param
+from privrl.base import Estimator, PrivateEstimator
 from privrl.commands.fit import budget_from
 from privrl.errors import InvalidParameterError
 from privrl.fitters import (
@@ -166,15 +166,13 @@ def test_bad_values_are_one_line_errors_naming_the_option(name, tmp_path, capsys
 
 # --------------------------------------------------------------------------- the pieces
 class _Toy(PrivateEstimator):
-    params = PRIVATE_PARAMS + (
-        Param("lam", 1.0, "ridge λ with 100% of the weight", low=0.0, closed="neither"),
-        Param("knob", None, "a knob (None: from the preset)", low=0.0, none_ok=True),
-        Param("mode", "a", "the mode", kind="option", options=("a", "b")),
-        Param("flag_on", False, "a switch", kind="bool"),
-        Param("table", None, "an array", kind="array", none_ok=True),
-        Param("model", None, "an object", kind="object", none_ok=True),
-        Param("hidden", 1, "not on the command line", kind="int", cli=False),
-    )
+    lam: float = param("ridge λ with 100% of the weight", default=1.0, low=0.0, closed="neither")
+    knob: float | None = param("a knob (None: from the preset)", default=None, low=0.0, none_ok=True)
+    mode: str = param("the mode", default="a", kind="option", options=("a", "b"))
+    flag_on: bool = param("a switch", default=False, kind="bool")
+    table: object = param("an array", default=None, kind="array", none_ok=True)
+    model: object = param("an object", default=None, kind="object", none_ok=True)
+    hidden: int = param("not on the command line", default=1, kind="int", cli=False)
 
 
 def _toy_parser(**kwargs):

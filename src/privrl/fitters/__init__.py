@@ -132,7 +132,8 @@ def estimator_options(estimator: type, *, exclude: Sequence[str] = ()) -> list[A
     would otherwise add the option silently)."""
     declared = tuple(getattr(estimator, "params", ()))
     if not declared:
-        raise ValueError(f"{getattr(estimator, '__name__', estimator)!r} declares no parameters (params = (Param(...), ...))")
+        raise ValueError(f"{getattr(estimator, '__name__', estimator)!r} declares no parameters "
+                         "(annotated fields: name: type = param(...))")
     unknown = sorted(set(exclude) - {p.name for p in declared})
     if unknown:
         raise ValueError(f"exclude names {unknown}, which {estimator.__name__} does not declare; declared: "

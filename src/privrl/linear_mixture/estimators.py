@@ -6,10 +6,11 @@ per-episode steps). The learner sees the data only through the regularizer's rel
 lemma, Thm 6.4); the rollout is the user's side. Regret is the exact pseudo-regret
 ``V_1^*(s_1^k) − V_1^{π^k}(s_1^k)`` by dynamic programming on the true model every episode.
 
-Parameters are declared once (:data:`LINOPT_PARAMS`): the budget (required; an infinite budget is
-exactly the non-private learner), ``privatizer`` (``"central"`` JDP, ``"local"`` LDP, ``"none"``),
-``calibration`` (tight / sound / paper, :mod:`~privrl.linear_mixture.calibration`), ``secure``, and
-the utility knobs ``beta_scale``, ``noise_term_scale``, ``upsilon``, ``shift_scale``, ``lam`` with presets
+Parameters are declared once, as the fields of the shared shell (``LinOptVI.params``): the budget
+(required; an infinite budget is exactly the non-private learner), ``privatizer`` (``"central"``
+JDP, ``"local"`` LDP, ``"none"``), ``calibration`` (tight / sound / paper,
+:mod:`~privrl.linear_mixture.calibration`), ``secure``, and the utility knobs ``beta_scale``,
+``noise_term_scale``, ``upsilon``, ``shift_scale``, ``lam`` with presets
 ``constants="theory"|"practical"`` (:data:`LINOPT_PRESETS`); privacy never depends on the knobs.
 """
 
@@ -20,10 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from privrl._params import Param
 from privrl._rng import RngLike
 from privrl._validation import param_error
-from privrl.base import CONSTANTS, PRIVATE_PARAMS, PrivateEstimator
+from privrl.base import CONSTANTS, PrivateEstimator, param
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
@@ -68,45 +68,43 @@ def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.
     return plan_once((Lam_p, u_p, Lam_r, u_r), np.moveaxis(psi_t, 3, 2), phi, beta_p, beta_r, policy)
 
 
-def _knob(name: str, help_text: str, **kw: Any) -> Param:
-    return Param(name, None, f"{help_text} (None: from the 'constants' preset; never changes the noise)",
+def _knob(help_text: str, **kw: Any) -> Any:
+    return param(f"{help_text} (None: from the 'constants' preset; never changes the noise)", default=None,
                  none_ok=True, **kw)
 
 
-#: the parameters LinOptVI and LinOptPO share (declared once)
-LINOPT_PARAMS = PRIVATE_PARAMS + (
-    Param("n_episodes", 1000, "number of episodes K (one user each)", kind="int", low=1),
-    Param("privatizer", "central", "'central' (JDP, binary-tree counters; trusted agent), 'local' (LDP, each "
-          "user randomises her own messages; derived) or 'none' (UCRL-VTR / OPPO; needs an infinite budget)",
-          kind="option", options=PRIVATIZERS),
-    Param("counter", "auto", "the central (JDP) privatizer's continual counter: 'tree' (the paper's binary "
-          "tree, Lemma 6.1), 'factorization' (the square-root factorization of the prefix-sum matrix, "
-          "Fichtenberger et al. 2023: one Gaussian release per item, less noise; 'tight' calibration only) "
-          "or 'auto' (the factorization under 'tight', the tree under 'sound' and 'paper'); ignored by "
-          "'local' and 'none'", kind="option", options=cal.COUNTERS),
-    CONSTANTS,
-    Param("alpha", 0.05, "confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
-          "probability; never changes the noise)", low=0.0, high=1.0, closed="right"),
-    _knob("beta_scale", "multiplier of the confidence radii β_p, β_r", low=0.0),
-    _knob("noise_term_scale", "multiplier, within the radii, of the privatizer's terms √(d λ_max) + ν (the bias "
-          "of the noisy shift and the moment noise; 1 is Lemma 3.1; no effect without privacy noise)", low=0.0),
-    _knob("upsilon", "operator-norm bound Υ of the noise: 'theory' (Lemma B.4) or 'monte_carlo' (a tighter "
-          "public Monte-Carlo bound)", kind="option", options=UPSILON_RULES),
-    _knob("shift_scale", "c > 1/2 in the shift 2c·Υ·I (λ_min = (2c−1)Υ, λ_max = (2c+1)Υ)", low=0.5, closed="neither"),
-    _knob("lam", "ridge λ of the non-private regularizer (and of steps that release no noise)", low=0.0,
-          closed="neither"),
-    Param("clip_inputs", False, "project contributions outside the bounds privacy relies on instead of "
-          "raising", kind="bool"),
-)
-
-
 class _LinOpt(PrivateEstimator):
-    """Shared shell of LinOptVI / LinOptPO (see module doc)."""
+    """Shared shell of LinOptVI / LinOptPO (see module doc); declares the parameters they share."""
 
     privacy_unit = PrivacyUnit.USER_EPISODE
     neighboring = Neighboring.REPLACE_ONE
     _algorithm = "linopt"
-    params = LINOPT_PARAMS
+
+    n_episodes: int = param("number of episodes K (one user each)", default=1000, kind="int", low=1)
+    privatizer: str = param("'central' (JDP, binary-tree counters; trusted agent), 'local' (LDP, each user "
+                            "randomises her own messages; derived) or 'none' (UCRL-VTR / OPPO; needs an infinite "
+                            "budget)", default="central", kind="option", options=PRIVATIZERS)
+    counter: str = param("the central (JDP) privatizer's continual counter: 'tree' (the paper's binary tree, "
+                         "Lemma 6.1), 'factorization' (the square-root factorization of the prefix-sum matrix, "
+                         "Fichtenberger et al. 2023: one Gaussian release per item, less noise; 'tight' "
+                         "calibration only) or 'auto' (the factorization under 'tight', the tree under 'sound' "
+                         "and 'paper'); ignored by 'local' and 'none'", default="auto", kind="option",
+                         options=cal.COUNTERS)
+    constants: str = CONSTANTS
+    alpha: float = param("confidence level α of Lemma 3.1 (utility: the radii and the shift's failure "
+                         "probability; never changes the noise)", default=0.05, low=0.0, high=1.0, closed="right")
+    beta_scale: float | None = _knob("multiplier of the confidence radii β_p, β_r", low=0.0)
+    noise_term_scale: float | None = _knob("multiplier, within the radii, of the privatizer's terms √(d λ_max) "
+                                           "+ ν (the bias of the noisy shift and the moment noise; 1 is Lemma "
+                                           "3.1; no effect without privacy noise)", low=0.0)
+    upsilon: str | None = _knob("operator-norm bound Υ of the noise: 'theory' (Lemma B.4) or 'monte_carlo' (a "
+                                "tighter public Monte-Carlo bound)", kind="option", options=UPSILON_RULES)
+    shift_scale: float | None = _knob("c > 1/2 in the shift 2c·Υ·I (λ_min = (2c−1)Υ, λ_max = (2c+1)Υ)", low=0.5,
+                                      closed="neither")
+    lam: float | None = _knob("ridge λ of the non-private regularizer (and of steps that release no noise)",
+                              low=0.0, closed="neither")
+    clip_inputs: bool = param("project contributions outside the bounds privacy relies on instead of raising",
+                              default=False, kind="bool")
 
     # -- privacy declaration follows the privatizer (a property of the parameters, never of a fit)
     @property
@@ -220,10 +218,8 @@ class LinOptVI(_LinOpt):
     """
 
     _algorithm = "linopt-vi"
-    params = LINOPT_PARAMS + (
-        Param("tie_break", "lowest", "greedy tie-break among maximising actions (Algorithm 1 line 12)",
-              kind="option", options=("lowest", "random")),
-    )
+    tie_break: str = param("greedy tie-break among maximising actions (Algorithm 1 line 12)", default="lowest",
+                           kind="option", options=("lowest", "random"))
 
 
 class LinOptPO(_LinOpt):
@@ -235,9 +231,8 @@ class LinOptPO(_LinOpt):
     """
 
     _algorithm = "linopt-po"
-    params = LINOPT_PARAMS + (
-        Param("eta", None, "mirror-descent step η (None: √(2 ln|A|/(H²K)), Sec 8)", low=0.0, none_ok=True),
-    )
+    eta: float | None = param("mirror-descent step η (None: √(2 ln|A|/(H²K)), Sec 8)", default=None, low=0.0,
+                              none_ok=True)
 
     def _begin(self, model: LinearMixtureMDP, K: int, p: dict[str, Any]) -> None:
         self.eta_ = cal.po_step_size(model.n_actions, K, model.horizon) if p["eta"] is None else float(p["eta"])

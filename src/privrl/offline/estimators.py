@@ -15,10 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from privrl._params import Param
 from privrl._rng import RngLike
 from privrl._validation import param_error
-from privrl.base import CONSTANTS, PRIVATE_PARAMS, Estimator, PrivateEstimator
+from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning
 from privrl.offline._common import (
     Statistics,
@@ -47,15 +46,15 @@ __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI"]
 
 
 # --------------------------------------------------------------------------- tabular (Algorithm 1)
-def _tabular_knob(name: str, low: float, closed: str, help_text: str) -> Param:
-    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
+def _tabular_knob(help_text: str, low: float, closed: str) -> Any:
+    return param(f"{help_text} (None: from the 'constants' preset)", default=None, low=low, closed=closed,
                  none_ok=True)
 
 
-DELTA_FAIL = Param("delta_fail", 0.05, "failure probability δ of the utility analysis (not a DP δ)",
-                   low=0.0, high=1.0, closed="neither")
-C1 = _tabular_knob("c1", 0.0, "left", "C1, scale of the Bernstein penalty")
-C_UNVISITED = _tabular_knob("c_unvisited", 1.0, "neither", "C' > 1: penalty C'·H of pairs below the threshold")
+DELTA_FAIL = param("failure probability δ of the utility analysis (not a DP δ)", default=0.05, low=0.0,
+                   high=1.0, closed="neither")
+C1 = _tabular_knob("C1, scale of the Bernstein penalty", 0.0, "left")
+C_UNVISITED = _tabular_knob("C' > 1: penalty C'·H of pairs below the threshold", 1.0, "neither")
 
 
 class _TabularBase(Estimator):
@@ -106,7 +105,10 @@ class APVI(_TabularBase):
     """
 
     guarantee = None
-    params = (CONSTANTS, DELTA_FAIL, C1, C_UNVISITED)
+    constants: str = CONSTANTS
+    delta_fail: float = DELTA_FAIL
+    c1: float | None = C1
+    c_unvisited: float | None = C_UNVISITED
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
                   "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
 
@@ -132,20 +134,20 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     ``(H,S,A)``/``(S,A)`` in [0, 1] or a model carrying it.
     """
 
-    params = PRIVATE_PARAMS + (
-        CONSTANTS,
-        Param("mechanism", "auto", "noise: 'auto' (Laplace for a pure epsilon budget, Gaussian otherwise), "
-              "'gaussian' or 'laplace'", kind="option", options=MECHANISMS),
-        DELTA_FAIL, C1,
-        _tabular_knob("c2", 0.0, "left", "C2, scale of the privacy penalty C2·S·H·E·ι/ñ"),
-        C_UNVISITED,
-        _tabular_knob("threshold_multiplier", 0.0, "left", "pairs with ñ_sa <= threshold_multiplier·E use the "
-              "uniform transition and penalty C'·H"),
-        Param("split_power", None, "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count "
-              "families in the budget split (0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 "
-              "when the data are coverage-limited, else 0); never changes the privacy loss (None: from the "
-              "'constants' preset)", low=-3.0, high=3.0, none_ok=True, options=("auto",)),
-    )
+    constants: str = CONSTANTS
+    mechanism: str = param("noise: 'auto' (Laplace for a pure epsilon budget, Gaussian otherwise), 'gaussian' "
+                           "or 'laplace'", default="auto", kind="option", options=MECHANISMS)
+    delta_fail: float = DELTA_FAIL
+    c1: float | None = C1
+    c2: float | None = _tabular_knob("C2, scale of the privacy penalty C2·S·H·E·ι/ñ", 0.0, "left")
+    c_unvisited: float | None = C_UNVISITED
+    threshold_multiplier: float | None = _tabular_knob("pairs with ñ_sa <= threshold_multiplier·E use the "
+                                                       "uniform transition and penalty C'·H", 0.0, "left")
+    split_power: float | str | None = param(
+        "tight calibration: error weights (S^k, 1) of the n_sa and n_sas count families in the budget split "
+        "(0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 when the data are coverage-limited, "
+        "else 0); never changes the privacy loss (None: from the 'constants' preset)", default=None,
+        low=-3.0, high=3.0, none_ok=True, options=("auto",))
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
                   "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
 
@@ -196,18 +198,18 @@ class DPAPVI(PrivateEstimator, _TabularBase):
 
 
 # --------------------------------------------------------------------------- linear (Algorithm 2)
-def _knob(name: str, help_text: str, low: float = 0.0, closed: str = "left") -> Param:
-    return Param(name, None, f"{help_text} (None: from the 'constants' preset)", low=low, closed=closed,
+def _knob(help_text: str, low: float = 0.0, closed: str = "left") -> Any:
+    return param(f"{help_text} (None: from the 'constants' preset)", default=None, low=low, closed=closed,
                  none_ok=True)
 
 
-LAM = _knob("lam", "ridge parameter λ (the presets give it in units of feature_norm_bound²)", closed="neither")
-FEATURE_BOUND = Param("feature_norm_bound", 1.0, "declared max ||phi(s,a)||_2 (privacy relies on it)",
-                      low=0.0, closed="neither")
-SPLIT = Param("split", True, "two halves as in Algorithm 2 (False: all data in both stages, as in the "
-              "paper's experiments)", kind="bool")
-C_PARAM = _knob("C", "penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
-D_PARAM = _knob("D", "additive penalty D (term D/K)")
+LAM = _knob("ridge parameter λ (the presets give it in units of feature_norm_bound²)", closed="neither")
+FEATURE_BOUND = param("declared max ||phi(s,a)||_2 (privacy relies on it)", default=1.0, low=0.0,
+                      closed="neither")
+SPLIT = param("two halves as in Algorithm 2 (False: all data in both stages, as in the paper's experiments)",
+              default=True, kind="bool")
+C_PARAM = _knob("penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
+D_PARAM = _knob("additive penalty D (term D/K)")
 
 
 class _LinearBase(Estimator):
@@ -270,7 +272,10 @@ class PEVI(_LinearBase):
     """
 
     guarantee = None
-    params = (CONSTANTS, _knob("beta", "penalty β of β·||phi||_{Λ⁻¹}"), LAM, FEATURE_BOUND)
+    constants: str = CONSTANTS
+    beta: float | None = _knob("penalty β of β·||phi||_{Λ⁻¹}")
+    lam: float | None = LAM
+    feature_norm_bound: float = FEATURE_BOUND
 
     def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> PEVI:
         p = self._validated()
@@ -291,7 +296,12 @@ class VAPVI(_LinearBase):
     """
 
     guarantee = None
-    params = (CONSTANTS, C_PARAM, D_PARAM, LAM, SPLIT, FEATURE_BOUND)
+    constants: str = CONSTANTS
+    C: float | None = C_PARAM
+    D: float | None = D_PARAM
+    lam: float | None = LAM
+    split: bool = SPLIT
+    feature_norm_bound: float = FEATURE_BOUND
 
     def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> VAPVI:
         p = self._validated()
@@ -314,11 +324,15 @@ class DPVAPVI(PrivateEstimator, _LinearBase):
     budget no noise is added and the result equals :class:`VAPVI` exactly.
     """
 
-    params = PRIVATE_PARAMS + (CONSTANTS, C_PARAM, D_PARAM, LAM,
-                               _knob("lam_shift", "ridge added per unit of the public PSD shift E: λ = lam + lam_shift·E"),
-                               Param("delta_fail", 0.05, "failure probability of the PSD shift E (not a DP δ)",
-                                     low=0.0, high=1.0, closed="neither"),
-                               SPLIT, FEATURE_BOUND)
+    constants: str = CONSTANTS
+    C: float | None = C_PARAM
+    D: float | None = D_PARAM
+    lam: float | None = LAM
+    lam_shift: float | None = _knob("ridge added per unit of the public PSD shift E: λ = lam + lam_shift·E")
+    delta_fail: float = param("failure probability of the PSD shift E (not a DP δ)", default=0.05, low=0.0,
+                              high=1.0, closed="neither")
+    split: bool = SPLIT
+    feature_norm_bound: float = FEATURE_BOUND
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]

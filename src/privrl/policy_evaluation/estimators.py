@@ -9,32 +9,23 @@
 Privacy unit: one whole trajectory, replaced (same number m of trajectories; m is public). The
 private estimators draw their one noise vector through the fit's ``Releaser``
 (``rel.with_event(θ, std=σ_X, event=ApproxDpEvent(ε spent, δ))``); σ_X depends on the data and is
-never stored. Parameters are declared once (``params``); ``calibration`` selects (α, β)
+never stored. Parameters are declared once (annotated fields); ``calibration`` selects (α, β)
 (:mod:`privrl.policy_evaluation.calibration`), ``smoothing`` the printed constant set,
 ``constants`` the utility presets (smoothing rate β under the tight calibration, DP-LSL's λ).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
-from privrl.base import (
-    BUDGET,
-    CALIBRATION,
-    CONSTANTS,
-    SECURE,
-    Estimator,
-    PrivateEstimator,
-    check_is_fitted,
-)
+from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.policy_evaluation.calibration import EPSILON_CAP
 from privrl.policy_evaluation.mechanism import (
@@ -98,34 +89,23 @@ def _approx_budget(value: Any, name: str, owner: str) -> PrivacyBudget:
     return value
 
 
-_GAMMA = Param("gamma", REQUIRED, "discount factor γ", low=0.0, high=1.0, closed="left")
-_FEATURES = Param("features", None, "feature matrix Φ (n_states, d); None = one-hot (the dataset's "
-                  "declared n_states)", kind="array", none_ok=True, check=_features, cli=False,
-                  bad=(np.zeros((0, 2)),))
-_WEIGHTS = Param("weights", None, "data-independent weights w ≥ 0 (n_states,) of LSW; None = uniform "
-                 "1/n_states; Γ^1/2 Φ must have full column rank", kind="array", none_ok=True,
-                 check=_nonneg_vector, cli=False, bad=(-np.ones(3),))
-_RELEVANCE = Param("relevance", None, "relevance ρ in [0, 1]^n_states of LSL; None = uniform 1/n_states",
-                   kind="array", none_ok=True, check=_relevance, cli=False, bad=(np.full(3, 2.0),))
-_R_MAX = Param("r_max", None, "public reward bound R_max (rewards in [0, R_max]); None = the dataset's "
-               "declared upper reward bound", low=0.0, closed="neither", none_ok=True)
-_F_MAX = Param("F_max", None, "public bound on first-visit returns; None = R_max / (1 − γ)", low=0.0,
-               closed="neither", none_ok=True)
-_CLIP = Param("clip_returns", False, "clip rewards to [0, R_max] and returns to [0, F_max] instead of "
-              "raising (a per-trajectory map: the guarantee is kept)", kind="bool")
-_TERMINAL = Param("record_terminal", True, "count the terminal state an episode ends in as visited with "
-                  "return 0 (the absorbing state of the §6 chain)", kind="bool")
-_LAM = Param("lam", REQUIRED, "ridge parameter λ > 0 (public; a function of m at most)", low=0.0,
-             closed="neither")
-_LAM_DP = Param("lam", None, "ridge parameter λ > ‖Φ‖²‖ρ‖∞ (public; a function of m at most); None = "
-                "the preset schedule of 'constants' (theory: λ_min + √m)", low=0.0, closed="neither",
-                none_ok=True)
-_SMOOTHING = Param("smoothing", "main_text", "printed smoothing constants: 'main_text' (Lemma 1) or "
-                   "'appendix_a' (Lemma 14, epsilon ≤ 5 under the sound and paper calibrations); under "
-                   "the tight calibration with constants='theory' it sets β", kind="option",
-                   options=SMOOTHINGS)
-_DP_BUDGET = dataclasses.replace(BUDGET, check=_approx_budget, bad=(PrivacyBudget(rho=1.0),))
-_PRIVATE = (_DP_BUDGET, CALIBRATION, SECURE, CONSTANTS, _SMOOTHING)
+#: the parameters the four estimators share (declared once; required ones reused with ``like=``)
+GAMMA = param("discount factor γ", low=0.0, high=1.0, closed="left")
+FEATURES = param("feature matrix Φ (n_states, d); None = one-hot (the dataset's declared n_states)",
+                 default=None, kind="array", none_ok=True, check=_features, cli=False, bad=(np.zeros((0, 2)),))
+R_MAX = param("public reward bound R_max (rewards in [0, R_max]); None = the dataset's declared upper reward "
+              "bound", default=None, low=0.0, closed="neither", none_ok=True)
+F_MAX = param("public bound on first-visit returns; None = R_max / (1 − γ)", default=None, low=0.0,
+              closed="neither", none_ok=True)
+CLIP_RETURNS = param("clip rewards to [0, R_max] and returns to [0, F_max] instead of raising (a "
+                     "per-trajectory map: the guarantee is kept)", default=False, kind="bool")
+RECORD_TERMINAL = param("count the terminal state an episode ends in as visited with return 0 (the "
+                        "absorbing state of the §6 chain)", default=True, kind="bool")
+WEIGHTS = param("data-independent weights w ≥ 0 (n_states,) of LSW; None = uniform 1/n_states; Γ^1/2 Φ "
+                "must have full column rank", default=None, kind="array", none_ok=True, check=_nonneg_vector,
+                cli=False, bad=(-np.ones(3),))
+RELEVANCE = param("relevance ρ in [0, 1]^n_states of LSL; None = uniform 1/n_states", default=None,
+                  kind="array", none_ok=True, check=_relevance, cli=False, bad=(np.full(3, 2.0),))
 
 
 # =========================================================================== shared fit steps
@@ -336,7 +316,13 @@ class LSW(_PolicyEvaluation):
     :meth:`fit_statistics` fits on first-visit statistics instead of a dataset.
     """
 
-    params = (_GAMMA, _FEATURES, _WEIGHTS, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+    gamma: float = param(like=GAMMA)
+    features: ArrayLike | None = FEATURES
+    weights: ArrayLike | None = WEIGHTS
+    r_max: float | None = R_MAX
+    F_max: float | None = F_MAX
+    clip_returns: bool = CLIP_RETURNS
+    record_terminal: bool = RECORD_TERMINAL
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsw_mechanism(self, phi, f_max, p)
@@ -353,7 +339,14 @@ class LSL(_PolicyEvaluation):
     ρ ∈ [0, 1]^N (None = uniform 1/N); other parameters as :class:`LSW`.
     """
 
-    params = (_GAMMA, _LAM, _FEATURES, _RELEVANCE, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+    gamma: float = param(like=GAMMA)
+    lam: float = param("ridge parameter λ > 0 (public; a function of m at most)", low=0.0, closed="neither")
+    features: ArrayLike | None = FEATURES
+    relevance: ArrayLike | None = RELEVANCE
+    r_max: float | None = R_MAX
+    F_max: float | None = F_MAX
+    clip_returns: bool = CLIP_RETURNS
+    record_terminal: bool = RECORD_TERMINAL
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsl_mechanism(self, phi, f_max, p, m)
@@ -366,6 +359,13 @@ class LSL(_PolicyEvaluation):
 # =========================================================================== private
 class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
     guarantee = "(epsilon, delta)-DP"
+
+    budget: PrivacyBudget = param(like=BUDGET, check=_approx_budget, bad=(PrivacyBudget(rho=1.0),))
+    constants: str = CONSTANTS
+    smoothing: str = param("printed smoothing constants: 'main_text' (Lemma 1) or 'appendix_a' (Lemma 14, "
+                           "epsilon ≤ 5 under the sound and paper calibrations); under the tight calibration "
+                           "with constants='theory' it sets β", default="main_text", kind="option",
+                           options=SMOOTHINGS)
 
     def fit(self, dataset: Any, *, rng: Any = None) -> Any:
         """Fit and release θ̂ = θ_X + N(0, σ_X² I_d) (one event in ``privacy_ledger_``)."""
@@ -431,7 +431,13 @@ class DPLSW(_PrivatePolicyEvaluation):
     with ``privacy_ledger_`` holding one ``ApproxDpEvent(ε spent, δ)``; σ_X is not stored.
     """
 
-    params = _PRIVATE + (_GAMMA, _FEATURES, _WEIGHTS, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+    gamma: float = param(like=GAMMA)
+    features: ArrayLike | None = FEATURES
+    weights: ArrayLike | None = WEIGHTS
+    r_max: float | None = R_MAX
+    F_max: float | None = F_MAX
+    clip_returns: bool = CLIP_RETURNS
+    record_terminal: bool = RECORD_TERMINAL
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsw_mechanism(self, phi, f_max, p)
@@ -445,7 +451,16 @@ class DPLSL(_PrivatePolicyEvaluation):
     :class:`DPLSLMechanism`.
     """
 
-    params = _PRIVATE + (_GAMMA, _LAM_DP, _FEATURES, _RELEVANCE, _R_MAX, _F_MAX, _CLIP, _TERMINAL)
+    gamma: float = param(like=GAMMA)
+    lam: float | None = param("ridge parameter λ > ‖Φ‖²‖ρ‖∞ (public; a function of m at most); None = the "
+                              "preset schedule of 'constants' (theory: λ_min + √m)", default=None, low=0.0,
+                              closed="neither", none_ok=True)
+    features: ArrayLike | None = FEATURES
+    relevance: ArrayLike | None = RELEVANCE
+    r_max: float | None = R_MAX
+    F_max: float | None = F_MAX
+    clip_returns: bool = CLIP_RETURNS
+    record_terminal: bool = RECORD_TERMINAL
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsl_mechanism(self, phi, f_max, p, m)

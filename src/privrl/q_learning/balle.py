@@ -17,14 +17,13 @@ ledger holds one ``ApproxDpEvent(epsilon, delta)``, under ``PrivacyUnit.TRAJECTO
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
 from privrl._validation import param_error
-from privrl.base import CALIBRATION, SECURE, PrivateEstimator, check_is_fitted
+from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param
 from privrl.data import TrajectoryDataset
 from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
@@ -32,12 +31,10 @@ from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.testing import use_noise
 
-__all__ = ["BalleQLearning"]
+if TYPE_CHECKING:
+    import gymnasium as gym
 
-# DP-LSW's own switches, passed through when the policy-evaluation family declares them (its
-# release seam adds 'calibration' and 'secure'; before that they are simply not offered here)
-_DPLSW_PARAMS = set(DPLSW._param_names())
-_PASSED = tuple(p for p in (CALIBRATION, SECURE) if p.name in _DPLSW_PARAMS)
+__all__ = ["BalleQLearning"]
 
 
 def _check_budget(value: Any, name: str, owner: str) -> Any:
@@ -58,17 +55,17 @@ class BalleQLearning(PrivateEstimator):
     neighboring = Neighboring.REPLACE_ONE
     guarantee = "(epsilon, delta)-DP"
     label = "not DP under the reward-function model"
-    params = (Param("budget", REQUIRED, "the (epsilon, delta) budget of every DP-LSW regression (per "
-                    "transition); an infinite budget gives LSW", kind="budget", cli=False, check=_check_budget),
-              *_PASSED,
-              Param("env", "privrl/CenterWalk-v0", "a Gymnasium id or gymnasium.Env on [0, 1]", kind="object",
-                    cli=False),
-              Param("n_samples", 5000, "environment samples", kind="int", low=1),
-              Param("n_rounds", 10, "rounds of generalised policy iteration", kind="int", low=1),
-              Param("n_bins", 10, "equal state bins of [0, 1] (one-hot features)", kind="int", low=1),
-              Param("gamma", 0.9, "discount of the bootstrapped targets", low=0.0, high=1.0, closed="left"),
-              Param("explore", 0.1, "epsilon-greedy exploration rate", low=0.0, high=1.0),
-              Param("r_max", 0.5, "public reward bound (rewards in [0, r_max])", low=0.0, closed="neither"))
+    # 'calibration' and 'secure' (PrivateEstimator's) are DP-LSW's own switches, passed through
+    budget: PrivacyBudget = param(like=BUDGET, help="the (epsilon, delta) budget of every DP-LSW regression (per "
+                                  "transition); an infinite budget gives LSW", check=_check_budget)
+    env: str | gym.Env = param("a Gymnasium id or gymnasium.Env on [0, 1]", default="privrl/CenterWalk-v0",
+                               kind="object", cli=False)
+    n_samples: int = param("environment samples", default=5000, kind="int", low=1)
+    n_rounds: int = param("rounds of generalised policy iteration", default=10, kind="int", low=1)
+    n_bins: int = param("equal state bins of [0, 1] (one-hot features)", default=10, kind="int", low=1)
+    gamma: float = param("discount of the bootstrapped targets", default=0.9, low=0.0, high=1.0, closed="left")
+    explore: float = param("epsilon-greedy exploration rate", default=0.1, low=0.0, high=1.0)
+    r_max: float = param("public reward bound (rewards in [0, r_max])", default=0.5, low=0.0, closed="neither")
 
     def fit(self, env: Any = None, *, rng: Any = None) -> BalleQLearning:
         owner = "BalleQLearning"

@@ -35,14 +35,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privrl._params import REQUIRED, Param
 from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
-from privrl.base import CALIBRATION, CONSTANTS, SECURE, Estimator, PrivateEstimator, check_is_fitted
+from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_env
 from privrl.errors import CertificationError, InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.privacy import events
@@ -57,6 +57,9 @@ from privrl.q_learning.calibration import (
 )
 from privrl.q_learning.configs import get_config, planned_updates
 from privrl.q_learning.training import Privatizer, functional_noise, train
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 __all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES"]
 
@@ -115,29 +118,28 @@ def _check_budget(value: Any, name: str, owner: str) -> Any:
     return value
 
 
-ENV = Param("env", "privrl/CenterWalk-v0", "a Gymnasium id or gymnasium.Env (discrete actions, Box "
-            "observations)", kind="object", check=_check_env, cli=False)
-N_SAMPLES = Param("n_samples", None, "environment samples T (None: the configuration's 5000)", kind="int",
-                  low=1, none_ok=True)
-LEARNING_RATE = Param("learning_rate", None, "step size (None: the configuration's, or the 'constants' "
-                      "preset)", low=0.0, closed="neither", none_ok=True)
-BATCH_SIZE = Param("batch_size", None, "transitions per SGD step B (None: the configuration's)", kind="int",
-                   low=1, none_ok=True)
-HIDDEN = Param("hidden", (16, 16), "hidden layer widths of the ReLU MLP", kind="object", check=_check_hidden,
+#: the parameters the four learners share (declared once; each class lists them last)
+ENV = param("a Gymnasium id or gymnasium.Env (discrete actions, Box observations)", default="privrl/CenterWalk-v0",
+            kind="object", check=_check_env, cli=False)
+N_SAMPLES = param("environment samples T (None: the configuration's 5000)", default=None, kind="int", low=1,
+                  none_ok=True)
+LEARNING_RATE = param("step size (None: the configuration's, or the 'constants' preset)", default=None, low=0.0,
+                      closed="neither", none_ok=True)
+BATCH_SIZE = param("transitions per SGD step B (None: the configuration's)", default=None, kind="int", low=1,
+                   none_ok=True)
+HIDDEN = param("hidden layer widths of the ReLU MLP", default=(16, 16), kind="object", check=_check_hidden,
                cli=False)
-REWARD_BOUNDS = Param("reward_bounds", (-1.0, 1.0), "declared (low, high) of every reward (checked, never "
-                      "clipped)", kind="object", check=_check_pair, cli=False)
-OBS_LOW = Param("obs_low", None, "public lower bounds of the observations, mapped to 0 (None: the Box "
-                "space's own; needed where it is unbounded)", kind="array", none_ok=True,
-                check=_check_bounds_array)
-OBS_HIGH = Param("obs_high", None, "public upper bounds of the observations, mapped to 1 (None: the Box "
-                 "space's own)", kind="array", none_ok=True, check=_check_bounds_array)
-_COMMON = (ENV, N_SAMPLES, LEARNING_RATE, BATCH_SIZE, HIDDEN, REWARD_BOUNDS, OBS_LOW, OBS_HIGH)
+REWARD_BOUNDS = param("declared (low, high) of every reward (checked, never clipped)", default=(-1.0, 1.0),
+                      kind="object", check=_check_pair, cli=False)
+OBS_LOW = param("public lower bounds of the observations, mapped to 0 (None: the Box space's own; needed "
+                "where it is unbounded)", default=None, kind="array", none_ok=True, check=_check_bounds_array)
+OBS_HIGH = param("public upper bounds of the observations, mapped to 1 (None: the Box space's own)", default=None,
+                 kind="array", none_ok=True, check=_check_bounds_array)
 
 
-def _config_param(default: str) -> Param:
-    return Param("config", default, "training loop: 'paper' (Algorithm 1's plain SGD, App. E.3) or "
-                 "'reference' (the authors' released DQN-style loop)", kind="option", options=("paper", "reference"))
+def _config(default: str) -> Any:
+    return param("training loop: 'paper' (Algorithm 1's plain SGD, App. E.3) or 'reference' (the authors' "
+                 "released DQN-style loop)", default=default, kind="option", options=("paper", "reference"))
 
 
 # --------------------------------------------------------------------------- observations
@@ -273,7 +275,16 @@ class QLearning(_QLearner):
     """Non-private deep Q-learning in either configuration (the sigma = 0 counterpart)."""
 
     guarantee = None
-    params = (_config_param("reference"), CONSTANTS, *_COMMON)
+    config: str = _config("reference")
+    constants: str = CONSTANTS
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
     def fit(self, env: Any = None, *, rng: Any = None) -> QLearning:
         p = self._validated()
@@ -281,11 +292,6 @@ class QLearning(_QLearner):
         self._run(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds)
         self.privacy_ledger_ = Ledger()
         return self
-
-
-_DPQ_BUDGET = Param("budget", REQUIRED, "the privacy budget PrivacyBudget(epsilon=..., delta=...) (an infinite "
-                    "budget gives QLearning exactly), or None: an uncertified run with noise_std and kernel_beta "
-                    "that claims no epsilon", kind="budget", none_ok=True, cli=False, check=_check_budget)
 
 
 class DPQLearning(PrivateEstimator, _QLearner):
@@ -298,18 +304,30 @@ class DPQLearning(PrivateEstimator, _QLearner):
     (the ledger meets the budget), ``privacy_ledger_``, ``returns_``, ``n_updates_``.
     """
 
-    params = (_DPQ_BUDGET, CALIBRATION, SECURE,
-              Param("noise_std", 0.0, "functional noise sigma of an uncertified run (budget None)", low=0.0),
-              Param("kernel_beta", None, "kernel width beta of an uncertified run (None: 1)", low=0.0,
-                    closed="neither", none_ok=True),
-              Param("kappa", "auto", "noise amplitude bound k of the sensitivity argument ('auto': chosen by "
-                    "the calibration; paper: 23)", low=0.0, closed="neither", options=("auto",)),
-              Param("lipschitz", 4.0, "declared Lipschitz constant L of Q (assumed, not enforced; L^2 = 16 "
-                    "in App. E.3)", low=0.0, closed="neither"),
-              Param("reset", "iteration", "fresh noise paths after every update ('iteration', J = T/B; needed "
-                    "for a certificate), every episode, or never", kind="option",
-                    options=("iteration", "episode", "never")),
-              _config_param("paper"), *_COMMON)
+    budget: PrivacyBudget | None = param(  # type: ignore[assignment]  # None: an uncertified run
+        like=BUDGET, help="the privacy budget PrivacyBudget(epsilon=..., delta=...) (an infinite budget gives "
+        "QLearning exactly), or None: an uncertified run with noise_std and kernel_beta that claims no epsilon",
+        none_ok=True, check=_check_budget)
+    noise_std: float = param("functional noise sigma of an uncertified run (budget None)", default=0.0, low=0.0)
+    kernel_beta: float | None = param("kernel width beta of an uncertified run (None: 1)", default=None, low=0.0,
+                                      closed="neither", none_ok=True)
+    kappa: float | str = param("noise amplitude bound k of the sensitivity argument ('auto': chosen by the "
+                               "calibration; paper: 23)", default="auto", low=0.0, closed="neither",
+                               options=("auto",))
+    lipschitz: float = param("declared Lipschitz constant L of Q (assumed, not enforced; L^2 = 16 in App. E.3)",
+                             default=4.0, low=0.0, closed="neither")
+    reset: str = param("fresh noise paths after every update ('iteration', J = T/B; needed for a certificate), "
+                       "every episode, or never", default="iteration", kind="option",
+                       options=("iteration", "episode", "never"))
+    config: str = _config("paper")
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
     def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False) -> DPQLearning:
         p = self._validated()
@@ -395,19 +413,30 @@ class DPQLearning(PrivateEstimator, _QLearner):
         return q + self._release_noise(self._unit(states))
 
 
-_BASELINE_PRIVATE = (Param("budget", REQUIRED, "the privacy budget PrivacyBudget(epsilon=..., delta=...); an "
-                           "infinite budget gives the noiseless learner", kind="budget", cli=False,
-                           check=_check_budget), CALIBRATION, SECURE)
+class _Baseline(PrivateEstimator, _QLearner):
+    """The two baselines' budget (an (epsilon, delta) budget; infinite: the noiseless learner)."""
+
+    budget: PrivacyBudget = param(like=BUDGET, help="the privacy budget PrivacyBudget(epsilon=..., delta=...); an "
+                                  "infinite budget gives the noiseless learner", check=_check_budget)
 
 
-class InputPerturbationQLearning(PrivateEstimator, _QLearner):
+class InputPerturbationQLearning(_Baseline):
     """Gaussian noise on every reward ([Ven13]-style baseline of App. E.2; spec §5.5).
 
     ``n_samples`` reward releases of sensitivity 1 compose to one Gaussian mechanism with
     ``mu = sqrt(n) / s``: ``tight`` (= ``sound``, today's exact calibration) takes the smallest s
     meeting the budget exactly; ``paper`` the paper's own composition formula (more noise)."""
 
-    params = _BASELINE_PRIVATE + (CONSTANTS, _config_param("reference"), *_COMMON)
+    constants: str = CONSTANTS
+    config: str = _config("reference")
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
     def fit(self, env: Any = None, *, rng: Any = None) -> InputPerturbationQLearning:
         p = self._validated()
@@ -435,7 +464,7 @@ class InputPerturbationQLearning(PrivateEstimator, _QLearner):
         return self
 
 
-class DPSGDQLearning(PrivateEstimator, _QLearner):
+class DPSGDQLearning(_Baseline):
     """DP-SGD baseline ([ACG+16], App. E.2) with sampling rate q = 1 (spec §5.5).
 
     Each update releases the sum of the B per-sample clipped gradients plus ``N(0, (z S)^2 I)``,
@@ -446,9 +475,17 @@ class DPSGDQLearning(PrivateEstimator, _QLearner):
     ledger records the true sensitivity, so its ε spent is larger than the budget
     (``certified_`` False, with a warning)."""
 
-    params = _BASELINE_PRIVATE + (CONSTANTS, Param("clip_norm", 1.0, "per-sample gradient clipping norm C (l2)",
-                                                low=0.0, closed="neither"),
-                               _config_param("reference"), *_COMMON)
+    constants: str = CONSTANTS
+    clip_norm: float = param("per-sample gradient clipping norm C (l2)", default=1.0, low=0.0, closed="neither")
+    config: str = _config("reference")
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
     def fit(self, env: Any = None, *, rng: Any = None) -> DPSGDQLearning:
         p = self._validated()
