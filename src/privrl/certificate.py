@@ -170,13 +170,14 @@ def make_certificate(estimator: Estimator, *, algorithm: str, inputs: dict[str, 
             eps, was = _within(eps, float(eps_budget), "epsilon", algorithm)
             if was is not None:
                 rounded["epsilon_spent"] = was
-        if getattr(budget, "rho", None) is not None and math.isfinite(budget.rho):
+        budget_rho = getattr(budget, "rho", None)
+        if budget_rho is not None and math.isfinite(budget_rho):
             try:
                 rho: float | None = float(ledger.zcdp_rho())
             except (ValueError, TypeError):
                 rho = None
             if rho is not None:
-                rho, was = _within(rho, float(budget.rho), "rho", algorithm)
+                rho, was = _within(rho, float(budget_rho), "rho", algorithm)
                 cert["rho_spent"] = rho
                 if was is not None:
                     rounded["rho_spent"] = was

@@ -41,7 +41,8 @@ class ContractCase:
 
     * ``make(budget)`` — an unfitted estimator with that budget (``PrivacyBudget.non_private()``
       for the infinite budget);
-    * ``fit(estimator, rng)`` — fits it on the case's fixed input and returns what ``fit`` returned;
+    * ``fit(estimator, rng)`` — fits it on the case's fixed input and returns what ``fit`` returned
+      (``rng`` None with ``secure=True``);
     * ``output(estimator)`` — the released output as an array (θ̂, values, policy, regret...);
     * ``make_baseline()`` — the non-private counterpart (or ``None`` when the private class with an
       infinite budget *is* the baseline); ``fit`` and ``output`` must accept it too;
@@ -53,7 +54,7 @@ class ContractCase:
 
     name: str
     make: Callable[[PrivacyBudget], Estimator]
-    fit: Callable[[Estimator, np.random.Generator], Any]
+    fit: Callable[[Estimator, np.random.Generator | None], Any]
     output: Callable[[Estimator], np.ndarray]
     budget: PrivacyBudget
     delta: float = 1e-5

@@ -31,7 +31,7 @@ def divide_noise(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:
     broken = copy.copy(mechanism)
     claimed = mechanism.event()
     broken.noise_multiplier = mechanism.noise_multiplier / divisor
-    broken.event = lambda: claimed  # type: ignore[method-assign]
+    broken.event = lambda: claimed
     return broken
 
 

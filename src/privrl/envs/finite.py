@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,8 +49,13 @@ def backward_induction(P: np.ndarray | Sequence[Step], r: np.ndarray | Sequence[
     ``⟨π_h(·|s), Q_h(s, ·)⟩`` for probabilities ``(…, H, S, A)``, or ``value(h, Q_h)``.
     """
     arrays = isinstance(P, np.ndarray)
-    H = P.shape[-4] if arrays else len(P)
-    steps = [P[..., h, :, :, :] for h in range(H)] if arrays else list(P)
+    steps: list[Step]
+    if isinstance(P, np.ndarray):
+        H = P.shape[-4]
+        steps = [P[..., h, :, :, :] for h in range(H)]
+    else:
+        steps = list(P)
+        H = len(steps)
     rewards = [r[..., h, :, :] for h in range(H)] if isinstance(r, np.ndarray) and arrays else list(r)
     if value is None:
         if policy is None:
@@ -64,16 +69,18 @@ def backward_induction(P: np.ndarray | Sequence[Step], r: np.ndarray | Sequence[
     last = rewards[-1]
     S_end = steps[-1].shape[-1] if not callable(steps[-1]) else None
     V_next = np.zeros((*last.shape[:-2], S_end)) if S_end is not None else None
-    Qs: list[np.ndarray] = [None] * H  # type: ignore[list-item]
-    Vs: list[np.ndarray] = [None] * (H + 1)  # type: ignore[list-item]
-    Vs[H] = V_next
+    Qs: list[np.ndarray] = []               # built from h = H-1 down, then reversed
+    Vs: list[np.ndarray | None] = [V_next]  # V_H: None when the last step is a callable
     for h in range(H - 1, -1, -1):
         q = rewards[h] + _expect(steps[h], V_next) if V_next is not None else rewards[h].copy()
-        Qs[h] = q
-        V_next = Vs[h] = value(h, q)
+        V_next = value(h, q)
+        Qs.append(q)
+        Vs.append(V_next)
+    Qs.reverse()
+    Vs.reverse()
     if not arrays:
         return Qs, Vs
-    return np.stack(Qs, axis=-3), np.stack(Vs, axis=-2)
+    return np.stack(Qs, axis=-3), np.stack(cast("list[np.ndarray]", Vs), axis=-2)  # arrays: no V_h is None
 
 
 def optimal_values(P: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

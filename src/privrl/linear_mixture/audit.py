@@ -31,6 +31,8 @@ consistent).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from privrl.audit.neighbors import replace_one_user
@@ -39,6 +41,7 @@ from privrl.audit.targets_mechanisms import NOISE_DIV_10
 from privrl.audit.targets_tree import HALF_NODES, broken_source
 from privrl.envs.linear_mixture import random_mixture
 from privrl.linear_mixture.estimators import LinOptVI
+from privrl.linear_mixture.regularizers import CentralTreePrivatizer, LocalPrivatizer, Regularizer
 from privrl.privacy import Ledger, PrivacyBudget, Releaser
 from privrl.privacy.noise import NumpyNoise
 
@@ -49,10 +52,10 @@ K, H, D1, D2 = 4, 2, 1, 1
 _MODEL = random_mixture(2, 2, H, D1, D2, rng=0)
 
 
-def privatizer(kind: str, epsilon: float, delta: float, counter: str = "tree") -> tuple[LinOptVI, object]:
+def privatizer(kind: str, epsilon: float, delta: float, counter: str = "tree") -> tuple[LinOptVI, Regularizer]:
     """``(estimator, fresh privatizer)`` of the audited run (calibration "tight"; ``counter`` of the
     central privatizer: the paper's binary tree or the square-root factorization)."""
-    kw = {"counter": counter} if kind == "central" else {}
+    kw: dict[str, Any] = {"counter": counter} if kind == "central" else {}
     est = LinOptVI(n_episodes=K, privatizer=kind, budget=PrivacyBudget(epsilon=epsilon, delta=delta), **kw)
     return est, est.regularizer(_MODEL)
 
@@ -86,11 +89,12 @@ def _central(epsilon: float, delta: float, broken: str | None, counter: str = "t
     def on(which: int):
         def once(rng: np.random.Generator) -> np.ndarray:
             _, reg = privatizer("central", epsilon, delta, counter)
+            assert isinstance(reg, CentralTreePrivatizer)   # the tree's or the factorization's
             reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(broken_source(rng, broken, counters=4), Ledger()))
             if broken == "no-shift":
                 reg.shift_p, reg.shift_r = np.zeros(H), np.zeros(H)
             streams = user_streams(which, *reg.bounds)
-            out = []
+            out: list[np.ndarray] = []
             for t in range(K - 1):
                 stats = reg.update(*(x[t] for x in streams))
                 out.extend(np.asarray(s, float).ravel() for s in stats)
@@ -102,6 +106,7 @@ def _central(epsilon: float, delta: float, broken: str | None, counter: str = "t
 def _local(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     claimed = _claimed("local", epsilon, delta)
     _, reg = privatizer("local", epsilon, delta)
+    assert isinstance(reg, LocalPrivatizer)
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(NumpyNoise(0), Ledger()))
 
     def on(which: int):

@@ -374,9 +374,10 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
         if not budget.is_private:
             std = np.zeros_like(sens)
         else:
+            assert budget.epsilon is not None and budget.delta is not None  # (ε, δ > 0): see noise_plan
             rule = sensitivities(d1, H, value_feature_bound=L, calibration=calibration)
             std = noise_stds(rule, horizon=H, epsilon=float(budget.epsilon), delta=float(budget.delta),
-                             depth=terms if central else 1).rows(H)
+                             depth=tree_depth(K) if central else 1).rows(H)   # sound/paper: the tree
     arrays = [np.array(a, dtype=float) for a in (std, sens, x_bound, y_bound)]
     for a in arrays:
         a.setflags(write=False)
@@ -385,7 +386,7 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
 
 
 # --------------------------------------------------------------------------- Assumption 2, Lemma 3.1
-def upsilon_theory(sigma: Any, *, n_noise_terms: int, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
+def upsilon_theory(sigma: Any, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
     """``Υ = σ √M (4√dim + √(8 ln(8KH/α)))`` (Lemma B.4 with entry variance ``Mσ²``, failure
     ``α/(4KH)`` per (k,h)); ``M = m`` (central tree), ``K`` (local) or ``s_n²`` (central
     factorization: its prefix noise is itself a symmetric Gaussian of entry variance
@@ -394,7 +395,7 @@ def upsilon_theory(sigma: Any, *, n_noise_terms: int, dim: int, n_episodes: int,
                                                + math.sqrt(8 * math.log(8 * n_episodes * horizon / alpha)))
 
 
-def upsilon_monte_carlo(sigma: Any, *, n_noise_terms: int, dim: int, n_episodes: int, horizon: int,
+def upsilon_monte_carlo(sigma: Any, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int,
                         alpha: float, n_samples: int = 4000) -> Any:
     """A tighter data-independent ``Υ`` [derived; a knob, not the paper's]: the Monte-Carlo mean of
     ``‖N‖`` (fixed public seed, plus 3 standard errors) plus the Gaussian-concentration tail
@@ -415,13 +416,13 @@ def _mc_norm_mean(dim: int, n_samples: int) -> float:
     return float(norms.mean() + 3 * norms.std(ddof=1) / math.sqrt(n_samples))
 
 
-def _chi_bound(sigma: Any, n_noise_terms: int, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
+def _chi_bound(sigma: Any, n_noise_terms: float, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
     """``‖z‖ ≤ √M σ (√dim + √(2 ln(4KH/α)))`` (Lemma B.5, Laurent–Massart)."""
     return math.sqrt(n_noise_terms) * sigma * (math.sqrt(dim) + math.sqrt(2 * math.log(4 * n_episodes * horizon / alpha)))
 
 
 def regularity_constants(sigmas: StreamScales, *, d1: int, d2: int, n_episodes: int, horizon: int, alpha: float,
-                         n_noise_terms: int, upsilon: str = "theory", shift_scale: float = 1.0,
+                         n_noise_terms: float, upsilon: str = "theory", shift_scale: float = 1.0,
                          lam: float = 1.0) -> RegularityConstants:
     """Assumption 2 constants of a noisy privatizer (proof of Thm 6.5; spec §3.3, §3.4), per step
     when ``sigmas`` holds ``(H,)`` arrays.

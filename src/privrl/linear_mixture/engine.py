@@ -84,6 +84,15 @@ class _Geometry:
     ``X[h][i]``, action ``a``); ``ψ`` is kept as ``(R, d1·N, k)`` so that ``ϕ`` is one matrix–vector
     product per run."""
 
+    # the true models' tables, set by of_models: P and r for exact evaluation of the played policy
+    # (per step, in the planned layout) and the cdfs / means / reward kinds the rollout samples from
+    P_T: list[np.ndarray]
+    r: list[np.ndarray]
+    cum_P: np.ndarray
+    mean: np.ndarray
+    cum_init: np.ndarray
+    bernoulli: np.ndarray
+
     def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
                  reachable_only: bool) -> None:
         R, S, A, _, d1 = psi.shape
@@ -256,6 +265,12 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     feat = np.empty((R, int(geo.foff[-1])))
     feat[:, geo.foff[H - 1]:] = 0.0                                      # ϕ_H ≡ 0
     rows = np.arange(R)[:, None]
+
+    def policy_value(on: int, n: int, Q3: np.ndarray) -> np.ndarray:
+        """⟨π, Q⟩ at step h's planned states (``pi`` is given whenever ``is_po`` is)."""
+        assert pi is not None
+        return np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3)
+
     for h in range(H - 1, -1, -1):
         n, U = geo.n[h], geo.U[h]
         on = geo.offn[h]
@@ -279,12 +294,12 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
             np.take(Qu, geo.uinv[h], axis=1, out=Qh)
         Q3 = Qh.reshape(R, n, A)
         if all_po:                                                       # V = ⟨π, Q⟩ (no max needed)
-            V[:, on:on + n] = np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3)
+            V[:, on:on + n] = policy_value(on, n, Q3)
             continue
         v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
         if is_po is not None:
             Vmax[:, on:on + n] = v
-            v = np.where(is_po[:, None], np.einsum("arn,rna->rn", pi[:, :, on:on + n], Q3), v)
+            v = np.where(is_po[:, None], policy_value(on, n, Q3), v)
         V[:, on:on + n] = v
     return Q.reshape(R, geo.nsum, A), feat, V, Vmax
 
@@ -299,7 +314,9 @@ def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: Any, beta_
     pi = None if policy is None else np.moveaxis(policy.reshape(1, H * S, A), -1, 0)
     bp = np.broadcast_to(np.asarray(beta_p, dtype=float), (H,))[None]
     br = np.broadcast_to(np.asarray(beta_r, dtype=float), (H,))[None]
-    Q, feat, V, _ = _plan(geo, tuple(x[None] for x in stats), bp, br, pi, None if policy is None else np.array([True]))
+    Lp, up, Lr, ur = stats
+    Q, feat, V, _ = _plan(geo, (Lp[None], up[None], Lr[None], ur[None]), bp, br, pi,
+                          None if policy is None else np.array([True]))
     f = np.stack([np.moveaxis(feat[0, geo.foff[h]:geo.foff[h + 1]].reshape(d1, -1)[:, geo.uinv[h]].reshape(d1, S, A),
                               0, -1) for h in range(H)])
     return Q[0].reshape(H, S, A), V[0].reshape(H + 1, S), f
@@ -475,7 +492,7 @@ class _Lockstep:
         for r in self.model_rows:
             self.u_env[:, r] = self.runs[r].streams["env"].random((n, H + 1, 2))
         self.u_act = np.zeros((n, self.R, H))
-        self.u_tie = np.zeros((n, self.R, H, S, A)) if len(self.random_rows) else None
+        self.u_tie = np.zeros((n, self.R, H, S, A) if len(self.random_rows) else (0,))  # read by random ties only
         for r in range(self.R):
             if r in self.gym_rows:
                 continue
@@ -515,11 +532,12 @@ class _Lockstep:
         for h in range(H):
             x = s[:, h]
             j = geo.jpos[h][x]
-            act = greedy[ar, j] if vi else None
             if po:
                 c = np.cumsum(self.pi[:, ar, j], axis=0).T               # (R, A): π_h(·|s_h)'s cdf
                 pick = inverse_cdf(c, u_act[:, h])
-                act = pick if act is None else np.where(self.is_po, pick, act)
+                act = np.where(self.is_po, pick, greedy[ar, j]) if vi else pick
+            else:
+                act = greedy[ar, j]
             a[:, h] = act
             s[:, h + 1] = inverse_cdf(geo.cum_P[ar, h, x, act], u[:, h, 0])
             mean = geo.mean[ar, h, x, act]
@@ -553,11 +571,11 @@ class _Lockstep:
 
         def value(h: int, q: np.ndarray) -> np.ndarray:
             n, on = geo.n[h], geo.offn[h]
-            w = q[rows, np.arange(n)[None, :], greedy[:, on:on + n]] if vi else None
-            if po:
-                w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], q)
-                w = w_po if w is None else np.where(self.is_po[:, None], w_po, w)
-            return w
+            if not po:
+                return q[rows, np.arange(n)[None, :], greedy[:, on:on + n]]
+            w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], q)
+            return np.where(self.is_po[:, None], w_po, q[rows, np.arange(n)[None, :], greedy[:, on:on + n]]) if vi \
+                else w_po
 
         _, V = backward_induction(self._steps, self._rewards, value=value)
         return self.v_star[self.ar, s0] - V[0][self.ar, geo.pos[0][s0]]

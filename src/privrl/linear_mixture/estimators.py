@@ -109,7 +109,8 @@ class _LinOpt(PrivateEstimator):
     # -- privacy declaration follows the privatizer (a property of the parameters, never of a fit)
     @property
     def guarantee(self) -> str | None:  # type: ignore[override]
-        return {"central": "JDP", "local": "LDP"}.get(getattr(self, "privatizer", None))
+        privatizer: Any = getattr(self, "privatizer", None)
+        return {"central": "JDP", "local": "LDP"}.get(privatizer)
 
     # -- validation and public, data-independent pieces
     def _checked(self) -> dict[str, Any]:
@@ -161,7 +162,7 @@ class _LinOpt(PrivateEstimator):
         plan = self.noise_plan(model)
         if plan is None:
             return NonPrivate(knobs["lam"], **kw)
-        cls: type[Regularizer] = LocalPrivatizer
+        cls: type[CentralTreePrivatizer | LocalPrivatizer] = LocalPrivatizer
         if p["privatizer"] == "central":
             cls = CentralFactorizationPrivatizer if plan.counter == "factorization" else CentralTreePrivatizer
         return cls(plan, upsilon=knobs["upsilon"], shift_scale=knobs["shift_scale"], alpha=p["alpha"],

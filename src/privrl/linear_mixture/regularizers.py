@@ -263,6 +263,13 @@ class _NoisyPrivatizer(Regularizer):
         return self.plan.is_private
 
     @property
+    def releaser(self) -> Releaser:
+        """The run's releaser (set by :meth:`start` whenever the plan is private)."""
+        if self.rel is None:
+            raise RuntimeError(f"{type(self).__name__} draws noise only after start()")
+        return self.rel
+
+    @property
     def sigma(self) -> cal.StreamScales:
         return self.plan.sigma
 
@@ -301,7 +308,7 @@ class _NoisyPrivatizer(Regularizer):
     def _record(self) -> None:
         if self.plan.is_private:
             for event in self.events():
-                self.rel.record(event)
+                self.releaser.record(event)
 
     def _shapes(self) -> list[tuple[int, ...]]:
         H, d1, d2 = self.horizon, self.d1, self.d2
@@ -327,7 +334,7 @@ class CentralTreePrivatizer(_NoisyPrivatizer):
         n_items = max(self.n_episodes - 1, 0)                # episode K's data is never used (spec A9)
         self._counters = []
         for j, (shape, sym) in enumerate(zip(self._shapes(), (True, False, True, False))):
-            noise = NodeNoise(self.rel.noise, plan.std[j]) if plan.is_private else None
+            noise = NodeNoise(self.releaser.noise, plan.std[j]) if plan.is_private else None
             self._counters.append(BinaryCounter(shape, n_items=n_items, sigma=plan.std[j], symmetric=sym,
                                                 noise=noise, sensitivity=plan.sensitivity[j]))
         self._record()
@@ -367,7 +374,7 @@ class CentralFactorizationPrivatizer(CentralTreePrivatizer):
         n_items = max(self.n_episodes - 1, 0)                # episode K's data is never used (spec A9)
         item = plan.item_sensitivity
         self._counters = [FactorizationCounter(shape, n_items=n_items, sigma=plan.std[j], symmetric=sym,
-                                               source=self.rel.noise if plan.is_private else None,
+                                               source=self.releaser.noise if plan.is_private else None,
                                                sensitivity=item[j])
                           for j, (shape, sym) in enumerate(zip(self._shapes(), (True, False, True, False)))]
         self._record()
@@ -413,7 +420,7 @@ class LocalPrivatizer(_NoisyPrivatizer):
     def _privatize(self, items: list[np.ndarray]) -> list[np.ndarray]:
         if not self.plan.is_private:
             return items
-        noise = self.message_noise([x.shape for x in items], self.rel.noise)
+        noise = self.message_noise([x.shape for x in items], self.releaser.noise)
         self._noise_p = self._noise_p + noise[0]
         self._noise_r = self._noise_r + noise[2]
         return [x + n for x, n in zip(items, noise)]
@@ -424,6 +431,14 @@ class LocalPrivatizer(_NoisyPrivatizer):
         Lp, up, Lr, ur = (c.release() for c in self._counters)
         return (_floor_if_needed(Lp, self._noise_p, self.shift_p, self.floor_p), up,
                 _floor_if_needed(Lr, self._noise_r, self.shift_r, self.floor_r), ur)
+
+
+def _batched_privatizer(reg: Regularizer) -> CentralTreePrivatizer | LocalPrivatizer | None:
+    """``reg`` when it is exactly a :class:`CentralTreePrivatizer` or :class:`LocalPrivatizer` (the
+    privatizers whose noise :class:`BatchedStatistics` draws itself; not their subclasses), else None."""
+    if type(reg) is CentralTreePrivatizer or type(reg) is LocalPrivatizer:
+        return reg
+    return None
 
 
 class BatchedStatistics:
@@ -456,16 +471,17 @@ class BatchedStatistics:
             return False
         if type(reg) is NonPrivate:
             return True
-        if type(reg) not in (LocalPrivatizer, CentralTreePrivatizer):
+        noisy = _batched_privatizer(reg)
+        if noisy is None:
             return False
-        if not reg.plan.is_private:
+        if not noisy.plan.is_private:
             return True
-        source = reg.rel.noise
+        source = noisy.releaser.noise
         if type(source) is not NumpyNoise:
             return False
         if type(reg) is CentralTreePrivatizer:
             return all(type(c.noise) is NodeNoise and c.noise.source is source
-                       and np.array_equal(np.asarray(c.noise.sigma), reg.plan.std[j]) for j, c in enumerate(counters))
+                       and np.array_equal(np.asarray(c.noise.sigma), noisy.plan.std[j]) for j, c in enumerate(counters))
         return True
 
     def __init__(self, regs: list[Regularizer]) -> None:
@@ -491,12 +507,15 @@ class BatchedStatistics:
         shapes = [(H, d1, d1), (H, d1), (H, d2, d2), (H, d2)]
         # runs that draw noise: their round layout (standard normals -> the 4 streams' noise)
         noisy, central, scales, layouts = [], [], [], []
-        for r, g in enumerate(regs):
-            if type(g) not in (CentralTreePrivatizer, LocalPrivatizer) or not g.plan.is_private:
+        self._sources: list[NoiseSource] = []   # the noisy runs' own noise sources
+        for r, reg in enumerate(regs):
+            g = _batched_privatizer(reg)
+            if g is None or not g.plan.is_private:
                 continue
             parts = [(sh, sym, g.plan.std[j]) for j, (sh, sym) in enumerate(zip(shapes, (True, False, True, False)))]
             m, scale, idx = gaussian_round_layout(parts)
             noisy.append(r)
+            self._sources.append(g.releaser.noise)
             central.append(type(g) is CentralTreePrivatizer)
             scales.append((m, scale))
             layouts.append(idx)
@@ -524,7 +543,7 @@ class BatchedStatistics:
         self._threshold_p, self._threshold_r = (
             [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in (self._c_rows, self._l_rows)]
             for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)))
-        self._z: np.ndarray | None = None
+        self._z = np.zeros((0, len(noisy), 0))      # drawn in blocks at the first insert
         self._pos = self._filled = 0
         self._round_noise: np.ndarray | None = None
 
@@ -534,8 +553,8 @@ class BatchedStatistics:
         if self._pos == self._filled:
             n = max(1, min(self.n_items - self.counter.t, self.block_rounds))
             z = np.zeros((n, len(self._noisy), self._scale.shape[1]))
-            for j, r in enumerate(self._noisy):
-                z[:, j, :self._m[j]] = self.regs[r].rel.noise.gaussian((n, int(self._m[j])), 1.0)
+            for j, source in enumerate(self._sources):
+                z[:, j, :self._m[j]] = source.gaussian((n, int(self._m[j])), 1.0)
             self._z, self._pos, self._filled = z, 0, n
         scaled = self._scale * self._z[self._pos]
         if self._same_layout:

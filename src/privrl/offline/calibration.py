@@ -266,7 +266,7 @@ def linear_noise(horizon: int, d: int, budget: PrivacyBudget, *, calibration: st
                               "(Gaussian noise cannot give pure DP)", budget)
         mu = gaussian_mu(budget)
         on = sens.ravel() > 0
-        std = np.zeros(sens.size)
+        std: np.ndarray = np.zeros(sens.size)
         if math.isfinite(mu):
             std[on] = split_gaussian_streams(mu, sens.ravel()[on], weights=weight.ravel()[on]) * _SLACK
         std = std.reshape(sens.shape)

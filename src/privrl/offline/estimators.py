@@ -62,7 +62,9 @@ class _TabularBase(Estimator):
     neighboring = Neighboring.REPLACE_ONE
     _knob_hint = ""
 
-    def _constants(self, p: dict[str, Any]) -> dict[str, float]:
+    def _constants(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The utility constants: the preset's, each replaced by the value given (floats; the
+        split power may be 'auto')."""
         preset = dict(TABULAR_PRESETS[p["constants"]])
         return {k: (preset[k] if p[k] is None else (p[k] if isinstance(p[k], str) else float(p[k])))
                 for k in preset if k in p}

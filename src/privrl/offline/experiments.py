@@ -145,7 +145,7 @@ def _statistics(kind: str, instance: Any, data_seed: int, sizes: tuple[int, ...]
     else:
         mdp, mu = tabular_benchmark(str(instance))
     data = mdp.sample(mu, max(sizes), rng=np.random.default_rng(data_seed))
-    return tuple(offline_statistics(data, mdp.n_states, mdp.n_actions, list(sizes)))  # type: ignore[arg-type]
+    return tuple(offline_statistics(data, mdp.n_states, mdp.n_actions, list(sizes)))
 
 
 def _data_seed(ctx: RunContext) -> int:
@@ -297,9 +297,9 @@ def _mean_se(table: Any) -> tuple[Any, Any]:
     return table.mean(axis=1), table.std(axis=1).fillna(0.0) / np.sqrt(n)
 
 
-def _small_k_headline(gaps: Any, labels: list[str], vapvi: Any) -> dict[str, str]:
-    """Headline cells of the Figure 1 claim: per calibration, the largest mean gap difference to
-    VAPVI over K ≤ 1000 of each budget's curve."""
+def _small_k_headline(gaps: Any, labels: list[str], vapvi: Any) -> dict[str, Any]:
+    """Headline cells of the Figure 1 claim (keyword arguments of its :class:`Claim`): per
+    calibration, the largest mean gap difference to VAPVI over K ≤ 1000 of each budget's curve."""
     cells = {}
     for cal, key in (("paper", "paper_calibration_value"), ("tight", "tight_value")):
         items = []
@@ -523,7 +523,7 @@ def tabular_claims(df: Any) -> list[Claim]:
                     f"{', '.join(stuck)} still at the trivial policy's gap at {top} (the privacy term ∝ 1/(nε) "
                     "needs more data); every other budget is within a quarter of the trivial gap of APVI")))
             else:
-                headline = {}
+                headline: dict[str, Any] = {}
                 if bench == "random" and constants == "practical":
                     last = {lbl: _mean_se(_per_seed(sub, lbl, "n"))[0] for lbl in dp}
                     headline = dict(paper_value="privacy cost lower order (Thm 3.4; no experiment)",

@@ -52,7 +52,7 @@ __all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_count
 #: threshold E/4, C1 = 0.5 (tied for DP-APVI, best for APVI) and the count split (S, 1) (k = 1: the
 #: n_sa family gets the smaller noise, which the coverage threshold needs); theory keeps the paper's
 #: even split (k = 0). See ``docs/offline.md``.
-TABULAR_PRESETS: dict[str, dict[str, float]] = {
+TABULAR_PRESETS: dict[str, dict[str, float | str]] = {
     "theory": {"c1": math.sqrt(2.0), "c2": 16.0, "c_unvisited": 2.0, "threshold_multiplier": 1.0,
                "split_power": 0.0},
     "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": "auto"},

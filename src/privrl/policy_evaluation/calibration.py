@@ -197,7 +197,7 @@ def scaled_gaussian_delta(epsilon: float, shift: float, log_var_ratio: float, d:
     return float(min(1.0, value + err))
 
 
-def pure_scale_delta(epsilon: float, log_var_ratio: float, d: int) -> np.ndarray:
+def pure_scale_delta(epsilon: float | np.ndarray, log_var_ratio: float, d: int) -> np.ndarray:
     """δ(ε) = H_{e^ε}(N(0, I_d) ‖ N(0, e^t I_d)) in closed form (χ²_d tails), vectorised over ε.
     With L = (d/2)t + c‖z‖², c = (e^{−t} − 1)/2, and ‖z‖² ~ χ²_d under P, e^t χ²_d under Q."""
     eps = np.asarray(epsilon, dtype=float)
@@ -388,8 +388,8 @@ def smoothed_gaussian(epsilon: float, delta: float, d: int, *, calibration: str 
 @lru_cache(maxsize=512)
 def _smoothed_gaussian(epsilon: float, delta: float, d: int, calibration: str, smoothing: str,
                        constants: str) -> SmoothedGaussian:
-    common = {"epsilon": epsilon, "delta": delta, "d": d, "calibration": calibration,
-              "smoothing": smoothing, "constants": constants}
+    common: dict[str, Any] = {"epsilon": epsilon, "delta": delta, "d": d, "calibration": calibration,
+                              "smoothing": smoothing, "constants": constants}
     if math.isinf(epsilon):
         return SmoothedGaussian(**common, alpha=0.0, beta=math.inf, discrete=False, epsilon_spent=math.inf)
     eps = min(epsilon, EPSILON_CAP)

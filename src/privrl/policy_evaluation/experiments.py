@@ -267,7 +267,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
             if len(sub):
                 mean_se_band(ax1, _np(sub), "m", label=f"{alg}, {feats}", logx=True, logy=True, marker="o")
     ax1.set(title=f"(1) non-private (LSL: λ = λmin + {FIXED_COEF:g}·√m)", xlabel="batch size m", ylabel="RMSE")
-    colours = colormaps["tab10"].colors
+    colours = [colormaps["tab10"](i) for i in range(10)]
     for i, m in enumerate(_panel2_sizes(df)):
         for j, alg in enumerate(("LSL", "DP-LSL")):
             sub = df[(df["metric"] == "rmse") & (df["features"] == "tabular") & (df["F_max"] == f_np)

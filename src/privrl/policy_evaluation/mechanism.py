@@ -137,7 +137,7 @@ class DPLSWMechanism(_SmoothedRelease):
     ‖(Γ^{1/2}Φ)^†‖ = 1 / σ_min(Γ^{1/2}Φ).
     """
 
-    weights: np.ndarray = field(default=None)  # type: ignore[assignment]
+    weights: np.ndarray = field(kw_only=True)
 
     @property
     def pinv_norm(self) -> float:
@@ -180,7 +180,7 @@ class DPLSLMechanism(_SmoothedRelease):
     σ_X = α · 2 F_max ‖Φ‖ / (λ − λ_min) · √ψ^λ_X (Lemma 9 for ψ^λ) satisfies Lemma 1.
     """
 
-    relevance: np.ndarray = field(default=None)  # type: ignore[assignment]
+    relevance: np.ndarray = field(kw_only=True)
     lam: float = 0.0
     phi_norm: float = 0.0
 

@@ -85,7 +85,7 @@ def _dp() -> Any:
     return _events.dp()
 
 
-def _approx_cls() -> type:
+def _approx_cls() -> type[Any]:
     return _events.approx_event_class()
 
 
@@ -300,7 +300,9 @@ def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
     atoms). One (ε, δ) event's worst-case pair (Kairouz, Oh & Viswanath 2015) has loss +∞ with
     mass δ, +ε with mass (1−δ)e^ε/(1+e^ε) and −ε with mass (1−δ)/(1+e^ε); it is symmetric in the
     two neighbouring directions, and independent losses add."""
-    losses, probs, inf_mass = np.zeros(1), np.ones(1), 0.0
+    losses: np.ndarray = np.zeros(1)
+    probs: np.ndarray = np.ones(1)   # float64 (np.bincount with weights; its stub says intp)
+    inf_mass = 0.0
     for base, n in _flatten(others):
         if isinstance(base, _dp().NoOpDpEvent):
             continue

@@ -22,10 +22,10 @@ w_i = 2λ n_i Δ_i² / σ_i³ give σ_i ∝ (n_i Δ_i² / w_i)^{1/3}.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
@@ -96,8 +96,8 @@ def gaussian_mu(budget: Any) -> float:
     return 1.0 / gaussian_multiplier(float(budget.epsilon), float(budget.delta))
 
 
-def split_gaussian_streams(mu: float, sensitivities: Sequence[float], *, weights: Sequence[float] | None = None,
-                           counts: Sequence[float] | None = None) -> np.ndarray:
+def split_gaussian_streams(mu: float, sensitivities: ArrayLike, *, weights: ArrayLike | None = None,
+                           counts: ArrayLike | None = None) -> np.ndarray:
     """Noise stds σ_i of k Gaussian streams whose composition has exactly ``mu``:
     Σ_i n_i Δ_i²/σ_i² = μ², split to minimise Σ_i w_i σ_i (module docstring):
     σ_i = (n_i Δ_i²/w_i)^{1/3} · (Σ_j (n_j Δ_j² w_j²)^{1/3})^{1/2} / μ.

@@ -30,7 +30,7 @@ def dp() -> Any:
 
 
 @cache
-def approx_event_class() -> type:
+def approx_event_class() -> type[Any]:
     """The :class:`ApproxDpEvent` class, defined on first use (it subclasses ``DpEvent``)."""
     import attr
 
@@ -40,8 +40,10 @@ def approx_event_class() -> type:
     def _delta(instance: Any, attribute: Any, value: Any) -> None:
         check_scalar(value, "delta", owner="ApproxDpEvent", low=0.0, high=1.0)
 
+    from dp_accounting import DpEvent
+
     @attr.define(frozen=True)
-    class ApproxDpEvent(dp().DpEvent):
+    class ApproxDpEvent(DpEvent):
         """An (ε, δ)-DP release of a mechanism that has no closer description.
 
         ``epsilon`` in [0, inf] (``inf``: non-private), ``delta`` in [0, 1]. The PLD accountant

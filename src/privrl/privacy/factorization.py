@@ -113,7 +113,8 @@ class FactorizationCounter:
     def noise_sequence(self) -> np.ndarray:
         """``(n_items, *shape)``: ``n_t = Σ_{j≤t} c_{t−j} z_j`` for ``t = 1 … n_items`` (drawn at the
         first call; zeros when σ = 0)."""
-        if self._noise is None:
+        if self._noise is None:   # noisy: __init__ checked that there is a source
+            assert self.source is not None
             n = self.n_items
             sig = np.broadcast_to(np.asarray(self.sigma, dtype=float), (self.shape[0],))
             z = scaled_noise(self.source, (n, *self.shape), self.symmetric, sig, axis=1)
@@ -147,14 +148,15 @@ class FactorizationCounter:
 
     def noise_sum(self) -> np.ndarray:
         """The noise of the current release, ``n_t`` (zeros before the first insert)."""
-        if self.t == 0 or not len(self._noise):
+        if self.t == 0:
             return np.zeros(self.shape)
-        return self._noise[self.t - 1]
+        noise = self.noise_sequence()   # drawn at the first insert
+        return noise[self.t - 1] if len(noise) else np.zeros(self.shape)
 
     def release(self) -> np.ndarray:
         """``Σ_{j≤t} x_j + n_t (+ shift·I)``; repeated calls without an insert return the same array."""
         if self._release is None:
-            out = self._exact + self.noise_sum() if self.t and len(self._noise) else self._exact.copy()
+            out = self._exact + self.noise_sum() if self.t and len(self.noise_sequence()) else self._exact.copy()
             self._release = with_shift(out, self.shift)
         return self._release
 

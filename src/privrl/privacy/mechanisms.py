@@ -86,7 +86,7 @@ class _AdditiveMechanism:
             noise = make_noise(rng, secure=self.secure, owner=owner)
         elif rng is not None:
             raise param_error("rng", owner, "None when a noise source is given", type(rng).__name__)
-        return tuple(self._release(value, noise))  # type: ignore[return-value]
+        return tuple(self._release(value, noise))
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(sensitivity={self.sensitivity!r}, "

@@ -34,7 +34,7 @@ Shape = tuple[int, ...]
 
 
 def _shape(shape: Any) -> Shape:
-    return (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
 
 
 _TRIU: dict[int, tuple[np.ndarray, np.ndarray]] = {}

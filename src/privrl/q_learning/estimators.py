@@ -118,6 +118,12 @@ def _check_budget(value: Any, name: str, owner: str) -> Any:
     return value
 
 
+def _epsilon_delta(budget: PrivacyBudget) -> tuple[float, float]:
+    """(ε, δ) of a private budget that passed :func:`_check_budget` (an (ε, δ > 0) budget)."""
+    assert budget.epsilon is not None and budget.delta is not None
+    return float(budget.epsilon), float(budget.delta)
+
+
 #: the parameters the four learners share (declared once; each class lists them last)
 ENV = param("a Gymnasium id or gymnasium.Env (discrete actions, Box observations)", default="privrl/CenterWalk-v0",
             kind="object", check=_check_env, cli=False)
@@ -357,7 +363,7 @@ class DPQLearning(PrivateEstimator, _QLearner):
             if why:
                 raise CertificationError(f"{owner} cannot certify this run: " + "; ".join(why) + ".")
             cal = calibrate_functional_noise(
-                float(budget.epsilon), float(budget.delta), n_samples=cfg.n_samples, batch_size=cfg.batch_size,
+                *_epsilon_delta(budget), n_samples=cfg.n_samples, batch_size=cfg.batch_size,
                 learning_rate=cfg.learning_rate, lipschitz=p["lipschitz"], n_actions=m,
                 calibration=p["calibration"], kappa=p["kappa"])
             sigma, beta = cal.sigma, cal.beta
@@ -380,10 +386,11 @@ class DPQLearning(PrivateEstimator, _QLearner):
             # Cameron–Martin) and the tail event of the amplitude bound k
             for event in release_events(cal, res.n_updates):
                 rel.record(event)
-            spent = self.privacy_ledger_.epsilon(float(budget.delta))
-            self.certified_ = bool(spent <= float(budget.epsilon) * (1.0 + 1e-9))
+            eps, delta = _epsilon_delta(budget)
+            spent = self.privacy_ledger_.epsilon(delta)
+            self.certified_ = bool(spent <= eps * (1.0 + 1e-9))
             if not self.certified_:
-                self._warn_uncertified(cal, spent, float(budget.delta))
+                self._warn_uncertified(cal, spent, delta)
             else:
                 _warn_noise_dominates(owner, sigma, (bounds[1] - bounds[0]) / 2.0, "half the declared reward "
                                       "range", "A larger budget, a smaller learning_rate or lipschitz (the "
@@ -445,8 +452,7 @@ class InputPerturbationQLearning(_Baseline):
         budget: PrivacyBudget = p["budget"]
         std = 0.0
         if budget.is_private:
-            std = input_perturbation_std(float(budget.epsilon), float(budget.delta), cfg.n_samples,
-                                         p["calibration"])
+            std = input_perturbation_std(*_epsilon_delta(budget), cfg.n_samples, p["calibration"])
         rngs = child_rngs(rng, *_STREAMS)
         rel = self._privacy(None if p["secure"] else rngs["reward"])
 
@@ -496,8 +502,7 @@ class DPSGDQLearning(_Baseline):
         clip = p["clip_norm"]
         multiplier = 0.0
         if budget.is_private:
-            multiplier = dpsgd_noise_multiplier(float(budget.epsilon), float(budget.delta), max(n_steps, 1),
-                                                p["calibration"])
+            multiplier = dpsgd_noise_multiplier(*_epsilon_delta(budget), max(n_steps, 1), p["calibration"])
         true_sens = 2.0 * cfg.batch_size * clip       # every sample's clipped gradient may flip
         claimed = (1.0 if p["calibration"] == "paper" else 2.0) * cfg.batch_size * clip
         std = multiplier * claimed
@@ -523,10 +528,11 @@ def _certified(est: Any, budget: PrivacyBudget, why: str) -> bool:
     what the ledger truly spends when it does not (the paper calibrations)."""
     if not budget.is_private:
         return False
-    spent = est.privacy_ledger_.epsilon(float(budget.delta))
-    if spent <= float(budget.epsilon) * (1.0 + 1e-9):
+    eps, delta = _epsilon_delta(budget)
+    spent = est.privacy_ledger_.epsilon(delta)
+    if spent <= eps * (1.0 + 1e-9):
         return True
     warnings.warn(f"{type(est).__name__}: calibration {est.calibration!r} does not certify the budget: {why}. The "
-                  f"ledger records the true spend: epsilon = {spent:.4g} at delta = {float(budget.delta):g}; "
+                  f"ledger records the true spend: epsilon = {spent:.4g} at delta = {delta:g}; "
                   "certified_ is False.", PrivacyLeakWarning, stacklevel=3)
     return False

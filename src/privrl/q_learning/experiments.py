@@ -166,6 +166,8 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         elif algo == "functional" and budget is None:        # Figure 1: sigma given, no ε claimed
             est = DPQLearning(budget=None, noise_std=float(params["sigma"]), kernel_beta=float(params["beta"]),
                               reset=params["reset"], **common)
+        elif budget is None:  # pragma: no cover - settings are fixed
+            raise ValueError(f"{algo!r} runs need an epsilon")
         elif algo == "functional":
             try:
                 cal = functional_calibration(float(params["epsilon"]), calibration, n)
@@ -182,8 +184,7 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         elif algo == "dpsgd":
             est = DPSGDQLearning(budget=budget, calibration=calibration, **common)
         elif algo == "balle":
-            kw = {"calibration": calibration} if "calibration" in BalleQLearning._param_names() else {}
-            est = BalleQLearning(budget=budget, n_samples=n, n_rounds=max(1, n // 500), **kw)
+            est = BalleQLearning(budget=budget, calibration=calibration, n_samples=n, n_rounds=max(1, n // 500))
         else:  # pragma: no cover - settings are fixed
             raise ValueError(f"unknown algorithm {algo!r}")
         est.fit(rng=ctx.rng)
@@ -517,6 +518,7 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     common = dict(config="paper", n_samples=int(params["n_samples"]), hidden=tuple(params["hidden"]),
                   env=params.get("env", "privrl/CenterWalk-v0"))
     keys = {"calibration": cal, "epsilon": eps}
+    est: QLearning | DPQLearning
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
         warnings.simplefilter("ignore", PrivacyLeakWarning)

@@ -219,6 +219,7 @@ class _OUField:
     """
 
     _tail: tuple[int, ...] = ()
+    _noise: NoiseSource  # one path's source (OUPath); OUNoise overrides _draw_standard_normals
 
     def _init_field(self, owner: str, beta: float, sigma: float, seed_endpoints: bool) -> None:
         self.beta = check_scalar(beta, "beta", owner=owner, low=0.0, closed="neither")
@@ -322,8 +323,11 @@ class _OUField:
         if x_left is None and x_right is None:  # empty path
             z = sigma * self._normal()
         elif x_left is None or x_right is None:  # one-sided: beyond the stored states
-            d = x_right - x if x_left is None else x - x_left
-            y_nbr = y_right if x_left is None else y_left
+            if x_left is None:
+                assert x_right is not None  # both None is the empty path above
+                d, y_nbr = x_right - x, y_right
+            else:
+                d, y_nbr = x - x_left, y_left
             rho = math.exp(-beta * d)
             z = rho * y_nbr + sigma * math.sqrt(-math.expm1(-2.0 * beta * d)) * self._normal()
         else:

@@ -254,6 +254,7 @@ class _TorchLearner:
         self.net = build_network(sizes[0], tuple(sizes[1:-1]), sizes[-1], rng)
         self.target = copy.deepcopy(self.net) if has_target else None
         self.cfg = cfg
+        self.opt: torch.optim.Optimizer
         if cfg.optimizer == "sgd":
             self.opt = torch.optim.SGD(self.net.parameters(), lr=cfg.learning_rate)
         else:
