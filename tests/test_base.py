@@ -1,6 +1,7 @@
 """privrl.base.Estimator: parameters, fitted state, privacy queries."""
 
 import math
+from typing import ClassVar
 
 import pytest
 from dp_accounting import GaussianDpEvent
@@ -130,6 +131,58 @@ def test_bad_values_of_the_declaration_are_refused():
             with pytest.raises(InvalidParameterError, match=f"'{p.name}'"):
                 p.validate(bad, "NoisyMean")
     assert Param("n", REQUIRED, kind="int", low=1).bad_values()[0] == -1
+
+
+def test_fields_become_params_in_declaration_order_and_leave_the_class():
+    assert [p.name for p in NoisyMean.params] == ["budget", "calibration", "secure", "scale", "mode"]
+    assert NoisyMean.param("scale") == Param("scale", 1.0, "noise scale factor", low=0.0, closed="neither")
+    assert PrivateEstimator.param("budget").required and not NoisyMean.param("calibration").required
+    assert not hasattr(NoisyMean, "scale") and not hasattr(PrivateEstimator, "budget")  # values live on instances
+
+
+def test_a_redeclared_parameter_keeps_its_place_and_takes_the_new_declaration():
+    from privrl.base import BUDGET
+
+    def positive_budget(value, name, owner):
+        return value
+
+    class Narrow(NoisyMean):
+        budget: PrivacyBudget = param(like=BUDGET, help="an (epsilon, delta) budget", check=positive_budget)
+        extra: int = param("one more", default=3, kind="int", low=0)
+
+    import inspect
+
+    assert list(inspect.signature(Narrow).parameters) == ["budget", "calibration", "secure", "scale", "mode", "extra"]
+    budget = Narrow.param("budget")
+    assert (budget.help, budget.check, budget.kind, budget.cli, budget.required) == (
+        "an (epsilon, delta) budget", positive_budget, "budget", False, True)
+    assert NoisyMean.param("budget").check is None                      # the parent keeps its own
+    est = Narrow(budget=PrivacyBudget(epsilon=1.0, delta=1e-5), extra=5)
+    assert (est.extra, est.scale) == (5, 1.0)
+
+
+def test_declarations_the_type_checker_would_read_differently_are_refused():
+    from privrl.base import CALIBRATION, Estimator
+
+    with pytest.raises(TypeError, match="sets 'params'"):
+        type("Old", (Estimator,), {"params": (Param("lam", 1.0),)})
+    with pytest.raises(TypeError, match="needs a type annotation"):
+        type("Bare", (Estimator,), {"lam": param("ridge", default=1.0)})
+    with pytest.raises(TypeError, match="Labelled.label is annotated but is not a parameter"):
+        class Labelled(Estimator):
+            label: str = "a constant"
+    with pytest.raises(TypeError, match="omit default= for a required parameter"):
+        param("ridge", default=REQUIRED)
+    with pytest.raises(TypeError, match="needs default="):
+        param(like=CALIBRATION)
+
+    class Fine(Estimator):
+        label: ClassVar[str] = "a constant"                             # constants are ClassVars
+        lam: float = param("ridge", default=1.0)
+        calibration: str = CALIBRATION                                  # a shared declaration
+
+    assert [p.name for p in Fine.params] == ["lam", "calibration"] and Fine.label == "a constant"
+    assert param(like=CALIBRATION, default="sound").default == "sound"
 
 
 def test_private_fit_records_every_release_and_spends_the_budget():
