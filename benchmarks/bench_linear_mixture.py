@@ -140,8 +140,8 @@ def main() -> None:
     frontier = bench_frontier(args.batch_episodes)
     with_frontier = sorted(tasks)
     with_frontier[0] += frontier
-    emit("zhou_paper_projection", experiments="zhou2022-regret + frontier-linear-mixture", cpu_seconds=sum(tasks) + frontier,
-         seconds=max(with_frontier), cores=2, peak_mb=float("nan"))
+    emit("zhou_paper_projection", experiments="zhou2022-regret + frontier-linear-mixture",
+         cpu_seconds=sum(tasks) + frontier, seconds=max(with_frontier), cores=2, peak_mb=float("nan"))
 
 if __name__ == "__main__":
     main()

@@ -50,7 +50,8 @@ def _child(experiment: str, scale: str, seed: int) -> None:
     # an experiment whose batches span seeds runs them as one lockstep batch: one seed alone would
     # not show that cost (it is far less than a tenth), so all its seeds run and nothing is projected
     first = exp.settings_for(scale)[0]
-    spans = exp.run_batch is not None and exp.batch_key is not None and exp.batch_key(first, 0) == exp.batch_key(first, 1)
+    spans = (exp.run_batch is not None and exp.batch_key is not None
+             and exp.batch_key(first, 0) == exp.batch_key(first, 1))
     seeds = list(range(n_seeds)) if spans else [seed]
     specs = plan_runs(experiment, scale, seeds)
     times, cpu_times, failed = [], [], 0

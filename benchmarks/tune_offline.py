@@ -102,7 +102,8 @@ def tune_linear(seeds: int) -> dict:
             v_star = mdp.optimal_value()
             for budget in LIN_BUDGETS:
                 plan = linear_noise(H, d, budget)
-                fit = linear_pessimistic_vi(mdp.features, stats, stats, lam=1.0 + knobs["lam_shift"] * 2 * plan.shift.max(),
+                fit = linear_pessimistic_vi(mdp.features, stats, stats,
+                                            lam=1.0 + knobs["lam_shift"] * 2 * plan.shift.max(),
                                             penalty_coef=knobs["C"] * math.sqrt(d), additive=0.0, noise=plan,
                                             rel=Releaser(make_noise(noise_seed), Ledger()))
                 scores.append((v_star - mdp.value(fit.policy)) / v_star)

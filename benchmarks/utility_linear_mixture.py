@@ -14,7 +14,7 @@ theory constants, same ε), ``trivial`` (the regret of the constant tie-break po
 (fraction of fits whose last-episode Q is clipped everywhere: the UtilityWarning), and ``target``.
 ``rows(seeds, calibrations=("sound", "tight"))`` restricts the grid (the default row is always kept).
 
-    .venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks'); import utility_linear_mixture as u; print(u.rows(3))"
+    PYTHONPATH=benchmarks .venv/bin/python -c "import utility_linear_mixture as u; print(u.rows(3))"
     .venv/bin/python benchmarks/utility_linear_mixture.py --defaults-only --seeds 100 --epsilons 1
 """
 

@@ -7,13 +7,14 @@ chain of §6 (N = 40, p = 0.5, γ = 0.99, tabular features, w = 1/N, F_max = 1),
 ``value`` its mean over seeds (data seeds 7000 + s, noise seeds 8000 + s: disjoint from the tuning
 script's and the experiments'). σ_X is data-dependent and private, so ``noise_std`` is its
 data-independent upper bound α·F_max·‖(Γ^{1/2}Φ)^†‖·√ψ̄, ψ̄ = Σ_s w_s ≥ ψ_X (rounded up to
-e^{jβ} under the tight calibration; ``noise_std_kind`` says so); extra keys: ``noise_multiplier`` (α), ``beta``, ``sigma_diagnostic``
+e^{jβ} under the tight calibration; ``noise_std_kind`` says so); extra keys: ``noise_multiplier`` (α),
+``beta``, ``sigma_diagnostic``
 (the mean realised σ_X — a non-private diagnostic on this public benchmark), ``value_se``,
 ``ratio_to_sound`` (value / the sound row's, same constants), ``target`` where the issue sets one.
 For DP-LSW the practical preset changes only the tight calibration (its β); paper and sound fix
 (α, β) by their closed forms.
 
-    .venv/bin/python -c "import sys; sys.path.insert(0, 'benchmarks'); import utility_policy_evaluation as u; print(u.rows(5))"
+    PYTHONPATH=benchmarks .venv/bin/python -c "import utility_policy_evaluation as u; print(u.rows(5))"
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def rows(seeds: int) -> list[dict[str, Any]]:
             sg = mech.smoothed
             out.append({**base, "name": f"dp_lsw_{calibration}_{constants}", "algorithm": "DP-LSW",
                         "calibration": calibration, "constants": constants,
-                        "noise_std": mech.noise_bound(M), "noise_std_kind": "data-independent upper bound (psi <= sum w)",
+                        "noise_std": mech.noise_bound(M),
+                        "noise_std_kind": "data-independent upper bound (psi <= sum w)",
                         "noise_multiplier": sg.alpha, "beta": sg.beta, "epsilon_spent": sg.epsilon_spent,
                         "sigma_diagnostic": float(np.mean(sigmas)), "value": float(np.mean(errs)),
                         "value_se": float(np.std(errs, ddof=1) / math.sqrt(seeds)) if seeds > 1 else 0.0,

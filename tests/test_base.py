@@ -39,12 +39,14 @@ def test_get_set_params_and_repr():
     assert est.get_params() == {"budget": PrivacyBudget(epsilon=1.0, delta=1e-5), "sigma": 3.0}
     assert est.set_params(sigma=4.0) is est and est.sigma == 4.0
     assert repr(est) == "Mean(budget=PrivacyBudget(epsilon=1.0, delta=1e-05), sigma=4.0)"
-    with pytest.raises(InvalidParameterError, match=r"The 'sgma' parameter of Mean does not exist: parameter names must be one of \['budget', 'sigma'\]. Got sgma=1.0 instead."):
+    with pytest.raises(InvalidParameterError, match=r"The 'sgma' parameter of Mean does not exist: parameter names "
+                                                    r"must be one of \['budget', 'sigma'\]. Got sgma=1.0 instead."):
         est.set_params(sgma=1.0)
 
 
 def test_not_fitted():
-    with pytest.raises(NotFittedError, match=r"This Mean instance is not fitted yet: call 'fit' before using 'privacy_ledger_'"):
+    with pytest.raises(NotFittedError,
+                       match=r"This Mean instance is not fitted yet: call 'fit' before using 'privacy_ledger_'"):
         Mean().privacy_spent(1e-5)
     with pytest.raises(AttributeError):  # NotFittedError is an AttributeError too
         check_is_fitted(Mean(), "theta_")

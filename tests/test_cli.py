@@ -697,7 +697,8 @@ _CALIBRATE_TIMEOUT = 30  # seconds: "at once" is a few seconds; a hang is cut he
 
 @pytest.mark.parametrize("mechanism,epsilon", [("gaussian", "1000"), ("gaussian", "1e6"), ("laplace", "1e6")])
 def test_calibrate_answers_at_once_for_huge_epsilon(mechanism, epsilon):
-    args = ["calibrate", mechanism, "--epsilon", epsilon, "--json"] + (["--delta", "1e-5"] if mechanism == "gaussian" else [])
+    args = (["calibrate", mechanism, "--epsilon", epsilon, "--json"]
+            + (["--delta", "1e-5"] if mechanism == "gaussian" else []))
     try:
         res = subprocess.run(_cmd(args), capture_output=True, text=True, timeout=_CALIBRATE_TIMEOUT)
     except subprocess.TimeoutExpired:

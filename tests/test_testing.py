@@ -182,7 +182,8 @@ def test_bad_params_with_an_unknown_name_is_a_case_error():
 
 
 def test_unknown_check_name():
-    with pytest.raises(InvalidParameterError, match=r"The 'checks' parameter of check_contract must contain only .* Got 'typo'"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"The 'checks' parameter of check_contract must contain only .* Got 'typo'"):
         check_contract(make_case(), ["typo"])
     assert set(CHECKS) == {"params_roundtrip", "fit_returns_self", "bad_params", "declared_params", "secure",
                            "same_rng_same_result", "different_rng_different_noise", "infinite_budget_is_baseline",

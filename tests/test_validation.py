@@ -60,11 +60,13 @@ def test_check_option():
 def test_check_array_shapes_and_values():
     arr = check_array([[1, 2], [3, 4]], "P", shape=(None, 2), low=0, high=4)
     assert arr.dtype == float and arr.shape == (2, 2)
-    with pytest.raises(InvalidParameterError, match=r"^The 'P' parameter of M must be a 3-dimensional array. Got shape \(2, 2\) instead.$"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"^The 'P' parameter of M must be a 3-dimensional array. Got shape \(2, 2\) instead.$"):
         check_array(arr, "P", owner="M", ndim=3)
     with pytest.raises(InvalidParameterError, match=r"must have shape \(any, 3\). Got shape \(2, 2\) instead."):
         check_array(arr, "P", shape=(None, 3))
-    with pytest.raises(InvalidParameterError, match=r"must contain only finite values. Got 1 non-finite entries instead."):
+    with pytest.raises(InvalidParameterError,
+                       match=r"must contain only finite values. Got 1 non-finite entries instead."):
         check_array([1.0, np.nan], "r")
     assert np.isnan(check_array([1.0, np.nan], "r", finite=False)[1])
     with pytest.raises(InvalidParameterError, match=r"must have entries >= 0. Got minimum -1.0 instead."):
@@ -78,7 +80,8 @@ def test_check_array_shapes_and_values():
 
 def test_check_array_never_truncates_to_int():
     np.testing.assert_array_equal(check_array([0.0, 2.0], "a", dtype=int), [0, 2])
-    with pytest.raises(InvalidParameterError, match=r"The 'actions' parameter must be an array of integers. Got non-integer values"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"The 'actions' parameter must be an array of integers. Got non-integer values"):
         check_array([0.0, 1.5], "actions", dtype=int)
     with pytest.raises(InvalidParameterError, match="array of integers"):
         check_array([0.0, np.inf], "actions", dtype=np.int64)

@@ -147,9 +147,11 @@ class Param:
         if self.kind in ("float", "int"):
             eps = 1 if self.kind == "int" else 1e-9
             if self.low is not None:
-                out.append(self.low - (eps if self.closed in ("both", "left") else 0) - (1 if self.kind == "int" else 0))
+                out.append(self.low - (eps if self.closed in ("both", "left") else 0)
+                           - (1 if self.kind == "int" else 0))
             if self.high is not None:
-                out.append(self.high + (eps if self.closed in ("both", "right") else 0) + (1 if self.kind == "int" else 0))
+                out.append(self.high + (eps if self.closed in ("both", "right") else 0)
+                           + (1 if self.kind == "int" else 0))
             if not self.allow_inf:
                 out.append(math.nan)
             out.append("not-a-number" if not self.options else object())

@@ -155,7 +155,8 @@ def check_array(
     return arr
 
 
-def check_bounds(bounds: Any, name: str, owner: str | None = None, *, allowed: str | None = None) -> tuple[float, float]:
+def check_bounds(bounds: Any, name: str, owner: str | None = None, *,
+                 allowed: str | None = None) -> tuple[float, float]:
     """A pair ``(low, high)`` of finite floats with ``low <= high`` (e.g. declared reward bounds), as
     floats; ``allowed`` overrides the wording of the error (e.g. when None is also accepted)."""
     allowed = allowed or "a pair (low, high) of finite floats with low <= high"

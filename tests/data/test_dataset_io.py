@@ -46,7 +46,8 @@ def test_round_trip(tmp_path, dataset):
 
 def test_round_trip_features_without_terminals_or_bounds(tmp_path):
     g = np.random.default_rng(1)
-    d = TrajectoryDataset(g.normal(size=(5, 3)), [0, 1, 0, 1, 0], g.normal(size=5), g.normal(size=(5, 3)), [0, 2, 5], reward_bounds=None)
+    d = TrajectoryDataset(g.normal(size=(5, 3)), [0, 1, 0, 1, 0], g.normal(size=5), g.normal(size=(5, 3)), [0, 2, 5],
+                          reward_bounds=None)
     assert_same(d, TrajectoryDataset.load(d.save(tmp_path / "f.data")))  # suffix kept as given
 
 

@@ -101,13 +101,16 @@ def test_external_minari_dataset_needs_declared_reward_bounds(minari_home):
 
 def test_to_minari_refuses_what_it_cannot_store(frozen_lake_data):
     d = frozen_lake_data
-    shuffled = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations[::-1], d.episode_starts, n_states=16, n_actions=4)
+    shuffled = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations[::-1], d.episode_starts,
+                                 n_states=16, n_actions=4)
     with pytest.raises(InvalidDataError, match="'next_observations'.*T\\+1"):
         to_minari(shuffled, "bad-v0")
-    no_actions = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations, d.episode_starts, n_states=16)
+    no_actions = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations, d.episode_starts,
+                                   n_states=16)
     with pytest.raises(InvalidParameterError, match="n_actions set"):
         to_minari(no_actions, "bad-v0")
-    no_states = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations, d.episode_starts, n_actions=4)
+    no_states = TrajectoryDataset(d.observations, d.actions, d.rewards, d.next_observations, d.episode_starts,
+                                  n_actions=4)
     with pytest.raises(InvalidParameterError, match="n_states set"):
         to_minari(no_states, "bad-v0")
     with pytest.raises(InvalidParameterError, match="'dataset' parameter of to_minari"):

@@ -54,7 +54,8 @@ def test_arrays_are_read_only_copies():
 
 def test_feature_observations():
     g = np.random.default_rng(1)
-    d = TrajectoryDataset(g.normal(size=(6, 2)), [0, 1, 0, 1, 0, 1], np.zeros(6), g.normal(size=(6, 2)), [0, 3, 6], horizon=3)
+    d = TrajectoryDataset(g.normal(size=(6, 2)), [0, 1, 0, 1, 0, 1], np.zeros(6), g.normal(size=(6, 2)), [0, 3, 6],
+                          horizon=3)
     assert not d.is_tabular and d.observations.dtype == float and "features k=2" in repr(d)
     assert d.as_padded()["observations"].shape == (2, 3, 2)
 
@@ -216,7 +217,8 @@ def test_concatenate_and_its_checks():
 
 def test_from_episodes():
     eps = [
-        {"observations": [0, 1], "actions": [1, 0], "rewards": [0.5, 1.0], "next_observations": [1, 2], "terminals": [False, True]},
+        {"observations": [0, 1], "actions": [1, 0], "rewards": [0.5, 1.0], "next_observations": [1, 2],
+         "terminals": [False, True]},
         {"observations": [2], "actions": [1], "rewards": [0.0], "next_observations": [0], "terminals": [False]},
     ]
     d = TrajectoryDataset.from_episodes(eps, n_states=3, n_actions=2)
@@ -229,7 +231,8 @@ def test_from_episodes():
     with pytest.raises(InvalidParameterError, match="'episodes'"):
         TrajectoryDataset.from_episodes([])
     with pytest.raises(InvalidDataError, match="Episode 0 .* is empty"):
-        TrajectoryDataset.from_episodes([{**eps[0], "observations": [], "actions": [], "rewards": [], "next_observations": [], "terminals": []}, eps[1]])
+        empty = {"observations": [], "actions": [], "rewards": [], "next_observations": [], "terminals": []}
+        TrajectoryDataset.from_episodes([{**eps[0], **empty}, eps[1]])
 
 
 def test_as_padded():

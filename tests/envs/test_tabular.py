@@ -88,7 +88,8 @@ def test_bad_reward_bounds_parameter():
         TabularMDP(P, np.zeros((2, 2)), gamma=0.9, reward_bounds="wide")
 
 
-@pytest.mark.parametrize("initial, match", [([0.5, 0.6], "rows summing to 1"), ([1.0], "shape"), ([1.5, -0.5], "non-negative")])
+@pytest.mark.parametrize("initial, match", [([0.5, 0.6], "rows summing to 1"), ([1.0], "shape"),
+                                            ([1.5, -0.5], "non-negative")])
 def test_initial_distribution_is_validated(initial, match):
     with pytest.raises(InvalidDataError, match=f"'initial'.*{match}"):
         TabularMDP(np.full((2, 2, 2), 0.5), np.zeros((2, 2)), gamma=0.9, initial=initial)

@@ -53,7 +53,8 @@ def test_report_sections(results):
     assert f"## {EXP} — {exp.paper}, {exp.figure}" in text
     assert f"![example-gaussian]({EXP}/example-gaussian.png)" in text
     assert "| Claim | Measured | Verdict |" in text
-    assert "Sound calibration spends at most the target ε (PLD accountant). | max ε spent / target = 1.0000 | holds |" in text
+    assert ("Sound calibration spends at most the target ε (PLD accountant). | max ε spent / target = 1.0000 | holds |"
+            in text)
     for deviation in exp.deviations_for("smoke"):
         assert f"- {deviation}" in text
     assert "**Paper calibration**" in text

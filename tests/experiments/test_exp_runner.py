@@ -63,7 +63,8 @@ def test_seed_derivation_is_per_run_and_data_is_shared_across_settings():
     outcome = execute_run(spec)
     assert outcome.manifest["run_seed"] == run_seed(EXP, spec.setting, spec.seed)
     # what the run drew equals a run with ctx.rng seeded from derive_seed(id, setting, seed)
-    ctx = RunContext(EXP, spec.setting, spec.seed, "smoke", np.random.default_rng(derive_seed(EXP, spec.setting, spec.seed)))
+    ctx = RunContext(EXP, spec.setting, spec.seed, "smoke",
+                     np.random.default_rng(derive_seed(EXP, spec.setting, spec.seed)))
     again = get_experiment(EXP).run(spec.params, ctx)
     assert again.rows == outcome.rows
     # the shared data stream depends on (experiment, seed, name) only

@@ -223,8 +223,8 @@ def test_option_error_words_only_declared_options():
     knob = InvalidParameterError("The 'knob' parameter of _Toy.fit must be a float in [0.0, inf) or None. "
                                  "Got -2.0 instead.")
     assert str(option_error(knob, args)) == "The '--knob' option must be a float in [0.0, inf). Got -2.0 instead."
-    budget = InvalidParameterError("The 'budget' parameter of _Toy must be a rho budget. Got PrivacyBudget(epsilon=1.0) "
-                                   "instead.")
+    budget = InvalidParameterError("The 'budget' parameter of _Toy must be a rho budget. Got "
+                                   "PrivacyBudget(epsilon=1.0) instead.")
     assert str(option_error(budget, args, "--epsilon/--delta/--rho")).startswith(
         "The budget (--epsilon/--delta/--rho) must be a rho budget.")
     unchanged = [
@@ -265,7 +265,8 @@ def test_fit_command_checks_its_declaration():
         FitCommand("x", "x", lambda p: None, run, exclude=("lam",))
     parser = cli._Parser(prog="toy")
     parser.add_argument("--lam", type=float)
-    with pytest.raises(ValueError, match="--lam of _Toy clash with options the command adds itself: name them in exclude"):
+    with pytest.raises(ValueError,
+                       match="--lam of _Toy clash with options the command adds itself: name them in exclude"):
         add_estimator_options(parser, _Toy)
     add_estimator_options(parser, _Toy, exclude=("lam",))   # the command supplies --lam itself
 

@@ -417,6 +417,7 @@ def test_noise_term_scale_multiplies_only_the_regulariser_terms_of_the_radii():
     assert np.all(fits[0.0].beta_p_ > 0) and np.all(fits[0.0].beta_p_[:-1] < fits[1.0].beta_p_[:-1])
     assert fits[0.0].privacy_ledger_ == fits[1.0].privacy_ledger_
     # without privacy noise there is nothing to scale: the non-private learner is untouched
-    plain = [LinOptVI(n_episodes=20, privatizer="none", budget=INF, noise_term_scale=s).fit(E2, rng=0) for s in (0.0, 1.0)]
+    plain = [LinOptVI(n_episodes=20, privatizer="none", budget=INF, noise_term_scale=s).fit(E2, rng=0)
+             for s in (0.0, 1.0)]
     np.testing.assert_array_equal(plain[0].beta_p_, plain[1].beta_p_)
     np.testing.assert_array_equal(plain[0].regret_, plain[1].regret_)

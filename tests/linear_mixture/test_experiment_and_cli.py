@@ -54,7 +54,8 @@ def _synthetic(scale, n_seeds=3):
     rows = []
     ks = np.array(checkpoints(10**4, n=10))
     curves = (("UCRL-VTR", "none", "inf", "none", 0.5), ("LinOpt-VI JDP ε=1", "central", 1.0, "tight", 1.0),
-              ("LinOpt-VI JDP ε=10", "central", 10.0, "tight", 0.5), ("LinOpt-VI LDP ε=10", "local", 10.0, "tight", 0.75))
+              ("LinOpt-VI JDP ε=10", "central", 10.0, "tight", 0.5),
+              ("LinOpt-VI LDP ε=10", "local", 10.0, "tight", 0.75))
     for seed in range(n_seeds):
         for label, privatizer, eps, calibration, power in curves:
             for constants in ("theory", "practical"):
@@ -72,7 +73,8 @@ def test_fitted_slopes_and_claims_on_synthetic_curves(tmp_path):
     df = _synthetic("paper")
     slopes = fitted_slopes(df)
     got = dict(zip(slopes[slopes.constants == "practical"].label, slopes[slopes.constants == "practical"].slope))
-    assert got["UCRL-VTR"] == pytest.approx(0.5, abs=1e-9) and got["LinOpt-VI LDP ε=10"] == pytest.approx(0.75, abs=1e-9)
+    assert got["UCRL-VTR"] == pytest.approx(0.5, abs=1e-9)
+    assert got["LinOpt-VI LDP ε=10"] == pytest.approx(0.75, abs=1e-9)
     exp = get_experiment("zhou2022-regret")
     verdicts = [c.verdict for c in exp.claims(df)]
     # 1. UCRL-VTR slope 0.5 ≤ 0.75 and its final regret 3·10⁴^0.5 = 300 is far below K·H = 5·10⁴: holds.
@@ -104,7 +106,8 @@ def test_cli_fit_writes_curve_and_certificate(tmp_path, algorithm, privatizer):
     assert code == 0
     cert = json.loads((out / "certificate.json").read_text())
     assert cert["guarantee"] == ("JDP" if privatizer == "central" else "LDP")
-    assert cert["privacy_unit"] == "user_episode" and cert["calibration"] == "tight"   # the estimator's declared default
+    assert cert["privacy_unit"] == "user_episode"
+    assert cert["calibration"] == "tight"   # the estimator's declared default
     assert 0 < cert["epsilon_spent"] <= 1.0
     arrays = np.load(out / "result.npz")
     assert arrays["cumulative_regret"].shape == (60,)
@@ -161,7 +164,8 @@ def test_a_failing_batch_is_retried_run_by_run():
         raise RuntimeError("the batch fails")
 
     register(Experiment(id="test-batch-fallback", paper="-", figure="-", description="-",
-                        settings=lambda scale: [{"bad": False}, {"bad": True}], seeds={"smoke": 2, "quick": 2, "paper": 2},
+                        settings=lambda scale: [{"bad": False}, {"bad": True}],
+                        seeds={"smoke": 2, "quick": 2, "paper": 2},
                         run=run, run_batch=run_batch, batch_key=lambda params, seed: 0))
     specs = [RunSpec("test-batch-fallback", i, s, {"bad": bool(i)}, "smoke") for s in (0, 1) for i in (0, 1)]
     try:

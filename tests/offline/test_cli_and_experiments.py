@@ -76,7 +76,8 @@ def test_help_lists_exactly_what_the_command_accepts(name, capsys):
     shown = set(re.findall(r"(?<![\w-])--[A-Za-z][\w-]*", capsys.readouterr().out))
     declared = {p.flag for p in est.params if p.kind != "budget"}
     private = issubclass(est, PrivateEstimator)
-    expected = COMMON | (BUDGET if private else set()) | INPUTS["tabular" if name in ("apvi", "dp-apvi") else "linear"] | declared
+    inputs = INPUTS["tabular" if name in ("apvi", "dp-apvi") else "linear"]
+    expected = COMMON | (BUDGET if private else set()) | inputs | declared
     assert shown == expected, (sorted(shown - expected), sorted(expected - shown))
     # the options the hand-written commands got wrong
     assert "--no-split" not in shown and ("--delta-fail" in shown) == (name in ("apvi", "dp-apvi", "dp-vapvi"))
@@ -98,7 +99,8 @@ def test_certificate_records_effective_parameters_and_mechanism(tmp_path):
     from privrl.offline.tabular import TABULAR_PRESETS
 
     common = ["fit", "dp-apvi", "--env", "privrl/RandomTabularMDP-v0", "--episodes", "300", "--seed", "0"]
-    assert main([*common, "--epsilon", "2", "--constants", "practical", "--c2", "0.5", "--out", str(tmp_path / "a")]) == 0
+    assert main([*common, "--epsilon", "2", "--constants", "practical", "--c2", "0.5",
+                 "--out", str(tmp_path / "a")]) == 0
     assert main([*common, "--rho", "1", "--calibration", "sound", "--out", str(tmp_path / "b")]) == 0
     pure = json.loads((tmp_path / "a" / "certificate.json").read_text())
     rho = json.loads((tmp_path / "b" / "certificate.json").read_text())
@@ -176,10 +178,12 @@ def test_shared_data_across_algorithms():
     exp = get_experiment("qiao2023-fig1a")
     grid = [10, 200]
     common = {"calibration": "tight", "constants": "theory", "K_grid": grid}
-    a = run_linear({"algorithm": "vapvi", "rho": None, **common}, RunContext(exp.id, 0, 3, "smoke", np.random.default_rng(0)))
+    a = run_linear({"algorithm": "vapvi", "rho": None, **common},
+                   RunContext(exp.id, 0, 3, "smoke", np.random.default_rng(0)))
     b = run_linear({"algorithm": "dp-vapvi", "rho": math.inf, **common},
                    RunContext(exp.id, 5, 3, "smoke", np.random.default_rng(1)))
-    c = run_linear({"algorithm": "vapvi", "rho": None, **common}, RunContext(exp.id, 0, 4, "smoke", np.random.default_rng(0)))
+    c = run_linear({"algorithm": "vapvi", "rho": None, **common},
+                   RunContext(exp.id, 0, 4, "smoke", np.random.default_rng(0)))
     assert [r["value"] for r in a.rows] == [r["value"] for r in b.rows]
     assert [r["K"] for r in a.rows] == grid and b.ledger is None
     assert [r["value"] for r in a.rows] != [r["value"] for r in c.rows]

@@ -38,7 +38,8 @@ def test_count_release_structure_with_constant_noise(budget):
     a, b = release_counts(n_sa, n_sas, plan, Releaser(ConstantNoise([-1.0, 0.5]), led))
     np.testing.assert_allclose(a, np.maximum(n_sa - plan.scale[0], 0.0), atol=1e-12)
     np.testing.assert_allclose(b, np.maximum(n_sas + 0.5 * plan.scale[1], 0.0), atol=1e-12)
-    assert [e.noise_multiplier for e in led.events] == pytest.approx([s / d for s, d in zip(plan.scale, plan.sensitivity)])
+    assert [e.noise_multiplier for e in led.events] == pytest.approx(
+        [s / d for s, d in zip(plan.scale, plan.sensitivity)])
 
 
 def test_dpapvi_with_zero_noise_keeps_the_counts_and_records_the_planned_events():

@@ -211,8 +211,8 @@ def test_value_bounds_and_unvisited_branch():
     H, S, A = 5, 4, 3
     P = rng.dirichlet(np.ones(S), size=(H, S, A))
     counts = rng.integers(0, 50, (H, S, A)).astype(float)
-    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, gap_bound=10.0, penalty_bound=10.0, iota=2.0, c1=1.4,
-                                          c2=0.1, c_unvisited=1.5, threshold=10.0)
+    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, gap_bound=10.0, penalty_bound=10.0,
+                                          iota=2.0, c1=1.4, c2=0.1, c_unvisited=1.5, threshold=10.0)
     for h in range(H):
         assert Q[h].min() >= 0 and Q[h].max() <= H - h
         assert V[h].min() >= 0 and V[h].max() <= H - h

@@ -135,7 +135,8 @@ def test_dp_lsw_noise_scale_toy(toy):
 def test_dp_lsl_noise_scale_toy(toy, phi, lam, sigma):
     """T7."""
     st = _stats(toy)
-    mech = DPLSLMechanism.create(features=phi, relevance=W, lam=lam, F_max=10, epsilon=1, delta=0.1, calibration="paper")
+    mech = DPLSLMechanism.create(features=phi, relevance=W, lam=lam, F_max=10, epsilon=1, delta=0.1,
+                                 calibration="paper")
     assert mech.noise_scale(st.counts, 3) == pytest.approx(sigma, rel=1e-7)
 
 
@@ -146,21 +147,24 @@ def test_appendix_a_constants_change_sigma_by_the_formula(toy):
                                 calibration="paper", smoothing="appendix_a")
     from privrl.policy_evaluation.smooth_sensitivity import psi_w
     alpha, beta = smoothing_constants(1, 0.1, 2, "appendix_a")
-    assert app.noise_scale(st.counts, 3) == pytest.approx(alpha * 10 * math.sqrt(2) * math.sqrt(psi_w(st.counts, W, beta)))
+    assert app.noise_scale(st.counts, 3) == pytest.approx(
+        alpha * 10 * math.sqrt(2) * math.sqrt(psi_w(st.counts, W, beta)))
     assert app.noise_scale(st.counts, 3) > main.noise_scale(st.counts, 3)
 
 
 def test_sigma_linear_in_F_max_and_decreasing_in_epsilon(toy):
     """T9, T10."""
     st = _stats(toy)
-    s = [DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=f, epsilon=1, delta=0.1, calibration="paper").noise_scale(st.counts, 3)
-         for f in (1.0, 10.0)]
+    s = [DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=f, epsilon=1, delta=0.1,
+                               calibration="paper").noise_scale(st.counts, 3) for f in (1.0, 10.0)]
     assert s[1] == pytest.approx(10 * s[0], rel=1e-12)
     sig = [DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=e,
-                                 delta=0.1, calibration="paper").noise_scale(st.counts, 3) for e in (0.1, 0.5, 1.0, 2.0, 10.0)]
+                                 delta=0.1, calibration="paper").noise_scale(st.counts, 3)
+           for e in (0.1, 0.5, 1.0, 2.0, 10.0)]
     assert all(a > b for a, b in zip(sig, sig[1:]))
     big_w = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1e9, delta=0.1, calibration="paper")
-    big_l = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1e9, delta=0.1, calibration="paper")
+    big_l = DPLSLMechanism.create(features=PHI_AGG, relevance=W, lam=1.0, F_max=10, epsilon=1e9, delta=0.1,
+                                  calibration="paper")
     assert big_w.noise_scale(st.counts, 3) == pytest.approx(1.0985e-7, rel=1e-4)
     assert big_l.noise_scale(st.counts, 3) == pytest.approx(5.7513e-7, rel=1e-4)
 
@@ -194,7 +198,8 @@ def test_invariances(toy):
     for ds in (toy, perm):
         st = _stats(ds)
         for scale in (1.0, 7.0):
-            mw = DPLSWMechanism.create(features=PHI_AGG, weights=scale * W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
+            mw = DPLSWMechanism.create(features=PHI_AGG, weights=scale * W, F_max=10, epsilon=1, delta=0.1,
+                                       calibration="paper")
             assert mw.noise_scale(st.counts, 3) == pytest.approx(164.63351, rel=1e-7)
             np.testing.assert_allclose(mw.solve(st), [0.83475, 0.635], rtol=1e-9)
             ml = DPLSLMechanism.create(features=PHI_AGG, relevance=W * scale / 7, lam=scale / 7,

@@ -97,14 +97,18 @@ def test_calibrate_laplace_pure_and_advanced():
 
 @pytest.mark.parametrize("fn", [calibrate_gaussian, calibrate_laplace])
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(epsilon=0.0, delta=1e-5), r"The 'epsilon' parameter of calibrate_\w+ must be a float in \(0.0, inf\). Got 0.0 instead."),
+    (dict(epsilon=0.0, delta=1e-5),
+     r"The 'epsilon' parameter of calibrate_\w+ must be a float in \(0.0, inf\). Got 0.0 instead."),
     (dict(epsilon=math.inf, delta=1e-5), r"'epsilon' .* Got inf"),
     (dict(epsilon=1.0, delta=1.0), r"'delta' parameter of calibrate_\w+ must be a float in [\[\(]0.0, 1.0\). Got 1.0"),
     (dict(epsilon=1.0, delta=-1e-5), r"'delta' .* Got -1e-05"),
-    (dict(epsilon=1.0, delta=1e-5, sensitivity=0.0), r"'sensitivity' parameter of calibrate_\w+ must be a float in \(0.0, inf\)"),
-    (dict(epsilon=1.0, delta=1e-5, compositions=0), r"'compositions' parameter of calibrate_\w+ must be an int in \[1, inf\). Got 0"),
+    (dict(epsilon=1.0, delta=1e-5, sensitivity=0.0),
+     r"'sensitivity' parameter of calibrate_\w+ must be a float in \(0.0, inf\)"),
+    (dict(epsilon=1.0, delta=1e-5, compositions=0),
+     r"'compositions' parameter of calibrate_\w+ must be an int in \[1, inf\). Got 0"),
     (dict(epsilon=1.0, delta=1e-5, compositions=2.5), r"'compositions' .* Got 2.5"),
-    (dict(epsilon=1.0, delta=1e-5, accountant="moments"), r"'accountant' parameter of calibrate_\w+ must be one of (.exact., )?'pld', 'rdp'"),
+    (dict(epsilon=1.0, delta=1e-5, accountant="moments"),
+     r"'accountant' parameter of calibrate_\w+ must be one of (.exact., )?'pld', 'rdp'"),
 ])
 def test_calibration_bad_input(fn, kwargs, match):
     with pytest.raises(InvalidParameterError, match=match):
@@ -112,17 +116,20 @@ def test_calibration_bad_input(fn, kwargs, match):
 
 
 def test_calibrate_gaussian_requires_positive_delta():
-    with pytest.raises(InvalidParameterError, match=r"'delta' parameter of calibrate_gaussian must be a float in \(0.0, 1.0\). Got 0.0"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'delta' parameter of calibrate_gaussian must be a float in \(0.0, 1.0\). Got 0.0"):
         calibrate_gaussian(1.0, 0.0)
 
 
 # --------------------------------------------------------------------------- zCDP helpers
 def test_bun_steinke_closed_form():
     rho, delta = 0.5, 1e-5
-    assert zcdp_to_approx_dp(rho, delta, method="bun_steinke") == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1e5)))
+    assert zcdp_to_approx_dp(rho, delta, method="bun_steinke") == pytest.approx(
+        rho + 2 * math.sqrt(rho * math.log(1e5)))
     eps = 1.0
     L = math.log(1 / delta)
-    assert approx_dp_to_zcdp(eps, delta, method="bun_steinke") == pytest.approx((math.sqrt(eps + L) - math.sqrt(L)) ** 2)
+    assert approx_dp_to_zcdp(eps, delta, method="bun_steinke") == pytest.approx(
+        (math.sqrt(eps + L) - math.sqrt(L)) ** 2)
 
 
 @pytest.mark.parametrize("rho", [1e-6, 1e-3, 0.05, 0.5, 5.0, 50.0])
@@ -182,13 +189,17 @@ def test_zcdp_edge_cases_and_sigma():
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: zcdp_to_approx_dp(-1.0, 1e-5), r"'rho' parameter of zcdp_to_approx_dp must be a float in \[0.0, inf\]. Got -1.0"),
-    (lambda: zcdp_to_approx_dp(1.0, 0.0), r"'delta' parameter of zcdp_to_approx_dp must be a float in \(0.0, 1.0\). Got 0.0"),
-    (lambda: zcdp_to_approx_dp(1.0, 1e-5, method="exact"), r"'method' parameter of zcdp_to_approx_dp must be one of 'tight', 'bun_steinke'"),
+    (lambda: zcdp_to_approx_dp(-1.0, 1e-5),
+     r"'rho' parameter of zcdp_to_approx_dp must be a float in \[0.0, inf\]. Got -1.0"),
+    (lambda: zcdp_to_approx_dp(1.0, 0.0),
+     r"'delta' parameter of zcdp_to_approx_dp must be a float in \(0.0, 1.0\). Got 0.0"),
+    (lambda: zcdp_to_approx_dp(1.0, 1e-5, method="exact"),
+     r"'method' parameter of zcdp_to_approx_dp must be one of 'tight', 'bun_steinke'"),
     (lambda: approx_dp_to_zcdp(0.0, 1e-5), r"'epsilon' parameter of approx_dp_to_zcdp must be a float in \(0.0, inf\)"),
     (lambda: approx_dp_to_zcdp(1.0, 1.0), r"'delta' parameter of approx_dp_to_zcdp"),
     (lambda: approx_dp_to_zcdp(1.0, 1e-5, method="x"), r"'method' parameter of approx_dp_to_zcdp"),
-    (lambda: gaussian_sigma_for_zcdp(0.0), r"'rho' parameter of gaussian_sigma_for_zcdp must be a float in \(0.0, inf\]"),
+    (lambda: gaussian_sigma_for_zcdp(0.0),
+     r"'rho' parameter of gaussian_sigma_for_zcdp must be a float in \(0.0, inf\]"),
 ])
 def test_zcdp_bad_input(call, match):
     with pytest.raises(InvalidParameterError, match=match):

@@ -52,7 +52,8 @@ def test_noiseless_release_makes_the_ledger_non_private(event):
 
 
 def test_append_rejects_non_events():
-    with pytest.raises(InvalidParameterError, match=r"'event' parameter of Ledger.append must be a dp_accounting DpEvent"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'event' parameter of Ledger.append must be a dp_accounting DpEvent"):
         Ledger().append(0.5)
 
 
@@ -161,7 +162,8 @@ def test_delta_of_mixed_and_pure_ledgers():
     pure = Ledger([LaplaceDpEvent(10.0)] * 10)  # 1.0-DP by basic composition
     assert pure.delta(1.0) == 0.0
     assert 0 < pure.delta(0.5) < 1
-    with pytest.raises(InvalidParameterError, match=r"'epsilon' parameter of Ledger.delta must be a float in \[0.0, inf\)"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'epsilon' parameter of Ledger.delta must be a float in \[0.0, inf\)"):
         pure.delta(-1.0)
 
 
@@ -201,11 +203,13 @@ def test_auto_accountant_choice():
 
 
 def test_clear_error_when_an_accountant_cannot_handle_an_event():
-    with pytest.raises(InvalidParameterError, match=r"The 'rdp' accountant cannot account for this ledger \(events: ApproxDpEvent"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"The 'rdp' accountant cannot account for this ledger \(events: ApproxDpEvent"):
         Ledger([ApproxDpEvent(0.5, 1e-7)]).epsilon(1e-5, accountant="rdp")
     with pytest.raises(InvalidParameterError, match=r"The 'pld' accountant cannot account .*ZCDpEvent"):
         Ledger([ZCDpEvent(0.5)]).epsilon(1e-5, accountant="pld")
-    with pytest.raises(InvalidParameterError, match=r"No accountant can account for this ledger \(events: ApproxDpEvent, ZCDpEvent\)"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"No accountant can account for this ledger \(events: ApproxDpEvent, ZCDpEvent\)"):
         Ledger([ZCDpEvent(0.5), ApproxDpEvent(0.5, 1e-7)]).epsilon(1e-5)
 
 

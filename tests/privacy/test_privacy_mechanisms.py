@@ -154,7 +154,8 @@ def test_scalar_and_shape_preserved():
     (GaussianMechanism, dict(), r"'noise_multiplier/noise_std' parameter of GaussianMechanism must be exactly one"),
     (GaussianMechanism, dict(noise_multiplier=1.0, noise_std=1.0), r"exactly one of noise_multiplier or noise_std"),
     (GaussianMechanism, dict(noise_multiplier="1"), r"'noise_multiplier' .* Got '1'"),
-    (GaussianMechanism, dict(noise_multiplier=1.0, secure="yes"), r"'secure' parameter of GaussianMechanism must be a bool"),
+    (GaussianMechanism, dict(noise_multiplier=1.0, secure="yes"),
+     r"'secure' parameter of GaussianMechanism must be a bool"),
     (LaplaceMechanism, dict(noise_scale=-2.0), r"'noise_scale' parameter of LaplaceMechanism .* Got -2.0"),
     (LaplaceMechanism, dict(), r"exactly one of noise_multiplier or noise_scale"),
     (SymmetricGaussianMatrixMechanism, dict(noise_std=1.0, shift=math.inf),
@@ -167,7 +168,8 @@ def test_bad_constructor_arguments(cls, kwargs, match):
 
 def test_bad_release_arguments():
     mech = GaussianMechanism(noise_multiplier=1.0)
-    with pytest.raises(InvalidParameterError, match=r"'rng' parameter of GaussianMechanism.release must be a numpy Generator"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'rng' parameter of GaussianMechanism.release must be a numpy Generator"):
         mech.release(1.0)
     with pytest.raises(InvalidParameterError, match=r"'value' parameter of GaussianMechanism.release must be finite"):
         mech.release([1.0, np.nan], rng=0)
@@ -189,7 +191,8 @@ def test_bad_release_arguments():
 @pytest.mark.parametrize("cls", [GaussianMechanism, LaplaceMechanism, SymmetricGaussianMatrixMechanism])
 def test_secure_refuses_seeds(cls, rng):
     mech = cls(noise_multiplier=1.0, secure=True)
-    with pytest.raises(InvalidParameterError, match=r"The 'rng' parameter of \w+.release must be None when secure=True"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"The 'rng' parameter of \w+.release must be None when secure=True"):
         mech.release(np.eye(2), rng=rng)
 
 

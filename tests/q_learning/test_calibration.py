@@ -184,7 +184,8 @@ def test_ou_sup_tail_bounds_the_empirical_tail(beta, z):
     freq = hits / n
     bound = ou_sup_tail(z, beta)
     assert freq <= bound + 4 * math.sqrt(max(freq, 1e-3) * (1 - freq) / n)
-    borell = 2 * math.exp(-(z - LEMMA8_CONSTANT * math.sqrt(beta)) ** 2 / 2) if z > LEMMA8_CONSTANT * math.sqrt(beta) else 1
+    shift = LEMMA8_CONSTANT * math.sqrt(beta)
+    borell = 2 * math.exp(-(z - shift) ** 2 / 2) if z > shift else 1
     assert bound <= min(1.0, borell)
 
 

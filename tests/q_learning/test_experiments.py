@@ -98,7 +98,8 @@ def test_claims_fig1_monotone_detection():
 def test_claims_fig2_functional_vs_baselines_and_no_improvement():
     specs = []
     for cal in ("paper", "tight"):
-        specs += [({"config": "reference", "algorithm": "functional", "calibration": cal, "n_samples": 5000}, 12.0, 19.0),
+        specs += [({"config": "reference", "algorithm": "functional", "calibration": cal, "n_samples": 5000},
+                   12.0, 19.0),
                   ({"config": "reference", "algorithm": "input_perturbation", "calibration": cal, "n_samples": 5000},
                    6.0, 6.1),
                   ({"config": "reference", "algorithm": "dpsgd", "calibration": cal, "n_samples": 5000}, 10.0, 10.2)]

@@ -41,7 +41,8 @@ def test_bad_values_are_one_line_errors_naming_the_option(tmp_path, capsys):
     out = ["--out", str(tmp_path / "a")]
     cases = [(["--lipschitz", "-1"], "The '--lipschitz' option must be a float in (0.0, inf). Got -1.0 instead."),
              (["--noise-std", "1", "--obs-low", "0", "0"], "The '--obs-low' option must be 1 bounds"),
-             (["--noise-std", "1", "--reward-bounds", "1", "-1"], "The '--reward-bounds' option must be a pair (low, high)"),
+             (["--noise-std", "1", "--reward-bounds", "1", "-1"],
+              "The '--reward-bounds' option must be a pair (low, high)"),
              (["--epsilon", "1", "--noise-std", "1"], "not both"),
              (["--kernel-beta", "2"], "--kernel-beta needs --noise-std"),
              ([], "needs a budget (--epsilon E --delta D) or, for an uncertified run, --noise-std S")]

@@ -32,7 +32,8 @@ def _privatizer(kind: str, rngs) -> Privatizer:
     """The privatizer of ``kind`` on a releaser of the run's own streams (same draws on both backends)."""
     if kind == "functional":
         return Privatizer(noise=functional_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy"])),
-                          target_noise=functional_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy_target"])), reset="episode")
+                          target_noise=functional_noise(1, 2, 1.0, 0.4, NumpyNoise(rngs["privacy_target"])),
+                          reset="episode")
     if kind == "input":
         rel = Releaser(NumpyNoise(rngs["reward"]), Ledger())
         return Privatizer(release_reward=lambda r: float(rel.gaussian(r, sensitivity=1.0, std=3.0)))

@@ -74,7 +74,8 @@ def _failures(results: Sequence[AuditResult], expected: dict[tuple[str, str | No
     out = []
     for r in results:
         if r.broken is None and r.verdict == VIOLATION:
-            out.append(f"VIOLATION: {r.algorithm} (epsilon_lower {r.epsilon_lower:.3f} > claimed {r.claimed_epsilon:.3f})")
+            out.append(f"VIOLATION: {r.algorithm} (epsilon_lower {r.epsilon_lower:.3f} > claimed "
+                       f"{r.claimed_epsilon:.3f})")
         elif r.broken is not None and expected.get((r.algorithm, r.broken), True) and r.verdict != VIOLATION:
             out.append(f"negative control not caught: {r.algorithm} --broken {r.broken}")
     return out

@@ -93,7 +93,8 @@ def epsilon_lower_bound(fpr_upper: Any, fnr_upper: Any, delta: float) -> np.ndar
     fnr = np.asarray(fnr_upper, dtype=float)
     num = 1.0 - delta - fnr
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.where(num <= 0, 0.0, np.where(fpr <= 0, np.inf, np.log(np.maximum(num, 1e-300) / np.where(fpr > 0, fpr, 1.0))))
+        ratio = np.log(np.maximum(num, 1e-300) / np.where(fpr > 0, fpr, 1.0))
+        eps = np.where(num <= 0, 0.0, np.where(fpr <= 0, np.inf, ratio))
     return np.maximum(eps, 0.0)
 
 

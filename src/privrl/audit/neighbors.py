@@ -96,8 +96,10 @@ def replace_one_trajectory(
     S = n_states if n_states is not None else getattr(dataset, "n_states", None)
     A = n_actions if n_actions is not None else getattr(dataset, "n_actions", None)
     H = getattr(dataset, "horizon", None)
-    if H is None and hasattr(dataset, "episode_lengths") and len(set(np.asarray(dataset.episode_lengths).tolist())) == 1:
-        H = int(np.asarray(dataset.episode_lengths)[0])  # every episode has the same length
+    if H is None and hasattr(dataset, "episode_lengths"):
+        lengths = np.asarray(dataset.episode_lengths)
+        if len(set(lengths.tolist())) == 1:
+            H = int(lengths[0])  # every episode has the same length
     if S is None or A is None or H is None:
         raise param_error("dataset", owner, "a tabular fixed-horizon dataset with n_states, n_actions, horizon",
                           {"n_states": S, "n_actions": A, "horizon": H})
@@ -156,5 +158,6 @@ def reward_neighbour(reward: Callable[[np.ndarray], np.ndarray], *, kind: str = 
     if kind == "shift":
         return lambda x: np.asarray(reward(x), float) + radius
     if kind == "bump":
-        return lambda x: np.asarray(reward(x), float) + radius * np.maximum(0.0, 1.0 - np.abs(np.asarray(x, float) - center) / width)
+        return lambda x: (np.asarray(reward(x), float)
+                          + radius * np.maximum(0.0, 1.0 - np.abs(np.asarray(x, float) - center) / width))
     return lambda x: np.asarray(reward(x), float) + radius * np.sign(np.asarray(x, float) - center)

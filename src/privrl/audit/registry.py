@@ -122,7 +122,8 @@ def run_target(
     ``fast`` picks the smaller trial count used by the default test suite)."""
     target = get_target(name)
     owner = f"audit target {name!r}"
-    eps = target.epsilon if epsilon is None else check_scalar(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
+    eps = target.epsilon if epsilon is None else check_scalar(epsilon, "epsilon", owner=owner, low=0.0,
+                                                               closed="neither")
     dlt = target.delta if delta is None else check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="left")
     if broken is not None:
         target.variant(broken)

@@ -72,7 +72,8 @@ def to_minari(
         raise param_error("dataset", owner, "a dataset with n_actions set (it defines the action space)", dataset)
     if dataset.is_tabular:
         if dataset.n_states is None:
-            raise param_error("dataset", owner, "a tabular dataset with n_states set (it defines the observation space)", dataset)
+            raise param_error("dataset", owner, "a tabular dataset with n_states set (it defines the observation "
+                              "space)", dataset)
         obs_space: gym.Space = gym.spaces.Discrete(dataset.n_states)
     else:
         obs_space = gym.spaces.Box(-np.inf, np.inf, shape=dataset.observations.shape[1:], dtype=np.float64)
@@ -134,7 +135,8 @@ def to_minari(
     return out
 
 
-def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | None = None, n_actions: int | None = None) -> TrajectoryDataset:
+def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | None = None,
+                n_actions: int | None = None) -> TrajectoryDataset:
     """A :class:`TrajectoryDataset` from a ``MinariDataset`` or a local Minari dataset id.
 
     ``reward_bounds`` overrides the bounds recorded by :func:`to_minari`; a dataset not written
@@ -162,7 +164,8 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
         try:
             header = json.loads(raw)
         except (TypeError, ValueError) as exc:
-            raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not valid JSON ({exc}).") from None
+            raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not "
+                                   f"valid JSON ({exc}).") from None
     if reward_bounds is _UNSET:
         if "reward_bounds" not in header:
             raise param_error(
@@ -176,10 +179,12 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
 
     obs_space, act_space = dataset.observation_space, dataset.action_space
     if not isinstance(act_space, gym.spaces.Discrete):
-        raise InvalidDataError(f"The action space of a Minari dataset read by {owner} must be Discrete. Got {act_space} instead.")
+        raise InvalidDataError(f"The action space of a Minari dataset read by {owner} must be Discrete. Got "
+                               f"{act_space} instead.")
     tabular = isinstance(obs_space, gym.spaces.Discrete)
     if not tabular and not isinstance(obs_space, gym.spaces.Box):
-        raise InvalidDataError(f"The observation space of a Minari dataset read by {owner} must be Discrete or Box. Got {obs_space} instead.")
+        raise InvalidDataError(f"The observation space of a Minari dataset read by {owner} must be Discrete or Box. "
+                               f"Got {obs_space} instead.")
     if n_states is None and tabular:
         n_states = header.get("n_states", int(obs_space.n))
     if n_actions is None:

@@ -1,4 +1,5 @@
-"""Validated trajectory datasets: :class:`TrajectoryDataset`, :func:`collect` (loading from files: :mod:`privrl.data.sources`).
+"""Validated trajectory datasets: :class:`TrajectoryDataset`, :func:`collect` (loading from files:
+:mod:`privrl.data.sources`).
 
 A dataset is a set of flat transition arrays of length ``n`` plus CSR episode offsets
 ``episode_starts`` (``(E+1,)``, ``[0] = 0``, ``[-1] = n``, strictly increasing). Every array is
@@ -397,7 +398,8 @@ class TrajectoryDataset:
         return TrajectoryDataset.concatenate(parts, _like=self)
 
     @staticmethod
-    def concatenate(datasets: Sequence[TrajectoryDataset], *, _like: TrajectoryDataset | None = None) -> TrajectoryDataset:
+    def concatenate(datasets: Sequence[TrajectoryDataset], *,
+                    _like: TrajectoryDataset | None = None) -> TrajectoryDataset:
         """The episodes of every dataset in order. All must agree on observation layout,
         ``n_states``, ``n_actions``, ``horizon`` and ``reward_bounds``, and either all or none
         carry ``terminals``. Metadata comes from the first dataset."""
@@ -522,7 +524,8 @@ class TrajectoryDataset:
         if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
             raise bad(f"its format is {header.get('format') if isinstance(header, dict) else header!r}")
         if header.get("version") != FORMAT_VERSION:
-            raise bad(f"format version {header.get('version')!r} is not supported (this privrl reads version {FORMAT_VERSION})")
+            raise bad(f"format version {header.get('version')!r} is not supported (this privrl reads version "
+                      f"{FORMAT_VERSION})")
         missing = [k for k in _ARRAY_FIELDS if k not in contents]
         if missing:
             raise bad(f"the arrays {missing} are missing")
@@ -677,7 +680,8 @@ def collect(
     if _samples_itself(env_or_model):  # a model (TabularMDP): no import of privrl.envs here
         data = env_or_model.sample(policy, n_trajectories, rng=gen, max_steps=max_steps)
         if reward_bounds is not None and tuple(reward_bounds) != data.reward_bounds:
-            data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=check_bounds(reward_bounds, "reward_bounds", _OWNER, allowed=BOUNDS_ALLOWED))
+            bounds = check_bounds(reward_bounds, "reward_bounds", _OWNER, allowed=BOUNDS_ALLOWED)
+            data = data._rebuild(data._arrays(), data.episode_starts, reward_bounds=bounds)
     else:
         import gymnasium as gym
 
@@ -712,7 +716,8 @@ def _collect_gym(env, policy, n_trajectories, gen, max_steps, reward_bounds, gym
         raise param_error("env_or_model", "collect", "an environment with a Discrete action space", act_space)
     tabular = isinstance(obs_space, gym.spaces.Discrete)
     if not tabular and not isinstance(obs_space, gym.spaces.Box):
-        raise param_error("env_or_model", "collect", "an environment with a Discrete or Box observation space", obs_space)
+        raise param_error("env_or_model", "collect", "an environment with a Discrete or Box observation space",
+                          obs_space)
     act_fn = _policy_callable(policy, obs_space, act_space, tabular)
     start = int(getattr(act_space, "start", 0))
     obs_start = int(getattr(obs_space, "start", 0)) if tabular else 0
@@ -767,7 +772,8 @@ def _policy_callable(policy, obs_space, act_space, tabular) -> Callable[[Any, in
     if callable(policy):
         return policy
     if not tabular:
-        raise param_error("policy", "collect", "a callable (obs, step, rng) -> action for a Box observation space", type(policy).__name__)
+        raise param_error("policy", "collect", "a callable (obs, step, rng) -> action for a Box observation space",
+                          type(policy).__name__)
     arr = np.asarray(policy)
     S, A = int(obs_space.n), int(act_space.n)
     o0, a0 = int(obs_space.start), int(act_space.start)
@@ -783,10 +789,12 @@ def _policy_callable(policy, obs_space, act_space, tabular) -> Callable[[Any, in
             )
         return arr[step]
 
-    if arr.dtype.kind in "iu" and arr.ndim in (1, 2) and arr.shape[-1] == S and arr.size and arr.min() >= 0 and arr.max() < A:
+    if (arr.dtype.kind in "iu" and arr.ndim in (1, 2) and arr.shape[-1] == S and arr.size and arr.min() >= 0
+            and arr.max() < A):
         stationary_ndim = 1
         return lambda obs, step, rng: a0 + int(row(step)[int(obs) - o0])
-    if arr.dtype.kind == "f" and arr.ndim in (2, 3) and arr.shape[-2:] == (S, A) and np.all(arr >= 0) and np.allclose(arr.sum(-1), 1.0, atol=1e-6):
+    if (arr.dtype.kind == "f" and arr.ndim in (2, 3) and arr.shape[-2:] == (S, A) and np.all(arr >= 0)
+            and np.allclose(arr.sum(-1), 1.0, atol=1e-6)):
         stationary_ndim = 2
 
         def stochastic(obs, step, rng):
@@ -796,6 +804,7 @@ def _policy_callable(policy, obs_space, act_space, tabular) -> Callable[[Any, in
         return stochastic
     raise param_error(
         "policy", "collect",
-        f"a callable, an int array (S,)/(H, S) with actions in [0, {A - 1}] or a float array (S, A)/(H, S, A) of probabilities (S={S}, A={A})",
+        f"a callable, an int array (S,)/(H, S) with actions in [0, {A - 1}] or a float array (S, A)/(H, S, A) of "
+        f"probabilities (S={S}, A={A})",
         f"array of dtype {arr.dtype} and shape {arr.shape}",
     )

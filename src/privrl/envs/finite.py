@@ -101,7 +101,8 @@ def inverse_cdf(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray] | None, cum_initial: np.ndarray, n: int,
-                 rng: np.random.Generator, *, actions_at: np.ndarray | None = None, cum_policy: np.ndarray | None = None,
+                 rng: np.random.Generator, *, actions_at: np.ndarray | None = None,
+                 cum_policy: np.ndarray | None = None,
                  act: Callable[[np.ndarray, int, np.ndarray], np.ndarray] | None = None,
                  terminal: np.ndarray | None = None, limit: int, stop_at: int | None = None,
                  on_limit: Callable[[], Exception] | None = None, next_states: np.ndarray | None = None,

@@ -77,7 +77,8 @@ class LinearMixtureMDP:
             initial = np.full(S, 1.0 / S)
         self.initial = check_array(initial, "initial", owner=owner, shape=(S,), low=0.0)
         if abs(self.initial.sum() - 1.0) > _TOL:
-            raise InvalidDataError(f"The 'initial' parameter of {owner} must sum to 1. Got {self.initial.sum()!r} instead.")
+            raise InvalidDataError(f"The 'initial' parameter of {owner} must sum to 1. Got {self.initial.sum()!r} "
+                                   "instead.")
         phi_norm = float(np.linalg.norm(self.phi, axis=-1).max())
         if phi_norm > 1.0 + _TOL:
             raise InvalidDataError(f"The 'phi' parameter of {owner} must satisfy ||phi(s,a)|| <= 1. "

@@ -95,7 +95,8 @@ class SparseTabularMDP:
         stay = (probs[idx] * (nxt[idx] == idx[:, None, None])).sum(axis=-1)
         if not np.allclose(stay, 1.0, atol=PROBABILITY_ATOL, rtol=0):
             raise InvalidDataError(f"The 'terminal_states' field of {_OWNER} must mark absorbing states (every "
-                                   "action stays with probability 1). Got a terminal state that is not absorbing instead.")
+                                   "action stays with probability 1). Got a terminal state that is not absorbing "
+                                   "instead.")
         if term.all():
             raise InvalidDataError(f"The 'terminal_states' field of {_OWNER} must leave a non-terminal state.")
         if initial is None:

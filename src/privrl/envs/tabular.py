@@ -582,7 +582,8 @@ def from_gymnasium_toy_text(env: Any, *, gamma: float | None = None, horizon: in
         spec = getattr(env, "spec", None) or getattr(base, "spec", None)
         horizon = getattr(spec, "max_episode_steps", None)
         if horizon is None:
-            raise param_error("horizon", owner, "an int >= 1 (or give gamma) for an environment without max_episode_steps", None)
+            raise param_error("horizon", owner, "an int >= 1 (or give gamma) for an environment without "
+                              "max_episode_steps", None)
     S, A = int(obs_space.n), int(act_space.n)
     P = np.zeros((S, A, S))
     r = np.zeros((S, A))

@@ -203,8 +203,8 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
     """One pandas table over every run under ``OUT`` (optionally one experiment).
 
     One row per metrics row, with columns ``experiment, setting, seed, status, calibration,
-    epsilon_spent`` (NaN for non-private runs), every param key (lists/dicts as JSON strings) and every column of the run's
-    rows (``step, metric, value`` and labels; a row column wins over a param of the same name),
+    epsilon_spent`` (NaN for non-private runs), every param key (lists/dicts as JSON strings) and every column of
+    the run's rows (``step, metric, value`` and labels; a row column wins over a param of the same name),
     then ``scale`` (when no param or row column has that name). Runs of several scales or ``--set``
     values written into one ``OUT`` all appear (filter on ``scale`` or on the param columns).
     Failed runs have no metrics; with ``include_failed=True`` each adds one row with NaN

@@ -90,7 +90,8 @@ def _central(epsilon: float, delta: float, broken: str | None, counter: str = "t
         def once(rng: np.random.Generator) -> np.ndarray:
             _, reg = privatizer("central", epsilon, delta, counter)
             assert isinstance(reg, CentralTreePrivatizer)   # the tree's or the factorization's
-            reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(broken_source(rng, broken, counters=4), Ledger()))
+            reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2,
+                      rel=Releaser(broken_source(rng, broken, counters=4), Ledger()))
             if broken == "no-shift":
                 reg.shift_p, reg.shift_r = np.zeros(H), np.zeros(H)
             streams = user_streams(which, *reg.bounds)

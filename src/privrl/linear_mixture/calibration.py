@@ -418,7 +418,8 @@ def _mc_norm_mean(dim: int, n_samples: int) -> float:
 
 def _chi_bound(sigma: Any, n_noise_terms: float, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
     """``‖z‖ ≤ √M σ (√dim + √(2 ln(4KH/α)))`` (Lemma B.5, Laurent–Massart)."""
-    return math.sqrt(n_noise_terms) * sigma * (math.sqrt(dim) + math.sqrt(2 * math.log(4 * n_episodes * horizon / alpha)))
+    return math.sqrt(n_noise_terms) * sigma * (math.sqrt(dim)
+                                               + math.sqrt(2 * math.log(4 * n_episodes * horizon / alpha)))
 
 
 def regularity_constants(sigmas: StreamScales, *, d1: int, d2: int, n_episodes: int, horizon: int, alpha: float,

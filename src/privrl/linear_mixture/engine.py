@@ -658,5 +658,6 @@ class _Lockstep:
                     "clipped at its maximum H - h + 1 (the bonus beta * ||phi||_(Lambda^-1) exceeds the value "
                     "range), so the played policy is the tie-break rule (uniform for PO) and the regret is "
                     "linear. The shift 2*Upsilon*I of the private Gram and the radii beta swamp the data: use "
-                    "constants='practical' (or a smaller beta_scale or noise_term_scale), a larger budget, or more episodes.",
+                    "constants='practical' (or a smaller beta_scale or noise_term_scale), a larger budget, or more "
+                    "episodes.",
                     UtilityWarning, stacklevel=5)

@@ -215,7 +215,8 @@ def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
         rows.append({**base, "step": k, "episodes": k, "metric": "cumulative_regret",
                      "value": float(est.cumulative_regret_[k - 1])})
         if k >= 4:
-            rows.append({**base, "step": k, "episodes": k, "metric": "regret_bound", "value": _bound_at(params, model, k)})
+            rows.append({**base, "step": k, "episodes": k, "metric": "regret_bound",
+                         "value": _bound_at(params, model, k)})
     rows.append({**base, "step": K, "episodes": K, "metric": "trivial_bound", "value": float(K * model.horizon)})
     return _privacy_result(params, est, rows)
 
@@ -405,7 +406,8 @@ def claims(df: Any) -> list[Claim]:
     text = "; ".join(parts) or "no data"
     v4 = undecided(guard.reason, text) if guard is not None else (holds if flags and all(flags) else fails)(text)
     out.append(v4.claim("(Spec §5.3, not a paper claim) With the theory constants the private algorithms stay in "
-                        "the saturated, linear-regret phase at K = 10⁵ (slope > 0.85; E2), even under tight calibration."))
+                        "the saturated, linear-regret phase at K = 10⁵ (slope > 0.85; E2), even under tight "
+                        "calibration."))
 
     # 5. the explicit bounds are vacuous (≥ the trivial bound K·H) at the largest K
     bnd = df[df["metric"] == "regret_bound"]                      # every environment

@@ -45,8 +45,8 @@ from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
 
-__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "CentralFactorizationPrivatizer", "LocalPrivatizer", "BatchedStatistics",
-           "check_contributions", "UPSILON_RULES"]
+__all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "CentralFactorizationPrivatizer", "LocalPrivatizer",
+           "BatchedStatistics", "check_contributions", "UPSILON_RULES"]
 
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 #: the Υ rules: Lemma B.4 ("theory") or the Monte-Carlo mean plus a concentration tail

@@ -195,7 +195,8 @@ def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -
             linear_pessimistic_vi(phi, stats, stats, lam=1.0, penalty_coef=0.0, additive=0.0, noise=plan, rel=rel)
             return np.concatenate(rel.log)
         return lambda n, rng: stack(once, n, rng)
-    note = "paper calibration (labelled): the claim is the ledger's true replace-one cost" if calibration == "paper" else ""
+    note = ("paper calibration (labelled): the claim is the ledger's true replace-one cost" if calibration == "paper"
+            else "")
     return AuditPair(on(d), on(d2), claimed, delta, note=note)
 
 
@@ -218,7 +219,8 @@ register_target(AuditTarget(
     variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
 ))
 register_target(AuditTarget(
-    name="dp-apvi-dataset", description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
+    name="dp-apvi-dataset",
+    description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
     privacy_unit="one trajectory (replace-one)", build=_apvi_dataset, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
 ))

@@ -307,7 +307,8 @@ def _small_k_headline(gaps: Any, labels: list[str], vapvi: Any) -> dict[str, Any
             part = gaps[(gaps["label"] == label) & (gaps["K"] <= 1000) & (gaps["calibration"] == cal)]
             if len(part):
                 mean, _ = _mean_se(_per_seed(part, label, "K"))
-                items.append(f"{label.removeprefix('DP-VAPVI ')}: {float((mean - vapvi.reindex(mean.index)).max()):.2g}")
+                worst = float((mean - vapvi.reindex(mean.index)).max())
+                items.append(f"{label.removeprefix('DP-VAPVI ')}: {worst:.2g}")
         cells[key] = ("largest gap − gap(VAPVI) over K ≤ 1000, " + ", ".join(items)) if items else ""
     cells["paper_value"] = "DP-VAPVI close to VAPVI for K ≤ 1000 (Fig. 1(a); v* ≈ 14)"
     return cells
@@ -321,7 +322,8 @@ def linear_claims(df: Any, *, compare_pevi: bool) -> list[Claim]:
     decidable, why = _scale_ok(gaps, "K")
     vapvi, _ = _mean_se(_per_seed(gaps, "VAPVI", "K"))
     trivial = float(gaps["trivial_gap"].iloc[0])
-    dp = sorted([lbl for lbl in labels if lbl.startswith("DP-VAPVI")], key=lambda s: (("practical" in s), _order(s, "")))
+    dp = sorted([lbl for lbl in labels if lbl.startswith("DP-VAPVI")],
+                key=lambda s: (("practical" in s), _order(s, "")))
     theory = [lbl for lbl in dp if "practical" not in lbl]
     out: list[Claim] = []
     parts, converge = [], []
@@ -515,7 +517,8 @@ def tabular_claims(df: Any) -> list[Claim]:
                     f"degenerate: every budget returns the all-zero value function at every n ≤ {top[4:]} "
                     "(C2 = 16's penalty exceeds H; constants='practical' fixes it)")))
             elif not decidable:
-                out.append(Claim(claim, f"{measured} — {why}", verdict="undecided", reason=why.removeprefix("undecided: ")))
+                out.append(Claim(claim, f"{measured} — {why}", verdict="undecided",
+                                 reason=why.removeprefix("undecided: ")))
             elif far:
                 out.append(Claim(claim, measured, verdict="fails"))
             elif stuck:
@@ -616,7 +619,8 @@ def frontier_claims(df: Any) -> list[Claim]:
     if gaps.empty:
         return []
     table = gaps[gaps["calibration"] != "none"].groupby(["calibration", "epsilon"])["value"].mean().unstack("epsilon")
-    measured = "; ".join(f"{cal}: " + ", ".join(f"ε={e:g}: {v:.3g}" for e, v in row.items()) for cal, row in table.iterrows())
+    measured = "; ".join(f"{cal}: " + ", ".join(f"ε={e:g}: {v:.3g}" for e, v in row.items())
+                         for cal, row in table.iterrows())
     out = []
     if {"tight", "sound"} <= set(table.index):
         better = float(np.mean(table.loc["tight"] <= table.loc["sound"] + 1e-9))

@@ -142,7 +142,8 @@ register_target(AuditTarget(
     variants=(BrokenVariant("local-sensitivity", "sigma from the local bound phi^w instead of the smooth psi^w"),),
 ))
 register_target(AuditTarget(
-    name="dp-lsl", description="DP-LSL release (Algorithm 2), one state, m = lambda = 1000, worst-case replaced trajectory",
+    name="dp-lsl",
+    description="DP-LSL release (Algorithm 2), one state, m = lambda = 1000, worst-case replaced trajectory",
     privacy_unit="one trajectory (replace-one)", build=_dp_lsl, epsilon=1.0, delta=1e-5,
     variants=(_DIV_10_LSL, _DIV_100), statistics=_STATS,
 ))

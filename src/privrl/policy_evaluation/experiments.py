@@ -291,7 +291,8 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
                     continue
                 sub = _select(df, "pairs", f_max, alg, best=best, calibration=cal)
                 if len(sub):
-                    label = alg + (f", F_max={f_max:g}" if private else "") + (", tight" if private and cal == "tight" else "")
+                    label = (alg + (f", F_max={f_max:g}" if private else "")
+                             + (", tight" if private and cal == "tight" else ""))
                     mean_se_band(ax3, sub if private else _np(sub), "m", label=label, logx=True, logy=True,
                                  marker="o", linestyle=":" if f_max != 1.0 else None)
     ax3.set(title="(3) pair aggregation", xlabel="batch size m", ylabel="RMSE")

@@ -22,8 +22,9 @@ whole stream is **one** Gaussian release with noise multiplier ``σ/(s_n Δ)`` (
 releases with multiplier ``σ/Δ`` each). Items chosen adaptively from earlier releases (an online
 learner) do not change this: for a lower-triangular factorization the release of ``A x + z`` on an
 adaptive stream has the privacy of the non-adaptive Gaussian mechanism (Denisov, McMahan, Rush,
-Smith & Thakurta 2022, "Improved differential privacy for SGD via optimal private linear operators on adaptive streams", NeurIPS). Matrix streams use symmetric noise as the tree does (upper
-triangle i.i.d., diagonal included, mirrored), so Δ is the ℓ2-sensitivity of the upper triangle.
+Smith & Thakurta 2022, "Improved differential privacy for SGD via optimal private linear operators on
+adaptive streams", NeurIPS). Matrix streams use symmetric noise as the tree does (upper triangle
+i.i.d., diagonal included, mirrored), so Δ is the ℓ2-sensitivity of the upper triangle.
 
 Implementation. ``z`` is data-independent, so the whole noise sequence ``n_1, …, n_n`` is drawn
 from the noise source at the first insert (one draw per counter, ``(n, *shape)`` standard normals

@@ -33,8 +33,9 @@ from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
 
-__all__ = ["with_shift", "noise_multipliers", "counter_settings", "BinaryCounter", "NodeNoise", "GaussianNodeNoise", "tree_depth", "max_membership", "cover_levels",
-           "symmetric_gaussian", "gaussian_rounds", "gaussian_round_layout", "row_scales", "scaled_noise"]
+__all__ = ["with_shift", "noise_multipliers", "counter_settings", "BinaryCounter", "NodeNoise", "GaussianNodeNoise",
+           "tree_depth", "max_membership", "cover_levels", "symmetric_gaussian", "gaussian_rounds",
+           "gaussian_round_layout", "row_scales", "scaled_noise"]
 
 #: A node-noise callable: ``noise(shape, symmetric) -> array of that shape``.
 NodeNoiseFn = Callable[[tuple, bool], np.ndarray]
@@ -285,8 +286,8 @@ class BinaryCounter:
         counter of the stack when σ or Δ is given per counter: their composition)."""
         count = max(1, max_membership(self.n_items))
         nm = np.atleast_1d(self.noise_multiplier())
-        parts = [events.self_composed(events.gaussian(float(x)), count) if 0 < x < math.inf else events.gaussian(float(x))
-                 for x in nm]
+        parts = [events.self_composed(events.gaussian(float(x)), count) if 0 < x < math.inf
+                 else events.gaussian(float(x)) for x in nm]
         return parts[0] if len(parts) == 1 else events.composed(parts)
 
 

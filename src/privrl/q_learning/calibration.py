@@ -70,7 +70,8 @@ __all__ = [
     "LEMMA8_CONSTANT", "PAPER_SUP_CONSTANT", "lemma8_constant", "kernel_v", "sigma_paper_printed",
     "sigma_paper_proof", "delta_g", "epsilon_exact", "epsilon_paper", "rkhs_sensitivity", "ou_sup_tail",
     "tail_delta", "FunctionalNoiseCalibration", "calibrate_functional_noise", "tight_functional_noise",
-    "paper_epsilon_for_sigma", "tight_epsilon_for_sigma", "release_events", "spent_epsilon", "input_perturbation_std", "dpsgd_noise_multiplier",
+    "paper_epsilon_for_sigma", "tight_epsilon_for_sigma", "release_events", "spent_epsilon", "input_perturbation_std",
+    "dpsgd_noise_multiplier",
 ]
 
 PAPER_SUP_CONSTANT = 8.68

@@ -197,7 +197,8 @@ def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner
         if bad.size:
             raise param_error(name, owner, f"finite in every coordinate: {env_name} declares unbounded "
                               f"observations in coordinates {bad.tolist()}, so give public finite bounds",
-                              "the space's own bounds" if (low if name == "obs_low" else high) is None else arr.tolist())
+                              "the space's own bounds" if (low if name == "obs_low" else high) is None
+                              else arr.tolist())
     if np.any(hi <= lo):
         raise param_error("obs_high", owner, "greater than 'obs_low' in every coordinate", hi.tolist())
     return _UnitMap(lo, hi, owner)

@@ -340,7 +340,8 @@ def claims_fig1(df) -> list[Claim]:
                                    names=(f"sigma = {levels[-1]:g}", f"sigma = {levels[0]:g}"))
             bad = [i for i in inversions if i.verdict == "holds"]
             v = fails("significant inversion: " + bad[0].detail) if bad else (
-                holds(trend.detail) if trend.verdict == "holds" else undecided(trend.reason or "no trend", trend.detail))
+                holds(trend.detail) if trend.verdict == "holds"
+                else undecided(trend.reason or "no trend", trend.detail))
         out.append(v.claim(f"[{config} config] More noise needs more samples for the same return (monotone "
                            "trade-off, Fig. 1).", measured))
         finals = {s: _final(fresh[fresh["sigma"] == s]) for s in levels}
