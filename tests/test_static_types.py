@@ -60,7 +60,7 @@ def test_mypy_sees_the_declared_constructors(tmp_path):
                                  "--cache-dir", str(ROOT / ".mypy_cache"), "--no-error-summary"])
     found = set()
     for line in stdout.splitlines():
-        m = re.match(rf"{re.escape(str(source))}:(\d+): error: (.*)", line)
+        m = re.match(r".*use_dplsw\.py:(\d+): error: (.*)", line)   # a cached module's errors keep their first path
         if m:
             found.add((int(m.group(1)), m.group(2)))
     assert not stderr, stderr
