@@ -215,9 +215,12 @@ def test_clear_error_when_an_accountant_cannot_handle_an_event():
 
 def test_bad_query_arguments():
     led = Ledger([GaussianDpEvent(1.0)])
-    with pytest.raises(InvalidParameterError, match=r"'delta' parameter of Ledger.epsilon must be a float in \[0.0, 1.0\). Got 1.0"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'delta' parameter of Ledger.epsilon must be a float in \[0.0, 1.0\). Got 1.0"):
         led.epsilon(1.0)
-    with pytest.raises(InvalidParameterError, match=r"'accountant' parameter of Ledger.epsilon must be one of 'pld', 'rdp', 'auto'. Got 'exact'"):
+    with pytest.raises(InvalidParameterError,
+                       match=r"'accountant' parameter of Ledger.epsilon must be one of 'pld', 'rdp', 'auto'. "
+                             r"Got 'exact'"):
         led.epsilon(1e-5, accountant="exact")
     with pytest.raises(InvalidParameterError, match="'accountant' parameter"):
         make_accountant("auto")

@@ -127,10 +127,10 @@ def _estimators(params: Mapping[str, Any], phi: np.ndarray) -> tuple[Any, Any]:
     """(DP-LSW, DP-LSL(λ)) factories of the setting: its budget, calibration and public bounds;
     weights and relevance are the estimators' default, uniform 1/N."""
     budget = PrivacyBudget(epsilon=float(params["epsilon"]), delta=float(params["delta"]))
-    common = {"gamma": float(params["gamma"]), "features": phi, "F_max": float(params["F_max"])}
-    private = {"budget": budget, "calibration": str(params["calibration"]),
-               "smoothing": str(params.get("smoothing", "main_text")),
-               "constants": str(params.get("constants", "theory"))}
+    common: dict[str, Any] = {"gamma": float(params["gamma"]), "features": phi, "F_max": float(params["F_max"])}
+    private: dict[str, Any] = {"budget": budget, "calibration": str(params["calibration"]),
+                               "smoothing": str(params.get("smoothing", "main_text")),
+                               "constants": str(params.get("constants", "theory"))}
     if not budget.is_private:
         return (lambda: LSW(**common)), (lambda lam: LSL(lam=lam, **common))
     return (lambda: DPLSW(**private, **common)), (lambda lam: DPLSL(lam=lam, **private, **common))
@@ -153,7 +153,7 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     uniform = np.full(n, 1.0 / n)
     truth = chain_values(n, float(params["stay_probability"]), float(params["gamma"]))
     dp_lsw, dp_lsl = _estimators(params, phi)
-    public = {"gamma": float(params["gamma"]), "features": phi, "F_max": f_max}
+    public: dict[str, Any] = {"gamma": float(params["gamma"]), "features": phi, "F_max": f_max}
     lam_low = lambda_min(phi, uniform)
     gram_w = phi.T @ (uniform[:, None] * phi)
     sizes = [int(m) for m in params["batch_sizes"]]
