@@ -26,7 +26,8 @@ def cases_of(family: Family) -> list[ContractCase]:
     """The ``CASES`` of ``tests/<family>/contract_cases.py`` (an error when the file is missing)."""
     path = cases_path(family)
     if not path.is_file():
-        raise FileNotFoundError(f"the family {family.package} has no contract cases: write {path.relative_to(TESTS.parent)}")
+        raise FileNotFoundError(f"the family {family.package} has no contract cases: write "
+                                f"{path.relative_to(TESTS.parent)}")
     name = f"contract_cases_{family.name}"
     module = sys.modules.get(name)
     if module is None:

@@ -32,7 +32,8 @@ def _imports(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             subs = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES]
             found.update(subs or [base])
     return {m for m in found if m in MODULES and m != name}

@@ -70,16 +70,17 @@ def test_mypy_sees_the_declared_constructors(tmp_path):
 
 
 def _estimators() -> list[type]:
-    for module in pkgutil.walk_packages(privrl.__path__, "privrl."):
+    """Every estimator class of privrl and of the test suite's example family (the newcomer's template)."""
+    for module in [m.name for m in pkgutil.walk_packages(privrl.__path__, "privrl.")] + ["example_family.estimators"]:
         try:
-            importlib.import_module(module.name)
+            importlib.import_module(module)
         except ImportError:  # pragma: no cover - an optional extra that is not installed
             continue
     found, todo = [], [Estimator]
     while todo:
         cls = todo.pop()
         for sub in cls.__subclasses__():
-            if sub.__module__.startswith("privrl.") and sub not in found:
+            if sub.__module__.startswith(("privrl.", "example_family.")) and sub not in found:
                 found.append(sub)
                 todo.append(sub)
     return found

@@ -15,9 +15,10 @@ The family packages are listed once, in :data:`FAMILIES`; each package's ``FAMIL
 (:class:`privrl.family.Family`) names the modules that register its entries, and :data:`SHARED`
 names the few registering modules outside the families. :func:`modules` reads both; the modules of
 a kind are imported the first time an entry of that kind is asked for. A family outside privrl (a
-plugin, or the test suite's example family) joins at run time with :func:`add_family`. A module that fails to import is an error naming
-the module and the cause (:class:`RegistryImportError`), never a silent skip; when the cause is an
-optional extra that is not installed (torch for DP Q-learning), the message names the extra.
+plugin, or the test suite's example family) joins at run time with :func:`add_family`. A module
+that fails to import is an error naming the module and the cause (:class:`RegistryImportError`),
+never a silent skip; when the cause is an optional extra that is not installed (torch for DP
+Q-learning), the message names the extra.
 
 Gymnasium ids stay lazy: the ``env`` entries are entry-point strings, so registering them with
 Gymnasium imports no environment module.

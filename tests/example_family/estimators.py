@@ -18,9 +18,8 @@ import warnings
 
 import numpy as np
 
-from privrl._params import Param
 from privrl._rng import RngLike
-from privrl.base import PRIVATE_PARAMS, PrivateEstimator
+from privrl.base import PrivateEstimator, param
 from privrl.data import TrajectoryDataset
 from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.privacy import Neighboring, PrivacyBudget, PrivacyUnit, calibrate_gaussian
@@ -55,10 +54,8 @@ class PrivateMeanReturn(PrivateEstimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     guarantee = "(epsilon, delta)-DP"
-    params = PRIVATE_PARAMS + (
-        Param("return_bound", 1.0, "public bound on an episode's return (returns lie in [0, bound])",
-              low=0.0, closed="neither"),
-    )
+    return_bound: float = param("public bound on an episode's return (returns lie in [0, bound])", default=1.0,
+                                low=0.0, closed="neither")
 
     def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> PrivateMeanReturn:
         p = self._validated()
