@@ -88,8 +88,8 @@ def _own_declarations(cls: type) -> tuple[Param, ...]:
     declared = {p.name for p in own}
     for name, annotation in annotations.items():
         if name not in declared and not _is_classvar(annotation):
-            raise TypeError(f"{cls.__name__}.{name} is annotated but is not a parameter: give it a value "
-                            f"param(...) or annotate it ClassVar[...]")
+            raise TypeError(f"{cls.__name__}.{name} is annotated but is not a parameter: give it a param(...) "
+                            "value or annotate it ClassVar[...]")
     return tuple(own)
 
 
@@ -107,7 +107,8 @@ class Estimator:
     :mod:`privrl._params`); ``params`` is then every declared parameter, the inherited ones first
     (a redeclared inherited parameter keeps its place and takes the new declaration), and a class
     without an ``__init__`` of its own gets the keyword-only constructor. An annotated class
-    attribute that is not a parameter must be a ``ClassVar`` (type checkers would read it as one).
+    attribute that is not a parameter must be a ``ClassVar`` (type checkers would read it as one); a
+    name declared twice in one class body is refused by the type checker (``make lint``).
     """
 
     privacy_unit: ClassVar[PrivacyUnit | None] = None
