@@ -19,6 +19,12 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   algorithm, each its E2 and E1 batches, one per worker), with and without the frontier sweep
   (a third task, on the less loaded worker).
 
+* ``counter_memory`` — peak memory of the central privatizer's counters over a K-episode stream
+  (``--counter-episodes``, default 2·10⁴; 10⁵ for the rows quoted in ``docs/linear_mixture.md``)
+  for the binary tree, the BLT and the square-root factorization, at
+  d = 3 (H = 5) and d = 30 (H = 10); the square root at d = 30 would need GBs: its row gives the
+  size of its noise store instead (``measured: false``).
+
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
     .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 2000] [--full] [--seeds 5]
@@ -30,6 +36,7 @@ import argparse
 import os
 import sys
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -53,8 +60,45 @@ def bench_fit(env_name: str, model, cls, privatizer: str, K: int) -> None:
     peak = measure(lambda: cls(n_episodes=min(K, 200), privatizer=privatizer, budget=budget).fit(model, rng=0))
     emit("linear_mixture_fit", algorithm=cls.__name__, privatizer=privatizer, env=env_name, S=model.n_states,
          A=model.n_actions, H=model.horizon, d1=model.d1, d2=model.d2, episodes=K, seconds=seconds,
-         cpu_seconds=cpu_seconds, extrapolated_cpu_seconds_at_1e5=cpu_seconds * TARGET_K / K,
-         peak_mb=peak["peak_mb"])
+         cpu_seconds=cpu_seconds, ms_per_episode=cpu_seconds / K * 1e3,
+         extrapolated_cpu_seconds_at_1e5=cpu_seconds * TARGET_K / K, peak_mb=peak["peak_mb"])
+
+
+def bench_counter_memory(d: int, horizon: int, K: int, counter: str) -> None:
+    """Peak memory (tracemalloc) of the central privatizer's four counters over a K-episode stream
+    (K − 1 inserts, each followed by the release, as a fit makes them) with ``counter`` ('tree',
+    'blt', 'factorization' = the square root), d1 = d2 = d. The square root keeps every noise draw
+    (``(K − 1) × prod(shape)`` floats per stream): past 2 GB it is not run and its row carries that
+    size as ``state_mb`` (``measured: false``)."""
+    from privrl.linear_mixture import LinOptVI
+    from privrl.privacy import Ledger, NumpyNoise, Releaser
+
+    model = random_mixture(2, 2, horizon, d, d, rng=0)                   # the counters see only H, d1, d2
+    est = LinOptVI(n_episodes=K, budget=PrivacyBudget(epsilon=1.0, delta=1e-5), counter=counter)
+    state_mb = (K - 1) * horizon * (2 * d * d + 2 * d) * 8 / 2**20
+    if counter == "factorization" and state_mb > 2000:
+        emit("counter_memory", counter=counter, d=d, H=horizon, episodes=K, measured=False, seconds=float("nan"),
+             state_mb=state_mb, peak_mb=float("nan"))
+        return
+    est.regularizer(model).start(n_episodes=K, horizon=horizon, d1=d, d2=d,      # warm the caches (plan, BLT,
+                                 rel=Releaser(NumpyNoise(0), Ledger()))          # constants) before tracing
+
+    def stream() -> None:
+        reg = est.regularizer(model)
+        reg.start(n_episodes=K, horizon=horizon, d1=d, d2=d, rel=Releaser(NumpyNoise(0), Ledger()))
+        items = [np.zeros(c.shape) for c in reg._counters]
+        for _ in range(K - 1):
+            for c, x in zip(reg._counters, items):
+                c.insert(x)
+                c.release()
+
+    start = time.perf_counter()                                           # one run, traced (the peak is the point)
+    tracemalloc.start()
+    stream()
+    _, peak_bytes = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    emit("counter_memory", counter=counter, d=d, H=horizon, episodes=K, measured=True,
+         seconds=time.perf_counter() - start, peak_mb=peak_bytes / 2**20)
 
 
 def _batch_cpu(env_name: str, algorithm: str, n_seeds: int, K: int) -> tuple[float, float, int, int]:
@@ -124,7 +168,15 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10, help="seeds per batch (the paper sweep: all 10)")
     ap.add_argument("--full", action="store_true", help="time K = 1e5 fits instead of extrapolating")
     ap.add_argument("--skip-fit", action="store_true")
+    ap.add_argument("--counter-episodes", type=int, default=20_000,
+                    help="K of the counter memory rows (d = 3, H = 5 and d = 30, H = 10; the issue's rows: 100000)")
+    ap.add_argument("--only-counters", action="store_true", help="the counter memory rows only")
     args = ap.parse_args()
+    for d, horizon in ((3, 5), (30, 10)):
+        for counter in ("tree", "blt", "factorization"):
+            bench_counter_memory(d, horizon, args.counter_episodes, counter)
+    if args.only_counters:
+        return
     envs = {"E2": random_mixture(6, 4, 5, 3, 3, rng=0), "E1": hard_instance(5, 6, TARGET_K, rng=0)}
     if not args.skip_fit:
         for env_name, model in envs.items():

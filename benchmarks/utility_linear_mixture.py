@@ -4,8 +4,9 @@
 (central tree privatizer) and the non-private UCRL-VTR on E2 (``random_mixture(6, 4, 5, 3, 3)``,
 instance seed 0 — never the tuning instances 990000–990002), K = 2·10⁴ episodes, ε ∈ {1, 10, 100}
 with δ = 10⁻⁵, paper / sound / tight calibration, theory / practical constants, and under tight
-calibration also the square-root factorization counter (``counter="factorization"``; the other rows
-use the paper's binary tree); run ``s`` of every
+calibration also the square-root factorization counter (``counter="factorization"``) and the BLT
+counter (``counter="blt"``, the default under tight calibration; the other rows use the paper's
+binary tree); run ``s`` of every
 row uses the generator ``[7000, s]`` (the same users' randomness for every row). ``metric`` is the
 final cumulative pseudo-regret (exact), ``value`` its mean over seeds; ``noise_std`` the largest
 stream's σ (data-independent). Extra keys: ``value_se``, ``noise_std_streams`` (the (4, H) table),
@@ -40,7 +41,7 @@ EPSILONS = (1.0, 10.0, 100.0)
 CALIBRATIONS = ("paper", "sound", "tight")
 CONSTANTS = ("theory", "practical")
 #: the central counters compared under tight calibration
-COUNTERS = ("tree", "factorization")
+COUNTERS = ("tree", "factorization", "blt")
 INSTANCE_SEED = 0
 RUN_SEED = 7_000
 
@@ -48,8 +49,8 @@ RUN_SEED = 7_000
 def rows(seeds: int, calibrations: tuple[str, ...] = CALIBRATIONS, *, defaults_only: bool = False,
          epsilons: tuple[float, ...] = EPSILONS) -> list[dict[str, Any]]:
     """The family's rows of the utility benchmark (module docstring). ``defaults_only``: only the
-    old default (sound, theory, tree) and today's (tight, practical, factorization) at ``epsilons``
-    — the pair the issue's regret target compares, cheap enough for many seeds."""
+    old default (sound, theory, tree), the square root's (tight, practical, factorization) and
+    today's (tight, practical, blt) at ``epsilons`` — cheap enough for many seeds."""
     model = random_mixture(6, 4, 5, 3, 3, rng=INSTANCE_SEED)
     P, r = model.transitions(), model.mean_rewards()
     v_star = backward_induction(P, r)[1][0]
@@ -58,14 +59,16 @@ def rows(seeds: int, calibrations: tuple[str, ...] = CALIBRATIONS, *, defaults_o
     specs: list[tuple[str, str, str, float, str]]
     if defaults_only:
         specs = [("LinOpt-VI", cal, c, eps, counter) for eps in epsilons
-                 for cal, c, counter in (("sound", "theory", "tree"), ("tight", "practical", "factorization"))]
+                 for cal, c, counter in (("sound", "theory", "tree"), ("tight", "practical", "factorization"),
+                                         ("tight", "practical", "blt"))]
     else:
         specs = [("UCRL-VTR", "none", c, math.inf, "tree") for c in CONSTANTS]
         cals = [c for c in CALIBRATIONS if c in calibrations or (c, "theory") == ("sound", "theory")]
         specs += [("LinOpt-VI", cal, c, eps, "tree") for cal in cals for c in CONSTANTS for eps in epsilons
                   if cal in calibrations or c == "theory"]
         if "tight" in calibrations:
-            specs += [("LinOpt-VI", "tight", c, eps, "factorization") for c in CONSTANTS for eps in epsilons]
+            specs += [("LinOpt-VI", "tight", c, eps, counter) for counter in ("factorization", "blt")
+                      for c in CONSTANTS for eps in epsilons]
     ests, keys, rngs = [], [], []
     for spec in specs:
         algorithm, calibration, constants, eps, counter = spec
@@ -94,7 +97,7 @@ def rows(seeds: int, calibrations: tuple[str, ...] = CALIBRATIONS, *, defaults_o
         regrets = [float(e.cumulative_regret_[-1]) for e in fits]
         private = algorithm != "UCRL-VTR"
         default = by_spec.get(("LinOpt-VI", "sound", "theory", eps, "tree")) if private else None
-        tag = "-factorization" if counter == "factorization" else ""
+        tag = f"-{counter}" if counter != "tree" else ""
         row: dict[str, Any] = {
             "name": f"{algorithm.lower()}-{calibration}{tag}-{constants}" + (f"-eps{eps:g}" if private else ""),
             "algorithm": algorithm, "calibration": calibration, "constants": constants,

@@ -9,6 +9,7 @@ import pytest
 from privrl import PrivacyBudget
 from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.linear_mixture import (
+    CentralFactorizationPrivatizer,
     CentralTreePrivatizer,
     LinOptPO,
     LinOptVI,
@@ -150,9 +151,10 @@ def test_gaussian_rounds_are_the_node_by_node_draws():
 K_REG, H_REG, D1_REG, D2_REG = 40, 3, 3, 2
 
 
-def _plan(kind, eps, calibration="sound", scale=1.0):
+def _plan(kind, eps, calibration="sound", scale=1.0, counter="tree"):
     budget = PrivacyBudget(epsilon=eps, delta=1e-5) if math.isfinite(eps) else PrivacyBudget.non_private()
-    plan = noise_plan(kind, budget, calibration, n_episodes=K_REG, horizon=H_REG, d1=D1_REG, d2=D2_REG)
+    plan = noise_plan(kind, budget, calibration, n_episodes=K_REG, horizon=H_REG, d1=D1_REG, d2=D2_REG,
+                      counter=counter)
     return dataclasses.replace(plan, std=plan.std * scale)
 
 
@@ -160,7 +162,10 @@ def _regs():
     return [NonPrivate(1.0), CentralTreePrivatizer(_plan("central", 1.0)),
             CentralTreePrivatizer(_plan("central", 2.0, "tight"), upsilon="monte_carlo", shift_scale=0.51),
             LocalPrivatizer(_plan("local", 1.0)), LocalPrivatizer(_plan("local", 5.0, "tight"), shift_scale=0.51),
-            CentralTreePrivatizer(_plan("central", math.inf)), LocalPrivatizer(_plan("local", math.inf))]
+            CentralTreePrivatizer(_plan("central", math.inf)), LocalPrivatizer(_plan("local", math.inf)),
+            CentralFactorizationPrivatizer(_plan("central", 1.0, "tight", counter="blt")),
+            CentralFactorizationPrivatizer(_plan("central", 3.0, "tight", counter="blt"), shift_scale=0.51),
+            CentralFactorizationPrivatizer(_plan("central", math.inf, "tight", counter="blt"))]
 
 
 def _ten_times_the_noise(reg):
@@ -169,21 +174,23 @@ def _ten_times_the_noise(reg):
     for j, c in enumerate(getattr(reg, "_counters", [])):
         if isinstance(c, BinaryCounter):
             c.sigma = c.noise.sigma = reg.plan.std[j]
+        elif hasattr(c, "blt"):
+            c.sigma = c._draw.sigma = reg.plan.std[j]
 
 
 def test_batched_statistics_equal_each_regularizers_own_updates():
     """BatchedStatistics releases exactly (bit for bit) what each regularizer's update does, the
-    tree noise and local messages included (per-step stds with the tight plans' silent last step),
-    and the PD floor where it applies (runs 2 and 4 get 10× their plan's noise, so the floor's
-    shortcut fails and the eigenvalue path runs)."""
+    tree noise, the BLT noise recurrences and local messages included (per-step stds with the tight
+    plans' silent last step), and the PD floor where it applies (runs 2, 4 and 8 get 10× their
+    plan's noise, so the floor's shortcut fails and the eigenvalue path runs)."""
     K, H, d1, d2 = K_REG, H_REG, D1_REG, D2_REG
     alone, together = _regs(), _regs()
     for i, (a, b) in enumerate(zip(alone, together)):
         a.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=100 + i)
         b.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=100 + i)
     for regs in (alone, together):
-        _ten_times_the_noise(regs[2])
-        _ten_times_the_noise(regs[4])
+        for r in (2, 4, 8):
+            _ten_times_the_noise(regs[r])
     assert all(BatchedStatistics.supports(b) for b in together)
     batched = BatchedStatistics(together)
     R = len(alone)
@@ -201,10 +208,11 @@ def test_batched_statistics_equal_each_regularizers_own_updates():
             want = reg.update(x_p[r], y_p[r], x_r[r], y_r[r])
             for g, w in zip(got, want):
                 np.testing.assert_array_equal(g[r], w)
-        for reg, noise in ((alone[2], alone[2]._counters[0].noise_sum()), (alone[4], alone[4]._noise_p)):
+        for reg, noise in ((alone[2], alone[2]._counters[0].noise_sum()), (alone[4], alone[4]._noise_p),
+                           (alone[8], alone[8]._counters[0].noise_sum())):
             norms = np.sqrt((noise * noise).sum((-2, -1)))
             floored += np.any((norms > reg.shift_p - reg.floor_p) & (reg.floor_p > 0))
-    assert floored > 10
+    assert floored > 15
     assert not BatchedStatistics.supports(alone[1])                      # already used
     custom = CentralTreePrivatizer(_plan("central", 1.0))
     custom.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=0)
@@ -213,16 +221,22 @@ def test_batched_statistics_equal_each_regularizers_own_updates():
     constant = CentralTreePrivatizer(_plan("central", 1.0))
     constant.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rel=Releaser(ConstantNoise(1.0), Ledger()))
     assert not BatchedStatistics.supports(constant)                      # only seeded NumPy is batched
+    root = CentralFactorizationPrivatizer(_plan("central", 1.0, "tight", counter="factorization"))
+    root.start(n_episodes=K, horizon=H, d1=d1, d2=d2, rng=0)
+    assert not BatchedStatistics.supports(root)                          # the square root: its own update
 
 
 def test_spd_inverse_matches_lapack():
     rng = np.random.default_rng(0)
-    for d in (1, 3, 5):
+    for d in (1, 2, 3, 4, 5):
         M = rng.normal(size=(4, 3, d, d))
         Lam = M @ np.swapaxes(M, -1, -2) + 0.1 * np.eye(d)
         u = rng.normal(size=(4, 3, d))
         inv, theta = spd_inverse(Lam, u)
         np.testing.assert_allclose(np.moveaxis(inv, (0, 1), (-2, -1)), np.linalg.inv(Lam), rtol=1e-9, atol=1e-9)
+        assert d > 3 or np.array_equal(inv, np.swapaxes(inv, 0, 1))        # the adjugate: exactly symmetric
+        one, _ = spd_inverse(Lam[1:2, 2:3], u[1:2, 2:3])                  # alone as in the stack
+        assert np.array_equal(one[..., 0, 0], inv[..., 1, 2])
         np.testing.assert_allclose(np.moveaxis(theta, 0, -1), np.linalg.solve(Lam, u[..., None])[..., 0],
                                    rtol=1e-9, atol=1e-9)
 

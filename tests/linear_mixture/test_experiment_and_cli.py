@@ -28,7 +28,7 @@ def test_settings_cover_the_issue_grid():
     assert {(s["calibration"], s["epsilon"]) for s in frontier} == {
         (c, e) for c in ("paper", "sound", "tight") for e in (1.0, 10.0, 100.0)} | {("none", math.inf)}
     assert {s["K"] for s in frontier} == {20_000}
-    # the frontier is the defaults' (tight: the factorization), the paper's figure pins the paper's tree
+    # the frontier is the defaults' (tight: the BLT factorization), the paper's figure pins the paper's tree
     assert {s["counter"] for s in frontier} == {"auto"} and all("counter" not in s for s in paper)
 
 

@@ -1,6 +1,7 @@
 """LinOpt's central privatizer with the square-root factorization counter (counter="factorization",
 tight calibration): release structure, the ledger's spend, knobs that never touch privacy, and an
-independent check of the privacy claim μ = √(Σ_{x,h} (s_n Δ_{x,h}/σ_{x,h})²)."""
+independent check of the privacy claim μ = √(Σ_{x,h} (s_n Δ_{x,h}/σ_{x,h})²); the same for the BLT
+counter (counter="blt", the default under tight)."""
 
 import math
 import warnings
@@ -99,5 +100,58 @@ def test_factorization_needs_tight_calibration_and_local_ignores_it():
 
 def test_infinite_budget_is_the_non_private_learner():
     a = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), counter="factorization").fit(MODEL, rng=2)
+    b = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), privatizer="none").fit(MODEL, rng=2)
+    assert np.array_equal(a.regret_, b.regret_) and a.privacy_ledger_.is_empty
+
+
+# --------------------------------------------------------------------------- the BLT counter (the default)
+def _blt_matrix(n):
+    from privrl.privacy.factorization import blt_factorization
+
+    c = blt_factorization(n).coefficients(n)
+    i, j = np.indices((n, n))
+    return np.where(i >= j, c[np.clip(i - j, 0, None)], 0.0)
+
+
+def test_blt_is_the_default_under_tight_and_releases_prefix_sums_plus_b_partial_sums():
+    """counter='auto' under tight is the BLT; ConstantNoise(c): after t users every entry is the
+    exact prefix sum plus c·σ_{x,h}·Σ_{k<t} b_k (+ γ_h I on the Grams); the ledger holds the plan's
+    one release per stream and step."""
+    from privrl.privacy.factorization import BLTCounter, blt_factorization
+
+    assert LinOptVI(n_episodes=12, budget=B1).noise_plan(MODEL).counter == "blt"
+    assert LinOptVI(n_episodes=12, budget=B1, calibration="sound").noise_plan(MODEL).counter == "tree"
+    K, value = 12, 0.75
+    reg = LinOptVI(n_episodes=K, budget=B1).regularizer(MODEL)
+    assert type(reg) is CentralFactorizationPrivatizer
+    b = blt_factorization(K - 1).noise_coefficients(K - 1)
+    check_constant_noise_releases(reg, K, value, lambda t: b[:t].sum())
+    assert all(type(c) is BLTCounter for c in reg._counters)
+    assert reg.rel.ledger.events == tuple(reg.plan.events())
+
+
+def test_blt_privacy_claim_independent_check():
+    """The ledger's μ equals √(Σ_{x,h} (s_C Δ_{x,h}/σ_{x,h})²), s_C the largest column norm of the
+    n × n matrix C computed here from the matrix; it is the budget's μ."""
+    for K in (9, 130):
+        est = LinOptVI(n_episodes=K, budget=B1, counter="blt", constants="practical").fit(MODEL, rng=3)
+        plan = est.noise_plan(MODEL)
+        C = _blt_matrix(K - 1)
+        s = float(np.sqrt(np.max(np.sum(C * C, axis=0))))
+        delta = cal.tight_sensitivities(MODEL.d1, MODEL.d2, MODEL.horizon).rows(MODEL.horizon)
+        on = delta > 0
+        mu_claim = math.sqrt(float(np.sum((s * delta[on] / plan.std[on]) ** 2)))
+        leaves = est.privacy_ledger_.leaves()
+        mu_ledger = math.sqrt(sum(k / e.noise_multiplier**2 for e, k in leaves if hasattr(e, "noise_multiplier")))
+        assert mu_ledger == pytest.approx(mu_claim, rel=1e-10)
+        assert sum(k for e, k in leaves if hasattr(e, "noise_multiplier")) == int(on.sum())
+        assert mu_ledger == pytest.approx(0.26805, abs=1e-4)
+        assert 0.99 <= est.privacy_spent() <= 1.0
+
+
+def test_blt_needs_tight_calibration_and_an_infinite_budget_is_the_non_private_learner():
+    with pytest.raises(InvalidParameterError, match="counter"):
+        LinOptVI(n_episodes=10, budget=B1, calibration="paper", counter="blt").noise_plan(MODEL)
+    a = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), counter="blt").fit(MODEL, rng=2)
     b = LinOptVI(n_episodes=30, budget=PrivacyBudget.non_private(), privatizer="none").fit(MODEL, rng=2)
     assert np.array_equal(a.regret_, b.regret_) and a.privacy_ledger_.is_empty

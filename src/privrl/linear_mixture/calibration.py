@@ -60,7 +60,11 @@ from privrl._validation import check_option, param_error
 from privrl.privacy import events
 from privrl.privacy.budget import PrivacyBudget
 from privrl.privacy.calibration import CALIBRATIONS, gaussian_mu
-from privrl.privacy.factorization import prefix_variance_factor, sqrt_sensitivity_factor
+from privrl.privacy.factorization import (
+    blt_factorization,
+    prefix_variance_factor,
+    sqrt_sensitivity_factor,
+)
 from privrl.privacy.tree import max_membership, symmetric_gaussian, tree_depth
 
 __all__ = ["StreamScales", "RegularityConstants", "NoisePlan", "noise_plan", "sensitivities",
@@ -72,10 +76,13 @@ __all__ = ["StreamScales", "RegularityConstants", "NoisePlan", "noise_plan", "se
 STREAMS = ("p1", "p2", "r1", "r2")
 #: the noisy privatizers
 PRIVATIZERS = ("central", "local")
-#: the central continual counters: Zhou's binary tree (Lemma 6.1) or the square-root factorization
-#: (:mod:`privrl.privacy.factorization`; tight calibration only); "auto": the factorization under
-#: the tight calibration (the least noise at the budget), the tree otherwise
-COUNTERS = ("auto", "tree", "factorization")
+#: the central continual counters: Zhou's binary tree (Lemma 6.1), the square-root factorization or
+#: its constant-memory BLT stand-in (:mod:`privrl.privacy.factorization`; both tight calibration
+#: only); "auto": the BLT under the tight calibration (the least noise at the budget in memory
+#: independent of K), the tree otherwise
+COUNTERS = ("auto", "tree", "factorization", "blt")
+#: the counters that are one Gaussian release of a factorization ``C x`` (tight calibration only)
+FACTORIZATIONS = ("factorization", "blt")
 #: the α at which the tight split's weights are evaluated (never the estimator's own α: see module doc)
 SPLIT_ALPHA = 0.05
 # tight plans sit exactly on μ; this relative slack keeps the ledger's float sums inside the budget
@@ -322,19 +329,21 @@ def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_ep
     """The :class:`NoisePlan` of a LinOpt run (module doc). ``budget``: (ε, δ > 0), or ρ under
     ``"tight"``; an infinite budget gives zero noise (the non-private learner). ``counter``: the
     central privatizer's continual counter, ``"tree"`` (Zhou's binary tree: ``count = m`` node
-    releases, ``M = m``) or ``"factorization"`` (the square-root factorization: one Gaussian release
-    of ``A x`` with sensitivity ``s_n Δ``, ``count = 1``, ``M = s_n²``, ``n = K − 1``; tight
-    calibration only — Thm 6.4's closed forms are the tree's); ignored by the local privatizer.
+    releases, ``M = m``), ``"factorization"`` (the square-root factorization: one Gaussian release
+    of ``A x`` with sensitivity ``s_n Δ``, ``count = 1``, ``M = s_n²``, ``n = K − 1``) or ``"blt"``
+    (the BLT factorization: one release of ``C x``, sensitivity ``s_C Δ``, ``M = s_B²``); the two
+    factorizations under tight calibration only — Thm 6.4's closed forms are the tree's; ``"auto"``:
+    the BLT under tight, the tree otherwise. Ignored by the local privatizer.
     Plans are cached (their arrays are read-only): a sweep computes each split once."""
     check_option(privatizer, "privatizer", PRIVATIZERS, owner=owner)
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
     check_option(counter, "counter", COUNTERS, owner=owner)
     if counter == "auto":
-        counter = "factorization" if calibration == "tight" else "tree"
-    if privatizer == "central" and counter == "factorization" and calibration != "tight":
+        counter = "blt" if calibration == "tight" else "tree"
+    if privatizer == "central" and counter in FACTORIZATIONS and calibration != "tight":
         raise param_error("counter", owner, "'tree' when the 'calibration' parameter is "
                           f"{calibration!r} (Thm 6.4's closed form is the binary tree's; the factorization "
-                          "counter is calibrated by 'tight')", counter)
+                          "counters are calibrated by 'tight')", counter)
     if privatizer != "central":
         counter = "tree"
     if budget.is_private and calibration != "tight" and (budget.rho is not None or not budget.delta):
@@ -360,6 +369,13 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
     if central and counter == "factorization":
         # one Gaussian release of A x (n = K − 1 items): sensitivity s_n Δ, prefix variance ≤ s_n² σ²
         count, terms, factor = 1, prefix_variance_factor(K - 1), sqrt_sensitivity_factor(K - 1)
+    elif central and counter == "blt":
+        # one Gaussian release of C x: sensitivity s_C Δ, prefix variance ≤ s_B² σ² (n = K − 1 ≥ 2;
+        # fewer items: C = I, B = L)
+        n = K - 1
+        blt = blt_factorization(n)
+        count, terms = 1, (blt.row_norm2(n) if n > 1 else 1.0)
+        factor = math.sqrt(blt.column_norm2(n)) if n > 1 else 1.0
     if calibration == "tight" and budget.is_private:
         sens = factor * tight_sensitivities(d1, d2, H, value_feature_bound=L).rows(H)
         c = step_ranges(H)

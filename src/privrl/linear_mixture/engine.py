@@ -26,7 +26,9 @@ does not depend on the batch it is in (tested). The built-in regularizers are ad
 Work saved without changing the algorithm: ``ϕ`` sums over the successors of ``(s, a)`` only (the
 states where ``ψ(·|s,a) ≠ 0`` for some run); state–action columns with identical features in every
 run (e.g. all actions at an absorbing state) are planned once; ``ϕ_H ≡ 0``; the Gram inverses are
-one vectorised Gauss–Jordan elimination (:func:`spd_inverse`). ``reachable_only=True`` also plans
+one vectorised adjugate (d ≤ 3) or Gauss–Jordan elimination (:func:`spd_inverse`); the rollout draws
+the action and next state at every planned (h, s) at once and walks the path through them; the exact
+regret is evaluated in blocks of episodes. ``reachable_only=True`` also plans
 only at the states reachable at step h from the initial distribution through that support (plus
 the last state, the rollout's round-off fallback): regret, data and releases equal the full
 computation's up to round-off — values at unreachable states never feed back — but ``policy_``
@@ -92,6 +94,12 @@ class _Geometry:
     mean: np.ndarray
     cum_init: np.ndarray
     bernoulli: np.ndarray
+    # the rollout over every planned (h, s) at once (of_models)
+    cum_P_cat: np.ndarray
+    mean_cat: np.ndarray
+    next_at: np.ndarray
+    jall: np.ndarray
+    col_of: np.ndarray
 
     def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
                  reachable_only: bool) -> None:
@@ -149,6 +157,7 @@ class _Geometry:
         self.uinv_cat = np.concatenate(self.uinv)
         self.N = [len(c) for c in self.cols]
         self.hcol = np.repeat(np.arange(H), self.U)
+        self.d2 = phi.shape[-1]
         flat = phi.reshape(R, S * A, d2)[:, np.concatenate([c[u] for c, u in zip(self.cols, self.ucols)])]
         self.phi_cat = np.ascontiguousarray(np.moveaxis(flat, -1, 0))    # (d2, R, Ucat)
         # φ_i φ_j (i ≤ j), off-diagonal doubled: ‖φ‖²_M = Σ_{i≤j} c_ij φ_i φ_j M_ij for symmetric M
@@ -168,6 +177,9 @@ class _Geometry:
         self.phi_T = np.ascontiguousarray(flat_u.transpose(0, 2, 1))      # (R, d2, Un)
         pu = flat_u[:, :, self.iu] * flat_u[:, :, self.ju] * np.where(self.iu == self.ju, 1.0, 2.0)
         self.pairs_T = np.ascontiguousarray(pu.transpose(0, 2, 1))        # (R, np, Un)
+        # step h's distinct columns in the reward-part arrays of _plan: (R, Ucat) or (R, H, Un)
+        self.reward_at = [np.s_[:, self.uoff[h]:self.uoff[h + 1]] if d2 == 1 else np.s_[:, h, self.ucol_at[h]]
+                          for h in range(H)]
 
     @classmethod
     def of_models(cls, models: Sequence[LinearMixtureMDP], reachable_only: bool) -> _Geometry:
@@ -182,6 +194,13 @@ class _Geometry:
         geo.r = [np.ascontiguousarray(r[:, h][:, X[h]].reshape(R, -1)) for h in range(H)]
         geo.cum_P = np.cumsum(P, axis=-1)
         geo.mean = r
+        # the rollout over every planned (h, s) at once: cumulative kernels and mean rewards there, and
+        # where a next state of step h sits among the planned states of step h + 1
+        geo.cum_P_cat = np.ascontiguousarray(geo.cum_P[:, geo.hcat, geo.scat])      # (R, Σ n_h, A, S)
+        geo.mean_cat = np.ascontiguousarray(r[:, geo.hcat, geo.scat])               # (R, Σ n_h, A)
+        geo.next_at = geo.offn[geo.hcat + 1][:, None] + geo.pos[geo.hcat + 1]       # (Σ n_h, S)
+        geo.jall = np.arange(geo.nsum)[None, :]
+        geo.col_of = geo.off[geo.hcat] + (np.arange(geo.nsum) - geo.offn[geo.hcat]) * geo.A   # (h, s) -> column i·A
         geo.cum_init = np.stack([np.cumsum(m.initial) for m in models])
         geo.bernoulli = np.array([m.reward_noise == "bernoulli" for m in models])
         return geo
@@ -193,21 +212,37 @@ class _Geometry:
         return out
 
 
+#: the adjugate of a 3×3 matrix, entry by entry (row-major): ``m[P1] m[P2] − m[N1] m[N2]``
+_ADJ3 = np.array([[4, 2, 1, 5, 0, 2, 3, 1, 0], [8, 7, 5, 6, 8, 3, 7, 6, 4],
+                  [5, 1, 2, 3, 2, 0, 4, 0, 1], [7, 8, 4, 8, 6, 5, 6, 7, 3]]).ravel()
+
+
 def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(Λ⁻¹, Λ⁻¹u)`` for a stack ``(..., d, d)`` of symmetric positive definite matrices, in the
     layout ``(d, d, ...)`` and ``(d, ...)`` (stack axes last).
 
-    Gauss–Jordan elimination without pivoting (stable for SPD matrices: every pivot is a Schur
-    complement, at least ``λ_min(Λ)``), vectorised over the stack: ``d`` elimination steps of a
-    few array operations. Every matrix is treated alike, so the result for one matrix does not
-    depend on the others in the stack.
+    ``d ≤ 3``: the adjugate over the determinant (a few array operations; exactly symmetric for a
+    symmetric input). Larger ``d``: Gauss–Jordan elimination without pivoting (stable for SPD
+    matrices: every pivot is a Schur complement, at least ``λ_min(Λ)``), vectorised over the stack:
+    ``d`` elimination steps of a few array operations. Every matrix is treated alike, so the result
+    for one matrix does not depend on the others in the stack.
     """
     lead, d = Lam.shape[:-2], Lam.shape[-1]
     B = int(np.prod(lead, dtype=np.int64))
-    M = Lam.reshape(B, d, d).transpose(1, 2, 0).copy()                   # (d, d, B)
-    if d == 1:
-        M = 1.0 / M
+    if d <= 3:
+        m = Lam.reshape(B, d * d).T                                     # (d², B): the entries, row-major
+        if d == 3:
+            g = m[_ADJ3].reshape(4, 9, B)
+            adj = g[0] * g[1] - g[2] * g[3]
+            det = (m[:3] * adj[[0, 3, 6]]).sum(0)
+        elif d == 2:
+            adj = m[[3, 1, 2, 0]] * np.array([1.0, -1.0, -1.0, 1.0])[:, None]
+            det = m[0] * m[3] - m[1] * m[2]
+        else:
+            adj, det = np.ones((1, B)), m[0]
+        M = (adj / det).reshape(d, d, B)
     else:
+        M = Lam.reshape(B, d, d).transpose(1, 2, 0).copy()               # (d, d, B)
         for k in range(d):
             piv = 1.0 / M[k, k]
             row = M[k] * piv                                            # row k / pivot (row[k] = 1)
@@ -240,9 +275,14 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     Lp, up, Lr, ur = stats
     R, H, d1 = Lp.shape[0], geo.H, Lp.shape[-1]
     A = geo.A
-    # ϕ_H ≡ 0 (V_{H+1} = 0): step H's Λ_p is not needed
-    inv_p, theta_p = spd_inverse(Lp[:, :H - 1], up[:, :H - 1])           # (d1, d1, R, H−1), (d1, R, H−1)
-    inv_r, theta_r = spd_inverse(Lr, ur)
+    # ϕ_H ≡ 0 (V_{H+1} = 0): step H's Λ_p is not needed; both Grams in one elimination when d1 = d2
+    if d1 == Lr.shape[-1]:
+        inv, theta = spd_inverse(np.concatenate([Lp[:, :H - 1], Lr], axis=1),
+                                 np.concatenate([up[:, :H - 1], ur], axis=1))
+        inv_p, theta_p, inv_r, theta_r = inv[..., :H - 1], theta[..., :H - 1], inv[..., H - 1:], theta[..., H - 1:]
+    else:
+        inv_p, theta_p = spd_inverse(Lp[:, :H - 1], up[:, :H - 1])       # (d1, d1, R, H−1), (d1, R, H−1)
+        inv_r, theta_r = spd_inverse(Lr, ur)
     # per step, [Λ_p⁻¹; θ̂_pᵀ] so that one product gives Λ_p⁻¹ϕ (rows) and θ̂_pᵀϕ (last row)
     aug = np.ascontiguousarray(np.concatenate([inv_p, theta_p[None]], axis=0).transpose(3, 2, 0, 1))
     # reward part φᵀθ̂_r and ‖φ‖²_{Λ_r⁻¹} at every planned column of every step
@@ -255,17 +295,12 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
     # β per run and step (R, H): the reward bonus at every planned column of every step
     bonus = _reward_radius(geo, br) * np.sqrt(np.maximum(quad_r, 0.0, out=quad_r), out=quad_r)
 
-    def part(x: np.ndarray, h: int) -> np.ndarray:
-        """Step h's distinct columns of a reward-part array."""
-        return x[:, geo.uoff[h]:geo.uoff[h + 1]] if geo.d2 == 1 else x[:, h, geo.ucol_at[h]]
     V = np.zeros((R, int(geo.offn[-1])))
     all_po = is_po is not None and bool(is_po.all())
     Vmax = V if is_po is None or all_po else np.zeros_like(V)
     Q = np.empty((R, int(geo.off[-1])))
     feat = np.empty((R, int(geo.foff[-1])))
     feat[:, geo.foff[H - 1]:] = 0.0                                      # ϕ_H ≡ 0
-    rows = np.arange(R)[:, None]
-
     def policy_value(on: int, n: int, Q3: np.ndarray) -> np.ndarray:
         """⟨π, Q⟩ at step h's planned states (``pi`` is given whenever ``is_po`` is)."""
         assert pi is not None
@@ -276,19 +311,21 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
         on = geo.offn[h]
         Qh = Q[:, geo.off[h]:geo.off[h + 1]]
         Qu = np.empty((R, U)) if geo.dedup[h] else Qh                    # Q at the distinct columns
+        at = geo.reward_at[h]                                            # step h's columns of the reward part
         if h == H - 1:                                                   # ϕ = 0: Q = clip(φᵀθ̂_r + bonus)
-            np.add(part(reward, h), part(bonus, h), out=Qu)
+            np.add(reward[at], bonus[at], out=Qu)
         else:
             Vn = V[:, geo.succ_at[h]]                                    # (R, k)
-            f = (geo.psi[h] @ Vn[:, :, None]).reshape(R, d1, U)          # line 7
-            feat[:, geo.foff[h]:geo.foff[h + 1]] = f.reshape(R, -1)
+            f = feat[:, geo.foff[h]:geo.foff[h + 1]].reshape(R, d1 * U, 1)
+            np.matmul(geo.psi[h], Vn[:, :, None], out=f)                 # line 7
+            f = f.reshape(R, d1, U)
             W = aug[h] @ f                                               # (R, d1+1, U)
-            quad = np.einsum("rdn,rdn->rn", W[:, :d1], f)
+            quad = (W[:, :d1] * f).sum(axis=1)
             np.sqrt(np.maximum(quad, 0.0, out=quad), out=quad)
             quad *= bp[:, h, None]
-            np.add(part(reward, h), W[:, d1], out=Qu)
+            np.add(reward[at], W[:, d1], out=Qu)
             Qu += quad
-            Qu += part(bonus, h)
+            Qu += bonus[at]
         np.maximum(np.minimum(Qu, H - h, out=Qu), 0.0, out=Qu)           # line 10 (1-based: H − h + 1)
         if geo.dedup[h]:
             np.take(Qu, geo.uinv[h], axis=1, out=Qh)
@@ -296,11 +333,12 @@ def _plan(geo: _Geometry, stats: Stats, bp: np.ndarray, br: np.ndarray, pi: np.n
         if all_po:                                                       # V = ⟨π, Q⟩ (no max needed)
             V[:, on:on + n] = policy_value(on, n, Q3)
             continue
-        v = Q3[rows, np.arange(n)[None, :], Q3.argmax(axis=-1)]          # max_a Q
-        if is_po is not None:
-            Vmax[:, on:on + n] = v
-            v = np.where(is_po[:, None], policy_value(on, n, Q3), v)
-        V[:, on:on + n] = v
+        if is_po is None:
+            np.max(Q3, axis=-1, out=V[:, on:on + n])                     # max_a Q
+            continue
+        v = Q3.max(axis=-1)
+        Vmax[:, on:on + n] = v
+        V[:, on:on + n] = np.where(is_po[:, None], policy_value(on, n, Q3), v)
     return Q.reshape(R, geo.nsum, A), feat, V, Vmax
 
 
@@ -478,8 +516,6 @@ class _Lockstep:
             self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
         self._block_start = self._block_end = 0
         geo = self.geo
-        self._steps = [(lambda W, h=h: (W[:, None, :] @ geo.P_T[h])[:, 0].reshape(R, geo.n[h], self.A))
-                       for h in range(self.H)]
         self._rewards = [geo.r[h].reshape(R, geo.n[h], self.A) for h in range(self.H)]
 
     # -- pre-drawn randomness (bit-identical to per-episode draws)
@@ -500,6 +536,13 @@ class _Lockstep:
                 self.u_act[:, r] = self.runs[r].streams["policy"].random((n, H))
             elif self.runs[r].random_ties:
                 self.u_tie[:, r] = self.runs[r].streams["policy"].random((n, H, S, A))
+        geo = self.geo
+        # what the rollout needs of them: the first state's position, the transitions' uniforms at
+        # every planned (h, s), the rewards' uniforms
+        self.j0 = geo.jpos[0][inverse_cdf(geo.cum_init, self.u_env[:, :, H, 0])]          # (n, R)
+        self.u_next = np.ascontiguousarray(self.u_env[:, :, geo.hcat, 0])                 # (n, R, Σ_h n_h)
+        self.u_reward = np.ascontiguousarray(self.u_env[:, :, :H, 1])                     # (n, R, H)
+        self.u_act_cat = np.ascontiguousarray(self.u_act[:, :, geo.hcat])
         self._block_start, self._block_end = k, k + n
 
     def plan(self, stats: Stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -519,38 +562,40 @@ class _Lockstep:
             g[rows] = np.argmax(ties[rows] * u, axis=-1)
         return g
 
-    def rollout(self, greedy: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The users' side: one episode of every run's policy on its model (vectorised)."""
+    def rollout(self, greedy: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The users' side: one episode of every run's policy on its model (vectorised): the action
+        and the inverse-CDF next state at every planned (h, s) at once (the same draws as step by
+        step), then the H-step path through them. Returns states, actions, rewards and the path's
+        positions among the planned (h, s) of all steps ``(R, H + 1)``."""
         geo, R, H, ar = self.geo, self.R, self.H, self.ar
-        u = self.u_env[k - self._block_start]
-        u_act = self.u_act[k - self._block_start]
+        i = k - self._block_start
+        act = greedy
+        if len(self.po_rows):                                           # π_h(·|s)'s cdf at every planned (h, s)
+            cpi = np.cumsum(self.pi, axis=0).transpose(1, 2, 0)         # (R, Σ_h n_h, A)
+            pick = inverse_cdf(cpi, self.u_act_cat[i])
+            act = pick if len(self.po_rows) == R else np.where(self.is_po[:, None], pick, greedy)
+        nxt = inverse_cdf(geo.cum_P_cat[ar[:, None], geo.jall, act], self.u_next[i])       # (R, Σ_h n_h)
+        jnext = geo.next_at[geo.jall, nxt]
+        path = [self.j0[i]]                                             # the path among the planned (h, s)
+        for _ in range(H):
+            path.append(jnext[ar, path[-1]])
+        j = np.stack(path, axis=1)                                      # (R, H + 1)
         s = np.empty((R, H + 1), dtype=np.intp)
-        a = np.empty((R, H), dtype=np.intp)
-        rew = np.empty((R, H))
-        s[:, 0] = inverse_cdf(geo.cum_init, u[:, H, 0])
-        po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
-        for h in range(H):
-            x = s[:, h]
-            j = geo.jpos[h][x]
-            if po:
-                c = np.cumsum(self.pi[:, ar, j], axis=0).T               # (R, A): π_h(·|s_h)'s cdf
-                pick = inverse_cdf(c, u_act[:, h])
-                act = np.where(self.is_po, pick, greedy[ar, j]) if vi else pick
-            else:
-                act = greedy[ar, j]
-            a[:, h] = act
-            s[:, h + 1] = inverse_cdf(geo.cum_P[ar, h, x, act], u[:, h, 0])
-            mean = geo.mean[ar, h, x, act]
-            if self.no_bernoulli:
-                rew[:, h] = mean
-            elif self.all_bernoulli:
-                rew[:, h] = u[:, h, 1] < mean
-            else:
-                rew[:, h] = np.where(geo.bernoulli, (u[:, h, 1] < mean).astype(float), mean)
+        s[:, :H] = geo.scat[j[:, :H]]
+        s[:, H] = nxt[ar, j[:, H - 1]]
+        a = act[ar[:, None], j[:, :H]]
+        mean = geo.mean_cat[ar[:, None], j[:, :H], a]
+        if self.no_bernoulli:
+            rew = mean
+        elif self.all_bernoulli:
+            rew = (self.u_reward[i] < mean).astype(float)
+        else:
+            rew = np.where(geo.bernoulli[:, None], (self.u_reward[i] < mean).astype(float), mean)
         for r in self.gym_rows:
             play = self.play_policy(greedy, r)
             s[r], a[r], rew[r] = self.rollouts[r].episode(play, self.runs[r].streams["policy"])
-        return s, a, rew
+            j[r] = geo.offn[:H + 1] + geo.pos[np.arange(H + 1), s[r]]
+        return s, a, rew, j
 
     def pi_full(self, pi: np.ndarray, r: int) -> np.ndarray:
         return self.geo.full(np.moveaxis(pi[:, r:r + 1], 0, -1), fill=1.0 / self.A)[0]
@@ -561,34 +606,46 @@ class _Lockstep:
             return self.pi_full(self.pi, r)
         return self.geo.full(greedy[r:r + 1], fill=0)[0]
 
-    def regret(self, greedy: np.ndarray, s0: np.ndarray) -> np.ndarray:
-        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` by backward induction on the true model (the shared kernel
-        over the planned states of each step, all runs at once; ``P_h V`` in the engine's
-        transposed layout)."""
-        geo, R = self.geo, self.R
-        rows = self.ar[:, None]
+    def regret(self, greedy: list[np.ndarray], pi: list[np.ndarray], s0: list[np.ndarray]) -> np.ndarray:
+        """``V_1^*(s_1) − V_1^{π^k}(s_1)`` of a block of B episodes ``(B, R)``: backward induction on the
+        true model (the shared kernel over the planned states of each step, all runs and the block's
+        episodes at once; ``P_h V`` in the engine's transposed layout) of each episode's played policy
+        (``greedy`` ``(R, Σ_h n_h)`` and PO's ``pi`` ``(A, R, Σ_h n_h)`` per episode) from its ``s0``."""
+        geo, R, A = self.geo, self.R, self.A
         po, vi = len(self.po_rows) > 0, len(self.po_rows) < R
+        G = np.stack(greedy) if vi else np.zeros((0,), dtype=np.intp)     # (B, R, Σ_h n_h)
+        Pi = np.stack(pi) if po else np.zeros(0)                          # (B, A, R, Σ_h n_h)
+        starts = np.stack(s0)                                            # (B, R)
+        B = len(starts)
 
         def value(h: int, q: np.ndarray) -> np.ndarray:
-            n, on = geo.n[h], geo.offn[h]
+            on, n = geo.offn[h], geo.n[h]
             if not po:
-                return q[rows, np.arange(n)[None, :], greedy[:, on:on + n]]
-            w_po = np.einsum("arn,rna->rn", self.pi[:, :, on:on + n], q)
-            return np.where(self.is_po[:, None], w_po, q[rows, np.arange(n)[None, :], greedy[:, on:on + n]]) if vi \
-                else w_po
+                return np.take_along_axis(q, G[:, :, on:on + n, None], axis=-1)[..., 0]
+            w_po = np.einsum("barn,brna->brn", Pi[:, :, :, on:on + n], q)
+            if not vi:
+                return w_po
+            w = np.take_along_axis(q, G[:, :, on:on + n, None], axis=-1)[..., 0]
+            return np.where(self.is_po[:, None], w_po, w)
 
-        _, V = backward_induction(self._steps, self._rewards, value=value)
-        return self.v_star[self.ar, s0] - V[0][self.ar, geo.pos[0][s0]]
+        steps = [(lambda W, h=h: (W[:, :, None, :] @ geo.P_T[h])[:, :, 0].reshape(B, R, geo.n[h], A))
+                 for h in range(self.H)]
+        rewards = [np.broadcast_to(x, (B, *x.shape)) for x in self._rewards]
+        _, V = backward_induction(steps, rewards, value=value)
+        return self.v_star[self.ar, starts] - np.take_along_axis(V[0], geo.pos[0][starts][..., None], axis=2)[..., 0]
 
     def run(self) -> None:
         R, H, K, geo, ar, A = self.R, self.H, self.K, self.geo, self.ar, self.A
         regret = np.empty((R, K))
         stats = self.stats_source.statistics()
-        hs = np.arange(H)
         greedy = np.zeros((R, geo.nsum), dtype=np.intp)
         play_pi = self.pi
         U = np.array(geo.U)
-        dcols = (np.arange(self.d1)[None, None, :] * U[None, :, None])  # (1, H, d1) feature row offsets
+        # (1, H, d1): where step h's feature row i starts in feat (plus the distinct column)
+        dcols = geo.foff[:H][None, :, None] + np.arange(self.d1)[None, None, :] * U[None, :, None]
+        # the played policies and first states of the episodes whose regret is pending (at most ~32 MB)
+        played: tuple[list, list, list] = ([], [], [])
+        block = max(1, min(_BLOCK, 4_000_000 // (R * geo.nsum * (A if len(self.po_rows) else 1))))
         for k in range(K):
             self._draws(k)
             for r in self.gym_rows:                      # a gym run draws its policy randomness as fit did
@@ -602,14 +659,17 @@ class _Lockstep:
                 full_V[:H] = geo.full(V[:1])[0]
                 self.callback(k, Q=geo.full(Q[:1])[0], V=full_V, policy=self.play_policy(greedy, 0),
                               stats=tuple(x[0] for x in stats))
-            s, a, rew = self.rollout(greedy, k)
-            regret[:, k] = self.regret(greedy, s[:, 0])
+            s, a, rew, j = self.rollout(greedy, k)
+            played[0].append(greedy)
+            played[1].append(self.pi)
+            played[2].append(s[:, 0])
+            if len(played[2]) == block or k == K - 1:                   # the regret, in blocks of episodes
+                regret[:, k + 1 - len(played[2]):k + 1] = self.regret(*played).T
+                played = ([], [], [])
             if k < K - 1:
-                i = geo.pos[hs[None, :], s[:, :H]]                       # (R, H) index in X[h]
-                u = geo.uinv_cat[geo.off[:H][None, :] + i * A + a]        # (R, H) distinct column
-                col = geo.foff[:H][None, :, None] + dcols + u[:, :, None]
-                x_p = feat[ar[:, None], col.reshape(R, -1)].reshape(R, H, self.d1)
-                y_p = V[ar[:, None], geo.offn[1:H + 1][None, :] + geo.pos[hs[None, :] + 1, s[:, 1:]]]
+                u = geo.uinv_cat[geo.col_of[j[:, :H]] + a]               # (R, H) distinct column
+                x_p = feat[ar[:, None], (dcols + u[:, :, None]).reshape(R, -1)].reshape(R, H, self.d1)
+                y_p = V[ar[:, None], j[:, 1:]]
                 x_r = geo.phi[ar[:, None], s[:, :H], a]
                 stats = self.stats_source.update(x_p, y_p, x_r, rew)
             play_pi = self.pi

@@ -22,7 +22,7 @@ in lockstep batches (``run_batch``: exactly ``run``'s result for every run).
 
 ``frontier-linear-mixture`` — the privacy–utility frontier of LinOpt-VI (JDP) on E2: final
 cumulative regret against ε ∈ {1, 10, 100} (δ = 10⁻⁵) under paper / sound / tight calibration, with
-the practical constants and the estimator's default counter (the square-root factorization under
+the practical constants and the estimator's default counter (the BLT factorization under
 tight, the paper's binary tree under sound and paper), next to the non-private UCRL-VTR on the same
 instances (``privrl frontier linopt-vi``; ``--env`` takes any linear-mixture environment id with
 known features).
@@ -128,7 +128,7 @@ def _estimator(params: Mapping[str, Any], K: int) -> Any:
     cls = LinOptVI if params["algorithm"] == "VI" else LinOptPO
     calibration = params["calibration"] if params["calibration"] != "none" else "tight"
     # the paper's binary tree unless a setting names another counter (the estimator's default,
-    # "auto", would pick the factorization under tight)
+    # "auto", would pick the BLT factorization under tight)
     return cls(n_episodes=K, privatizer=params["privatizer"], budget=_budget(params), calibration=calibration,
                constants=params["constants"], alpha=float(params["alpha"]), counter=params.get("counter", "tree"))
 
@@ -471,7 +471,7 @@ FRONTIER_ENV = "E2"
 
 def frontier_settings(scale: str) -> list[dict[str, Any]]:
     K = _FRONTIER_K[scale]
-    # the estimator's default counter ("auto"): the square-root factorization under tight, the paper's
+    # the estimator's default counter ("auto"): the BLT factorization under tight, the paper's
     # tree under sound and paper — the frontier a user of the defaults gets
     base = {"env": FRONTIER_ENV, "algorithm": "VI", "delta": DELTA, "constants": "practical", "K": K, "alpha": 0.05,
             "counter": "auto"}

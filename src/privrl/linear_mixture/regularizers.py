@@ -40,7 +40,7 @@ from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.factorization import FactorizationCounter
+from privrl.privacy.factorization import BLTCounter, FactorizationCounter, blt_advance
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
@@ -195,12 +195,13 @@ def check_contributions(x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: 
     (spec §3.1) and the others are returned untouched. The message names the bounds, never the
     values."""
     tol = 1e-9
-    n_p = np.sqrt(np.einsum("...d,...d->...", x_p, x_p))
-    n_r = np.sqrt(np.einsum("...d,...d->...", x_r, x_r))
+    n_p = np.sqrt((x_p * x_p).sum(axis=-1))
+    n_r = np.sqrt((x_r * x_r).sum(axis=-1))
+    if ((n_p <= x_bound * (1 + tol)).all() and n_r.max() <= 1 + tol and y_p.min() >= -tol
+            and (y_p <= y_bound * (1 + tol)).all() and y_r.min() >= -tol and y_r.max() <= 1 + tol):
+        return x_p, y_p, x_r, y_r                                        # (the usual case, in few operations)
     within = ((n_p <= x_bound * (1 + tol)) & (n_r <= 1 + tol) & (y_p >= -tol) & (y_p <= y_bound * (1 + tol))
               & (y_r >= -tol) & (y_r <= 1 + tol))
-    if within.all():
-        return x_p, y_p, x_r, y_r
     bad = ~within.all(-1)
     if not np.all(clip[bad]):
         if not isinstance(owner, str):
@@ -357,25 +358,27 @@ class CentralTreePrivatizer(_NoisyPrivatizer):
 
 
 class CentralFactorizationPrivatizer(CentralTreePrivatizer):
-    """JDP privatizer with the square-root factorization counter instead of the binary tree
-    (:class:`~privrl.privacy.factorization.FactorizationCounter`; a plan with
-    ``counter="factorization"``, tight calibration). Per stream and step, one user's item enters one
-    Gaussian release of ``A x`` with sensitivity ``s_n Δ`` (``n = K − 1``); the prefix noise is a
-    symmetric Gaussian of entry variance at most ``s_n² σ²``, so Υ, the shift and ν are Lemma B.4/B.5's
-    with ``M = s_n²`` (the plan's ``n_noise_terms``). Everything else (shift, PD floor, bounds) is
+    """JDP privatizer with a factorization counter instead of the binary tree (a plan with
+    ``counter="blt"`` — :class:`~privrl.privacy.factorization.BLTCounter`, memory independent of K,
+    the default under tight calibration — or ``counter="factorization"`` —
+    :class:`~privrl.privacy.factorization.FactorizationCounter`, the square root). Per stream and
+    step, one user's item enters one Gaussian release of ``C x`` with sensitivity ``s_C Δ``
+    (``n = K − 1``; ``s_n Δ`` for the square root); the prefix noise is a symmetric Gaussian of entry
+    variance at most ``M σ²`` (``M = s_B²``, resp. ``s_n²``: the plan's ``n_noise_terms``), so Υ, the
+    shift and ν are Lemma B.4/B.5's with that ``M``. Everything else (shift, PD floor, bounds) is
     :class:`CentralTreePrivatizer`'s."""
 
     def _setup(self, rng: RngLike) -> None:
         _NoisyPrivatizer._setup(self, rng)
         plan = self.plan
-        if plan.counter != "factorization":
-            raise param_error("plan", type(self).__name__, "a central NoisePlan with counter='factorization'",
+        if plan.counter not in cal.FACTORIZATIONS:
+            raise param_error("plan", type(self).__name__, "a central NoisePlan with counter='blt' or 'factorization'",
                               plan.counter)
         n_items = max(self.n_episodes - 1, 0)                # episode K's data is never used (spec A9)
         item = plan.item_sensitivity
-        self._counters = [FactorizationCounter(shape, n_items=n_items, sigma=plan.std[j], symmetric=sym,
-                                               source=self.releaser.noise if plan.is_private else None,
-                                               sensitivity=item[j])
+        counter = BLTCounter if plan.counter == "blt" else FactorizationCounter
+        self._counters = [counter(shape, n_items=n_items, sigma=plan.std[j], symmetric=sym,
+                                  source=self.releaser.noise if plan.is_private else None, sensitivity=item[j])
                           for j, (shape, sym) in enumerate(zip(self._shapes(), (True, False, True, False)))]
         self._record()
 
@@ -434,10 +437,11 @@ class LocalPrivatizer(_NoisyPrivatizer):
 
 
 def _batched_privatizer(reg: Regularizer) -> CentralTreePrivatizer | LocalPrivatizer | None:
-    """``reg`` when it is exactly a :class:`CentralTreePrivatizer` or :class:`LocalPrivatizer` (the
-    privatizers whose noise :class:`BatchedStatistics` draws itself; not their subclasses), else None."""
-    if type(reg) is CentralTreePrivatizer or type(reg) is LocalPrivatizer:
-        return reg
+    """``reg`` when it is exactly a :class:`CentralTreePrivatizer`, :class:`LocalPrivatizer` or
+    :class:`CentralFactorizationPrivatizer` (the privatizers whose noise :class:`BatchedStatistics`
+    draws itself; not their subclasses), else None."""
+    if type(reg) in (CentralTreePrivatizer, LocalPrivatizer, CentralFactorizationPrivatizer):
+        return reg  # type: ignore[return-value]
     return None
 
 
@@ -448,24 +452,29 @@ class BatchedStatistics:
     statistics — exactly (bit for bit, tested) what each regularizer's own ``update`` would return.
     A run's four streams are packed along the last axis; one :class:`BinaryCounter` over
     ``(R, H, P)`` keeps the exact sums and the tree nodes (the same prefix and node arithmetic as
-    the runs' own counters), and its node-noise callable hands out each central run's node noise.
+    the runs' own counters), and its node-noise callable hands out each tree run's node noise.
     That noise is drawn from the run's own noise source in blocks of rounds
     (:func:`~privrl.privacy.tree.gaussian_round_layout`: the same standard normals, in the same
     order, as the run's four counters drawing node by node through
-    :class:`~privrl.privacy.tree.NodeNoise`). A local run's message noise is drawn the same way and
-    added to its items; a non-private run gets none. The privacy semantics are unchanged: every
-    node's noise is drawn once and reused by every later release. Only seeded NumPy sources
-    (:class:`~privrl.privacy.noise.NumpyNoise`) are batched; any other source (constant, scaled,
-    secure) takes each regularizer's own ``update``.
+    :class:`~privrl.privacy.tree.NodeNoise`). A BLT run (:class:`CentralFactorizationPrivatizer` with
+    ``counter="blt"``) draws its ``z_t`` the same way and advances its noise recurrence
+    (:func:`~privrl.privacy.factorization.blt_advance`) stacked with the other BLT runs; a local
+    run's message noise is drawn the same way and added to its items; a non-private run gets none.
+    The privacy semantics are unchanged: every draw is made once, as the run's own counters make it.
+    Only seeded NumPy sources (:class:`~privrl.privacy.noise.NumpyNoise`) are batched; any other
+    source (constant, scaled, secure) and the square-root counter take each regularizer's own ``update``.
     """
 
     #: rounds of standard normals pre-drawn per run and block
     block_rounds = 256
+    #: the noisy runs' kinds (index into the kind array)
+    _TREE, _BLT, _LOCAL = 0, 1, 2
 
     @staticmethod
     def supports(reg: Regularizer) -> bool:
-        """True for a freshly started ``NonPrivate`` / ``LocalPrivatizer`` / ``CentralTreePrivatizer``
-        (exact types) whose noise comes from seeded NumPy through the plan's own node noise."""
+        """True for a freshly started ``NonPrivate`` / ``LocalPrivatizer`` / ``CentralTreePrivatizer`` /
+        BLT ``CentralFactorizationPrivatizer`` (exact types) whose noise comes from seeded NumPy through
+        the plan's own draws."""
         counters = getattr(reg, "_counters", None)
         if counters is None or any(c.t for c in counters):
             return False
@@ -479,10 +488,24 @@ class BatchedStatistics:
         source = noisy.releaser.noise
         if type(source) is not NumpyNoise:
             return False
+        std = noisy.plan.std
         if type(reg) is CentralTreePrivatizer:
             return all(type(c.noise) is NodeNoise and c.noise.source is source
-                       and np.array_equal(np.asarray(c.noise.sigma), noisy.plan.std[j]) for j, c in enumerate(counters))
+                       and np.array_equal(np.asarray(c.noise.sigma), std[j]) for j, c in enumerate(counters))
+        if type(reg) is CentralFactorizationPrivatizer:
+            return all(type(c) is BLTCounter and c.source is source and np.array_equal(np.asarray(c.sigma), std[j])
+                       for j, c in enumerate(counters))
         return True
+
+    @classmethod
+    def _kind(cls, reg: Regularizer) -> int | None:
+        """The noisy kind of a run (None: no noise)."""
+        noisy = _batched_privatizer(reg)
+        if noisy is None or not noisy.plan.is_private:
+            return None
+        if type(reg) is CentralTreePrivatizer:
+            return cls._TREE
+        return cls._BLT if type(reg) is CentralFactorizationPrivatizer else cls._LOCAL
 
     def __init__(self, regs: list[Regularizer]) -> None:
         r0 = regs[0]
@@ -506,22 +529,24 @@ class BatchedStatistics:
         self.owners = [type(g).__name__ for g in regs]
         shapes = [(H, d1, d1), (H, d1), (H, d2, d2), (H, d2)]
         # runs that draw noise: their round layout (standard normals -> the 4 streams' noise)
-        noisy, central, scales, layouts = [], [], [], []
+        noisy, kinds, scales, layouts = [], [], [], []
         self._sources: list[NoiseSource] = []   # the noisy runs' own noise sources
         for r, reg in enumerate(regs):
-            g = _batched_privatizer(reg)
-            if g is None or not g.plan.is_private:
+            kind, g = self._kind(reg), _batched_privatizer(reg)
+            if kind is None or g is None:
                 continue
+            self._sources.append(g.releaser.noise)
             parts = [(sh, sym, g.plan.std[j]) for j, (sh, sym) in enumerate(zip(shapes, (True, False, True, False)))]
             m, scale, idx = gaussian_round_layout(parts)
             noisy.append(r)
-            self._sources.append(g.releaser.noise)
-            central.append(type(g) is CentralTreePrivatizer)
+            kinds.append(kind)
             scales.append((m, scale))
             layouts.append(idx)
         self._noisy = np.array(noisy, dtype=np.intp)
-        self._central = np.array(central, dtype=bool)
-        self._c_rows, self._l_rows = self._noisy[self._central], self._noisy[~self._central]
+        self._kinds = np.array(kinds, dtype=np.intp)
+        # rows (among all runs) and positions (among the noisy runs) of each kind
+        self._at = [np.flatnonzero(self._kinds == k) for k in (self._TREE, self._BLT, self._LOCAL)]
+        self._rows = [self._noisy[at] for at in self._at]
         if len(noisy):
             # runs with the same layout (which steps and streams draw) share one gather; every run
             # draws its own m standard normals per round
@@ -538,11 +563,27 @@ class BatchedStatistics:
             self._same_layout = bool(np.all(self._index == self._index[0]))
         self.n_items = max(r0.n_episodes - 1, 0)
         self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
-        self._local_total = np.zeros((len(self._l_rows), H, self.P))     # local runs' summed messages
-        # the floor's shortcut threshold γ − floor of the central / local runs (floor 0: never floored)
+        tree_rows, blt_rows, local_rows = self._rows
+        self._local_total = np.zeros((len(local_rows), H, self.P))       # local runs' summed messages
+        # BLT runs: their factorization per buffer (d, R_blt, 1, 1), buffers and noise totals
+        if len(blt_rows):
+            blts = [regs[r]._counters[0].blt for r in blt_rows]
+            self._theta = np.array([b.theta for b in blts]).T[:, :, None, None]
+            self._omega = np.array([b.omega for b in blts]).T[:, :, None, None]
+            self._blt_state = np.zeros((self._theta.shape[0], len(blt_rows), H, self.P))
+        self._blt_total = np.zeros((len(blt_rows), H, self.P))
+        # the floor's shortcut threshold γ − floor of each noisy kind's runs (floor 0: never floored)
         self._threshold_p, self._threshold_r = (
-            [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in (self._c_rows, self._l_rows)]
+            [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in self._rows]
             for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)))
+        # a screen on the squared norms that never misses the exact test ‖N‖_F > γ − floor
+        self._screen_p, self._screen_r = ([x * x * (1 - 1e-9) for x in t]
+                                          for t in (self._threshold_p, self._threshold_r))
+        # shift_h·I of every run and step in the packed layout (zero off the diagonal)
+        self._shift_p_diag = np.zeros((self.R, H, d1 * d1))
+        self._shift_p_diag[..., ::d1 + 1] = self.shift_p[:, :, None]
+        self._shift_r_diag = np.zeros((self.R, H, d2 * d2))
+        self._shift_r_diag[..., ::d2 + 1] = self.shift_r[:, :, None]
         self._z = np.zeros((0, len(noisy), 0))      # drawn in blocks at the first insert
         self._pos = self._filled = 0
         self._round_noise: np.ndarray | None = None
@@ -565,9 +606,11 @@ class BatchedStatistics:
         return vals.reshape(len(self._noisy), self.H, self.P)
 
     def _node_noise(self, shape: tuple, symmetric: bool) -> np.ndarray:
+        if self._round_noise is not None and len(self._rows[self._TREE]) == self.R:
+            return self._round_noise                                     # every run a tree run
         out = np.zeros(shape)
-        if self._round_noise is not None and len(self._c_rows):
-            out[self._c_rows] = self._round_noise[self._central]
+        if self._round_noise is not None and len(self._rows[self._TREE]):
+            out[self._rows[self._TREE]] = self._round_noise[self._at[self._TREE]]
         return out
 
     # -- stream
@@ -575,15 +618,23 @@ class BatchedStatistics:
         """Insert the R users' contributions (``(R, H, ·)``) and return the R runs' next statistics."""
         x_p, y_p, x_r, y_r = check_contributions(x_p, y_p, x_r, y_r, x_bound=self.x_bound, y_bound=self.y_bound,
                                                  clip=self.clip, owner=self.owners)
-        R, H = self.R, self.H
-        items = np.concatenate([(x_p[..., :, None] * x_p[..., None, :]).reshape(R, H, -1), x_p * y_p[..., None],
-                                (x_r[..., :, None] * x_r[..., None, :]).reshape(R, H, -1), x_r * y_r[..., None]],
-                               axis=-1)
+        R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
+        items = np.empty((R, H, self.P))                                 # the 4 streams' items, packed
+        sp, sgp, sr, sgr = self._slices
+        np.multiply(x_p[..., :, None], x_p[..., None, :], out=items[..., sp].reshape(R, H, d1, d1))
+        np.multiply(x_p, y_p[..., None], out=items[..., sgp])
+        np.multiply(x_r[..., :, None], x_r[..., None, :], out=items[..., sr].reshape(R, H, d2, d2))
+        np.multiply(x_r, y_r[..., None], out=items[..., sgr])
         self._round_noise = self._next_round() if len(self._noisy) and self.counter.t < self.n_items else None
-        if len(self._l_rows) and self._round_noise is not None:
-            noise = self._round_noise[~self._central]
-            items[self._l_rows] = items[self._l_rows] + noise             # the local users' messages
-            self._local_total = self._local_total + noise
+        if self._round_noise is not None:
+            local_rows, at = self._rows[self._LOCAL], self._at[self._LOCAL]
+            if len(local_rows):
+                noise = self._round_noise[at]
+                items[local_rows] = items[local_rows] + noise             # the local users' messages
+                self._local_total = self._local_total + noise
+            if len(self._rows[self._BLT]):
+                self._blt_total = blt_advance(self._round_noise[self._at[self._BLT]], self._blt_state,
+                                              self._blt_total, self._theta, self._omega)
         self.counter.insert(items)
         return self.statistics()
 
@@ -591,22 +642,29 @@ class BatchedStatistics:
         """The R runs' current ``(Λ_p, u_p, Λ_r, u_r)``, PD floor included (as each run's own)."""
         rel = self.counter.release()
         R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
+        tree_rows, blt_rows, local_rows = self._rows
+        if len(blt_rows) and self.counter.t:
+            rel = rel.copy()                                             # (the counter's release stays as is)
+            rel[blt_rows] = rel[blt_rows] + self._blt_total              # exact sum + n_t, as BLTCounter
         sp, sgp, sr, sgr = self._slices
-        Lp, Lr = rel[..., sp].copy(), rel[..., sr].copy()                # (the release itself stays as is)
-        Lp[..., ::d1 + 1] += self.shift_p[:, :, None]                    # + shift_h·I
-        Lr[..., ::d2 + 1] += self.shift_r[:, :, None]
-        Lp, Lr = Lp.reshape(R, H, d1, d1), Lr.reshape(R, H, d2, d2)
-        # the PD floor's shortcut on each noisy run's own noise total (tree nodes or local messages)
+        Lp = (rel[..., sp] + self._shift_p_diag).reshape(R, H, d1, d1)  # + shift_h·I (new arrays)
+        Lr = (rel[..., sr] + self._shift_r_diag).reshape(R, H, d2, d2)
+        # the PD floor's shortcut on each noisy run's own noise total (tree nodes, BLT or local messages)
         totals = []
-        if len(self._c_rows):
-            totals.append((0, self._c_rows, self.counter.noise_sum()[self._c_rows]))
-        if len(self._l_rows):
-            totals.append((1, self._l_rows, self._local_total))
+        if len(tree_rows):
+            totals.append((self._TREE, tree_rows, self.counter.noise_sum()[tree_rows]))
+        if len(blt_rows):
+            totals.append((self._BLT, blt_rows, self._blt_total))
+        if len(local_rows):
+            totals.append((self._LOCAL, local_rows, self._local_total))
         for kind, rows, noise in totals:
-            for Lam, sl, floor, threshold in ((Lp, sp, self.floor_p, self._threshold_p),
-                                              (Lr, sr, self.floor_r, self._threshold_r)):
-                N = noise[..., sl]
-                big = (np.sqrt((N * N).sum(-1)) > threshold[kind]).any(-1)
+            sq = noise * noise
+            for Lam, sl, floor, threshold, screen in ((Lp, sp, self.floor_p, self._threshold_p, self._screen_p),
+                                                      (Lr, sr, self.floor_r, self._threshold_r, self._screen_r)):
+                norm2 = sq[..., sl].sum(-1)
+                if not (norm2 > screen[kind]).any():                     # below every γ − floor: no floor
+                    continue
+                big = (np.sqrt(norm2) > threshold[kind]).any(-1)
                 for r in rows[big]:
                     Lam[r] = _floor_eigenvalues(Lam[r], floor[r])
         return Lp, rel[..., sgp], Lr, rel[..., sgr]
