@@ -7,10 +7,12 @@ from privrl.data.trajectories import (
     FORMAT_VERSION,
     TrajectoryDataset,
     collect,
+    max_episode_length,
     pad_to_horizon,
     rescale_rewards,
+    truncate_to_horizon,
 )
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TrajectoryDataset", "collect", "load_dataset", "pad_to_horizon",
-           "rescale_rewards", "from_minari", "to_minari"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TrajectoryDataset", "collect", "load_dataset", "max_episode_length",
+           "pad_to_horizon", "rescale_rewards", "truncate_to_horizon", "from_minari", "to_minari"]
 

@@ -33,7 +33,8 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_bounds, check_scalar, param_error
 from privrl.errors import InvalidDataError, InvalidParameterError
 
-__all__ = ["TrajectoryDataset", "collect", "pad_to_horizon", "rescale_rewards",
+__all__ = ["TrajectoryDataset", "collect", "pad_to_horizon", "truncate_to_horizon", "max_episode_length",
+           "MAX_EPISODE_LENGTH", "rescale_rewards",
            "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "privrl.TrajectoryDataset"
@@ -619,6 +620,64 @@ def pad_to_horizon(dataset: TrajectoryDataset, horizon: int) -> TrajectoryDatase
         n_states=dataset.n_states, n_actions=dataset.n_actions, horizon=horizon,
         reward_bounds=bounds, metadata=metadata,
     )
+
+
+#: metadata key of a public bound on every episode's length (set by :func:`truncate_to_horizon`)
+MAX_EPISODE_LENGTH = "max_episode_length"
+
+
+def truncate_to_horizon(dataset: TrajectoryDataset, horizon: int) -> TrajectoryDataset:
+    """Every episode longer than ``horizon`` steps cut after its first ``horizon`` transitions;
+    shorter episodes are kept as they are.
+
+    A cut episode keeps its first ``horizon`` observations, actions and rewards, so its return is
+    the ``horizon``-step return (the rewards after step ``horizon`` are dropped, as in a
+    finite-horizon task that stops there); its last kept transition is *not* terminal (the
+    episode was truncated, not ended: its ``terminals`` flag is False, and a terminal state it
+    reached later is not recorded). Episodes of at most ``horizon`` steps keep their terminal flag.
+
+    The map is per trajectory and uses only the public ``horizon``, so a private algorithm run on
+    the result keeps its guarantee (with the trajectory as privacy unit). The result records the
+    public bound in ``metadata["max_episode_length"] = horizon`` (return bounds such as
+    F_max = R_max·horizon at γ = 1 use it) and declares ``horizon`` when every episode then has
+    exactly ``horizon`` steps (a shorter declared horizon is kept). :func:`pad_to_horizon`
+    completes the short episodes that end in a terminal state, for algorithms that need
+    fixed-horizon data: ``pad_to_horizon(truncate_to_horizon(data, H), H)``.
+    """
+    owner = "truncate_to_horizon"
+    if not isinstance(dataset, TrajectoryDataset):
+        raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
+    horizon = check_scalar(horizon, "horizon", owner=owner, kind=int, low=1)
+    starts = dataset.episode_starts
+    kept = np.minimum(dataset.episode_lengths, horizon)
+    new_starts = np.concatenate([[0], np.cumsum(kept)]).astype(np.int64)
+    rows = np.arange(int(new_starts[-1])) + np.repeat(starts[:-1] - new_starts[:-1], kept)
+    arrays = {k: v[rows] for k, v in dataset._arrays().items()}
+    if "terminals" in arrays:
+        cut = dataset.episode_lengths > horizon
+        arrays["terminals"][new_starts[1:][cut] - 1] = False  # cut before any terminal transition
+    declared = dataset.horizon if dataset.horizon is not None and dataset.horizon <= horizon else None
+    fixed = horizon if bool(np.all(kept == horizon)) else declared
+    metadata = {**dataset.metadata, MAX_EPISODE_LENGTH: horizon}
+    return dataset._rebuild(arrays, new_starts, horizon=fixed, metadata=metadata)
+
+
+def max_episode_length(dataset: Any) -> int | None:
+    """A public bound on the length of every episode: the declared ``horizon``, else
+    ``metadata["max_episode_length"]`` (:func:`truncate_to_horizon`), else None. A recorded bound
+    that an episode exceeds is an error (the bound would be false)."""
+    horizon = getattr(dataset, "horizon", None)
+    if horizon is not None:
+        return int(horizon)
+    bound = (getattr(dataset, "metadata", None) or {}).get(MAX_EPISODE_LENGTH)
+    if bound is None:
+        return None
+    lengths = np.diff(np.asarray(dataset.episode_starts))
+    if not isinstance(bound, int) or bound < 1 or int(lengths.max()) > bound:
+        raise InvalidDataError(f"The dataset's metadata declares '{MAX_EPISODE_LENGTH}' = {bound!r}, but that is "
+                               "not a positive int bounding every episode's length: remove it or truncate the "
+                               "episodes with truncate_to_horizon.")
+    return bound
 
 
 def rescale_rewards(dataset: TrajectoryDataset, low: float | None = None,

@@ -9,6 +9,10 @@ One family, one package:
 * :mod:`~privrl.policy_evaluation.mechanism` — the solvers and the release steps (audits and the
   experiments call them);
 * :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
+* :mod:`~privrl.policy_evaluation.monte_carlo` — MonteCarlo, DPMonteCarlo: the value J(π) of the
+  logging policy (and of public state groups) from on-policy logs;
+* :mod:`~privrl.policy_evaluation.bounds` — the public reward and return bounds, shared;
+* :mod:`~privrl.policy_evaluation.diagnostics` — utility diagnostics from public quantities;
 * :mod:`~privrl.policy_evaluation.experiments` — ``balle2016-fig1`` and
   ``frontier-policy-evaluation``; :mod:`~privrl.policy_evaluation.audit` — the audit targets.
 
@@ -34,6 +38,7 @@ from privrl.policy_evaluation.mechanism import (
     lsl_solve,
     lsw_solve,
 )
+from privrl.policy_evaluation.monte_carlo import DPMonteCarlo, MonteCarlo, MonteCarloMechanism
 from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
 from privrl.policy_evaluation.statistics import (
     VisitStatistics,
@@ -44,11 +49,15 @@ from privrl.policy_evaluation.statistics import (
 FAMILY = Family(
     __name__,
     paper="Balle, Gomrokchi & Precup (ICML 2016)",
-    estimators=("LSW", "LSL", "DPLSW", "DPLSL"),
+    estimators=("LSW", "LSL", "DPLSW", "DPLSL", "MonteCarlo", "DPMonteCarlo"),
     algorithms=(
         Algorithm("LSW, LSL", ("LSW", "LSL"), "policy evaluation (non-private)"),
         Algorithm("DP-LSW, DP-LSL", ("DPLSW", "DPLSL"),
                   "first-visit Monte Carlo policy evaluation, smooth-sensitivity output perturbation"),
+        Algorithm("Monte Carlo, DP Monte Carlo", ("MonteCarlo", "DPMonteCarlo"),
+                  "the logging policy's value J (and public state-group values) from on-policy logs, "
+                  "output perturbation calibrated by the tight accountant",
+                  paper="privrl (the mean-return mechanism; sensitivities in docs/policy_evaluation.md)"),
     ),
     docs="docs/policy_evaluation.md",
     experiments=("experiments",),
@@ -57,7 +66,8 @@ FAMILY = Family(
     audit=("audit",),
 )
 
-__all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "DPLSWMechanism", "DPLSLMechanism", "SmoothedGaussian",
+__all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "DPLSWMechanism",
+           "DPLSLMechanism", "SmoothedGaussian",
            "smoothed_gaussian", "smoothing_constants", "SMOOTHINGS", "VisitStatistics", "discounted_returns",
            "first_visit_statistics", "lsw_solve", "lsl_solve", "lambda_min", "lambda_schedule",
            "sqrt_lambda_schedule"]

@@ -27,7 +27,16 @@ from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.policy_evaluation.bounds import (
+    checked_rewards,
+    dataset_arrays,
+    distinct_states_bound,
+    return_bound,
+    reward_bound,
+    terminal_states,
+)
 from privrl.policy_evaluation.calibration import EPSILON_CAP
+from privrl.policy_evaluation.diagnostics import NOISE_DOMINATED_RMS, directions_kept, outside_rms
 from privrl.policy_evaluation.mechanism import (
     DPLSLMechanism,
     DPLSWMechanism,
@@ -76,8 +85,16 @@ def _nonneg_vector(value: Any, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0)
 
 
-def _relevance(value: Any, name: str, owner: str) -> np.ndarray:
+def _unit_weights(value: Any, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
+
+
+def _deprecated_relevance(value: Any, name: str, owner: str) -> np.ndarray:
+    warnings.warn(f"The 'relevance' parameter of {owner} is deprecated: it is now called 'weights' (the same "
+                  "name as in LSW); 'relevance' is mapped to it.", DeprecationWarning, stacklevel=4)
+    return _unit_weights(value, name, owner)
+
+
 
 
 def _approx_budget(value: Any, name: str, owner: str) -> PrivacyBudget:
@@ -90,57 +107,42 @@ def _approx_budget(value: Any, name: str, owner: str) -> PrivacyBudget:
 
 
 #: the parameters the four estimators share (declared once; required ones reused with ``like=``)
-GAMMA = param("discount factor γ", low=0.0, high=1.0, closed="left")
+GAMMA = param("discount factor γ (1 for episodic data whose returns F_max bounds)", low=0.0, high=1.0)
 FEATURES = param("feature matrix Φ (n_states, d); None = one-hot (the dataset's declared n_states)",
                  default=None, kind="array", none_ok=True, check=_features, cli=False, bad=(np.zeros((0, 2)),))
 R_MAX = param("public reward bound R_max (rewards in [0, R_max]); None = the dataset's declared upper reward "
               "bound", default=None, low=0.0, closed="neither", none_ok=True)
-F_MAX = param("public bound on first-visit returns; None = R_max / (1 − γ)", default=None, low=0.0,
+F_MAX = param("public bound on first-visit returns; None = R_max·(1 − γ^L)/(1 − γ) for episodes of at most L "
+              "steps (the dataset's horizon or max_episode_length), else R_max/(1 − γ)", default=None, low=0.0,
               closed="neither", none_ok=True)
 CLIP_RETURNS = param("clip rewards to [0, R_max] and returns to [0, F_max] instead of raising (a "
                      "per-trajectory map: the guarantee is kept)", default=False, kind="bool")
 RECORD_TERMINAL = param("count the terminal state an episode ends in as visited with return 0 (the "
                         "absorbing state of the §6 chain)", default=True, kind="bool")
-WEIGHTS = param("data-independent weights w ≥ 0 (n_states,) of LSW; None = uniform 1/n_states; Γ^1/2 Φ "
-                "must have full column rank", default=None, kind="array", none_ok=True, check=_nonneg_vector,
-                cli=False, bad=(-np.ones(3),))
-RELEVANCE = param("relevance ρ in [0, 1]^n_states of LSL; None = uniform 1/n_states", default=None,
-                  kind="array", none_ok=True, check=_relevance, cli=False, bad=(np.full(3, 2.0),))
-
+WEIGHTS = param("public state weights w ≥ 0 (n_states,) of the least-squares fit, fixed without looking at the "
+                "data; None = uniform 1/n_states; Γ^1/2 Φ must have full column rank", default=None,
+                kind="array", none_ok=True, check=_nonneg_vector, cli=False, bad=(-np.ones(3),))
+WEIGHTS_LSL = param("public state weights ρ in [0, 1]^n_states of the ridge fit (the paper's relevance), fixed "
+                    "without looking at the data; None = uniform 1/n_states", default=None, kind="array",
+                    none_ok=True, check=_unit_weights, cli=False, bad=(np.full(3, 2.0),))
+RELEVANCE = param("deprecated name of 'weights'", default=None, kind="array", none_ok=True,
+                  check=_deprecated_relevance, cli=False, bad=(np.full(3, 2.0),))
 
 # =========================================================================== shared fit steps
-def _dataset_arrays(dataset: Any, owner: str) -> dict[str, Any]:
-    try:
-        obs = np.asarray(dataset.observations)
-        rewards = np.asarray(dataset.rewards, dtype=np.float64)
-        starts = np.asarray(dataset.episode_starts, dtype=np.int64)
-    except AttributeError:
-        raise param_error("dataset", f"{owner}.fit", "a privrl.data.TrajectoryDataset",
-                          type(dataset).__name__) from None
-    if obs.ndim != 1 or obs.dtype.kind not in "iu":
-        raise InvalidDataError(f"{owner} needs tabular (integer) observations, one per transition; got "
-                               f"dtype {obs.dtype} with {obs.ndim} dimension(s).")
-    terminals = getattr(dataset, "terminals", None)
-    nxt = getattr(dataset, "next_observations", None)
-    return {"observations": obs, "rewards": rewards, "episode_starts": starts,
-            "terminals": None if terminals is None else np.asarray(terminals, dtype=bool),
-            "next_observations": None if nxt is None else np.asarray(nxt),
-            "n_states": getattr(dataset, "n_states", None),
-            "reward_bounds": getattr(dataset, "reward_bounds", None)}
-
-
 class _PolicyEvaluation(Estimator):
     """Shared steps: first-visit statistics of a dataset under public bounds, fitted attributes."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
 
-    def _prepare(self, dataset: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
+    def _prepare(self, dataset: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float, int]:
+        """(first-visit statistics (private), Φ, F_max, a public bound on the distinct states one
+        trajectory visits)."""
         owner = type(self).__name__
-        arrays = _dataset_arrays(dataset, owner)
+        arrays = dataset_arrays(dataset, owner)
         obs = arrays["observations"]
         if p["features"] is None:
-            # the number of states must be public: never infer it from the visited states
+            # the number of states must be public: never inferred from the visited states
             if arrays["n_states"] is None:
                 raise param_error("features", owner, "a feature matrix when the dataset declares no "
                                   "n_states (the state count must be public, not inferred from the data)", None)
@@ -152,44 +154,15 @@ class _PolicyEvaluation(Estimator):
             raise InvalidDataError(
                 f"The dataset visits a state outside the feature matrix of {owner} (states 0..{n_states - 1}): "
                 "give features with one row per state of the environment.")
-        r_max = p["r_max"]
-        if r_max is None:
-            bounds = arrays["reward_bounds"]
-            if bounds is None:
-                raise param_error("r_max", owner, "a positive float (the dataset declares no reward bounds)", None)
-            if float(bounds[0]) < 0:
-                raise InvalidDataError(f"{owner} needs rewards in [0, R_max] (the privacy proofs use r ≥ 0); "
-                                       f"the dataset declares reward bounds {tuple(bounds)}. Shift the rewards.")
-            r_max = float(bounds[1])
-            if not r_max > 0:
-                raise param_error("r_max", owner, "a positive float (the dataset's declared upper reward bound "
-                                  "is not positive)", r_max)
-        gamma = p["gamma"]
-        f_max = r_max / (1.0 - gamma) if p["F_max"] is None else p["F_max"]
-        rewards = arrays["rewards"]
-        if rewards.size and (rewards.min() < 0.0 or rewards.max() > r_max):
-            if not p["clip_returns"]:
-                # never print the observed rewards: they are private
-                raise InvalidDataError(
-                    f"A reward of the dataset lies outside the public bounds [0, r_max = {r_max!r}] of {owner}. "
-                    "Declare bounds that hold for every reward (r_max, or the dataset's reward_bounds), or "
-                    "pass clip_returns=True to clip rewards into them.")
-            rewards = np.clip(rewards, 0.0, r_max)
-        starts = arrays["episode_starts"]
-        if starts.size < 2:
-            raise InvalidDataError(f"{owner} needs at least one trajectory.")
-        terminal_states = None
-        if p["record_terminal"] and arrays["terminals"] is not None and arrays["next_observations"] is not None:
-            last = starts[1:] - 1
-            done = arrays["terminals"][last]
-            nxt = np.asarray(arrays["next_observations"])[last].astype(np.int64)
-            if np.any(done & ((nxt < 0) | (nxt >= n_states))):
-                raise InvalidDataError(f"A terminal state of the dataset is outside the feature matrix of {owner}.")
-            terminal_states = np.where(done, nxt, -1)
-        stats = first_visit_statistics(obs, rewards, starts, n_states, gamma,
-                                       terminal_states=terminal_states, return_bound=f_max,
+        r_max = reward_bound(p["r_max"], arrays["reward_bounds"], owner)
+        f_max = return_bound(r_max, p["gamma"], p["F_max"], arrays["max_length"], owner)
+        rewards = checked_rewards(arrays["rewards"], r_max, p["clip_returns"], owner)
+        terminals = terminal_states(arrays, n_states, owner) if p["record_terminal"] else None
+        stats = first_visit_statistics(obs, rewards, arrays["episode_starts"], n_states, p["gamma"],
+                                       terminal_states=terminals, return_bound=f_max,
                                        clip_returns=p["clip_returns"])
-        return stats, phi, f_max
+        visits = distinct_states_bound(arrays["max_length"], n_states, p["record_terminal"])
+        return stats, phi, f_max, visits
 
     def _from_statistics(self, stats: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
         """The public Φ and F_max for first-visit statistics given directly, with the checks the
@@ -206,10 +179,8 @@ class _PolicyEvaluation(Estimator):
         if m < 1 or counts.min() < 0 or counts.max() > m:
             raise InvalidDataError(f"The statistics given to {owner}.fit_statistics must count at least one "
                                    "trajectory and every state at most once per trajectory.")
-        if p["F_max"] is not None:
-            f_max = p["F_max"]
-        elif p["r_max"] is not None:
-            f_max = p["r_max"] / (1.0 - p["gamma"])
+        if p["F_max"] is not None or p["r_max"] is not None:
+            f_max = return_bound(p["r_max"] or 0.0, p["gamma"], p["F_max"], None, owner)
         else:
             raise param_error("F_max", owner, "a positive float (or r_max) when fitting on statistics, which "
                               "carry no reward bounds", None)
@@ -234,10 +205,12 @@ class _PolicyEvaluation(Estimator):
         self.mechanism_ = mech
 
     def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
-                      privacy_rng: Any) -> Any:
-        """The non-private fit: θ_X exactly, an empty ledger."""
+                      privacy_rng: Any, visits: int) -> Any:
+        """The non-private fit: θ_X exactly, an empty ledger (``visits``: a public bound on the
+        distinct states one trajectory visits, for the utility diagnostics)."""
         mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
         self._store(mech.solve(stats), phi, stats, f_max, mech)
+        self.utility_ = _utility(self, mech, stats.n_trajectories, visits)
         self.privacy_ledger_ = Ledger()
         return self
 
@@ -246,8 +219,8 @@ class _PolicyEvaluation(Estimator):
 
     def _fit_non_private(self, dataset: Any) -> Any:
         p = self._validated()
-        stats, phi, f_max = self._prepare(dataset, p)
-        return self._fit_prepared(stats, phi, f_max, p, None)
+        stats, phi, f_max, visits = self._prepare(dataset, p)
+        return self._fit_prepared(stats, phi, f_max, p, None, visits)
 
     def fit_statistics(self, statistics: VisitStatistics, *, rng: Any = None) -> Any:
         """Fit on the first-visit statistics of a batch (§2.2: the counts |X_s|, the mean
@@ -266,7 +239,7 @@ class _PolicyEvaluation(Estimator):
         p = self._validated()
         rng = self._fit_rng(rng)
         stats, phi, f_max = self._from_statistics(statistics, p)
-        return self._fit_prepared(stats, phi, f_max, p, rng)
+        return self._fit_prepared(stats, phi, f_max, p, rng, phi.shape[0])
 
     def predict(self, states: Any) -> np.ndarray:
         """V̂(s) = φ_sᵀθ̂ for an array of state indices."""
@@ -294,11 +267,17 @@ def _lsw_mechanism(est: Any, phi: np.ndarray, f_max: float, p: dict[str, Any]) -
 
 
 def _lsl_mechanism(est: Any, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> DPLSLMechanism:
-    rho = _uniform(phi.shape[0]) if p["relevance"] is None else p["relevance"]
+    weights = p["weights"]
+    if p.get("relevance") is not None:
+        if weights is not None:
+            raise param_error("relevance", type(est).__name__, "None when 'weights' is given (it is the "
+                              "deprecated name of 'weights')", "an array")
+        weights = p["relevance"]
+    rho = _uniform(phi.shape[0]) if weights is None else weights
     common = {"features": phi, "relevance": rho, "F_max": f_max, **_release_options(est, p)}
     lam = p["lam"]
     if lam is None:  # the preset schedule: needs the public α of this budget
-        rho_arr = check_array(rho, "relevance", owner=type(est).__name__, shape=(phi.shape[0],), low=0.0, high=1.0)
+        rho_arr = check_array(rho, "weights", owner=type(est).__name__, shape=(phi.shape[0],), low=0.0, high=1.0)
         probe = DPLSLMechanism.create(**common, lam=lambda_min(phi, rho_arr) * 2 + 1.0)
         lam = lambda_schedule(m, phi, rho_arr, constants=common["constants"], alpha=probe.smoothed.alpha)
     return DPLSLMechanism.create(**common, lam=lam)
@@ -308,11 +287,13 @@ def _lsl_mechanism(est: Any, phi: np.ndarray, f_max: float, p: dict[str, Any], m
 class LSW(_PolicyEvaluation):
     """Non-private LSW: θ^w_X = argmin_θ Σ_s w_s (F_X(s) − φ_sᵀθ)² (eqs. 6–8).
 
-    Parameters: ``gamma``; ``features`` Φ (None = one-hot); ``weights`` w ≥ 0 (None = uniform);
-    ``r_max`` and ``F_max`` public bounds (rewards in [0, R_max], first-visit returns in
-    [0, F_max], default R_max/(1 − γ)); ``clip_returns``; ``record_terminal``. Fitted: ``theta_``,
-    ``values_`` = Φθ̂, ``F_max_``, ``n_features_``, ``n_trajectories_``, ``mechanism_`` (the release
-    step's public constants: Φ, F_max, the smoothing (α, β)), an empty ``privacy_ledger_``.
+    Parameters: ``gamma`` (γ = 1 for episodic data); ``features`` Φ (None = one-hot); ``weights``
+    w ≥ 0 (None = uniform); ``r_max`` and ``F_max`` public bounds (rewards in [0, R_max], first-visit
+    returns in [0, F_max]; default :func:`~privrl.policy_evaluation.bounds.return_bound`);
+    ``clip_returns``; ``record_terminal``. Fitted: ``theta_``, ``values_`` = Φθ̂, ``F_max_``,
+    ``n_features_``, ``n_trajectories_``, ``mechanism_`` (the release step's public constants: Φ,
+    F_max, the smoothing (α, β)), ``utility_`` (public diagnostics,
+    :mod:`~privrl.policy_evaluation.diagnostics`), an empty ``privacy_ledger_``.
     :meth:`fit_statistics` fits on first-visit statistics instead of a dataset.
     """
 
@@ -335,18 +316,20 @@ class LSW(_PolicyEvaluation):
 class LSL(_PolicyEvaluation):
     """Non-private LSL: θ^λ_X, ridge regression weighted by ρ_s |X_s| / m (eqs. 10–11).
 
-    ``lam`` λ > 0 (public, a function of m at most — see :func:`sqrt_lambda_schedule`), ``relevance``
-    ρ ∈ [0, 1]^N (None = uniform 1/N); other parameters as :class:`LSW`.
+    ``lam`` λ > 0 (public, a function of m at most — see :func:`sqrt_lambda_schedule`), ``weights``
+    ρ ∈ [0, 1]^N (the paper's relevance; None = uniform 1/N; ``relevance=`` is a deprecated alias);
+    other parameters as :class:`LSW`.
     """
 
     gamma: float = param(like=GAMMA)
     lam: float = param("ridge parameter λ > 0 (public; a function of m at most)", low=0.0, closed="neither")
     features: ArrayLike | None = FEATURES
-    relevance: ArrayLike | None = RELEVANCE
+    weights: ArrayLike | None = WEIGHTS_LSL
     r_max: float | None = R_MAX
     F_max: float | None = F_MAX
     clip_returns: bool = CLIP_RETURNS
     record_terminal: bool = RECORD_TERMINAL
+    relevance: ArrayLike | None = RELEVANCE
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsl_mechanism(self, phi, f_max, p, m)
@@ -371,11 +354,12 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         """Fit and release θ̂ = θ_X + N(0, σ_X² I_d) (one event in ``privacy_ledger_``)."""
         p = self._validated()
         rng = self._fit_rng(rng)
-        stats, phi, f_max = self._prepare(dataset, p)
-        return self._fit_prepared(stats, phi, f_max, p, None if rng is None else child_rngs(rng, "privacy")["privacy"])
+        stats, phi, f_max, visits = self._prepare(dataset, p)
+        return self._fit_prepared(stats, phi, f_max, p, None if rng is None else child_rngs(rng, "privacy")["privacy"],
+                                  visits)
 
     def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
-                      privacy_rng: Any) -> Any:
+                      privacy_rng: Any, visits: int) -> Any:
         m = stats.n_trajectories
         mech = self._mechanism(phi, f_max, p, m)
         rel = self._privacy(privacy_rng, n_units=m)
@@ -383,9 +367,10 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         self._store(theta, phi, stats, f_max, mech)
         if isinstance(mech, DPLSLMechanism):
             self.lam_ = mech.lam
+        self.utility_ = _utility(self, mech, m, visits)
         if mech.is_private:
             _warn_privacy(self, mech)
-            _warn_utility(self, mech, m)
+            _warn_utility(self)
         return self
 
 
@@ -398,26 +383,53 @@ def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
                       PrivacyLeakWarning, stacklevel=3)
 
 
-def _warn_utility(est: Any, mech: _SmoothedRelease, m: int) -> None:
-    """UtilityWarning for a degenerate release, judged on public quantities and the release only:
-    (i) the released V̂ = Φθ̂ lies farther (RMS over states) outside [0, F_max]^N than F_max, so its
-    error exceeds that of predicting zero for every possible value function; (ii) DP-LSL's ridge
-    term λ/(2m) is ≥ 10 λ_min ≥ 10‖ΦᵀΓ_XΦ‖, so θ̂ is shrunk at least tenfold towards zero."""
-    owner = type(est).__name__
-    values, f_max = est.values_, est.F_max_
-    outside = np.sqrt(np.mean((values - np.clip(values, 0.0, f_max)) ** 2))
-    if outside > f_max:
-        warnings.warn(
-            f"{owner}: the released estimate is no better than predicting zero (its values lie farther outside "
-            "[0, F_max] than any value function can be from zero): the privacy noise dominates. More "
-            "trajectories, a larger epsilon, a tighter public F_max, calibration='tight', constants='practical' "
-            "or fewer features reduce it.", UtilityWarning, stacklevel=3)
+def _utility(est: Any, mech: _SmoothedRelease, m: int, visits: int) -> dict[str, Any]:
+    """The public utility diagnostics of a fit (:mod:`~privrl.policy_evaluation.diagnostics`):
+    ``outside_rms`` (RMS distance of V̂ outside [0, F_max], in units of F_max), ``noise_dominated``
+    (above :data:`NOISE_DOMINATED_RMS`: a noise std of at least F_max/2, no better than the constant
+    F_max/2) and, for LSL, ``directions_kept`` (at most this many of the d directions keep 10% of
+    their unregularised size) and ``shrunk`` (at most half do)."""
+    out: dict[str, Any] = {"outside_rms": outside_rms(est.values_, est.F_max_)}
+    out["noise_dominated"] = bool(mech.is_private and out["outside_rms"] >= NOISE_DOMINATED_RMS)
     if isinstance(mech, DPLSLMechanism):
-        if mech.lam / (2.0 * m) >= 10.0 * lambda_min(mech.features, mech.relevance):
-            warnings.warn(
-                f"{owner}: the ridge term λ/(2m) is at least ten times the largest possible data term, so the "
-                "estimate is shrunk towards zero (near-degenerate). Use a smaller lam (λ = o(m)) or "
-                "constants='practical'.", UtilityWarning, stacklevel=3)
+        d = mech.features.shape[1]
+        kept = directions_kept(mech.features, mech.relevance, mech.lam, m, visits, phi_norm=mech.phi_norm)
+        out.update(directions_kept=kept, n_directions=d, shrunk=bool(2 * kept <= d))
+    return out
+
+
+def utility_text(utility: dict[str, Any]) -> str:
+    """The main utility diagnostic in one line (the ``privrl fit`` summary prints it)."""
+    parts = []
+    if "shrunk" in utility:
+        parts.append(f"at most {utility['directions_kept']} of {utility['n_directions']} directions keep 10% of "
+                     "their unregularised size" + (" (shrunk towards zero)" if utility["shrunk"] else ""))
+    parts.append(f"RMS distance of the values outside [0, F_max] = {utility['outside_rms']:.3g} F_max"
+                 + (f" (≥ {NOISE_DOMINATED_RMS:.3g}: noise-dominated)" if utility["noise_dominated"] else ""))
+    return "; ".join(parts)
+
+
+def _warn_utility(est: Any) -> None:
+    """UtilityWarning for a degenerate release, judged on public quantities and the release only
+    (:mod:`~privrl.policy_evaluation.diagnostics`): (i) the released V̂ = Φθ̂ lies so far outside
+    [0, F_max] that its noise std is at least F_max/2 — no better than the constant F_max/2;
+    (ii) DP-LSL's ridge term leaves at most half of the directions of the fit 10% of their size."""
+    owner = type(est).__name__
+    utility = est.utility_
+    if utility["noise_dominated"]:
+        warnings.warn(
+            f"{owner}: the released estimate is no better than the constant F_max/2: its values lie so far outside "
+            f"[0, F_max] (RMS {utility['outside_rms']:.2g} F_max) that the privacy noise has a standard deviation "
+            "of at least F_max/2. More trajectories, a larger epsilon, a tighter public F_max, fewer features or "
+            "state aggregation, weights that leave out rarely visited states, calibration='tight' or "
+            "constants='practical' reduce it.", UtilityWarning, stacklevel=3)
+    if utility.get("shrunk"):
+        warnings.warn(
+            f"{owner}: the estimate is shrunk towards zero by the ridge term "
+            f"λ/(2m) = {est.lam_ / (2 * est.n_trajectories_):.2g}: "
+            f"whatever the data, at most {utility['directions_kept']} of its {utility['n_directions']} directions keep "
+            "10% of their unregularised size. Use a smaller lam (λ = o(m)), constants='practical', larger "
+            "weights on the states of interest, or fewer features.", UtilityWarning, stacklevel=3)
 
 
 class DPLSW(_PrivatePolicyEvaluation):
@@ -456,11 +468,12 @@ class DPLSL(_PrivatePolicyEvaluation):
                               "preset schedule of 'constants' (theory: λ_min + √m)", default=None, low=0.0,
                               closed="neither", none_ok=True)
     features: ArrayLike | None = FEATURES
-    relevance: ArrayLike | None = RELEVANCE
+    weights: ArrayLike | None = WEIGHTS_LSL
     r_max: float | None = R_MAX
     F_max: float | None = F_MAX
     clip_returns: bool = CLIP_RETURNS
     record_terminal: bool = RECORD_TERMINAL
+    relevance: ArrayLike | None = RELEVANCE
 
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsl_mechanism(self, phi, f_max, p, m)

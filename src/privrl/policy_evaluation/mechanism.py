@@ -152,9 +152,12 @@ class DPLSWMechanism(_SmoothedRelease):
         w = check_array(weights, "weights", owner=owner, shape=(phi.shape[0],), low=0.0)
         sv = _spectral(np.sqrt(w)[:, None] * phi)
         if sv.size < phi.shape[1] or sv[-1] <= sv[0] * max(phi.shape) * np.finfo(float).eps:
+            smallest = np.sort(np.concatenate([sv, np.zeros(phi.shape[1] - sv.size)]))[:8]
             raise InvalidParameterError(
                 f"The 'features' and 'weights' parameters of {owner} must make Γ^1/2 Φ full column "
-                f"rank (d = {phi.shape[1]}). Got singular values {sv.tolist()[:8]} instead."
+                f"rank (d = {phi.shape[1]}). Got smallest singular values {[float(f'{v:.3g}') for v in smallest]} "
+                "instead: a feature that is zero on every state of positive weight cannot be fitted (give those "
+                "states weight, or drop the feature)."
             )
         f_max = _positive(F_max, "F_max", owner)
         sg = _smoothed(epsilon, delta, phi.shape[1], calibration, smoothing, constants, owner)

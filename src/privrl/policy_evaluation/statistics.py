@@ -72,6 +72,7 @@ def first_visit_statistics(
     terminal_states: np.ndarray | None = None,
     return_bound: float | None = None,
     clip_returns: bool = False,
+    max_visits: int | None = None,
 ) -> VisitStatistics:
     """Counts |X_s| and average first-visit returns F_X (§2.2, eq. 4), vectorised.
 
@@ -80,7 +81,9 @@ def first_visit_statistics(
     absorbing state has value 0), unless the episode visited it before. Every first-visit
     return must lie in [0, ``return_bound``]; larger ones raise :class:`InvalidDataError`, or are
     clipped to the bound when ``clip_returns`` (a per-trajectory, data-independent map, so the
-    guarantee is kept).
+    guarantee is kept). ``max_visits`` keeps only the first ``max_visits`` distinct states each
+    episode enters (in time order, its recorded terminal state last): a per-trajectory cap on its
+    contribution (also a per-trajectory map).
     """
     obs = np.asarray(observations, dtype=np.int64)
     starts = np.asarray(episode_starts, dtype=np.int64)
@@ -93,6 +96,11 @@ def first_visit_statistics(
     is_first = np.ones(sorted_key.size, dtype=bool)
     is_first[1:] = sorted_key[1:] != sorted_key[:-1]
     first = order[is_first]
+    if max_visits is not None:  # the first max_visits distinct states of each episode, in time order
+        first = np.sort(first)
+        ep = episode[first]
+        rank = np.arange(first.size) - np.searchsorted(ep, ep, side="left")
+        first = first[rank < max_visits]
     first_states = obs[first]
     first_returns = returns[first]
     extra_states = np.zeros(0, dtype=np.int64)
@@ -102,7 +110,11 @@ def first_visit_statistics(
         tkey = has * n_states + term[has]
         pos = np.minimum(np.searchsorted(sorted_key, tkey), max(sorted_key.size - 1, 0))
         seen = sorted_key[pos] == tkey if sorted_key.size else np.zeros(tkey.size, dtype=bool)
-        extra_states = term[has][~seen]
+        if max_visits is not None:  # the terminal state is one more distinct state of its episode
+            room = np.bincount(episode[first], minlength=m)[has] < max_visits
+            extra_states = term[has][~seen & room]
+        else:
+            extra_states = term[has][~seen]
     if return_bound is not None and first_returns.size:
         if float(first_returns.max()) > return_bound * (1 + 1e-9) and not clip_returns:
             # the return itself is private: say which bound broke and how to fix it, not by how much
