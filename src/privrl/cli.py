@@ -8,7 +8,8 @@
     privrl report OUT [--evidence DIR [--wall-seconds S]]
     privrl calibrate gaussian|laplace --epsilon E [--delta D] [--sensitivity S] [--compositions K] [--json]
     privrl fit ALGORITHM (--data FILE|MINARI_ID | --env ENV_ID) [--epsilon E [--delta D] | --rho R]
-               [--reward-bounds LO HI] [--pad-to-horizon H] [--out DIR [--force]] [--seed S]
+               [--reward-bounds LO HI] [--truncate-to-horizon H] [--pad-to-horizon H]
+               [--out DIR [--force]] [--seed S]
                [algorithm options]     (each algorithm's --help lists exactly what it accepts)
     privrl check-env ENV_ID
     privrl audit ...                      (see 'privrl audit --help')
@@ -137,6 +138,9 @@ def _add_fit_common(p: argparse.ArgumentParser, cmd: Any) -> None:
         p.add_argument("--reward-bounds", nargs=2, type=_float, metavar=("LO", "HI"), default=None,
                        help="public bounds on every reward of --data (required for a Minari dataset "
                             "not written by privrl; never read them off the data)")
+        p.add_argument("--truncate-to-horizon", type=count_type(1, MAX_HORIZON), metavar="H", default=None,
+                       help="cut episodes of --data longer than H steps after step H (their return is the "
+                            "H-step return; the cut step is not terminal); applied before --pad-to-horizon")
         p.add_argument("--pad-to-horizon", type=count_type(1, MAX_HORIZON), metavar="H", default=None,
                        help="pad episodes of --data that end in a terminal state with absorbing "
                             "zero-reward steps to H steps (the fixed-horizon form)")

@@ -112,8 +112,8 @@ def test_ledger_spends_exactly_the_budget(toy, groups, neighboring):
         assert budget.epsilon * (1 - 1e-6) <= est.privacy_spent() <= budget.epsilon
     pure = DPMonteCarlo(budget=PrivacyBudget(epsilon=0.7), gamma=0.9, F_max=3.0, groups=groups,
                         neighboring=neighboring).fit(toy, rng=0)
-    assert pure.mechanism_ == "laplace" and pure.privacy_ledger_.pure_epsilon() == pytest.approx(0.7, rel=1e-8)
-    cert = make_certificate(pure, algorithm="dp-monte-carlo", delta=None)
+    assert pure.mechanism_.kind == "laplace" and pure.privacy_ledger_.pure_epsilon() == pytest.approx(0.7, rel=1e-8)
+    cert = make_certificate(pure, algorithm="dp-monte-carlo")
     assert cert["guarantee"] == "epsilon-DP" and cert["epsilon_spent"] <= 0.7
     zcdp = DPMonteCarlo(budget=PrivacyBudget(rho=0.3), gamma=0.9, F_max=3.0, groups=groups,
                         neighboring=neighboring).fit(toy, rng=0)
@@ -146,7 +146,7 @@ def test_add_or_remove_releases_no_trajectory_count(toy):
     est = DPMonteCarlo(budget=EPS_DELTA, gamma=0.9, F_max=3.0, neighboring="add_or_remove_one").fit(toy, rng=0)
     assert est.n_trajectories_ is None and np.isfinite(est.released_count_)
     assert est.neighboring == "add_or_remove_one"
-    cert = make_certificate(est, algorithm="dp-monte-carlo", delta=1e-6)
+    cert = make_certificate(est, algorithm="dp-monte-carlo")
     assert cert["neighboring"] == "add_or_remove_one"
 
 

@@ -107,6 +107,7 @@ def _prepare(args: argparse.Namespace, command: Any) -> Path:
         raise InvalidDataError(f"The '--data' file {args.data} does not exist.")
     if args.env is not None and "data" in command.sources:
         data_only = [f for f, v in (("--reward-bounds", getattr(args, "reward_bounds", None)),
+                                    ("--truncate-to-horizon", getattr(args, "truncate_to_horizon", None)),
                                     ("--pad-to-horizon", getattr(args, "pad_to_horizon", None))) if v is not None]
         if data_only:
             raise InvalidParameterError(f"{' and '.join(data_only)} apply to --data only (with --env the "
@@ -155,4 +156,6 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"Cannot write the results into '--out' {str(out)!r}: "
                                     f"{exc.strerror or type(exc).__name__}.") from None
     print(summary_line(args.algorithm, cert, args.budget, out))
+    if output.summary.get("utility"):   # the command's main utility diagnostic
+        print(f"{args.algorithm}: utility: {output.summary['utility']}")
     return 0

@@ -20,7 +20,7 @@ be ...") into one naming the option ("The '--lam' option must be ..."); ``privrl
 to every command. The other helpers turn user input into objects with errors that name
 command-line options, never Python keywords: :func:`count_type` (bounded counts),
 :func:`make_env` (Gymnasium ids) and :func:`load_user_dataset` (``--data`` with
-``--reward-bounds`` and ``--pad-to-horizon``).
+``--reward-bounds``, ``--truncate-to-horizon`` and ``--pad-to-horizon``).
 """
 
 from __future__ import annotations
@@ -300,13 +300,14 @@ def make_env(env_id: str, option: str = "--env") -> Any:
 # --------------------------------------------------------------------------- datasets
 def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
     """The dataset of ``--data`` (a ``.npz`` file or a local Minari id), with ``--reward-bounds LO
-    HI`` declared for Minari data and, with ``--pad-to-horizon H``, variable-length episodes that
-    end in terminal states padded to ``H`` steps (:func:`privrl.data.pad_to_horizon`). Errors name
-    the command-line options."""
+    HI`` declared for Minari data, with ``--truncate-to-horizon H`` episodes longer than ``H`` cut
+    at ``H`` (:func:`privrl.data.truncate_to_horizon`) and then, with ``--pad-to-horizon H``,
+    variable-length episodes that end in terminal states padded to ``H`` steps
+    (:func:`privrl.data.pad_to_horizon`). Errors name the command-line options."""
     from pathlib import Path
 
     # here, not at the top: privrl.data loads only when a command reads --data (privrl --help stays fast)
-    from privrl.data import TrajectoryDataset, pad_to_horizon
+    from privrl.data import TrajectoryDataset, pad_to_horizon, truncate_to_horizon
 
     source = getattr(args, "data", None)
     bounds = getattr(args, "reward_bounds", None)
@@ -324,6 +325,9 @@ def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
             data = _with_bounds(data, tuple(bounds), source)
     else:
         data = _load_minari(source, bounds, option)
+    cut = getattr(args, "truncate_to_horizon", None)
+    if cut is not None:
+        data = truncate_to_horizon(data, cut)
     horizon = getattr(args, "pad_to_horizon", None)
     if horizon is not None:
         longest = int(data.episode_lengths.max())

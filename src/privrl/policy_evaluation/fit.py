@@ -1,20 +1,26 @@
-"""``privrl fit dp-lsw | dp-lsl | lsw | lsl`` (Balle, Gomrokchi & Precup 2016): policy evaluation
-on a user's dataset file.
+"""``privrl fit dp-lsw | dp-lsl | lsw | lsl`` (Balle, Gomrokchi & Precup 2016) and ``privrl fit
+dp-monte-carlo | monte-carlo``: policy evaluation on a user's dataset file.
 
-Reads a tabular :class:`~privrl.data.TrajectoryDataset` (``--data``), fits the estimator and writes
-θ̂ and V̂ = Φθ̂ (``result.npz``) and the privacy certificate.
+Reads a :class:`~privrl.data.TrajectoryDataset` (``--data``; ``--truncate-to-horizon`` and
+``--pad-to-horizon`` reshape its episodes), fits the estimator and writes the result
+(``result.npz``: θ̂ and V̂ = Φθ̂, or J and the group values) and the privacy certificate.
 
 Every declared parameter of the estimator (``DPLSW.params`` ...) is an option with its declared
-default (:func:`privrl.fitters.add_estimator_options`): ``--gamma`` (required), ``--r-max``,
-``--F-max``, ``--clip-returns``, ``--record-terminal``, ``--lam`` and, for the private commands,
-``--calibration tight|sound|paper``, ``--smoothing main_text|appendix_a`` (the printed constants of
-Lemma 1 / Lemma 14), ``--constants theory|practical`` and ``--secure``. The array parameters are
+default (:func:`privrl.fitters.add_estimator_options`): ``--gamma`` (required for LSW/LSL; γ = 1
+allowed when a public F_max bounds the returns), ``--r-max``, ``--F-max``, ``--clip-returns``,
+``--record-terminal``, ``--lam`` and, for the private commands, ``--calibration
+tight|sound|paper``, ``--smoothing main_text|appendix_a`` (the printed constants of Lemma 1 /
+Lemma 14), ``--constants theory|practical`` and ``--secure``; for Monte Carlo
+``--neighboring``, ``--mechanism`` and ``--max-groups-per-trajectory``. The array parameters are
 the command's own inputs: ``--features tabular|aggregate|FILE`` (with ``--n-states``,
-``--group-size``, ``--max-feature-norm``) gives Φ; the weights w and relevance ρ are uniform.
+``--group-size``, ``--max-feature-norm``) gives Φ; ``--weights uniform|FILE`` the public state
+weights (w of LSW, ρ of LSL); ``--groups FILE`` the public state groups of Monte Carlo.
 ``dp-lsl --lam-sqrt-coef c`` sets λ = λ_min + c√m (§6), a function of the public m only.
 
-The certificate records every declared parameter (``params``; Φ by reference), what the defaults
-resolved to (``extra``: R_max, F_max, λ) and ε at the budget's δ; never σ_X.
+The certificate records every declared parameter (``params``; arrays by reference), what the
+defaults resolved to (``extra``: R_max, F_max, λ, the weights) and ε at the budget's δ; never σ_X.
+The summary (``result.json``, and printed) carries the main utility diagnostic (``utility``):
+computed from public quantities and the released output only.
 """
 
 from __future__ import annotations
@@ -36,7 +42,17 @@ from privrl.fitters import (
     load_user_dataset,
     register_fit,
 )
-from privrl.policy_evaluation.estimators import DPLSL, DPLSW, LSL, LSW, sqrt_lambda_schedule
+from privrl.policy_evaluation.bounds import return_bound
+from privrl.policy_evaluation.estimators import (
+    DPLSL,
+    DPLSW,
+    LSL,
+    LSW,
+    sqrt_lambda_schedule,
+    utility_text,
+)
+from privrl.policy_evaluation.monte_carlo import DPMonteCarlo, MonteCarlo
+from privrl.policy_evaluation.monte_carlo import utility_text as monte_carlo_utility_text
 
 __all__: list[str] = []
 
@@ -72,6 +88,11 @@ def _add_inputs(p: argparse.ArgumentParser, lam_schedule: bool) -> None:
                    help="states per group for --features aggregate (default 2)")
     p.add_argument("--max-feature-norm", type=_positive_float, default=None,
                    help="declared bound on the spectral norm ‖Φ‖₂ of a --features file (checked, never rescaled)")
+    p.add_argument("--weights", default="uniform",
+                   help="the public state weights of the fit (w of LSW, ρ in [0, 1] of LSL), chosen without "
+                        "looking at the data: 'uniform' (1/n_states, default) or a .npy file of n_states "
+                        "weights (e.g. 0 on states the policy rarely visits, which removes them from the "
+                        "noise calibration)")
     if lam_schedule:
         p.add_argument("--lam-sqrt-coef", type=_positive_float, default=None,
                        help="λ = ‖Φ‖²‖ρ‖∞ + c·√m with this c > 0 (the §6 schedule; m the number of "
@@ -115,6 +136,33 @@ def _features(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray, str]
     return phi, f"file:{args.features}"
 
 
+def _load_array(option: str, path: str) -> np.ndarray:
+    """A .npy array of ``option`` (never pickled); errors name the option."""
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead ({why}).") from None
+    if not isinstance(arr, np.ndarray):   # an .npz archive
+        arr.close()
+        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead (an .npz archive).")
+    if arr.size > MAX_FEATURE_ENTRIES:
+        raise InvalidParameterError(f"The '{option}' file {path!r} must hold at most {MAX_FEATURE_ENTRIES} entries. "
+                                    f"Got {arr.size} instead.")
+    return np.array(arr)
+
+
+def _weights(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray | None, str]:
+    """(w or ρ, its name for the certificate) from ``--weights``."""
+    if args.weights == "uniform":
+        return None, "uniform"
+    w = _load_array("--weights", args.weights)
+    if w.shape != (n_states,):
+        raise InvalidParameterError(f"The '--weights' file {args.weights!r} must hold one weight per state (shape "
+                                    f"({n_states},)). Got shape {w.shape} instead.")
+    return w.astype(float), f"file:{args.weights}"
+
+
 def _r_max(est: Any, dataset: Any) -> float:
     """The R_max the fit used: ``--r-max``, else the dataset's declared upper reward bound (public)."""
     return float(est.r_max) if est.r_max is not None else float(dataset.reward_bounds[1])
@@ -124,11 +172,13 @@ def _bound_error(exc: InvalidDataError, est: Any, dataset: Any, source: str) -> 
     """The estimator's out-of-bounds error in command-line terms: it names the public bound that
     broke and how to fix it, never the private reward or return."""
     r_max = _r_max(est, dataset)
-    if "first-visit return" in str(exc):
-        f_max = est.F_max if est.F_max is not None else r_max / (1.0 - est.gamma)
-        how = "--F-max" if est.F_max is not None else "default R_max/(1 − γ); set it with --F-max"
+    if "return of the dataset exceeds" in str(exc):
+        from privrl.data import max_episode_length
+
+        f_max = return_bound(r_max, est.gamma, est.F_max, max_episode_length(dataset), type(est).__name__)
+        how = "--F-max" if est.F_max is not None else "the default bound of R_max and γ; set it with --F-max"
         return InvalidDataError(
-            f"A first-visit return of '--data' {source} exceeds the public bound F_max = {f_max:g} ({how}): "
+            f"A return of '--data' {source} exceeds the public bound F_max = {f_max:g} ({how}): "
             "declare a bound that holds for every trajectory, or give --clip-returns to clip returns into it.")
     how = "--r-max" if est.r_max is not None else "the dataset's declared upper reward bound; set it with --r-max"
     return InvalidDataError(
@@ -152,10 +202,11 @@ def _run(cls: type) -> Any:
                 f"The '--n-states' option is required: '--data' {args.data} declares no n_states (the number "
                 "of states must be public, never inferred from the visited states).")
         phi, feature_name = _features(args, int(n_states))
-        given: dict[str, Any] = {"features": phi}
+        weights, weight_name = _weights(args, phi.shape[0])
+        given: dict[str, Any] = {"features": phi, "weights": weights}
         if coef is not None:
-            given["lam"] = sqrt_lambda_schedule(dataset.n_episodes, phi, np.full(phi.shape[0], 1.0 / phi.shape[0]),
-                                                coef)
+            rho = np.full(phi.shape[0], 1.0 / phi.shape[0]) if weights is None else weights
+            given["lam"] = sqrt_lambda_schedule(dataset.n_episodes, phi, rho, coef)
         est = build_estimator(args, cls, **given)
         try:
             est.fit(dataset, rng=args.rng)
@@ -163,24 +214,64 @@ def _run(cls: type) -> Any:
             if "clip_returns" not in str(exc):
                 raise
             raise _bound_error(exc, est, dataset, args.data) from None
-        return _output(est, dataset, feature_name, coef, private)
+        return _output(est, dataset, feature_name, weight_name, coef, private)
 
     return run
 
 
-def _output(est: Any, dataset: Any, feature_name: str,
+def _output(est: Any, dataset: Any, feature_name: str, weight_name: str,
             coef: float | None, private: bool) -> FitOutput:
     # what the defaults resolved to (public: declared bounds, m, the λ schedule of public inputs)
     r_max = _r_max(est, dataset)
-    extra: dict[str, Any] = {"features": feature_name, "n_states": int(est.values_.shape[0]),
+    extra: dict[str, Any] = {"features": feature_name, "weights": weight_name, "n_states": int(est.values_.shape[0]),
                              "n_features": int(est.n_features_), "r_max": float(r_max),
                              "F_max": float(est.F_max_), "n_trajectories": int(est.n_trajectories_)}
     if isinstance(est, (LSL, DPLSL)):    # DP-LSL's lam_ is the λ used (the preset's when lam is None)
         extra["lam"] = float(getattr(est, "lam_", None) or est.get_params()["lam"])
         if coef is not None:
             extra["lam_sqrt_coef"] = float(coef)
-    return FitOutput(est, arrays={"theta": est.theta_, "values": est.values_}, summary=extra, extra=extra,
+    summary = {**extra, "utility": utility_text(est.utility_), "diagnostics": est.utility_}
+    return FitOutput(est, arrays={"theta": est.theta_, "values": est.values_}, summary=summary, extra=extra,
                      note=None if private else "non-private estimator: no privacy guarantee")
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+def _add_monte_carlo_inputs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--groups", default=None,
+                   help="a .npy file mapping each state to a public group (ints ≥ 0, one per state), fixed without "
+                        "looking at the data: also release each group's mean first-visit return")
+
+
+def _run_monte_carlo(name: str, cls: type) -> Any:
+    def run(args: argparse.Namespace) -> FitOutput:
+        build_estimator(args, cls)            # a bad option fails before any data are read
+        groups = None if args.groups is None else _load_array("--groups", args.groups)
+        est = build_estimator(args, cls, groups=groups)
+        dataset = load_user_dataset(args)
+        try:
+            est.fit(dataset, rng=args.rng)
+        except InvalidDataError as exc:
+            if "clip_returns" not in str(exc):
+                raise
+            raise _bound_error(exc, est, dataset, args.data) from None
+        extra: dict[str, Any] = {"r_max": _r_max(est, dataset), "F_max": float(est.F_max_),
+                                 "groups": "none" if groups is None else f"file:{args.groups}"}
+        if est.n_trajectories_ is not None:
+            extra["n_trajectories"] = int(est.n_trajectories_)
+        arrays: dict[str, Any] = {"value": np.array(est.value_), "value_std": np.array(est.value_std_)}
+        summary: dict[str, Any] = {**extra, "value": float(est.value_), "value_std": float(est.value_std_),
+                                   "utility": monte_carlo_utility_text(est.utility_), "diagnostics": est.utility_}
+        if groups is not None:
+            arrays.update(group_values=est.group_values_, group_counts=est.group_counts_,
+                          group_std=est.group_std_, values=est.values_)
+        if getattr(est, "released_count_", None) is not None:
+            summary["released_count"] = float(est.released_count_)
+        private = est.is_private
+        return FitOutput(est, arrays=arrays, summary=summary, extra=extra,
+                         mechanism=est.mechanism_.kind if private else None,
+                         note=None if private else "non-private estimator: no privacy guarantee")
+
+    return run
 
 
 for _name, _cls, _help in (
@@ -194,4 +285,14 @@ for _name, _cls, _help in (
         add_arguments=(lambda schedule: lambda p: _add_inputs(p, schedule))(_cls is DPLSL),
         run=_run(_cls), sources=("data",),
         budget="epsilon" if _cls in (DPLSW, DPLSL) else "none", estimator=_cls,
+    ))
+
+for _name, _cls, _help in (
+    ("dp-monte-carlo", DPMonteCarlo, "private mean return J of the logging policy (and public state-group "
+                                     "values) from on-policy logs, per trajectory"),
+    ("monte-carlo", MonteCarlo, "non-private mean return J (and group values; no budget)"),
+):
+    register_fit(FitCommand(
+        name=_name, help=_help, add_arguments=_add_monte_carlo_inputs, run=_run_monte_carlo(_name, _cls),
+        sources=("data",), budget="any" if _cls is DPMonteCarlo else "none", estimator=_cls,
     ))
