@@ -66,6 +66,22 @@ def test_dp_lsw_pairs():
     assert c.counts.tolist() == [1, 9, 9] and c2.counts.tolist() == [2, 8, 8]
 
 
+def test_monte_carlo_pairs_attain_the_sensitivities():
+    from privrl import PrivacyBudget
+    from privrl.policy_evaluation.audit import MC_CAP, MC_GROUPS, monte_carlo_statistics
+    from privrl.policy_evaluation.monte_carlo import MonteCarloMechanism
+
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5)
+    d, d2 = monte_carlo_statistics("value")
+    mech = MonteCarloMechanism.create(budget, 1.0, mechanism="gaussian")
+    assert mech.statistic(d2)[0] - mech.statistic(d)[0] == pytest.approx([mech.sensitivities[0]])
+    g, g2 = monte_carlo_statistics("groups")
+    mech = MonteCarloMechanism.create(budget, 1.0, n_groups=MC_GROUPS, max_groups=MC_CAP, mechanism="gaussian")
+    diff = mech.statistic(g2)[1] - mech.statistic(g)[1]
+    assert np.linalg.norm(diff) == pytest.approx(mech.sensitivities[1]) == pytest.approx(np.sqrt(8.0))
+    assert mech.statistic(g2)[0] == pytest.approx(mech.statistic(g)[0])
+
+
 def test_linear_mixture_neighbours_attain_the_sensitivity_within_the_bounds():
     """The audited neighbours are accepted by the privatizer's bound check and move the released
     moments by exactly the plan's replace-one sensitivities at step 0 (2bc and 2), the Grams not at

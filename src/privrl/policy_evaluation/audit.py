@@ -1,4 +1,7 @@
-"""Audit targets of DP-LSW and DP-LSL (Balle, Gomrokchi & Precup 2016, Algorithms 1 and 2).
+"""Audit targets of DP-LSW and DP-LSL (Balle, Gomrokchi & Precup 2016, Algorithms 1 and 2) and of
+DPMonteCarlo (``dp-monte-carlo``, ``dp-monte-carlo-groups``: the worst-case pairs of
+:func:`monte_carlo_statistics`, which attain the derived sensitivities; controls: noise ÷ 10 and,
+for the groups, the counts released without noise).
 
 The audit calls the algorithms' own release step (:class:`DPLSWMechanism` /
 :class:`DPLSLMechanism` ``.release(theta, counts, m, noise=...)``, a pure function of the public
@@ -44,7 +47,7 @@ from privrl.audit.targets_mechanisms import claimed_epsilon
 from privrl.policy_evaluation.mechanism import DPLSLMechanism, DPLSWMechanism
 from privrl.policy_evaluation.smooth_sensitivity import phi_w, psi_w
 from privrl.policy_evaluation.statistics import first_visit_statistics
-from privrl.privacy import NumpyNoise, ScaledNoise
+from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise
 
 GAMMA = 0.5
 F_MAX = 1.0 / (1.0 - GAMMA)
@@ -146,4 +149,80 @@ register_target(AuditTarget(
     description="DP-LSL release (Algorithm 2), one state, m = lambda = 1000, worst-case replaced trajectory",
     privacy_unit="one trajectory (replace-one)", build=_dp_lsl, epsilon=1.0, delta=1e-5,
     variants=(_DIV_10_LSL, _DIV_100), statistics=_STATS,
+))
+
+
+# --------------------------------------------------------------------------- Monte Carlo
+#: the Monte Carlo pairs: n trajectories, returns in [0, F_max = 1] (γ = 1, reward 1 at the end)
+M_MONTE_CARLO = 1000
+MC_GROUPS, MC_CAP = 4, 2
+
+
+def monte_carlo_statistics(kind: str = "value"):
+    """The statistics of D and of its worst-case neighbour D' for the Monte Carlo release.
+
+    ``"value"``: every trajectory of D has return 0; D' replaces one by a trajectory of return
+    F_max = 1, so S/F_max moves by 1 (the replace-one sensitivity). ``"groups"``: G = 4 groups,
+    at most k = 2 per trajectory; the replaced trajectory enters groups {0, 1} with first-visit
+    returns 1 (and return 1 from its start), its replacement groups {2, 3} with returns 1, so the
+    normalised group statistic moves by 2·min(2k, G) = 8 in squared ℓ2 and in ℓ1 (the bound)."""
+    from privrl.policy_evaluation.monte_carlo import return_statistics
+
+    def flat(episodes):
+        obs, rew, starts = _flat(episodes)
+        if kind == "value":
+            return return_statistics(rew, starts, 1.0, 1.0)
+        return return_statistics(rew, starts, 1.0, 1.0, state_groups=obs, n_groups=MC_GROUPS, max_groups=MC_CAP)
+
+    if kind == "value":
+        base = [([0], [0.0])] * M_MONTE_CARLO
+        return flat(base), flat([([0], [1.0]), *base[1:]])
+    base = [([0, 1], [0.0, 1.0])] + [([0], [0.0])] * (M_MONTE_CARLO - 1)
+    return flat(base), flat([([2, 3], [0.0, 1.0]), *base[1:]])
+
+
+def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    from privrl.policy_evaluation.monte_carlo import MonteCarloMechanism
+    from privrl.privacy import Ledger, Releaser
+
+    budget = PrivacyBudget(epsilon=epsilon, delta=delta)
+    groups = MC_GROUPS if kind == "groups" else 0
+    mech = MonteCarloMechanism.create(budget, 1.0, n_groups=groups, max_groups=MC_CAP,
+                                      mechanism="gaussian" if groups else "auto")
+    ledger = Ledger()
+    for event in mech.events():
+        ledger.append(event)
+    claimed = float(ledger.epsilon(delta)) if delta else float(ledger.pure_epsilon())
+    factor = _FACTORS.get(broken or "", 1.0)
+
+    def on(stats):
+        value, group = mech.statistic(stats)
+
+        def sample(n, rng):
+            noise = NumpyNoise(rng) if factor == 1.0 else ScaledNoise(NumpyNoise(rng), factor)
+            v, g = mech.release(np.broadcast_to(value, (n, value.size)),
+                                None if group is None else np.broadcast_to(group, (n, group.size)),
+                                rel=Releaser(noise, Ledger()))
+            if g is None:
+                return v
+            if broken == "counts-in-the-clear":   # a bug: the counts treated as public
+                g[:, MC_GROUPS:] = group[MC_GROUPS:]
+            return np.concatenate([v, g], axis=1)
+        return sample
+
+    d, d2 = monte_carlo_statistics(kind)
+    return AuditPair(on(d), on(d2), claimed, delta)
+
+
+register_target(AuditTarget(
+    name="dp-monte-carlo", description="DPMonteCarlo value release (mean return, n = 1000 public), worst-case "
+    "replaced trajectory (return 0 -> F_max)", privacy_unit="one trajectory (replace-one)",
+    build=lambda e, d, b: _monte_carlo_pair("value", e, d, b), epsilon=1.0, delta=1e-5, variants=(_DIV_10,),
+))
+register_target(AuditTarget(
+    name="dp-monte-carlo-groups", description="DPMonteCarlo value and group release (G = 4, k = 2, Gaussian), "
+    "replaced trajectory moves four groups' sums and counts", privacy_unit="one trajectory (replace-one)",
+    build=lambda e, d, b: _monte_carlo_pair("groups", e, d, b), epsilon=1.0, delta=1e-5,
+    variants=(_DIV_10, BrokenVariant("counts-in-the-clear", "group counts released without noise (treated as "
+                                     "public)")),
 ))

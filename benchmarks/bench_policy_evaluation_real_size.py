@@ -1,0 +1,146 @@
+"""Policy evaluation at real size: the clinic task (``privrl.envs.sparse_tabular``: S = 750, A = 25,
+H = 20, 22 public groups — 20 severity levels, success, failure), on-policy logs of the clinicians'
+policy, γ = 1, F_max = 1 (the return is 1 on success), δ = 10⁻⁶.
+
+One JSON line per (algorithm, n, ε): ``name``, ``algorithm``, ``n``, ``epsilon``, ``delta``,
+``seeds``, ``seconds`` (one fit, mean over seeds), ``peak_mb`` (one fit under tracemalloc),
+``metric``, ``value`` (mean over seeds), ``value_max``, ``reference`` (the same metric for the
+non-private estimator on the same data) and ``truth`` (the exact J of the logging policy).
+
+* ``DPMonteCarlo`` ``abs_error_J`` — |Ĵ − J| against the exact J (each seed a fresh dataset);
+  ``privacy_error_J`` — |Ĵ − Ĵ_non-private| on the same data.
+* ``DPMonteCarlo-groups`` ``group_rmse`` — RMSE over the 20 severity levels of the group values
+  against their exact values (the mean first-visit return of each level, computed on the model by
+  a forward pass of first-entry probabilities); ``abs_error_J`` of the Ĵ released with them.
+* ``DPLSW`` / ``DPLSW-groups`` / ``DPLSW-constant`` (``--with-lsw``) ``abs_error_J`` — J = initial·V̂
+  from DP-LSW with tabular, level-aggregated or one constant feature (uniform weights): the
+  smooth-sensitivity estimator the issue measured.
+
+    .venv/bin/python benchmarks/bench_policy_evaluation_real_size.py [--seeds 10] [--n 1000 10000 100000]
+        [--epsilon 0.1 1 10] [--with-lsw]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+from _util import emit, measure  # noqa: E402
+
+from privrl import DPLSW, LSW, DPMonteCarlo, MonteCarlo, PrivacyBudget  # noqa: E402
+from privrl.envs.sparse_tabular import sparse_tabular  # noqa: E402
+from privrl.errors import UtilityWarning  # noqa: E402
+
+DELTA = 1e-6
+LEVELS = 20
+
+
+def exact_group_values(model, policy) -> np.ndarray:
+    """The value of each group under first-visit pooling: Σ_t,s μ_g(t, s) V_t(s) / Σ_t,s μ_g(t, s),
+    μ_g(t, s) the probability that a trajectory is first in group g at step t, in state s (a
+    forward pass of the state distribution restricted to trajectories not yet in g)."""
+    from scipy.sparse import csr_matrix
+
+    S, A, H = model.n_states, model.n_actions, model.horizon
+    pi = model.policy_probabilities(policy)[0]                                 # stationary (S, A)
+    weighted = csr_matrix(model.transition_matrix().multiply(pi.reshape(-1, 1)))   # row s·A + a: π(a|s) P(·|s, a)
+    pool = csr_matrix((np.ones(S * A), (np.repeat(np.arange(S), A), np.arange(S * A))), shape=(S, S * A))
+    M = csr_matrix(pool @ weighted)                                            # (S, S) under the policy
+    V = model.evaluate(policy)                                                 # (H+1, S)
+    out = np.zeros(model.n_groups)
+    for g in range(model.n_groups):
+        inside = model.groups == g
+        x = np.where(inside, 0.0, model.initial)
+        mass, total = float(model.initial[inside].sum()), float(model.initial[inside] @ V[0][inside])
+        for t in range(1, H):
+            y = M.T @ x
+            mass += float(y[inside].sum())
+            total += float(y[inside] @ V[t][inside])
+            x = np.where(inside, 0.0, y)
+        out[g] = total / mass if mass > 0 else 0.0
+    return out
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        return fn()
+
+
+def _row(algorithm, n, eps, seeds, seconds, peak, metric, values, reference, truth) -> None:
+    emit("pe_real_size", algorithm=algorithm, n=n, epsilon=eps, delta=DELTA, seeds=seeds, seconds=seconds,
+         peak_mb=peak, metric=metric, value=float(np.mean(values)), value_max=float(np.max(values)),
+         reference=float(np.mean(reference)), truth=truth)
+
+
+def bench(n: int, epsilons: list[float], seeds: int, with_lsw: bool, model, J: float, truth_groups) -> None:
+    groups = model.groups
+    datasets = [model.sample(model.logging_policy, n, rng=1000 + s) for s in range(seeds)]
+    exact = [MonteCarlo(F_max=1.0, groups=groups).fit(d) for d in datasets]
+    ref_err = [abs(e.value_ - J) for e in exact]
+    ref_rmse = [np.sqrt(np.mean((e.group_values_[:LEVELS] - truth_groups[:LEVELS]) ** 2)) for e in exact]
+    for eps in epsilons:
+        budget = PrivacyBudget(epsilon=eps, delta=DELTA)
+        for name, kwargs in (("DPMonteCarlo", {}), ("DPMonteCarlo-groups", {"groups": groups})):
+            err, priv, rmse, secs = [], [], [], []
+            for s, (d, e0) in enumerate(zip(datasets, exact)):
+                est = DPMonteCarlo(budget=budget, F_max=1.0, **kwargs)
+                t = time.perf_counter()
+                _quiet(lambda est=est, d=d, s=s: est.fit(d, rng=s))
+                secs.append(time.perf_counter() - t)
+                err.append(abs(est.value_ - J))
+                priv.append(abs(est.value_ - e0.value_))
+                if kwargs:
+                    rmse.append(np.sqrt(np.mean((est.group_values_[:LEVELS] - truth_groups[:LEVELS]) ** 2)))
+            peak = measure(lambda kwargs=kwargs, budget=budget: _quiet(lambda: DPMonteCarlo(budget=budget, F_max=1.0, **kwargs)
+                                                        .fit(datasets[0], rng=0)))["peak_mb"]
+            common = (name, n, eps, seeds, float(np.mean(secs)), peak)
+            _row(*common, "abs_error_J", err, ref_err, J)
+            _row(*common, "privacy_error_J", priv, [0.0], J)
+            if kwargs:
+                _row(*common, "group_rmse", rmse, ref_rmse, J)
+        if with_lsw:
+            bench_lsw(n, eps, datasets, model, J)
+
+
+def bench_lsw(n: int, eps: float, datasets, model, J: float) -> None:
+    S, L = model.n_states, model.n_groups
+    features = {"DPLSW": np.eye(S), "DPLSW-groups": np.eye(L)[model.groups], "DPLSW-constant": np.ones((S, 1))}
+    budget = PrivacyBudget(epsilon=eps, delta=DELTA)
+    for name, phi in features.items():
+        err, ref, secs = [], [], []
+        for s, d in enumerate(datasets):
+            est = DPLSW(budget=budget, gamma=1.0, F_max=1.0, features=phi)
+            t = time.perf_counter()
+            _quiet(lambda est=est, d=d, s=s: est.fit(d, rng=s))
+            secs.append(time.perf_counter() - t)
+            err.append(abs(float(model.initial @ est.values_) - J))
+            ref.append(abs(float(model.initial @ LSW(gamma=1.0, F_max=1.0, features=phi).fit(d).values_) - J))
+        peak = measure(lambda phi=phi: _quiet(lambda: DPLSW(budget=budget, gamma=1.0, F_max=1.0, features=phi)
+                                              .fit(datasets[0], rng=0)))["peak_mb"]
+        _row(name, n, eps, len(datasets), float(np.mean(secs)), peak, "abs_error_J", err, ref, J)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--epsilon", type=float, nargs="+", default=[0.1, 1.0, 10.0])
+    parser.add_argument("--with-lsw", action="store_true")
+    args = parser.parse_args()
+    model = sparse_tabular(rng=0)
+    J = float(model.value(model.logging_policy))
+    truth_groups = exact_group_values(model, model.logging_policy)
+    for n in args.n:
+        bench(n, args.epsilon, args.seeds, args.with_lsw, model, J, truth_groups)
+
+
+if __name__ == "__main__":
+    main()
