@@ -227,3 +227,59 @@ def test_frontier_claims_decide_the_issue_target():
     assert claims(_frontier_df(0.08, 0.06, 3))[1].verdict == "fails"
     target, _ = claims(_frontier_df(0.01, 0.06, 1))
     assert target.verdict == "undecided" and target.reason == "one seed"
+
+
+def test_dp_monte_carlo_command_matches_the_python_api_and_prints_the_diagnostic(tmp_path, chain_file, capsys):
+    from privrl.data import TrajectoryDataset
+    from privrl.policy_evaluation import DPMonteCarlo
+    from privrl.privacy import PrivacyBudget
+
+    groups = np.arange(10) // 2
+    np.save(tmp_path / "groups.npy", groups)
+    out = tmp_path / "mc"
+    code = main(["fit", "dp-monte-carlo", "--data", str(chain_file), "--epsilon", "1", "--delta", "1e-6",
+                 "--F-max", "1", "--groups", str(tmp_path / "groups.npy"), "--seed", "3", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "dp-monte-carlo: utility: noise std of J = " in printed and "group values noise-dominated" in printed
+    est = DPMonteCarlo(budget=PrivacyBudget(epsilon=1.0, delta=1e-6), F_max=1.0, groups=groups)
+    est.fit(TrajectoryDataset.load(chain_file), rng=np.random.default_rng(3))
+    arrays = np.load(out / "result.npz")
+    assert float(arrays["value"]) == est.value_
+    np.testing.assert_array_equal(arrays["group_values"], est.group_values_)
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["epsilon_spent"] <= 1.0 and cert["mechanism"] == "gaussian"
+    summary = json.loads((out / "result.json").read_text())["summary"]
+    assert summary["value_std"] == pytest.approx(est.value_std_) and summary["n_trajectories"] == 500
+    assert main(["fit", "monte-carlo", "--data", str(chain_file), "--F-max", "1", "--out", str(tmp_path / "np")]) == 0
+
+
+def test_weights_option_reaches_lsw_and_lsl(tmp_path, chain_file, capsys):
+    from privrl.data import TrajectoryDataset
+    from privrl.data.features import state_aggregation
+    from privrl.policy_evaluation import LSL, LSW
+
+    w = np.r_[np.full(5, 0.05), np.full(5, 0.15)]
+    np.save(tmp_path / "w.npy", w)
+    data = TrajectoryDataset.load(chain_file)
+    for algo, cls, extra in (("lsw", LSW, []), ("lsl", LSL, ["--lam", "2"])):
+        code, out = _fit(tmp_path, chain_file, algo, "--weights", str(tmp_path / "w.npy"), "--features", "aggregate",
+                         *extra, out=algo)
+        assert code == 0
+        kwargs = {"lam": 2.0} if cls is LSL else {}
+        expected = cls(gamma=0.9, weights=w, features=state_aggregation(10, 2), **kwargs).fit(data).values_
+        np.testing.assert_allclose(np.load(out / "result.npz")["values"], expected)
+        assert json.loads((out / "certificate.json").read_text())["extra"]["weights"] == f"file:{tmp_path / 'w.npy'}"
+    np.save(tmp_path / "short.npy", np.ones(3))
+    code, _ = _fit(tmp_path, chain_file, "lsw", "--weights", str(tmp_path / "short.npy"), out="bad")
+    assert code != 0 and "'--weights'" in capsys.readouterr().err
+
+
+def test_truncate_to_horizon_option_and_gamma_one(tmp_path, chain_file, capsys):
+    code = main(["fit", "dp-lsw", "--data", str(chain_file), "--epsilon", "1", "--delta", "1e-6", "--gamma", "1",
+                 "--seed", "0", "--out", str(tmp_path / "nobound")])
+    assert code != 0 and "'--F-max'" in capsys.readouterr().err           # γ = 1 needs a return bound
+    code = main(["fit", "lsw", "--data", str(chain_file), "--gamma", "1", "--truncate-to-horizon", "4",
+                 "--out", str(tmp_path / "cut")])
+    assert code == 0
+    assert json.loads((tmp_path / "cut" / "certificate.json").read_text())["extra"]["F_max"] == 4.0
