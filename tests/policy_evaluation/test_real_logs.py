@@ -139,3 +139,26 @@ def test_directions_kept_bounds_the_ridge_shrinkage():
         eig = np.linalg.eigvalsh(phi.T @ ((rho * counts / m)[:, None] * phi))
         kept = int(np.sum(eig / (eig + lam / (2 * m)) >= 0.1))
         assert kept <= directions_kept(phi, rho, lam, m, visits)
+
+
+def test_weights_and_aggregation_control_the_rare_state_noise():
+    """Two rarely visited states (counts 1 and 2 against 300) set DP-LSW's σ_X whatever the
+    features: aggregation alone lowers it by < 2×; weight 0 on the rare states (public: fixed
+    without the data) by > 100× (docs/policy_evaluation.md, "Rare states")."""
+    from privrl.policy_evaluation import DPLSWMechanism
+
+    counts, m = np.array([1, 2, 300, 300, 300, 300, 300, 300]), 400
+    uniform, common = np.full(8, 1 / 8), np.r_[0.0, 0.0, np.full(6, 1 / 6)]
+    groups = np.zeros((8, 3))
+    groups[[0, 1, 2], 0] = groups[[3, 4, 5], 1] = groups[[6, 7], 2] = 1.0
+
+    def sigma(phi, w):
+        return DPLSWMechanism.create(features=phi, weights=w, F_max=1.0, epsilon=1.0, delta=1e-5,
+                                     constants="practical").noise_scale(counts, m)
+
+    tabular = sigma(np.eye(8), uniform)
+    assert tabular / 2 < sigma(groups, uniform) < tabular
+    assert sigma(groups, common) < tabular / 100
+    assert sigma(np.ones((8, 1)), common) < sigma(np.ones((8, 1)), uniform) / 100
+    with pytest.raises(InvalidParameterError, match="smallest singular values"):
+        sigma(np.eye(8), common)                      # a weight-0 state's own feature cannot be fitted
