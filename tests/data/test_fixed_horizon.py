@@ -1,4 +1,4 @@
-"""pad_to_horizon, rescale_rewards, with_reward_bounds and the pad_to_horizon keyword of the collectors."""
+"""pad_to_horizon, truncate_to_horizon, rescale_rewards, with_reward_bounds and the pad_to_horizon keyword of the collectors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from privrl.data import TrajectoryDataset, collect, pad_to_horizon, rescale_rewards
+from privrl.data import (
+    TrajectoryDataset,
+    collect,
+    max_episode_length,
+    pad_to_horizon,
+    rescale_rewards,
+    truncate_to_horizon,
+)
 from privrl.envs import from_gymnasium_toy_text
 from privrl.errors import InvalidDataError, InvalidParameterError
 
@@ -19,6 +26,23 @@ def _two_episodes(terminal_last=(True, False)):
          {"observations": [2, 2, 1, 0], "actions": [0, 1, 1, 0], "rewards": [0.5, 0.5, 0.0, 0.25],
           "next_observations": [2, 1, 0, 2], "terminals": [False, False, False, terminal_last[1]]}],
         n_states=4, n_actions=3, metadata={"source": "test"})
+
+
+def test_truncate_to_horizon_cuts_long_episodes_only():
+    data = _two_episodes(terminal_last=(True, True))
+    cut = truncate_to_horizon(data, 3)
+    assert cut.episode_lengths.tolist() == [2, 3]
+    assert cut.rewards.tolist() == [0.0, 1.0, 0.5, 0.5, 0.0]          # the cut step's reward is dropped
+    assert cut.terminals.tolist() == [False, True, False, False, False]  # cut, not ended
+    assert cut.observations.tolist() == [0, 1, 2, 2, 1] and cut.actions.tolist() == [1, 2, 0, 1, 1]
+    assert cut.metadata == {"source": "test", "max_episode_length": 3} and cut.horizon is None
+    assert max_episode_length(cut) == 3 and max_episode_length(data) is None
+    padded = pad_to_horizon(cut, 3)                   # the short episode ended in a terminal state
+    assert padded.horizon == 3 and len(padded) == 6
+    assert truncate_to_horizon(data, 2).horizon == 2  # every episode now has exactly 2 steps
+    assert len(truncate_to_horizon(data, 10)) == len(data)
+    with pytest.raises(InvalidParameterError, match="'horizon'"):
+        truncate_to_horizon(data, 0)
 
 
 def test_pad_to_horizon_appends_absorbing_zero_reward_steps():

@@ -8,13 +8,11 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget
-from privrl.data import pad_to_horizon, truncate_to_horizon
+from privrl.data import truncate_to_horizon
 from privrl.envs.chain import sample_chain
 from privrl.errors import InvalidDataError, InvalidParameterError, UtilityWarning
 from privrl.policy_evaluation import DPLSL, DPLSW, LSL, LSW
 from privrl.policy_evaluation.diagnostics import NOISE_DOMINATED_RMS, directions_kept
-
-from .conftest import make_dataset
 
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
 
@@ -40,20 +38,6 @@ def test_truncation_gives_the_public_return_bound(toy):
     assert LSW(gamma=0.5).fit(cut).F_max_ == pytest.approx(1.5)         # R_max (1 − γ^H)/(1 − γ)
     with pytest.raises(InvalidDataError, match="F_max"):
         LSW(gamma=1.0, F_max=0.5).fit(cut)                               # validated, not clipped
-
-
-# --------------------------------------------------------------------------- truncate_to_horizon
-def test_truncate_to_horizon_cuts_long_episodes_only():
-    data = make_dataset([([0, 1, 2, 3], [0.0, 1.0, 1.0, 1.0]), ([2, 3], [0.0, 1.0])], terminal_last=True)
-    cut = truncate_to_horizon(data, 3)
-    np.testing.assert_array_equal(cut.episode_lengths, [3, 2])
-    np.testing.assert_array_equal(cut.rewards, [0.0, 1.0, 1.0, 0.0, 1.0])   # the cut step's reward is dropped
-    np.testing.assert_array_equal(cut.terminals, [False, False, False, False, True])  # cut, not ended
-    assert cut.metadata["max_episode_length"] == 3 and cut.horizon is None
-    padded = pad_to_horizon(cut, 3)                                      # the short one ended: padded
-    assert padded.horizon == 3 and padded.n_transitions == 6
-    assert truncate_to_horizon(data, 2).horizon == 2                    # every episode now has 2 steps
-    assert truncate_to_horizon(data, 10).n_transitions == data.n_transitions
 
 
 def test_a_false_length_bound_is_refused(toy):
