@@ -426,6 +426,7 @@ def test_fit_help_lists_only_the_options_a_command_accepts(capsys):
         assert ("--data" in shown) == ("data" in cmd.sources), name
         assert ("--env" in shown) == ("env" in cmd.sources), name
         assert ("--pad-to-horizon" in shown) == ("data" in cmd.sources), name
+        assert ("--truncate-to-horizon" in shown) == ("data" in cmd.sources), name
         # --reward-bounds: of --data, or the command's own for an estimator declaring reward_bounds
         assert ("--reward-bounds" in shown) == ("data" in cmd.sources or "reward_bounds" in cmd.exclude), name
         assert ("--epsilon" in shown) == ("--delta" in shown) == (cmd.budget != "none"), name

@@ -58,7 +58,8 @@ def test_fit_tabular_commands(tmp_path):
 
 # --------------------------------------------------------------------------- options from the declarations
 ESTIMATORS = {"dp-apvi": DPAPVI, "apvi": APVI, "pevi": PEVI, "vapvi": VAPVI, "dp-vapvi": DPVAPVI}
-COMMON = {"--data", "--env", "--reward-bounds", "--pad-to-horizon", "--out", "--force", "--seed", "--help"}
+COMMON = {"--data", "--env", "--reward-bounds", "--truncate-to-horizon", "--pad-to-horizon", "--out", "--force",
+          "--seed", "--help"}
 BUDGET = {"--epsilon", "--delta", "--rho"}
 INPUTS = {"tabular": {"--model", "--reward", "--horizon", "--episodes"},
           "linear": {"--model", "--features", "--horizon", "--episodes"}}
