@@ -562,6 +562,8 @@ def pad_to_horizon(dataset: TrajectoryDataset, horizon: int) -> TrajectoryDatase
     model). The ``terminals`` flag moves to the last step of each padded episode. When
     ``reward_bounds`` exclude 0 they are widened to include it (the absorbing reward).
 
+    Episodes longer than ``horizon`` are cut first with :func:`truncate_to_horizon`.
+
     Raises :class:`InvalidParameterError` when an episode is longer than ``horizon`` and
     :class:`InvalidDataError` when a shorter episode does not end in a terminal state (a
     truncated episode cannot be completed) or the dataset has no ``terminals``. Episodes of
