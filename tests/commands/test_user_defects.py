@@ -121,12 +121,13 @@ def test_fit_summary_names_the_guarantee_once(call, tmp_path):
     code, out, err = call("fit", "dp-lsw", "--data", data, "--gamma", "0.9", "--epsilon", "1", "--delta", "1e-6",
                           "--seed", "0", "--out", tmp_path / "a")
     assert code == 0, err
-    line, = out.strip().splitlines()
+    line, utility = out.strip().splitlines()    # the summary, then the main utility diagnostic
+    assert utility.startswith("dp-lsw: utility: ")
     assert len(re.findall(r"-DP\b", line)) == 1, line
     assert line.startswith("dp-lsw: (epsilon, delta)-DP: ε spent ") and " at δ = 1e-06 " in line
     assert "of the budget epsilon=1, delta=1e-06;" in line
     code, out, _ = call("fit", "lsw", "--data", data, "--gamma", "0.9", "--out", tmp_path / "b")
-    assert code == 0 and out.startswith("lsw: non-private; wrote ")
+    assert code == 0 and out.startswith("lsw: non-private; wrote ") and "\nlsw: utility: " in out
 
 
 def test_help_imports_no_numpy():
