@@ -11,6 +11,8 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "LSL": "privrl.policy_evaluation",
     "DPLSW": "privrl.policy_evaluation",
     "DPLSL": "privrl.policy_evaluation",
+    "MonteCarlo": "privrl.policy_evaluation",
+    "DPMonteCarlo": "privrl.policy_evaluation",
     "APVI": "privrl.offline",
     "DPAPVI": "privrl.offline",
     "PEVI": "privrl.offline",
