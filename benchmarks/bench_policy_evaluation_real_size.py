@@ -123,8 +123,10 @@ def bench(n: int, epsilons: list[float], seeds: int, with_lsw: bool, model, J: f
                 priv.append(abs(est.value_ - e0.value_))
                 if kwargs:
                     rmse.append(np.sqrt(np.mean((est.group_values_[:LEVELS] - truth_groups[:LEVELS]) ** 2)))
-            peak = measure(lambda kwargs=kwargs, budget=budget: _quiet(lambda: DPMonteCarlo(budget=budget, F_max=1.0, **kwargs)
-                                                        .fit(datasets[0], rng=0)))["peak_mb"]
+
+            def one_fit(kwargs=kwargs, budget=budget):
+                return _quiet(lambda: DPMonteCarlo(budget=budget, F_max=1.0, **kwargs).fit(datasets[0], rng=0))
+            peak = measure(one_fit)["peak_mb"]
             common = (name, n, eps, seeds, float(np.mean(secs)), peak)
             _row(*common, "abs_error_J", err, ref_err, J)
             _row(*common, "privacy_error_J", priv, [0.0], J)

@@ -1,4 +1,5 @@
-"""pad_to_horizon, truncate_to_horizon, rescale_rewards, with_reward_bounds and the pad_to_horizon keyword of the collectors."""
+"""pad_to_horizon, truncate_to_horizon, rescale_rewards, with_reward_bounds and the pad_to_horizon keyword
+of the collectors."""
 
 from __future__ import annotations
 

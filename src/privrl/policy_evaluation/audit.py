@@ -192,7 +192,7 @@ def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | Non
     ledger = Ledger()
     for event in mech.events():
         ledger.append(event)
-    claimed = float(ledger.epsilon(delta)) if delta else float(ledger.pure_epsilon())
+    claimed = float(ledger.epsilon(delta))
     factor = _FACTORS.get(broken or "", 1.0)
 
     def on(stats):

@@ -142,10 +142,12 @@ def _load_array(option: str, path: str) -> np.ndarray:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead ({why}).") from None
+        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead "
+                                    f"({why}).") from None
     if not isinstance(arr, np.ndarray):   # an .npz archive
         arr.close()
-        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead (an .npz archive).")
+        raise InvalidParameterError(f"The '{option}' option must be a .npy file. Got {path!r} instead "
+                                    "(an .npz archive).")
     if arr.size > MAX_FEATURE_ENTRIES:
         raise InvalidParameterError(f"The '{option}' file {path!r} must hold at most {MAX_FEATURE_ENTRIES} entries. "
                                     f"Got {arr.size} instead.")
@@ -287,12 +289,12 @@ for _name, _cls, _help in (
         budget="epsilon" if _cls in (DPLSW, DPLSL) else "none", estimator=_cls,
     ))
 
-for _name, _cls, _help in (
+for _mc_name, _mc_cls, _mc_help in (
     ("dp-monte-carlo", DPMonteCarlo, "private mean return J of the logging policy (and public state-group "
                                      "values) from on-policy logs, per trajectory"),
     ("monte-carlo", MonteCarlo, "non-private mean return J (and group values; no budget)"),
 ):
     register_fit(FitCommand(
-        name=_name, help=_help, add_arguments=_add_monte_carlo_inputs, run=_run_monte_carlo(_name, _cls),
-        sources=("data",), budget="any" if _cls is DPMonteCarlo else "none", estimator=_cls,
+        name=_mc_name, help=_mc_help, add_arguments=_add_monte_carlo_inputs, run=_run_monte_carlo(_mc_name, _mc_cls),
+        sources=("data",), budget="any" if _mc_cls is DPMonteCarlo else "none", estimator=_mc_cls,
     ))
