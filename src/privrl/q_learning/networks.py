@@ -84,6 +84,13 @@ class StackedMLP:
 
     def point(self, x: np.ndarray) -> np.ndarray:
         """Outputs ``(R, out)`` at one state per network, ``x`` of shape ``(R, in)``."""
+        if len(x) == 1:     # one network (a single fit): matrix-vector products, no run axis
+            h = x[0]
+            for i, (W, b) in enumerate(zip(self.W, self.b)):
+                h = W[0] @ h + b[0]
+                if i < len(self.W) - 1:
+                    h = np.maximum(h, 0.0)
+            return h[None]
         h = x[:, :, None]
         last = len(self.W) - 1
         for i, (W, b) in enumerate(zip(self.W, self.b)):

@@ -141,6 +141,8 @@ class _Observer:
                 return raw
             bad = int(np.flatnonzero(~((raw >= 0.0) & (raw <= 1.0)).all(1))[0])
             maps[bad](raw[bad])      # raises the run's own error
+        if len(maps) == 1:
+            return maps[0](raw[0])[None]
         return np.stack([f(o) for f, o in zip(maps, raw)])
 
 
@@ -167,7 +169,9 @@ class _GymRows:
 
 
 def _env_rows(envs: Sequence[Any], n_steps: int) -> Any:
-    return CenterWalkBatch.of(list(envs), n_steps) or _GymRows(envs)
+    """Several CenterWalk environments: one vectorised batch; else (and for one run, where the
+    environment's own step is cheaper) each environment itself."""
+    return (CenterWalkBatch.of(list(envs), n_steps) if len(envs) > 1 else None) or _GymRows(envs)
 
 
 # ------------------------------------------------------------------------------ noise paths
@@ -220,8 +224,8 @@ class _PathRows:
     def point(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
             return self.batch.point(states[:, 0])
-        return np.stack([f(x) if f is not None else o(x[None, :])[0]
-                         for f, o, x in zip(self._points, self.objects, states)])
+        values = [f(x) if f is not None else o(x[None, :])[0] for f, o, x in zip(self._points, self.objects, states)]
+        return values[0][None] if len(values) == 1 else np.stack(values)
 
     def query(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
@@ -338,13 +342,23 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
         nxt = learner.target_q(s2)
         if noise is not None:  # one batch query: the law does not depend on the order
             nr = noise.rows
-            g = noise.query(np.concatenate([s[nr], s2[nr]], axis=1))
+            every = len(nr) == R      # (a single fit, or a batch of noisy runs: no row selection)
+            g = noise.query(np.concatenate([s, s2] if every else [s[nr], s2[nr]], axis=1))
             g_next = g[:, n:]
             if t_noise is not None:
-                g_next = g_next.copy()
-                g_next[sep] = t_noise.query(s2[t_noise.rows])
-            nxt[nr] = nxt[nr] + g_next
-            g_sa[nr] = g[np.arange(len(nr))[:, None], np.arange(n), a[nr]]
+                g_next = g_next.copy() if len(t_noise.rows) < len(nr) else None
+                g_t = t_noise.query(s2 if len(t_noise.rows) == R else s2[t_noise.rows])
+                if g_next is None:
+                    g_next = g_t
+                else:
+                    g_next[sep] = g_t
+            g_taken = np.take_along_axis(g[:, :n], (a if every else a[nr])[..., None], axis=2)[..., 0]
+            if every:
+                nxt += g_next
+                g_sa = g_taken
+            else:
+                nxt[nr] = nxt[nr] + g_next
+                g_sa[nr] = g_taken
         y = rew + gamma * (1.0 - term) * nxt.max(2)
         for r in traced:
             logs[r].append({"update": updates, "g_sa": g_sa[r].copy(), "states": s[r].copy()})
@@ -360,7 +374,10 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
     for t in range(cfg.n_samples):
         q = learner.act_q(obs)
         if noise is not None:
-            q[noise.rows] += noise.point(obs[noise.rows])
+            if len(noise.rows) == R:
+                q += noise.point(obs)
+            else:
+                q[noise.rows] += noise.point(obs[noise.rows])
         actions = q.argmax(1)
         if cfg.exploration is not None:
             start, end, decay = cfg.exploration
@@ -401,7 +418,8 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
                 update(slice(0, size))
                 size = ptr = 0
         elif size >= cfg.batch_size:
-            update(np.stack([rng.choice(size, cfg.batch_size, replace=False) for rng in replay_rngs]))
+            picks = [rng.choice(size, cfg.batch_size, replace=False) for rng in replay_rngs]
+            update(picks[0][None] if R == 1 else np.stack(picks))
     env_rows.close()
     return [TrainResult(learner.network(r), np.asarray(returns[r]), updates, cfg.n_samples, logs[r])
             for r in range(R)]
