@@ -230,6 +230,8 @@ class _PathRows:
     def query(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
             return self.batch.query(states[..., 0])
+        if len(self.objects) == 1:
+            return self.objects[0](states[0])[None]
         return np.stack([o(x) for o, x in zip(self.objects, states)])
 
     def reset(self, mask: np.ndarray | None = None) -> None:
@@ -352,7 +354,7 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
                     g_next = g_t
                 else:
                     g_next[sep] = g_t
-            g_taken = np.take_along_axis(g[:, :n], (a if every else a[nr])[..., None], axis=2)[..., 0]
+            g_taken = g[np.arange(len(nr))[:, None], np.arange(n), a if every else a[nr]]
             if every:
                 nxt += g_next
                 g_sa = g_taken
