@@ -27,8 +27,8 @@ def bench_symmetric_release(d: int = 100, repeat: int = 200, secure: bool = Fals
     value = np.eye(d)
     rng = None if secure else np.random.default_rng(0)
     m = measure(lambda: mech.release(value, rng=rng), repeat=repeat)
-    emit("symmetric_gaussian_release", d=d, repeat=repeat, secure=secure, seconds=m["seconds"], cpu_seconds=m["cpu_seconds"],
-         releases_per_second=repeat / m["seconds"], peak_mb=m["peak_mb"])
+    emit("symmetric_gaussian_release", d=d, repeat=repeat, secure=secure, seconds=m["seconds"],
+         cpu_seconds=m["cpu_seconds"], releases_per_second=repeat / m["seconds"], peak_mb=m["peak_mb"])
 
 
 def _events(kind: str, n: int) -> list:

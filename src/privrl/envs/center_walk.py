@@ -97,7 +97,7 @@ class CenterWalkBatch:
     def of(cls, envs: list[gym.Env], n_steps: int) -> CenterWalkBatch | None:
         inner = []
         for env in envs:
-            e = env
+            e: Any = env
             while type(e) in (gym.wrappers.OrderEnforcing, gym.wrappers.PassiveEnvChecker):  # gym.make's own
                 e = e.env
             if type(e) is not CenterWalkEnv:

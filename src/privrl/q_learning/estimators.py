@@ -350,7 +350,7 @@ class DPQLearning(PrivateEstimator, _QLearner):
     obs_low: ArrayLike | None = OBS_LOW
     obs_high: ArrayLike | None = OBS_HIGH
 
-    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False) -> DPQLearning:
+    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False, **kw: Any) -> DPQLearning:
         """Train on ``env`` (default: the ``env`` parameter); ``trace`` keeps the noise of every update."""
         return super().fit(env, rng=rng, trace=trace)
 

@@ -31,7 +31,7 @@ import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -170,7 +170,7 @@ def _warnings_of(job: _Job, quiet: bool) -> Iterator[None]:
     """The UtilityWarnings and PrivacyLeakWarnings of a run: recorded in ``job.caught`` (Figures:
     named in the results) or silenced (frontier)."""
     with warnings.catch_warnings(record=True) as caught:
-        action = "ignore" if quiet else "always"
+        action: Literal["ignore", "always"] = "ignore" if quiet else "always"
         warnings.simplefilter(action, UtilityWarning)
         warnings.simplefilter(action, PrivacyLeakWarning)
         try:

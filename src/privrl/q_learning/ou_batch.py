@@ -121,7 +121,7 @@ class OUBatch:
     def _refill(self, r: int, k: int) -> None:
         pos, filled = int(self._pos[r]), int(self._filled[r])
         unread = filled - pos
-        blocks = []
+        blocks: list[np.ndarray] = []
         while unread + _BLOCK * len(blocks) < k:   # a block exactly when the previous one runs out
             blocks.append(np.stack([src.gaussian(_BLOCK, 1.0) for src in self._sources[r]], axis=-1))
         size = unread + _BLOCK * len(blocks)

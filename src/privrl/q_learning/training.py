@@ -134,7 +134,7 @@ class _Observer:
         self.maps = [_as_vector if f is None else f for f in maps]
         self.identity = all(isinstance(f, UnitMap) and f.identity for f in self.maps)
 
-    def __call__(self, raw: Any, rows: Sequence[int] | None = None) -> np.ndarray:
+    def __call__(self, raw: Any, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         maps = self.maps if rows is None else [self.maps[r] for r in rows]
         if self.identity and isinstance(raw, np.ndarray):
             if (raw >= 0.0).all() and (raw <= 1.0).all():
@@ -348,11 +348,11 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
             g = noise.query(np.concatenate([s, s2] if every else [s[nr], s2[nr]], axis=1))
             g_next = g[:, n:]
             if t_noise is not None:
-                g_next = g_next.copy() if len(t_noise.rows) < len(nr) else None
                 g_t = t_noise.query(s2 if len(t_noise.rows) == R else s2[t_noise.rows])
-                if g_next is None:
+                if len(t_noise.rows) == len(nr):
                     g_next = g_t
                 else:
+                    g_next = g_next.copy()
                     g_next[sep] = g_t
             g_taken = g[np.arange(len(nr))[:, None], np.arange(n), a if every else a[nr]]
             if every:
