@@ -45,8 +45,10 @@ test: $(STAMP_TEST)
 test-slow: $(STAMP_TEST)
 	$(BIN)/python -m pytest -m slow -q
 
+# Quick by default (paper-scale projections: each script's --paper); the last line is the total.
 bench: $(STAMP_TEST)
-	@for f in benchmarks/bench_*.py; do echo "# $$f"; $(BIN)/python $$f || exit 1; done
+	@start=$$(date +%s.%N); for f in benchmarks/bench_*.py; do echo "# $$f"; $(BIN)/python $$f || exit 1; done; \
+	$(BIN)/python -c 'import json, sys, time; print(json.dumps({"name": "make-bench", "seconds": round(time.time() - float(sys.argv[1]), 1)}))' $$start
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks

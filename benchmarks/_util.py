@@ -1,7 +1,7 @@
 """Tiny timing helpers shared by the ``benchmarks/bench_*.py`` scripts.
 
 Every benchmark prints one JSON line per measurement with at least ``name``, its parameters,
-``seconds`` and ``peak_mb`` (see CONTRIBUTING.md).
+``seconds`` (wall), ``cpu_seconds`` and ``peak_mb`` (see CONTRIBUTING.md).
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ def measure(fn: Callable[[], Any], repeat: int = 1, *, memory: bool = True) -> d
     """Time ``repeat`` calls of ``fn()``, then (``memory=True``) one more call under tracemalloc.
 
     Returns ``{"seconds": total wall-clock seconds of the timed calls, "seconds_per_call",
-    "peak_mb": peak Python-heap MB of one call (NumPy arrays included; NaN if memory=False)}``.
-    The timed calls run *without* tracemalloc, which slows allocation-heavy code several-fold.
+    "cpu_seconds": CPU seconds of the timed calls (this process and its finished children: the
+    steadier figure on a shared machine), "peak_mb": peak Python-heap MB of one call (NumPy arrays
+    included; NaN if memory=False)}``. The timed calls run *without* tracemalloc, which slows
+    allocation-heavy code several-fold.
     """
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"The 'repeat' parameter of measure must be an int in [1, inf). Got {repeat!r} instead.")
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_seconds()
     for _ in range(repeat):
         fn()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     peak_mb = float("nan")
     if memory:
         was_tracing = tracemalloc.is_tracing()
@@ -39,7 +41,7 @@ def measure(fn: Callable[[], Any], repeat: int = 1, *, memory: bool = True) -> d
         if not was_tracing:
             tracemalloc.stop()
         peak_mb = (peak - base) / 2**20
-    return {"seconds": seconds, "seconds_per_call": seconds / repeat, "peak_mb": peak_mb}
+    return {"seconds": seconds, "seconds_per_call": seconds / repeat, "cpu_seconds": cpu, "peak_mb": peak_mb}
 
 
 def emit(name: str, **fields: Any) -> dict[str, Any]:

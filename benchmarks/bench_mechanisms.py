@@ -28,7 +28,7 @@ def bench_symmetric_release(d: int = 100, repeat: int = 200, secure: bool = Fals
     rng = None if secure else np.random.default_rng(0)
     m = measure(lambda: mech.release(value, rng=rng), repeat=repeat)
     emit("symmetric_gaussian_release", d=d, repeat=repeat, secure=secure, seconds=m["seconds"],
-         releases_per_second=repeat / m["seconds"], peak_mb=m["peak_mb"])
+         cpu_seconds=m["cpu_seconds"], releases_per_second=repeat / m["seconds"], peak_mb=m["peak_mb"])
 
 
 def _events(kind: str, n: int) -> list:
@@ -61,7 +61,7 @@ def bench_ledger_epsilon(kind: str, n: int = 10_000, delta: float = 1e-5, accoun
             out["eps"] = _epsilon_grouped_only(ledger, delta, accountant)
     m = measure(query, repeat=1, memory=method == "ledger")
     emit("ledger_epsilon", events=n, kinds=kind, delta=delta, accountant=accountant, method=method,
-         epsilon=out["eps"], seconds=m["seconds"],
+         epsilon=out["eps"], seconds=m["seconds"], cpu_seconds=m["cpu_seconds"],
          peak_mb=None if math.isnan(m["peak_mb"]) else m["peak_mb"])
 
 

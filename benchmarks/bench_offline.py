@@ -2,12 +2,12 @@
 (issue #12 §1). Prints one JSON line per measurement (``name``, ``seconds``, parameters).
 
 Targets on one core: DP-VAPVI K=1000, H=20, d=10, |A|=100 < 0.5 s; K=10⁵ < 20 s;
-DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed. ``paper-seed`` rows run seed 0
-of each Qiao experiment at paper scale in this process (one core; the whole K / n grid of every
-configuration); ``paper-projected`` projects all seeds on 2 cores (CPU time per seed × seeds / 2).
-Target: all Qiao paper-scale experiments together ≤ ~3 min wall on 2 cores.
+DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed. With ``--paper``: ``paper-seed``
+rows run seed 0 of each Qiao experiment at paper scale in this process (one core; the whole K / n grid
+of every configuration); ``paper-projected`` projects all seeds on 2 cores (CPU time per seed × seeds
+/ 2). Target: all Qiao paper-scale experiments together ≤ ~3 min wall on 2 cores.
 
-    .venv/bin/python benchmarks/bench_offline.py [--skip-paper]
+    .venv/bin/python benchmarks/bench_offline.py [--paper]
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def bench_linear() -> None:
             make().fit(data, mdp.features, rng=1)   # warm-up: lazy imports (dp-accounting) are not timed
             stats = measure(lambda make=make, data=data: make().fit(data, mdp.features, rng=1), repeat=repeat)
             emit(name, K=K, H=20, d=10, n_actions=100, repeat=repeat, seconds=stats["seconds_per_call"],
-                 peak_mb=stats["peak_mb"], target_seconds=0.5 if K == 1000 else 20.0)
+                 cpu_seconds=stats["cpu_seconds"] / repeat, peak_mb=stats["peak_mb"],
+                 target_seconds=0.5 if K == 1000 else 20.0)
 
 
 def bench_tabular() -> None:
@@ -48,7 +49,8 @@ def bench_tabular() -> None:
                        ("dp-apvi-laplace", lambda: DPAPVI(budget=PrivacyBudget(epsilon=1.0))),
                        ("apvi", APVI)):
         stats = measure(lambda make=make: make().fit(data, r, rng=2), repeat=2)
-        emit(name, S=S, A=A, H=H, n=n, repeat=2, seconds=stats["seconds_per_call"], peak_mb=stats["peak_mb"],
+        emit(name, S=S, A=A, H=H, n=n, repeat=2, seconds=stats["seconds_per_call"],
+             cpu_seconds=stats["cpu_seconds"] / 2, peak_mb=stats["peak_mb"],
              target_seconds=5.0)
 
 
@@ -60,5 +62,5 @@ def bench_paper_scale() -> None:
 if __name__ == "__main__":
     bench_linear()
     bench_tabular()
-    if "--skip-paper" not in sys.argv:
+    if "--paper" in sys.argv:
         bench_paper_scale()

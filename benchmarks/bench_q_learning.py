@@ -11,12 +11,13 @@ robust figure on a shared machine):
 * ``dpql-paper-certified``: DPQLearning, Algorithm 1's loop, paper calibration at (0.9, 1e-4);
 * ``input-perturbation-run``, ``dpsgd-run`` (reference configuration, sound calibration) and
   ``balle-run``: the baselines of Figure 2 at 5000 samples;
-* with ``--projection``: ``wang-paper-seed``, one seed of every paper-scale setting of
-  ``wang2019-fig1``/``-fig2a``/``-fig2b`` and ``frontier-q-learning`` run in this process, and the
-  projected wall time of the paper scale (10 seeds) on 2 cores, ``cpu_seconds * seeds / 2``;
-  ``wang-quick`` the CPU time of the quick scale of the same experiments (all seeds).
+* ``dpql-vs-torch``: the ratio of the two (CPU seconds), the "≥ 5× the authors' code" figure;
+* with ``--paper``: ``wang-paper`` — every paper-scale run of ``wang2019-fig1``/``-fig2a``/``-fig2b``
+  and ``frontier-q-learning`` (all seeds), grouped and batched as the runner does (lockstep batches of
+  one training loop over all seeds), in this process; ``wang-paper-total`` their CPU seconds and
+  the wall time on 2 cores if they split evenly; ``wang-quick`` the same at the quick scale.
 
-Run: ``.venv/bin/python benchmarks/bench_q_learning.py [--projection]``.
+Run: ``.venv/bin/python benchmarks/bench_q_learning.py [--paper]``.
 """
 
 from __future__ import annotations
@@ -67,31 +68,31 @@ def bench_sampler() -> None:
     for beta in (1.0, 1e5):
         lst = xs.tolist()
         path = OUPath(beta=beta, sigma=1.0, rng=1)
-        seconds = timed(lambda path=path, lst=lst: [path(x) for x in lst])
+        seconds, cpu = timed_cpu(lambda path=path, lst=lst: [path(x) for x in lst])
         path = OUPath(beta=beta, sigma=1.0, rng=1)
         peak = measure(lambda path=path, lst=lst: [path(x) for x in lst])["peak_mb"]
-        emit("ou-sampler-scalar", n_points=n, beta=beta, seconds=seconds, peak_mb=peak,
+        emit("ou-sampler-scalar", n_points=n, beta=beta, seconds=seconds, cpu_seconds=cpu, peak_mb=peak,
              queries_per_second=n / seconds)
         path = OUPath(beta=beta, sigma=1.0, rng=1)
         chunks = np.array_split(xs, 100)  # 100 batches of 1000 into a growing path
-        seconds = timed(lambda path=path, chunks=chunks: [path.query(c) for c in chunks])
-        emit("ou-sampler-batch", n_points=n, batch=1000, beta=beta, seconds=seconds, peak_mb=peak,
+        seconds, cpu = timed_cpu(lambda path=path, chunks=chunks: [path.query(c) for c in chunks])
+        emit("ou-sampler-batch", n_points=n, batch=1000, beta=beta, seconds=seconds, cpu_seconds=cpu, peak_mb=peak,
              queries_per_second=n / seconds)
     k = 5000
     pts = xs[:k]
     path = OUPath(beta=1.0, sigma=1.0, rng=2)
-    lazy = timed(lambda: [path(x) for x in pts.tolist()])
+    lazy, cpu = timed_cpu(lambda: [path(x) for x in pts.tolist()])
     dense = timed(lambda: dense_joint(pts, 1.0, 1.0, np.random.default_rng(3)))
     peak = measure(lambda: dense_joint(pts, 1.0, 1.0, np.random.default_rng(3)))["peak_mb"]
-    emit("ou-vs-dense", n_points=k, seconds=lazy, dense_seconds=dense, peak_mb=peak,
+    emit("ou-vs-dense", n_points=k, seconds=lazy, cpu_seconds=cpu, dense_seconds=dense, peak_mb=peak,
          queries_per_second=k / lazy, dense_queries_per_second=k / dense, speedup=dense / lazy)
 
 
-def _fit_row(name: str, est, **fields) -> None:
+def _fit_row(name: str, est, **fields) -> dict:
     wall, cpu = timed_cpu(lambda: est.fit(rng=0))
-    emit(name, n_samples=5000, threads=1, seconds=wall, cpu_seconds=cpu, peak_mb=peak_rss_mb(),
-         peak_mb_kind="process max RSS", n_updates=int(getattr(est, "n_updates_", 0)),
-         final_return=float(np.mean(est.returns_[-10:])), **fields)
+    return emit(name, n_samples=5000, threads=1, seconds=wall, cpu_seconds=cpu, peak_mb=peak_rss_mb(),
+                peak_mb_kind="process max RSS", n_updates=int(getattr(est, "n_updates_", 0)),
+                final_return=float(np.mean(est.returns_[-10:])), **fields)
 
 
 def bench_runs() -> None:
@@ -104,16 +105,19 @@ def bench_runs() -> None:
     from privrl.q_learning.balle import BalleQLearning
 
     for sigma in (0.0, 0.4):
-        _fit_row("dpql-reference-run", DPQLearning(budget=None, noise_std=sigma, kernel_beta=1.0, config="reference",
-                                                   reset="iteration", n_samples=5000),
-                 sigma=sigma, reset="iteration", backend="numpy")
+        ours = _fit_row("dpql-reference-run", DPQLearning(budget=None, noise_std=sigma, kernel_beta=1.0,
+                                                          config="reference", reset="iteration", n_samples=5000),
+                        sigma=sigma, reset="iteration", backend="numpy")
     import torch
 
     torch.set_num_threads(1)
     torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration",
                             n_samples=5000)
     torch_ref._backend = "torch"   # the PyTorch reference learner: the implementation before issue #12
-    _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
+    ref = _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
+    emit("dpql-vs-torch", sigma=0.4, seconds=ours["seconds"], cpu_seconds=ours["cpu_seconds"],
+         torch_cpu_seconds=ref["cpu_seconds"], peak_mb=ours["peak_mb"],
+         speedup=ref["cpu_seconds"] / ours["cpu_seconds"], target_speedup=5.0)
     budget = PrivacyBudget(epsilon=0.9, delta=1e-4)
     _fit_row("dpql-paper-certified", DPQLearning(budget=budget, calibration="paper", config="paper", n_samples=5000),
              epsilon=0.9, delta=1e-4, calibration="paper")
@@ -129,59 +133,38 @@ def bench_runs() -> None:
 WANG_EXPERIMENTS = ("wang2019-fig1", "wang2019-fig2a", "wang2019-fig2b", "frontier-q-learning")
 
 
-def bench_quick() -> None:
+def bench_scale(scale: str) -> None:
+    """Every run of the four experiments at ``scale``, grouped and batched as the runner does."""
     import warnings
 
-    from privrl.experiments.registry import get_experiment
-    from privrl.experiments.spec import RunContext
+    from privrl.experiments.runner import execute_runs, group_runs, plan_runs
 
-    for eid in WANG_EXPERIMENTS:
-        exp = get_experiment(eid)
-        cpu, wall = time.process_time(), time.perf_counter()
-        runs = 0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for i, params in enumerate(exp.settings_for("quick")):
-                for seed in range(exp.n_seeds("quick")):
-                    exp.run(params, RunContext(eid, i, seed, "quick", np.random.default_rng(1000 * i + seed)))
-                    runs += 1
-        emit("wang-quick", experiment=eid, scale="quick", runs=runs, seconds=time.perf_counter() - wall,
-             cpu_seconds=time.process_time() - cpu)
-
-
-def bench_projection(seeds: int = 10) -> None:
-    import warnings
-
-    from privrl.experiments.registry import get_experiment
-    from privrl.experiments.spec import RunContext
-
-    warnings.simplefilter("ignore")
     total = 0.0
     for eid in WANG_EXPERIMENTS:
-        exp = get_experiment(eid)
-        settings = exp.settings_for("paper")
-        cpu = time.process_time()
-        wall = time.perf_counter()
-        for i, params in enumerate(settings):
-            exp.run(params, RunContext(eid, i, 0, "paper", np.random.default_rng(i)))
+        specs = plan_runs(eid, scale)
+        cpu, wall = time.process_time(), time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            groups = group_runs(specs)
+            failed = sum(o.status != "ok" for group in groups for o in execute_runs(group))
         cpu = time.process_time() - cpu
         total += cpu
-        emit("wang-paper-seed", experiment=eid, scale="paper", runs=len(settings),
-             seconds=time.perf_counter() - wall, cpu_seconds=cpu, seeds=exp.n_seeds("paper"))
-    emit("wang-paper-projection", scale="paper", seeds=seeds, cores=2, cpu_seconds=total * seeds,
-         seconds=total * seeds / 2, note="projected wall time: one seed's CPU time x seeds / 2 cores")
+        emit(f"wang-{scale}", experiment=eid, scale=scale, runs=len(specs), groups=len(groups), failed=failed,
+             seconds=time.perf_counter() - wall, cpu_seconds=cpu, peak_mb=peak_rss_mb())
+    emit(f"wang-{scale}-total", scale=scale, cores=2, cpu_seconds=total, seconds=total / 2, peak_mb=peak_rss_mb(),
+         note="wall time if the CPU seconds split evenly over 2 cores")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--projection", action="store_true", help="also time one paper-scale seed of every "
-                        "Wang & Hegde setting and project the paper scale")
+    parser.add_argument("--paper", "--projection", action="store_true", dest="paper",
+                        help="also run the four Wang & Hegde experiments at quick and paper scale")
     args = parser.parse_args()
     bench_sampler()
     bench_runs()
-    if args.projection:
-        bench_quick()
-        bench_projection()
+    if args.paper:
+        bench_scale("quick")
+        bench_scale("paper")
 
 
 if __name__ == "__main__":

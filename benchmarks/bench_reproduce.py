@@ -1,4 +1,5 @@
-"""Cost of ``privrl reproduce`` at paper scale, projected from one seed (issue #12 §1).
+"""Cost of ``privrl reproduce``: at the quick scale by default (a minute or two), at paper scale with
+``--paper`` (projected from one seed; tens of minutes on one core) (issue #12 §1, issue #20).
 
 For each registered experiment (or ``--experiments id1,id2``), one seed (``--seed``, default 0)
 of every setting runs sequentially in one fresh process, grouped and batched exactly as the runner
@@ -19,7 +20,7 @@ measured per-run times: the slowest run cannot be split). On a shared, loaded ma
 overstates the cost: ``cpu_seconds`` and ``wall_seconds_lpt_from_cpu`` make the same projection
 from the process CPU time of each run (what an otherwise idle machine would take).
 
-    .venv/bin/python benchmarks/bench_reproduce.py [--scale paper] [--experiments a,b] [--workers 2]
+    .venv/bin/python benchmarks/bench_reproduce.py [--paper | --scale smoke] [--experiments a,b] [--workers 2]
 
 The machine is shared: the JSON lines carry ``load_1min`` (``os.getloadavg``) so a reader can tell.
 """
@@ -81,12 +82,15 @@ def lpt_makespan(durations: list[float], workers: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scale", default="paper", choices=("smoke", "quick", "paper"))
+    ap.add_argument("--scale", default="quick", choices=("smoke", "quick", "paper"))
+    ap.add_argument("--paper", action="store_true", help="the paper scale (the same as --scale paper)")
     ap.add_argument("--experiments", default=None, help="comma-separated ids (default: every registered one)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2, help="workers of the wall-time projection")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.paper:
+        args.scale = "paper"
     if args.child is not None:
         _child(args.child, args.scale, args.seed)
         return 0
@@ -102,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                                "--seed", str(args.seed)], capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            emit("reproduce-seed", experiment=exp_id, scale=args.scale, seconds=None, error=tail)
+            emit("reproduce-seed", experiment=exp_id, scale=args.scale, seconds=None, cpu_seconds=None, peak_mb=None,
+                 error=tail)
             continue
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         repeat = r["repeat"]           # seeds not run (1: every seed ran, batched across seeds)
@@ -119,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                          slowest_run_seconds=round(max(r["run_seconds"], default=0.0), 3),
                          load_1min=round(os.getloadavg()[0], 2)))
     emit("projected_total", scale=args.scale, seconds=round(total, 1), workers=args.workers,
+         peak_mb=max((r["peak_mb"] for r in rows), default=None),
          wall_seconds_ideal=round(total / max(1, args.workers), 1),
          wall_seconds_lpt=round(lpt_makespan(all_runs, args.workers), 1),
          cpu_seconds=round(total_cpu, 1),

@@ -3,6 +3,8 @@ reader never sees a partial file and an interrupted write leaves the old file in
 of privrl (run results, fit results, certificates, evidence) goes through :func:`atomic_write_bytes`;
 :func:`atomic_write_text` and :func:`atomic_write_json` are its text and JSON forms, and
 :func:`npz_bytes` makes the bytes of a ``.npz`` archive (no pickle).
+Without the fsync (``durable=False``) a write is still atomic for every reader and against a killed
+process; only an operating-system crash may then lose it.
 
 The written file gets the permissions of an ordinary ``open(path, "w")``: ``0o666`` minus the
 process umask (``tempfile.mkstemp`` alone would leave it ``0o600``).
@@ -48,8 +50,10 @@ def default_file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bool = True) -> Path:
-    """Write ``data`` to ``path`` atomically: temporary file in the same directory, fsync, rename.
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bool = True,
+                       durable: bool = True) -> Path:
+    """Write ``data`` to ``path`` atomically: temporary file in the same directory, fsync (unless
+    ``durable=False``), rename.
 
     The file gets :func:`default_file_mode` (umask-respecting), as a plain write would."""
     path = Path(path)
@@ -65,7 +69,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bo
                 os.fchmod(fh.fileno(), default_file_mode())
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as exc:
         try:
@@ -78,14 +83,15 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, make_parents: bo
     return path
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+def atomic_write_text(path: str | os.PathLike, text: str, *, durable: bool = True) -> Path:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
+    return atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
+def atomic_write_json(path: str | os.PathLike, obj: Any, *, durable: bool = True) -> Path:
     """``obj`` as indented JSON (:func:`privrl._jsonable.to_jsonable`; never NaN literals), atomically."""
-    return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n")
+    return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n",
+                             durable=durable)
 
 
 def npz_bytes(arrays: dict[str, Any]) -> bytes:

@@ -7,8 +7,10 @@ from scipy import stats
 
 from privrl.envs.center_walk import (
     REFERENCE_RETURNS,
+    CenterWalkBatch,
     CenterWalkEnv,
     UnitBoxObservation,
+    make_env,
     make_unit_env,
     threshold_policy,
 )
@@ -67,3 +69,37 @@ def test_box_rescaling():
     wrapped = UnitBoxObservation(gym.make("CartPole-v1"), low=[-5, -5, -0.5, -5], high=[5, 5, 0.5, 5])
     o, _ = wrapped.reset(seed=0)
     assert o.shape == (4,) and np.all((o >= 0) & (o <= 1))
+
+
+def test_center_walk_batch_equals_stepping_each_environment():
+    """States, rewards, episode ends and each generator's final state as stepping them one by one
+    (different horizons, moves and reward timing; registered and bare environments)."""
+    def envs():
+        return [make_env("privrl/CenterWalk-v0"), CenterWalkEnv(),
+                CenterWalkEnv(horizon=7, max_move=0.3, reward_after_move=False)]
+
+    batched, alone = envs(), envs()
+    n_steps, seeds = 333, [1, 2, 3]
+    batch = CenterWalkBatch.of(batched, n_steps)
+    assert batch is not None
+    np.testing.assert_array_equal(batch.reset(seeds)[:, 0], [e.reset(seed=s)[0][0] for e, s in zip(alone, seeds)])
+    actions = np.random.default_rng(0).integers(0, 2, (n_steps, 3))
+    for a in actions:
+        obs, rew, term, trunc = batch.step(a)
+        want = [e.step(int(x)) for e, x in zip(alone, a)]
+        np.testing.assert_array_equal(obs[:, 0], [w[0][0] for w in want])
+        np.testing.assert_array_equal(rew, [w[1] for w in want])
+        np.testing.assert_array_equal(term, [w[2] for w in want])
+        assert not trunc.any()
+        ended = np.flatnonzero(term)
+        if len(ended):
+            np.testing.assert_array_equal(batch.reset_rows(ended)[:, 0], [alone[i].reset()[0][0] for i in ended])
+    batch.close()
+    for e, f in zip(batched, alone):
+        assert e.unwrapped._s == f.unwrapped._s and e.unwrapped._t == f.unwrapped._t
+        assert e.unwrapped.np_random.random() == f.unwrapped.np_random.random()
+
+
+def test_center_walk_batch_only_for_plain_center_walk():
+    assert CenterWalkBatch.of([make_env("privrl/CenterWalk-v0"), gym.make("CartPole-v1")], 10) is None
+    assert CenterWalkBatch.of([gym.wrappers.TimeLimit(CenterWalkEnv(), 10)], 10) is None

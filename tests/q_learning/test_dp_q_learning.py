@@ -214,7 +214,7 @@ def test_noise_enters_the_update_only_through_the_td_error():  # T34: the paths 
     """privrl's learner: a step with noise g at the batch states equals a step on the target y - g
     without noise (the TD error Q + g - y is all the noise touches), and it never changes the paths."""
     from privrl.q_learning.configs import get_config
-    from privrl.q_learning.training import _NumpyLearner
+    from privrl.q_learning.networks import NumpyLearner
 
     cfg = get_config("paper")
     rng = np.random.default_rng(0)
@@ -222,10 +222,10 @@ def test_noise_enters_the_update_only_through_the_td_error():  # T34: the paths 
     paths = functional_noise(1, 2, 2.0, 0.7, NumpyNoise(1))
     g = paths(s)[np.arange(16), a]
     stored = paths(s).copy()
-    one = _NumpyLearner((1, 8, 2), np.random.default_rng(3), cfg, False)
-    two = _NumpyLearner((1, 8, 2), np.random.default_rng(3), cfg, False)
-    one.td_step(s, a, y, g)
-    two.td_step(s, a, y - g, np.zeros(16))
+    one = NumpyLearner((1, 8, 2), [np.random.default_rng(3)], cfg, False)
+    two = NumpyLearner((1, 8, 2), [np.random.default_rng(3)], cfg, False)
+    one.td_step(s[None], a[None], y[None], g[None])
+    two.td_step(s[None], a[None], (y - g)[None], np.zeros((1, 16)))
     np.testing.assert_allclose(one.net.params, two.net.params, rtol=0, atol=1e-15)
     np.testing.assert_array_equal(paths(s), stored)
 
@@ -267,7 +267,7 @@ def test_dpsgd_per_sample_clipping_matches_explicit_loop():
     """The vmapped per-sample gradients, clipped to clip_norm and averaged, equal an explicit
     per-sample autograd loop; the averaged step then has l2 norm at most clip_norm."""
     torch = pytest.importorskip("torch")
-    from privrl.q_learning.training import Privatizer, _dpsgd_grads, _td_loss, build_network
+    from privrl.q_learning.networks import _dpsgd_grads, _td_loss, build_network
 
     net = build_network(1, (8,), 2, np.random.default_rng(0))
     s = torch.rand(16, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
@@ -280,7 +280,7 @@ def test_dpsgd_per_sample_clipping_matches_explicit_loop():
         norm = math.sqrt(sum(float((p.grad ** 2).sum()) for p in net.parameters()))
         for w, p in zip(want, net.parameters()):
             w += p.grad * min(1.0, 0.5 / norm) / 16
-    _dpsgd_grads(net, s, a, y, "huber", Privatizer(clip_norm=0.5))
+    _dpsgd_grads(net, s, a, y, "huber", 0.5, None)
     for w, p in zip(want, net.parameters()):
         torch.testing.assert_close(p.grad, w, rtol=1e-10, atol=1e-12)
     assert math.sqrt(sum(float((p.grad ** 2).sum()) for p in net.parameters())) <= 0.5 + 1e-12

@@ -229,3 +229,22 @@ def test_run_balle_baseline_labelled():
                     "hidden": [4], "calibration": "sound"}, _ctx())
     assert res.ledger is None and "not DP under the reward-function model" in res.rows[0]["label"]
     assert len(res.rows) == 10
+
+
+@pytest.mark.parametrize("eid", ["wang2019-fig1", "wang2019-fig2b", "frontier-q-learning"])
+def test_run_batch_gives_each_run_what_run_gives(eid):
+    """The runner's lockstep groups (all seeds of a loop: ``batch_key``) give every run the rows,
+    ledger ε and extras of the run executed alone (refusals included)."""
+    from privrl.experiments.runner import execute_run, execute_runs, group_runs, plan_runs
+
+    specs = plan_runs(eid, "smoke", seeds=[0, 1])
+    groups = group_runs(specs)
+    assert len(groups) < len(specs)
+    for group in groups:
+        for together in execute_runs(group):
+            alone = execute_run(together.spec)
+            assert together.status == alone.status == "ok"
+            assert together.manifest.get("batch_size", 1) == len(group)
+            assert together.rows == alone.rows
+            for key in ("epsilon_spent", "extra", "calibration", "n_events"):
+                assert together.manifest[key] == alone.manifest[key], key

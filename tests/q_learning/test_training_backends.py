@@ -15,15 +15,8 @@ from privrl._rng import child_rngs
 from privrl.envs.center_walk import CenterWalkEnv
 from privrl.privacy import Ledger, NumpyNoise, Releaser
 from privrl.q_learning.configs import get_config
-from privrl.q_learning.training import (
-    MLP,
-    Privatizer,
-    _dpsgd_grads,
-    _NumpyLearner,
-    build_network,
-    functional_noise,
-    train,
-)
+from privrl.q_learning.networks import MLP, NumpyLearner, _dpsgd_grads, build_network
+from privrl.q_learning.training import Privatizer, functional_noise, train
 
 STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "privacy_target")
 
@@ -79,16 +72,17 @@ def test_closed_form_dpsgd_step_equals_per_sample_autograd(loss):
     y = rng.normal(scale=3.0, size=32)
     cfg = get_config("reference", hidden=(16, 16), loss=loss)
     ref = build_network(1, (16, 16), 2, np.random.default_rng(1))
-    _dpsgd_grads(ref, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), loss,
-                 Privatizer(clip_norm=0.7, release_gradient=_release_gradient(2.0, 2)))
+    _dpsgd_grads(ref, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), loss, 0.7,
+                 _release_gradient(2.0, 2))
     want = np.concatenate([p.grad.numpy().ravel() for p in ref.parameters()])
-    learner = _NumpyLearner((1, 16, 16, 2), np.random.default_rng(1), cfg, has_target=False)
+    learner = NumpyLearner((1, 16, 16, 2), [np.random.default_rng(1)], cfg, has_target=False)
     got = {}
-    learner._apply = lambda g: got.__setitem__("g", g.copy())   # capture the gradient handed to the optimiser
-    learner.dpsgd_step(s, a, y, Privatizer(clip_norm=0.7, release_gradient=_release_gradient(2.0, 2)))
+    learner._apply = lambda g: got.__setitem__("g", g[0].copy())   # capture the gradient handed to the optimiser
+    clip = np.array([0.7])
+    learner.dpsgd_step(s[None], a[None], y[None], clip, [_release_gradient(2.0, 2)])
     np.testing.assert_allclose(got["g"], want, rtol=0, atol=1e-12)
     # without noise the averaged clipped step has l2 norm at most clip_norm
-    learner.dpsgd_step(s, a, y, Privatizer(clip_norm=0.7))
+    learner.dpsgd_step(s[None], a[None], y[None], clip, [None])
     assert math.sqrt(float((got["g"] ** 2).sum())) <= 0.7 + 1e-12
 
 

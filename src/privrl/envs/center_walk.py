@@ -30,8 +30,8 @@ from privrl._validation import check_scalar, param_error
 from privrl.envs.registration import make_registered
 from privrl.errors import InvalidDataError
 
-__all__ = ["CenterWalkEnv", "UnitBoxObservation", "threshold_policy", "make_env", "make_unit_env",
-           "REFERENCE_RETURNS"]
+__all__ = ["CenterWalkEnv", "CenterWalkBatch", "UnitBoxObservation", "threshold_policy", "make_env",
+           "make_unit_env", "REFERENCE_RETURNS"]
 
 #: spec §5.1 (2e5 simulated episodes): (post-move rewards, pre-move rewards)
 REFERENCE_RETURNS = {"threshold": (20.71, 20.54), "uniform": (10.86, 10.90), "one_direction": (0.92, 1.17)}
@@ -68,6 +68,84 @@ class CenterWalkEnv(gym.Env):
         reward = 0.5 - abs(where - 0.5)
         self._t += 1
         return np.array([self._s]), reward, self._t >= self.horizon, False, {}
+
+
+class CenterWalkBatch:
+    """``R`` :class:`CenterWalkEnv` instances stepped together, for ``n_steps`` steps (training runs
+    advanced in lockstep): the same states, rewards and episode ends as stepping each one alone.
+
+    Every draw of an environment comes from its own ``np_random`` and is a uniform double: the
+    start state ``uniform(0, 1)`` at each reset and the move ``uniform(0, max_move)`` at each step,
+    i.e. ``low + (high - low) u`` with ``u = np_random.random()``. Episodes last exactly
+    ``horizon`` steps, so ``n_steps`` steps (each episode end followed by a reset) take
+    ``n_steps + n_steps // horizon`` doubles after the first, seeded reset: they are drawn at once,
+    and each environment's generator ends where stepping one by one leaves it (its state too).
+    :meth:`of` builds the batch only for plain CenterWalk environments (no wrapper but Gymnasium's
+    passive checks), else returns None.
+    """
+
+    def __init__(self, envs: list[CenterWalkEnv], n_steps: int, wrapped: list[gym.Env] | None = None) -> None:
+        self._envs = list(envs)
+        self._wrapped = list(wrapped or envs)
+        self.n_steps = int(n_steps)
+        self._horizon = np.array([e.horizon for e in self._envs])
+        self._max_move = np.array([e.max_move for e in self._envs])
+        self._after = np.array([e.reward_after_move for e in self._envs])
+        self._rows = np.arange(len(self._envs))
+
+    @classmethod
+    def of(cls, envs: list[gym.Env], n_steps: int) -> CenterWalkBatch | None:
+        inner = []
+        for env in envs:
+            e: Any = env
+            while type(e) in (gym.wrappers.OrderEnforcing, gym.wrappers.PassiveEnvChecker):  # gym.make's own
+                e = e.env
+            if type(e) is not CenterWalkEnv:
+                return None
+            inner.append(e)
+        return cls(inner, n_steps, list(envs))
+
+    def reset(self, seeds: list[int]) -> np.ndarray:
+        """Seeded first resets (through each environment's own ``reset``); the states ``(R, 1)``."""
+        for env, seed in zip(self._wrapped, seeds):
+            env.reset(seed=int(seed))
+        draws = [e.np_random.random(self.n_steps + self.n_steps // e.horizon) for e in self._envs]
+        self._u = np.zeros((len(draws), max(len(u) for u in draws)))
+        for row, u in zip(self._u, draws):
+            row[:len(u)] = u
+        self._used = np.zeros(len(self._envs), np.intp)
+        self._s = np.array([e._s for e in self._envs])
+        self._t = np.zeros(len(self._envs), np.intp)
+        return self._s[:, None].copy()
+
+    def _draw(self, rows: np.ndarray) -> np.ndarray:
+        u = self._u[rows, self._used[rows]]
+        self._used[rows] += 1
+        return u
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One step of every environment: states ``(R, 1)``, rewards, terminated, truncated."""
+        before = self._s
+        move = 0.0 + (self._max_move - 0.0) * self._draw(self._rows)
+        s = np.where(actions == 1, np.minimum(1.0, before + move), np.maximum(0.0, before - move))
+        where = np.where(self._after, s, before)
+        reward = 0.5 - np.abs(where - 0.5)
+        self._s = s
+        self._t = self._t + 1
+        return s[:, None].copy(), reward, self._t >= self._horizon, np.zeros(len(s), bool)
+
+    def reset_rows(self, rows: np.ndarray) -> np.ndarray:
+        """New episodes for the environments ``rows`` (indices); their start states ``(len(rows), 1)``."""
+        s0 = 0.0 + (1.0 - 0.0) * self._draw(rows)
+        self._s = self._s.copy()
+        self._s[rows] = s0
+        self._t[rows] = 0
+        return s0[:, None]
+
+    def close(self) -> None:
+        """Write every environment's state back (as if it had been stepped itself)."""
+        for e, s, t in zip(self._envs, self._s.tolist(), self._t.tolist()):
+            e._s, e._t = float(s), int(t)
 
 
 def threshold_policy(obs: Any) -> int:

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -44,7 +46,7 @@ from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_env
-from privrl.errors import CertificationError, InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -56,12 +58,19 @@ from privrl.q_learning.calibration import (
     release_events,
 )
 from privrl.q_learning.configs import get_config, planned_updates
-from privrl.q_learning.training import Privatizer, functional_noise, train
+from privrl.q_learning.training import (
+    Privatizer,
+    TrainingRun,
+    TrainResult,
+    UnitMap,
+    functional_noise,
+    train_many,
+)
 
 if TYPE_CHECKING:
     import gymnasium as gym
 
-__all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES"]
+__all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES", "fit_many"]
 
 _STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy")
 
@@ -149,40 +158,7 @@ def _config(default: str) -> Any:
 
 
 # --------------------------------------------------------------------------- observations
-class _UnitMap:
-    """``(obs - low) / (high - low)``: raw observations to [0, 1]^d (public bounds, checked)."""
-
-    def __init__(self, low: np.ndarray, high: np.ndarray, owner: str) -> None:
-        self.low, self.span, self.owner = low, high - low, owner
-        self.identity = bool(np.all(low == 0.0) and np.all(high == 1.0))
-
-    def __call__(self, obs: Any) -> np.ndarray:
-        x = np.asarray(obs, float).ravel()
-        if self.identity:
-            if not (np.all(x >= 0.0) and np.all(x <= 1.0)):
-                raise self._outside()
-            return x
-        u = (x - self.low) / self.span
-        if not (u.shape == self.low.shape and np.all(u >= 0.0) and np.all(u <= 1.0)):
-            raise self._outside() if u.shape == self.low.shape else param_error(
-                "states", self.owner, f"observations of dimension {self.low.size}", f"dimension {x.size}")
-        return u
-
-    def batch(self, states: Any) -> np.ndarray:
-        x = np.asarray(states, float).reshape(-1, self.low.size)
-        u = x if self.identity else (x - self.low) / self.span
-        if not (np.all(u >= 0.0) and np.all(u <= 1.0)):
-            raise self._outside()
-        return u
-
-    def _outside(self) -> InvalidDataError:
-        return InvalidDataError(
-            f"{self.owner}: an observation lies outside the declared observation bounds; the analysis is on "
-            "[0, 1]^d after the map (obs - obs_low) / (obs_high - obs_low). Declare wider public bounds (the "
-            "'obs_low' and 'obs_high' parameters).")
-
-
-def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner: str, env_name: str) -> _UnitMap:
+def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner: str, env_name: str) -> UnitMap:
     import gymnasium as gym
 
     if not isinstance(space, gym.spaces.Box):
@@ -201,10 +177,31 @@ def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner
                               else arr.tolist())
     if np.any(hi <= lo):
         raise param_error("obs_high", owner, "greater than 'obs_low' in every coordinate", hi.tolist())
-    return _UnitMap(lo, hi, owner)
+    return UnitMap(lo, hi, owner)
 
 
 # --------------------------------------------------------------------------- shared machinery
+@dataclass
+class _Fit:
+    """A fit split at its training run: ``run`` (what :func:`~privrl.q_learning.training.train_many`
+    trains) and ``finish(result)`` (records the result, the ledger, the warnings)."""
+
+    estimator: Any
+    run: TrainingRun
+    finish: Callable[[TrainResult], None]
+
+
+def fit_many(estimators: Sequence[Any], *, rngs: Sequence[Any], envs: Sequence[Any] | None = None) -> list[Any]:
+    """Fit DP Q-learning estimators together: each exactly as ``est.fit(env, rng=rng)`` would
+    (same streams, same episodes), with the runs whose loops agree advanced in lockstep
+    (:func:`~privrl.q_learning.training.train_many`) — many seeds or settings at the cost of few."""
+    envs = [None] * len(estimators) if envs is None else list(envs)
+    fits = [est._start(env, rng) for est, env, rng in zip(estimators, envs, rngs)]
+    for fit, res in zip(fits, train_many([f.run for f in fits])):
+        fit.finish(res)
+    return list(estimators)
+
+
 class _QLearner(Estimator):
     privacy_unit = PrivacyUnit.REWARD_FUNCTION
     neighboring = Neighboring.SUP_NORM_ONE
@@ -236,9 +233,19 @@ class _QLearner(Estimator):
         self.obs_high_ = self._obs_map.low + self._obs_map.span
         return env, cfg, p["reward_bounds"]
 
-    def _run(self, env, cfg, privatizer, rngs, bounds, trace=False):
-        res = train(env, cfg, privatizer, rngs, reward_bounds=bounds, trace=trace, backend=self._backend,
-                    observe=self._obs_map)
+    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _plan(self, env, cfg, privatizer, rngs, bounds, finish: Callable[[TrainResult], None],
+              trace: bool = False) -> _Fit:
+        """The training run of this fit and what to do with its result (after :meth:`_store`)."""
+        def done(res: TrainResult) -> None:
+            self._store(res, env, cfg)
+            finish(res)
+
+        return _Fit(self, TrainingRun(env, cfg, privatizer, rngs, bounds, self._obs_map, trace), done)
+
+    def _store(self, res: TrainResult, env: Any, cfg: Any) -> None:
         self._network = res.network
         self.returns_ = res.returns
         self.n_updates_ = res.n_updates
@@ -246,7 +253,12 @@ class _QLearner(Estimator):
         self.n_actions_ = int(env.action_space.n)
         self.obs_dim_ = int(np.prod(env.observation_space.shape))
         self._trace = res.trace
-        return res
+
+    def fit(self, env: Any = None, *, rng: Any = None, **kw: Any):
+        """Train on ``env`` (default: the ``env`` parameter) with the random streams of ``rng``."""
+        fit = self._start(env, rng, **kw)
+        fit.finish(train_many([fit.run], backend=self._backend)[0])
+        return self
 
     def _unit(self, states: Any) -> np.ndarray:
         check_is_fitted(self, "returns_")
@@ -293,12 +305,14 @@ class QLearning(_QLearner):
     obs_low: ArrayLike | None = OBS_LOW
     obs_high: ArrayLike | None = OBS_HIGH
 
-    def fit(self, env: Any = None, *, rng: Any = None) -> QLearning:
+    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
         env, cfg, bounds = self._setup(p, env)
-        self._run(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds)
-        self.privacy_ledger_ = Ledger()
-        return self
+
+        def finish(res: TrainResult) -> None:
+            self.privacy_ledger_ = Ledger()
+
+        return self._plan(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds, finish)
 
 
 class DPQLearning(PrivateEstimator, _QLearner):
@@ -336,7 +350,11 @@ class DPQLearning(PrivateEstimator, _QLearner):
     obs_low: ArrayLike | None = OBS_LOW
     obs_high: ArrayLike | None = OBS_HIGH
 
-    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False) -> DPQLearning:
+    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False, **kw: Any) -> DPQLearning:
+        """Train on ``env`` (default: the ``env`` parameter); ``trace`` keeps the noise of every update."""
+        return super().fit(env, rng=rng, trace=trace)
+
+    def _start(self, env: Any, rng: Any, trace: bool = False, **kw: Any) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
         owner = "DPQLearning"
@@ -373,31 +391,33 @@ class DPQLearning(PrivateEstimator, _QLearner):
         noise = functional_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
         t_noise = functional_noise(dim, m, beta, sigma, rel.noise) \
             if sigma > 0 and cfg.target_noise == "separate" else None
-        res = self._run(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs,
-                        bounds, trace=trace)
-        self._release_noise = functional_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
-        self.calibration_ = cal
-        self.noise_std_ = float(sigma)
-        self.kernel_beta_ = float(beta)
-        self.certified_ = False
-        if budget is None:
-            rel.record(events.non_private())   # uncertified: no epsilon is claimed
-        elif cal is not None:
-            # T' releases Q_theta + g (Gaussian mechanisms with the RKHS sensitivity, exact by
-            # Cameron–Martin) and the tail event of the amplitude bound k
-            for event in release_events(cal, res.n_updates):
-                rel.record(event)
-            eps, delta = _epsilon_delta(budget)
-            spent = self.privacy_ledger_.epsilon(delta)
-            self.certified_ = bool(spent <= eps * (1.0 + 1e-9))
-            if not self.certified_:
-                self._warn_uncertified(cal, spent, delta)
-            else:
-                _warn_noise_dominates(owner, sigma, (bounds[1] - bounds[0]) / 2.0, "half the declared reward "
-                                      "range", "A larger budget, a smaller learning_rate or lipschitz (the "
-                                      "sensitivity is proportional to both) or fewer updates reduce it; the "
-                                      "paper's own sigma is not certified (docs/q_learning.md).")
-        return self
+
+        def finish(res: TrainResult) -> None:
+            self._release_noise = functional_noise(dim, m, beta, sigma, rel.noise) if sigma > 0 else None
+            self.calibration_ = cal
+            self.noise_std_ = float(sigma)
+            self.kernel_beta_ = float(beta)
+            self.certified_ = False
+            if budget is None:
+                rel.record(events.non_private())   # uncertified: no epsilon is claimed
+            elif cal is not None:
+                # T' releases Q_theta + g (Gaussian mechanisms with the RKHS sensitivity, exact by
+                # Cameron–Martin) and the tail event of the amplitude bound k
+                for event in release_events(cal, res.n_updates):
+                    rel.record(event)
+                eps, delta = _epsilon_delta(budget)
+                spent = self.privacy_ledger_.epsilon(delta)
+                self.certified_ = bool(spent <= eps * (1.0 + 1e-9))
+                if not self.certified_:
+                    self._warn_uncertified(cal, spent, delta)
+                else:
+                    _warn_noise_dominates(owner, sigma, (bounds[1] - bounds[0]) / 2.0, "half the declared reward "
+                                          "range", "A larger budget, a smaller learning_rate or lipschitz (the "
+                                          "sensitivity is proportional to both) or fewer updates reduce it; the "
+                                          "paper's own sigma is not certified (docs/q_learning.md).")
+
+        return self._plan(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs, bounds,
+                          finish, trace=trace)
 
     def _warn_uncertified(self, cal: FunctionalNoiseCalibration, spent: float, delta: float) -> None:
         why = []
@@ -446,7 +466,7 @@ class InputPerturbationQLearning(_Baseline):
     obs_low: ArrayLike | None = OBS_LOW
     obs_high: ArrayLike | None = OBS_HIGH
 
-    def fit(self, env: Any = None, *, rng: Any = None) -> InputPerturbationQLearning:
+    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
         env, cfg, bounds = self._setup(p, env)
@@ -460,15 +480,16 @@ class InputPerturbationQLearning(_Baseline):
         def release(r: float) -> float:
             return float(rel.gaussian(r, sensitivity=1.0, std=std))
 
-        self._run(env, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds)
-        self.reward_noise_std_ = std
-        self.noise_std_ = std
-        self.certified_ = _certified(self, budget, "the paper's composition formula sqrt(2 T ln(e + eps/delta))/eps "
-                                     "is not an upper bound of ε at this budget")
-        if budget.is_private:
-            _warn_noise_dominates(type(self).__name__, std, bounds[1] - bounds[0], "the declared reward range",
-                                  "Only a larger budget or fewer samples (fewer releases) reduce it.")
-        return self
+        def finish(res: TrainResult) -> None:
+            self.reward_noise_std_ = std
+            self.noise_std_ = std
+            self.certified_ = _certified(self, budget, "the paper's composition formula sqrt(2 T ln(e + eps/delta))"
+                                         "/eps is not an upper bound of ε at this budget")
+            if budget.is_private:
+                _warn_noise_dominates(type(self).__name__, std, bounds[1] - bounds[0], "the declared reward range",
+                                      "Only a larger budget or fewer samples (fewer releases) reduce it.")
+
+        return self._plan(env, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds, finish)
 
 
 class DPSGDQLearning(_Baseline):
@@ -494,7 +515,7 @@ class DPSGDQLearning(_Baseline):
     obs_low: ArrayLike | None = OBS_LOW
     obs_high: ArrayLike | None = OBS_HIGH
 
-    def fit(self, env: Any = None, *, rng: Any = None) -> DPSGDQLearning:
+    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
         env, cfg, bounds = self._setup(p, env)
@@ -513,15 +534,18 @@ class DPSGDQLearning(_Baseline):
         def release(grad_sum: np.ndarray) -> np.ndarray:
             return rel.gaussian(grad_sum, sensitivity=true_sens, std=std)
 
-        self._run(env, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs, bounds)
-        self.noise_multiplier_ = std / true_sens
-        self.noise_std_ = std
-        self.certified_ = _certified(self, budget, "it assumes the clipped-gradient sum has sensitivity B clip_norm, "
-                                     "but every sample's gradient may flip under sup-norm neighbours (2 B clip_norm)")
-        if budget.is_private:
-            _warn_noise_dominates(type(self).__name__, std, cfg.batch_size * clip, "the largest norm of the "
-                                  "clipped-gradient sum B clip_norm", "A larger budget or fewer updates reduce it.")
-        return self
+        def finish(res: TrainResult) -> None:
+            self.noise_multiplier_ = std / true_sens
+            self.noise_std_ = std
+            self.certified_ = _certified(self, budget, "it assumes the clipped-gradient sum has sensitivity B "
+                                         "clip_norm, but every sample's gradient may flip under sup-norm neighbours "
+                                         "(2 B clip_norm)")
+            if budget.is_private:
+                _warn_noise_dominates(type(self).__name__, std, cfg.batch_size * clip, "the largest norm of the "
+                                      "clipped-gradient sum B clip_norm", "A larger budget or fewer updates reduce it.")
+
+        return self._plan(env, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs,
+                          bounds, finish)
 
 
 def _certified(est: Any, budget: PrivacyBudget, why: str) -> bool:

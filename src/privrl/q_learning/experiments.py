@@ -25,12 +25,13 @@ samples seen. Bands: mean ± 1 standard deviation over seeds, as in the paper.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -66,7 +67,8 @@ from privrl.q_learning.estimators import (
     QLearning,
 )
 
-__all__ = ["run", "run_frontier", "fig1_settings", "fig2_settings", "frontier_settings", "figure_fig1",
+__all__ = ["run", "run_batch", "batch_key", "run_frontier", "run_frontier_batch", "fig1_settings", "fig2_settings",
+           "frontier_settings", "figure_fig1",
            "figure_fig2", "claims_fig1", "claims_fig2", "frontier_claims", "EXPERIMENTS", "FRONTIER"]
 
 DELTA = 1e-4
@@ -148,7 +150,70 @@ def _label(algo: str, calibration: str, certified: bool) -> str:
     return text if certified else text + " [uncertified]"
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+class _Job:
+    """One run of a batch: its estimator, its fit up to the training run (``fit``, trained with the
+    others of the batch) or its result already (a refused calibration, the Balle baseline), and
+    the warnings recorded so far."""
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext, finish: Any) -> None:
+        self.params, self.ctx, self.finish = params, ctx, finish
+        self.est: Any = None
+        self.fit: Any = None
+        self.result: RunResult | None = None
+        self.caught: list[warnings.WarningMessage] = []
+        self.extra: dict[str, Any] = {}
+        self.budget: PrivacyBudget | None = None
+
+
+@contextlib.contextmanager
+def _warnings_of(job: _Job, quiet: bool) -> Iterator[None]:
+    """The UtilityWarnings and PrivacyLeakWarnings of a run: recorded in ``job.caught`` (Figures:
+    named in the results) or silenced (frontier)."""
+    with warnings.catch_warnings(record=True) as caught:
+        action: Literal["ignore", "always"] = "ignore" if quiet else "always"
+        warnings.simplefilter(action, UtilityWarning)
+        warnings.simplefilter(action, PrivacyLeakWarning)
+        try:
+            yield
+        finally:
+            job.caught += caught
+
+
+def _start(job: _Job, build: Any, quiet: bool) -> _Job:
+    """Build the run's estimator (``build(job)``) and start its fit; a calibration that refuses to
+    certify is the run's result, and a learner outside the lockstep loop (the Balle baseline) is
+    fitted at once."""
+    with _warnings_of(job, quiet):
+        try:
+            job.est = build(job)
+            if hasattr(job.est, "_start"):
+                job.fit = job.est._start(None, job.ctx.rng)
+            else:
+                job.est.fit(rng=job.ctx.rng)
+                job.result = job.finish(job)
+        except CertificationError as exc:
+            job.result = _refused("functional", str(job.params.get("calibration")), exc,
+                                  epsilon=float(job.params["epsilon"]))
+            if quiet:
+                job.result.rows[0].pop("label")
+    return job
+
+
+def _lockstep(jobs: list[_Job], quiet: bool) -> list[RunResult]:
+    """Train the started fits of ``jobs`` together (:func:`~privrl.q_learning.training.train_many`),
+    then finish every fit and build its result, each with its own warnings."""
+    from privrl.q_learning.training import train_many
+
+    started = [j for j in jobs if j.fit is not None]
+    for job, res in zip(started, train_many([j.fit.run for j in started])):
+        with _warnings_of(job, quiet):
+            job.fit.finish(res)
+        job.result = job.finish(job)
+    return [j.result for j in jobs]  # type: ignore[misc]
+
+
+def _figure_estimator(job: _Job) -> Any:
+    params = job.params
     algo, config = params["algorithm"], params["config"]
     calibration = str(params.get("calibration", "tight"))
     n = int(params["n_samples"])
@@ -156,41 +221,37 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     budget = None
     if "epsilon" in params and algo != "non_private":
         budget = PrivacyBudget(epsilon=float(params["epsilon"]), delta=DELTA)
-    extra: dict[str, Any] = {}
-    est: Any
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", UtilityWarning)
-        warnings.simplefilter("always", PrivacyLeakWarning)
-        if algo == "non_private":
-            est = QLearning(**common)
-        elif algo == "functional" and budget is None:        # Figure 1: sigma given, no ε claimed
-            est = DPQLearning(budget=None, noise_std=float(params["sigma"]), kernel_beta=float(params["beta"]),
-                              reset=params["reset"], **common)
-        elif budget is None:  # pragma: no cover - settings are fixed
-            raise ValueError(f"{algo!r} runs need an epsilon")
-        elif algo == "functional":
-            try:
-                cal = functional_calibration(float(params["epsilon"]), calibration, n)
-            except CertificationError as exc:
-                return _refused(algo, calibration, exc, epsilon=float(params["epsilon"]))
-            extra.update(sigma=cal.sigma, beta=cal.beta, kappa=cal.kappa)
-            if config == "paper":       # the estimator itself: its ledger decides
-                est = DPQLearning(budget=budget, calibration=calibration, reset="iteration", **common)
-            else:                       # reference loop: the same (sigma, beta), no ε claimed
-                est = DPQLearning(budget=None, noise_std=cal.sigma, kernel_beta=cal.beta, reset="iteration",
-                                  **common)
-        elif algo == "input_perturbation":
-            est = InputPerturbationQLearning(budget=budget, calibration=calibration, **common)
-        elif algo == "dpsgd":
-            est = DPSGDQLearning(budget=budget, calibration=calibration, **common)
-        elif algo == "balle":
-            est = BalleQLearning(budget=budget, calibration=calibration, n_samples=n, n_rounds=max(1, n // 500))
-        else:  # pragma: no cover - settings are fixed
-            raise ValueError(f"unknown algorithm {algo!r}")
-        est.fit(rng=ctx.rng)
+    job.budget = budget
+    if algo == "non_private":
+        return QLearning(**common)
+    if algo == "functional" and budget is None:        # Figure 1: sigma given, no ε claimed
+        return DPQLearning(budget=None, noise_std=float(params["sigma"]), kernel_beta=float(params["beta"]),
+                           reset=params["reset"], **common)
+    if budget is None:  # pragma: no cover - settings are fixed
+        raise ValueError(f"{algo!r} runs need an epsilon")
+    if algo == "functional":
+        cal = functional_calibration(float(params["epsilon"]), calibration, n)
+        job.extra.update(sigma=cal.sigma, beta=cal.beta, kappa=cal.kappa)
+        if config == "paper":       # the estimator itself: its ledger decides
+            return DPQLearning(budget=budget, calibration=calibration, reset="iteration", **common)
+        # reference loop: the same (sigma, beta), no ε claimed
+        return DPQLearning(budget=None, noise_std=cal.sigma, kernel_beta=cal.beta, reset="iteration", **common)
+    if algo == "input_perturbation":
+        return InputPerturbationQLearning(budget=budget, calibration=calibration, **common)
+    if algo == "dpsgd":
+        return DPSGDQLearning(budget=budget, calibration=calibration, **common)
+    if algo == "balle":
+        return BalleQLearning(budget=budget, calibration=calibration, n_samples=n, n_rounds=max(1, n // 500))
+    raise ValueError(f"unknown algorithm {algo!r}")  # pragma: no cover - settings are fixed
+
+
+def _figure_result(job: _Job) -> RunResult:
+    params, est, budget = job.params, job.est, job.budget
+    algo, config = params["algorithm"], params["config"]
+    calibration = str(params.get("calibration", "tight"))
     certified = bool(getattr(est, "certified_", False)) and algo != "balle"
     noise = float(getattr(est, "noise_std_", 0.0) or 0.0)
-    warned = sorted({str(w.message).split(":")[1].strip().split(" ")[0] for w in caught
+    warned = sorted({str(w.message).split(":")[1].strip().split(" ")[0] for w in job.caught
                      if issubclass(w.category, (UtilityWarning, PrivacyLeakWarning)) and ":" in str(w.message)})
     label = _label(algo, calibration, certified or algo == "balle" or budget is None)
     rows = [{"step": 50 * (i + 1), "metric": "return", "value": float(r), "algorithm": algo, "label": label,
@@ -199,8 +260,31 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     claims_eps = budget is not None and budget.is_private and algo != "balle" and (
         algo != "functional" or config == "paper")
     return RunResult.from_estimator(est, rows, claim=claims_eps, calibration=calibration,
-                                    extra={**extra, "certified": certified, "noise_std": noise,
+                                    extra={**job.extra, "certified": certified, "noise_std": noise,
                                            **({"warnings": warned} if warned else {})})
+
+
+def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+    """Runs with equal keys go to one :func:`run_batch` call (all seeds): one training loop
+    (configuration, reset schedule, TD or DP-SGD updates, T, network), so the lockstep batch shares
+    everything but the runs' own streams; the Balle baseline (no Q-learning loop) on its own."""
+    algo = params["algorithm"]
+    kind = algo if algo in ("dpsgd", "balle") else "td"
+    return (params.get("config", "paper"), params.get("reset", "iteration"), kind, int(params["n_samples"]),
+            tuple(params["hidden"]))
+
+
+def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+    """Figure runs together: each estimator built as for one run and trained in lockstep with the
+    others (:func:`~privrl.q_learning.training.train_many`: stacked networks, one OU batch, one
+    CenterWalk batch), each on its own streams; each result is exactly :func:`run`'s."""
+    jobs = [_start(_Job(params, ctx, _figure_result), _figure_estimator, quiet=False)
+            for params, ctx in zip(params_list, ctxs)]
+    return _lockstep(jobs, quiet=False)
+
+
+def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+    return run_batch([params], [ctx])[0]
 
 
 # ------------------------------------------------------------------------------------ plots
@@ -488,17 +572,20 @@ EXPERIMENTS = [
     register(Experiment(
         id="wang2019-fig1", paper="Wang & Hegde 2019", figure="Figure 1",
         description="DP Q-learning with functional noise: return vs samples for noise levels and resets.",
-        settings=fig1_settings, seeds=_SEEDS, run=run, plot=plot_fig1, claims=claims_fig1,
+        settings=fig1_settings, seeds=_SEEDS, run=run, run_batch=run_batch, batch_key=batch_key, plot=plot_fig1,
+        claims=claims_fig1,
         deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
     register(Experiment(
         id="wang2019-fig2a", paper="Wang & Hegde 2019", figure="Figure 2(a)",
         description="Functional noise vs input perturbation, DP-SGD and Balle et al. at ε = 0.9.",
-        settings=fig2_settings(0.9), seeds=_SEEDS, run=run, plot=_plot_fig2("wang2019-fig2a", 0.9, "a"),
+        settings=fig2_settings(0.9), seeds=_SEEDS, run=run, run_batch=run_batch, batch_key=batch_key,
+        plot=_plot_fig2("wang2019-fig2a", 0.9, "a"),
         claims=claims_fig2(0.9), deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
     register(Experiment(
         id="wang2019-fig2b", paper="Wang & Hegde 2019", figure="Figure 2(b)",
         description="Functional noise vs input perturbation, DP-SGD and Balle et al. at ε = 0.45.",
-        settings=fig2_settings(0.45), seeds=_SEEDS, run=run, plot=_plot_fig2("wang2019-fig2b", 0.45, "b"),
+        settings=fig2_settings(0.45), seeds=_SEEDS, run=run, run_batch=run_batch, batch_key=batch_key,
+        plot=_plot_fig2("wang2019-fig2b", 0.45, "b"),
         claims=claims_fig2(0.45), deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
 ]
 
@@ -514,33 +601,39 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
     return grid
 
 
-def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def _frontier_estimator(job: _Job) -> Any:
+    params = job.params
     cal, eps = str(params["calibration"]), float(params["epsilon"])
     common = dict(config="paper", n_samples=int(params["n_samples"]), hidden=tuple(params["hidden"]),
                   env=params.get("env", "privrl/CenterWalk-v0"))
-    keys = {"calibration": cal, "epsilon": eps}
-    est: QLearning | DPQLearning
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UtilityWarning)
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        if cal == "none":
-            est = QLearning(**common).fit(rng=ctx.rng)
-            budget = None
-        else:
-            budget = PrivacyBudget(epsilon=eps, delta=DELTA)
-            try:
-                est = DPQLearning(budget=budget, calibration=cal, **common).fit(rng=ctx.rng)
-            except CertificationError as exc:
-                res = _refused("functional", cal, exc, epsilon=eps)
-                res.rows[0].pop("label")
-                return res
+    if cal == "none":
+        return QLearning(**common)
+    job.budget = PrivacyBudget(epsilon=eps, delta=DELTA)
+    return DPQLearning(budget=job.budget, calibration=cal, **common)
+
+
+def _frontier_result(job: _Job) -> RunResult:
+    params, est, budget = job.params, job.est, job.budget
+    cal, eps = str(params["calibration"]), float(params["epsilon"])
     returns = est.returns_
     value = float(np.mean(returns[len(returns) // 2:])) if len(returns) else math.nan
     noise = float(getattr(est, "noise_std_", 0.0))
     certified = bool(getattr(est, "certified_", False))
-    row = {"metric": "return", "value": value, "noise_std": noise, "certified": certified, **keys}
+    row = {"metric": "return", "value": value, "noise_std": noise, "certified": certified, "calibration": cal,
+           "epsilon": eps}
     return RunResult.from_estimator(est, [row], claim=budget is not None, calibration=cal,
                                     extra={"certified": certified, "noise_std": noise})
+
+
+def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+    """Frontier runs together (as :func:`run_batch`); each result is exactly :func:`run_frontier`'s."""
+    jobs = [_start(_Job(params, ctx, _frontier_result), _frontier_estimator, quiet=True)
+            for params, ctx in zip(params_list, ctxs)]
+    return _lockstep(jobs, quiet=True)
+
+
+def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+    return run_frontier_batch([params], [ctx])[0]
 
 
 def plot_frontier_q(df, out_dir: Path) -> list[Path]:
@@ -609,7 +702,9 @@ FRONTIER = register(Experiment(
     id="frontier-q-learning", paper="Wang & Hegde 2019", figure="Privacy–utility frontier (issue #11 §3)",
     description="DPQLearning (Algorithm 1's loop) on CenterWalk: mean return of the last half vs ε (δ = 1e-4) "
                 "under paper / sound / tight calibration, with non-private Q-learning in the same loop.",
-    settings=frontier_settings, seeds=_SEEDS, run=run_frontier, plot=plot_frontier_q, claims=frontier_claims,
+    settings=frontier_settings, seeds=_SEEDS, run=run_frontier, run_batch=run_frontier_batch,
+    batch_key=lambda params, seed: ("frontier", int(params["n_samples"]), tuple(params["hidden"])),
+    plot=plot_frontier_q, claims=frontier_claims,
     deviations=("Algorithm 1's loop (App. E.3: plain SGD, 79 updates of B = 64 at alpha = 3e-4) is the only one "
                 "the analysis covers; it learns little even without noise (docs/q_learning.md).",
                 "The paper calibration's ε is what it claims; its ledger records the true spend "

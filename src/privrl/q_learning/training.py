@@ -1,4 +1,5 @@
-"""The Q-learning loop shared by DPQLearning and its baselines (Wang & Hegde 2019, Alg. 1).
+"""The Q-learning loop shared by DPQLearning and its baselines (Wang & Hegde 2019, Alg. 1), for one
+run or many runs in lockstep.
 
 One loop, three places where privacy enters (a :class:`Privatizer`):
 
@@ -16,29 +17,36 @@ One loop, three places where privacy enters (a :class:`Privatizer`):
 Nothing in this module draws privacy noise itself: the estimators hand it release callables and
 noise paths built on their :class:`~privrl.privacy.release.Releaser`.
 
-The networks are tiny (1→16→16→2), so per-operation overhead dominates: the learner is a float64
-NumPy MLP with hand-written backward passes (:class:`MLP`), and DP-SGD's per-sample gradients are
-closed-form (for a ReLU MLP the per-sample gradient of layer ``l`` is the outer product
-``delta_l,i ⊗ a_{l-1,i}``, so its squared norm is ``|delta_l,i|^2 (|a_{l-1,i}|^2 + 1)`` with the bias,
-and the clipped sum is one matrix product with the rows of ``delta`` scaled). The same loop runs on
-PyTorch (``backend="torch"``, the reference: autograd, ``torch.func`` per-sample gradients,
-``torch.optim``); tests check that both give the same runs to floating-point tolerance.
+Many runs at once (:func:`train_many`): runs whose loops agree (the same
+:class:`~privrl.q_learning.configs.TrainingConfig` but for the step size, the same spaces, the same
+kind of update) advance in lockstep — one environment step of every run, then one update of every
+run — with their networks stacked (:mod:`privrl.q_learning.networks`), their OU paths in one
+:class:`~privrl.q_learning.ou_batch.OUBatch` and, for CenterWalk, their environments in one
+:class:`~privrl.envs.center_walk.CenterWalkBatch`. Each run keeps its own random streams (env,
+init, policy, replay, its releaser) and consumes them in the same order as alone, so a run's
+episodes do not depend on the batch it ran in (tested); only floating-point rounding of the
+shared vector operations may differ. A single fit is a batch of one, with its paths queried
+directly.
 """
 
 from __future__ import annotations
 
-import copy
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from privrl._validation import param_error
+from privrl.envs.center_walk import CenterWalkBatch
 from privrl.errors import InvalidDataError
 from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
+from privrl.q_learning.networks import MLP, NumpyLearner, TorchLearner, build_network
+from privrl.q_learning.ou_batch import OUBatch
 
-__all__ = ["MLP", "Privatizer", "TrainResult", "train", "build_network", "functional_noise"]
+__all__ = ["MLP", "Privatizer", "TrainResult", "TrainingRun", "UnitMap", "train", "train_many", "build_network",
+           "functional_noise"]
 
 
 @dataclass
@@ -65,256 +73,125 @@ class TrainResult:
     trace: list = field(default_factory=list)
 
 
-# ------------------------------------------------------------------------------ networks
-def _init_params(sizes: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """PyTorch's default ``nn.Linear`` init (``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for weight and
-    bias) drawn from ``rng``, flattened in parameter order."""
-    parts = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
-        bound = 1.0 / math.sqrt(a)
-        parts.append(rng.uniform(-bound, bound, (b, a)).ravel())
-        parts.append(rng.uniform(-bound, bound, b))
-    return np.concatenate(parts)
+@dataclass
+class TrainingRun:
+    """One run of :func:`train_many`: ``rngs`` has streams env, init, policy, replay (each used only
+    by its own part, so a noiseless run is identical across the privatizers); ``observe`` maps a raw
+    observation to the learner's state in [0, 1]^d (default: the observation as a float vector)."""
+
+    env: Any
+    cfg: Any
+    privatizer: Privatizer
+    rngs: dict[str, np.random.Generator]
+    reward_bounds: tuple[float, float]
+    observe: Callable[[Any], np.ndarray] | None = None
+    trace: bool = False
 
 
-class MLP:
-    """ReLU MLP in float64 NumPy; all parameters live in one flat vector ``params`` (W1, b1, W2, b2,
-    ... as PyTorch's ``named_parameters``), ``W`` and ``b`` are views into it. ``net(x)`` maps
-    ``(n, in)`` states to ``(n, out)`` values."""
+# ------------------------------------------------------------------------------ observations
+class UnitMap:
+    """``(obs - low) / (high - low)``: raw observations to [0, 1]^d (public bounds, checked)."""
 
-    def __init__(self, sizes: tuple[int, ...], params: np.ndarray) -> None:
-        self.sizes = tuple(int(s) for s in sizes)
-        self.params = params
-        self.W: list[np.ndarray] = []
-        self.b: list[np.ndarray] = []
-        off = 0
-        for a, b in zip(self.sizes[:-1], self.sizes[1:]):
-            self.W.append(params[off:off + a * b].reshape(b, a))
-            off += a * b
-            self.b.append(params[off:off + b])
-            off += b
+    def __init__(self, low: np.ndarray, high: np.ndarray, owner: str) -> None:
+        self.low, self.span, self.owner = low, high - low, owner
+        self.identity = bool(np.all(low == 0.0) and np.all(high == 1.0))
 
-    @classmethod
-    def init(cls, sizes: tuple[int, ...], rng: np.random.Generator) -> MLP:
-        return cls(sizes, _init_params(tuple(sizes), rng))
+    def __call__(self, obs: Any) -> np.ndarray:
+        x = np.asarray(obs, float).ravel()
+        if self.identity:
+            if not (np.all(x >= 0.0) and np.all(x <= 1.0)):
+                raise self._outside()
+            return x
+        u = (x - self.low) / self.span
+        if not (u.shape == self.low.shape and np.all(u >= 0.0) and np.all(u <= 1.0)):
+            raise self._outside() if u.shape == self.low.shape else param_error(
+                "states", self.owner, f"observations of dimension {self.low.size}", f"dimension {x.size}")
+        return u
 
-    def copy(self) -> MLP:
-        return MLP(self.sizes, self.params.copy())
+    def batch(self, states: Any) -> np.ndarray:
+        x = np.asarray(states, float).reshape(-1, self.low.size)
+        u = x if self.identity else (x - self.low) / self.span
+        if not (np.all(u >= 0.0) and np.all(u <= 1.0)):
+            raise self._outside()
+        return u
 
-    def forward(self, x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Outputs and the layer inputs ``[x, h1, h2, ...]`` (post-ReLU) for :meth:`backward`."""
-        acts = [x]
-        h = x
-        last = len(self.W) - 1
-        for i, (W, b) in enumerate(zip(self.W, self.b)):
-            h = h @ W.T + b
-            if i < last:
-                h = np.maximum(h, 0.0)
-                acts.append(h)
-        return h, acts
-
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        return self.forward(np.asarray(x, float))[0]
-
-    def point(self, x: np.ndarray) -> np.ndarray:
-        """Outputs at one state ``x`` of shape ``(in,)``."""
-        h = x
-        last = len(self.W) - 1
-        for i, (W, b) in enumerate(zip(self.W, self.b)):
-            h = W @ h + b
-            if i < last:
-                h = np.maximum(h, 0.0)
-        return h
-
-    def deltas(self, acts: list[np.ndarray], dout: np.ndarray) -> list[np.ndarray]:
-        """Per-sample gradients of the loss w.r.t. each layer's pre-activation (output first)."""
-        out = [dout]
-        d = dout
-        for layer in range(len(self.W) - 1, 0, -1):
-            d = (d @ self.W[layer]) * (acts[layer] > 0)
-            out.append(d)
-        return out[::-1]
-
-    def grads(self, acts: list[np.ndarray], deltas: list[np.ndarray]) -> np.ndarray:
-        """Summed parameter gradient (flat, parameter order) from the layer inputs and deltas."""
-        parts = []
-        for a, d in zip(acts, deltas):
-            parts.append((d.T @ a).ravel())
-            parts.append(d.sum(0))
-        return np.concatenate(parts)
-
-    def to_torch(self):
-        """The same network as a ``torch.nn.Sequential`` (float64)."""
-        import torch
-
-        net = _torch_mlp(self.sizes)
-        with torch.no_grad():
-            for lin, W, b in zip([m for m in net if isinstance(m, torch.nn.Linear)], self.W, self.b):
-                lin.weight.copy_(torch.from_numpy(W))
-                lin.bias.copy_(torch.from_numpy(b))
-        return net
+    def _outside(self) -> InvalidDataError:
+        return InvalidDataError(
+            f"{self.owner}: an observation lies outside the declared observation bounds; the analysis is on "
+            "[0, 1]^d after the map (obs - obs_low) / (obs_high - obs_low). Declare wider public bounds (the "
+            "'obs_low' and 'obs_high' parameters).")
 
 
-def _torch_mlp(sizes: tuple[int, ...]):
-    from torch import nn
-
-    layers: list[Any] = []
-    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
-        layers.append(nn.Linear(a, b).double())
-        if i < len(sizes) - 2:
-            layers.append(nn.ReLU())
-    return nn.Sequential(*layers)
+def _as_vector(obs: Any) -> np.ndarray:
+    return np.asarray(obs, float).ravel()
 
 
-def build_network(in_dim: int, hidden: tuple[int, ...], out_dim: int, rng: np.random.Generator):
-    """ReLU MLP (torch) with PyTorch's default uniform init drawn from ``rng`` (no global torch seed);
-    the same draws as :meth:`MLP.init`."""
-    sizes = (in_dim, *hidden, out_dim)
-    return MLP(sizes, _init_params(sizes, rng)).to_torch()
+class _Observer:
+    """The runs' observation maps applied to ``(R, d)`` raw observations: one vector operation when
+    every map is a :class:`UnitMap` on [0, 1]^d (CenterWalk), else each run's map."""
+
+    def __init__(self, maps: Sequence[Callable[[Any], np.ndarray] | None]) -> None:
+        self.maps = [_as_vector if f is None else f for f in maps]
+        self.identity = all(isinstance(f, UnitMap) and f.identity for f in self.maps)
+
+    def __call__(self, raw: Any, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+        maps = self.maps if rows is None else [self.maps[r] for r in rows]
+        if self.identity and isinstance(raw, np.ndarray):
+            if (raw >= 0.0).all() and (raw <= 1.0).all():
+                return raw
+            bad = int(np.flatnonzero(~((raw >= 0.0) & (raw <= 1.0)).all(1))[0])
+            maps[bad](raw[bad])      # raises the run's own error
+        if len(maps) == 1:
+            return maps[0](raw[0])[None]
+        return np.stack([f(o) for f, o in zip(maps, raw)])
 
 
-def _loss_grad(td: np.ndarray, kind: str) -> np.ndarray:
-    """Derivative of the per-sample TD loss: ``td`` (squared, ``td^2 / 2``) or ``clip(td, -1, 1)``
-    (Huber / smooth-L1 with threshold 1)."""
-    return td if kind == "squared" else np.clip(td, -1.0, 1.0)
+# ------------------------------------------------------------------------------ environments
+class _GymRows:
+    """The runs' Gymnasium environments, stepped one by one (the general case)."""
+
+    def __init__(self, envs: Sequence[Any]) -> None:
+        self.envs = list(envs)
+
+    def reset(self, seeds: list[int]) -> list[Any]:
+        return [env.reset(seed=seed)[0] for env, seed in zip(self.envs, seeds)]
+
+    def step(self, actions: np.ndarray):
+        out = [env.step(int(a)) for env, a in zip(self.envs, actions.tolist())]
+        return ([o[0] for o in out], [o[1] for o in out], np.array([bool(o[2]) for o in out]),
+                np.array([bool(o[3]) for o in out]))
+
+    def reset_rows(self, rows: np.ndarray) -> list[Any]:
+        return [self.envs[r].reset()[0] for r in rows.tolist()]
+
+    def close(self) -> None:
+        pass
 
 
-_RMS_ALPHA = 0.99  # RMSprop's smoothing constant (PyTorch's default, as in the authors' code)
-
-
-class _NumpyLearner:
-    """Online (and target) network with its optimiser, in NumPy."""
-
-    def __init__(self, sizes: tuple[int, ...], rng: np.random.Generator, cfg, has_target: bool) -> None:
-        self.net = MLP.init(sizes, rng)
-        self.target = self.net.copy() if has_target else None
-        self.cfg = cfg
-        self._sq = np.zeros_like(self.net.params) if cfg.optimizer == "rmsprop" else None
-        self.network = self.net
-
-    def act_q(self, obs: np.ndarray) -> np.ndarray:
-        return self.net.point(obs)
-
-    def target_q(self, s2: np.ndarray) -> np.ndarray:
-        return (self.target or self.net).forward(s2)[0]
-
-    def sync_target(self) -> None:
-        if self.target is not None:
-            self.target.params[:] = self.net.params
-
-    def _dout(self, q: np.ndarray, a: np.ndarray, dtd: np.ndarray) -> np.ndarray:
-        dq = np.zeros_like(q)
-        dq[np.arange(len(a)), a] = dtd
-        return dq
-
-    def td_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, g_sa: np.ndarray) -> None:
-        """One step on the mean TD loss (Alg. 1 line 20)."""
-        q, acts = self.net.forward(s)
-        n = len(a)
-        td = q[np.arange(n), a] + g_sa - y
-        dtd = _loss_grad(td, self.cfg.loss) * (1.0 / n)
-        grad = self.net.grads(acts, self.net.deltas(acts, self._dout(q, a, dtd)))
-        self._apply(grad)
-
-    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer) -> None:
-        """Per-sample gradients clipped to ``clip_norm`` in l2, summed, released
-        (``priv.release_gradient``: plus Gaussian noise), divided by the batch size (Abadi et al.
-        2016); closed form (module docstring). Gradient coordinates in parameter order (W1, b1, ...)."""
-        q, acts = self.net.forward(s)
-        n = len(a)
-        dtd = _loss_grad(q[np.arange(n), a] - y, self.cfg.loss)
-        deltas = self.net.deltas(acts, self._dout(q, a, dtd))
-        sq = sum((d * d).sum(1) * ((x * x).sum(1) + 1.0) for x, d in zip(acts, deltas))
-        factor = np.minimum(float(priv.clip_norm or 0.0) / (np.sqrt(sq) + 1e-12), 1.0)
-        grad = self.net.grads(acts, [d * factor[:, None] for d in deltas])
-        if priv.release_gradient is not None:
-            grad = priv.release_gradient(grad)
-        self._apply(grad / n)
-
-    def _apply(self, grad: np.ndarray) -> None:
-        cfg = self.cfg
-        if cfg.grad_clamp is not None:
-            np.clip(grad, -cfg.grad_clamp, cfg.grad_clamp, out=grad)
-        p = self.net.params
-        if self._sq is None:  # SGD
-            p += -cfg.learning_rate * grad
-        else:  # RMSprop as torch.optim.RMSprop(alpha=0.99, eps=1e-8)
-            sq = self._sq
-            sq *= _RMS_ALPHA
-            sq += ((1.0 - _RMS_ALPHA) * grad) * grad
-            p += (-cfg.learning_rate * grad) / (np.sqrt(sq) + 1e-8)
-
-
-class _TorchLearner:
-    """The same learner on PyTorch (reference implementation: autograd, ``torch.func``, ``torch.optim``)."""
-
-    def __init__(self, sizes: tuple[int, ...], rng: np.random.Generator, cfg, has_target: bool) -> None:
-        import torch
-
-        self.net = build_network(sizes[0], tuple(sizes[1:-1]), sizes[-1], rng)
-        self.target = copy.deepcopy(self.net) if has_target else None
-        self.cfg = cfg
-        self.opt: torch.optim.Optimizer
-        if cfg.optimizer == "sgd":
-            self.opt = torch.optim.SGD(self.net.parameters(), lr=cfg.learning_rate)
-        else:
-            self.opt = torch.optim.RMSprop(self.net.parameters(), lr=cfg.learning_rate, alpha=_RMS_ALPHA, eps=1e-8)
-        self.network = self.net
-
-    def act_q(self, obs: np.ndarray) -> np.ndarray:
-        import torch
-
-        with torch.no_grad():
-            return self.net(torch.from_numpy(obs[None, :]))[0].numpy()
-
-    def target_q(self, s2: np.ndarray) -> np.ndarray:
-        import torch
-
-        with torch.no_grad():
-            return (self.target or self.net)(torch.from_numpy(s2)).numpy()
-
-    def sync_target(self) -> None:
-        if self.target is not None:
-            self.target.load_state_dict(self.net.state_dict())
-
-    def td_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, g_sa: np.ndarray) -> None:
-        import torch
-
-        self.opt.zero_grad()
-        ta = torch.from_numpy(a)
-        q = self.net(torch.from_numpy(s)).gather(1, ta[:, None])[:, 0]
-        _td_loss(q + torch.from_numpy(g_sa) - torch.from_numpy(y), self.cfg.loss).mean().backward()
-        self._apply()
-
-    def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, priv: Privatizer) -> None:
-        import torch
-
-        self.opt.zero_grad()
-        _dpsgd_grads(self.net, torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(y), self.cfg.loss, priv)
-        self._apply()
-
-    def _apply(self) -> None:
-        import torch
-
-        if self.cfg.grad_clamp is not None:
-            torch.nn.utils.clip_grad_value_(self.net.parameters(), self.cfg.grad_clamp)
-        self.opt.step()
+def _env_rows(envs: Sequence[Any], n_steps: int) -> Any:
+    """Several CenterWalk environments: one vectorised batch; else (and for one run, where the
+    environment's own step is cheaper) each environment itself."""
+    return (CenterWalkBatch.of(list(envs), n_steps) if len(envs) > 1 else None) or _GymRows(envs)
 
 
 # ------------------------------------------------------------------------------ noise paths
 class _OUNoise1D:
+    """Functional noise for 1-D states: an :class:`~privrl.q_learning.gaussian_process.OUNoise`
+    (one path per action) taking ``(n, 1)`` states; runs advanced together share one
+    :class:`~privrl.q_learning.ou_batch.OUBatch` built from their paths."""
+
     def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
-        self._noise = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
+        self.paths = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
     def reset(self) -> None:
-        self._noise.reset()
+        self.paths.reset()
 
     def point(self, state: np.ndarray) -> np.ndarray:
         """The ``(m,)`` noise values at one state of shape ``(1,)``."""
-        return self._noise.point(float(state[0]))
+        return self.paths.point(float(state[0]))
 
     def __call__(self, states: np.ndarray) -> np.ndarray:
-        return self._noise(np.asarray(states, float)[:, 0])
+        return self.paths(np.asarray(states, float)[:, 0])
 
 
 def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: Any):
@@ -323,160 +200,228 @@ def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise:
     OU paths for 1-D states (one spawned source per action); the exact product-kernel field for d > 1."""
     if dim == 1:
         return _OUNoise1D(n_actions, beta, sigma, noise)
-
     return ProductKernelField(dim=dim, beta=beta, sigma=sigma, n_paths=n_actions, noise=noise)
 
 
+class _PathRows:
+    """The noise paths of the runs ``rows`` (indices into the batch) that have some: one
+    :class:`~privrl.q_learning.ou_batch.OUBatch` when there are several 1-D OU noises, else each
+    run's own object. ``point``: ``(len(rows), d)`` states → ``(len(rows), m)``; ``query``:
+    ``(len(rows), n, d)`` → ``(len(rows), n, m)``."""
+
+    def __init__(self, rows: np.ndarray, objects: list[Any]) -> None:
+        self.rows = rows
+        self.objects = objects
+        self.batch = OUBatch.from_paths([o.paths for o in objects]) \
+            if len(objects) > 1 and all(isinstance(o, _OUNoise1D) for o in objects) else None
+        self._points = [getattr(o, "point", None) for o in objects]
+
+    @classmethod
+    def of(cls, objects: Sequence[Any]) -> _PathRows | None:
+        rows = [i for i, o in enumerate(objects) if o is not None]
+        return cls(np.array(rows, np.intp), [objects[i] for i in rows]) if rows else None
+
+    def point(self, states: np.ndarray) -> np.ndarray:
+        if self.batch is not None:
+            return self.batch.point(states[:, 0])
+        values = [f(x) if f is not None else o(x[None, :])[0] for f, o, x in zip(self._points, self.objects, states)]
+        return values[0][None] if len(values) == 1 else np.stack(values)
+
+    def query(self, states: np.ndarray) -> np.ndarray:
+        if self.batch is not None:
+            return self.batch.query(states[..., 0])
+        if len(self.objects) == 1:
+            return self.objects[0](states[0])[None]
+        return np.stack([o(x) for o, x in zip(self.objects, states)])
+
+    def reset(self, mask: np.ndarray | None = None) -> None:
+        """Fresh paths for the runs where ``mask`` (over the whole batch) is True (all by default)."""
+        flags = np.ones(len(self.rows), bool) if mask is None else mask[self.rows]
+        if not flags.any():
+            return
+        if self.batch is not None:
+            self.batch.reset(flags)
+            return
+        for o, flag in zip(self.objects, flags.tolist()):
+            if flag:
+                o.reset()
+
+
 # ------------------------------------------------------------------------------ the loop
-def _check_reward(r: float, bounds: tuple[float, float]) -> float:
-    r = float(r)
-    if not (bounds[0] <= r <= bounds[1]):  # the reward is private: the message never shows it
+def _check_rewards(r: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
+    if not ((low <= r) & (r <= high)).all():
+        bad = int(np.flatnonzero(~((low <= r) & (r <= high)))[0])
+        # the reward is private: the message never shows it
         raise InvalidDataError(
-            f"A received reward is outside the declared reward_bounds {tuple(bounds)}; the analysis relies "
-            "on this bound. Declare bounds that contain every reward the environment can give (the "
-            "'reward_bounds' parameter).")
-    return r
+            f"A received reward is outside the declared reward_bounds {(float(low[bad]), float(high[bad]))}; the "
+            "analysis relies on this bound. Declare bounds that contain every reward the environment can give "
+            "(the 'reward_bounds' parameter).")
 
 
 def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
-          reward_bounds: tuple[float, float], on_update: Callable[[int], None] | None = None,
-          trace: bool = False, backend: str = "numpy",
+          reward_bounds: tuple[float, float], trace: bool = False, backend: str = "numpy",
           observe: Callable[[Any], np.ndarray] | None = None) -> TrainResult:
-    """Run ``cfg.n_samples`` environment steps. ``rngs`` has streams env, init, policy, replay
-    (each used only by its own part, so a noiseless run is identical across the privatizers).
-    ``backend="torch"`` runs the PyTorch reference learner (same draws). ``observe`` maps a raw
-    observation to the learner's state in [0, 1]^d (default: the observation as a float vector)."""
-    if observe is None:
-        def observe(o: Any) -> np.ndarray:
-            return np.asarray(o, float).ravel()
-    obs_dim = int(np.prod(env.observation_space.shape))
-    m = int(env.action_space.n)
-    sizes = (obs_dim, *cfg.hidden, m)
-    learner: Any = (_TorchLearner if backend == "torch" else _NumpyLearner)(
-        sizes, rngs["init"], cfg, bool(cfg.target_sync_episodes))
-    noise = privatizer.noise
-    t_noise = privatizer.target_noise if cfg.target_noise == "separate" else None
-    noises = [x for x in (noise, t_noise) if x is not None]
-    act_noise = None if noise is None else getattr(noise, "point", lambda o: noise(o[None, :])[0])
-    cap = cfg.replay_size or cfg.batch_size
-    S = np.zeros((cap, obs_dim))
-    S2 = np.zeros((cap, obs_dim))
-    A = np.zeros(cap, dtype=np.int64)
-    R = np.zeros(cap)
-    TERM = np.zeros(cap)
-    size = ptr = 0
-    obs, _ = env.reset(seed=int(rngs["env"].integers(0, 2**31 - 1)))
-    obs = observe(obs)
-    returns: list[float] = []
-    ep_ret = 0.0
-    episodes = updates = 0
-    log: list = []
-    gamma = cfg.gamma
-    policy_rng, replay_rng = rngs["policy"], rngs["replay"]
-    for x in noises:
-        x.reset()
+    """Run ``cfg.n_samples`` environment steps of one run (:class:`TrainingRun`). ``backend="torch"``
+    runs the PyTorch reference learner (same draws)."""
+    return train_many([TrainingRun(env, cfg, privatizer, rngs, reward_bounds, observe, trace)], backend=backend)[0]
 
-    def update(idx: np.ndarray) -> None:
+
+def _lockstep_key(run: TrainingRun) -> tuple:
+    env = run.env
+    return (replace(run.cfg, learning_rate=0.0), int(np.prod(env.observation_space.shape)),
+            int(env.action_space.n), run.privatizer.clip_norm is None)
+
+
+def train_many(runs: Sequence[TrainingRun], *, backend: str = "numpy") -> list[TrainResult]:
+    """Train every run; runs whose loops agree (:func:`_lockstep_key`: the configuration but for
+    the step size, the spaces, TD or DP-SGD updates) advance in lockstep, each on its own streams.
+    ``backend="torch"`` trains each run alone on the PyTorch reference learner."""
+    groups: dict[Any, list[int]] = {}
+    for i, run in enumerate(runs):
+        groups.setdefault((i,) if backend == "torch" else _lockstep_key(run), []).append(i)
+    out: list[Any] = [None] * len(runs)
+    for idx in groups.values():
+        for i, res in zip(idx, _train_lockstep([runs[i] for i in idx], backend)):
+            out[i] = res
+    return out
+
+
+def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResult]:
+    cfg = runs[0].cfg
+    R = len(runs)
+    envs = [run.env for run in runs]
+    obs_dim = int(np.prod(envs[0].observation_space.shape))
+    m = int(envs[0].action_space.n)
+    sizes = (obs_dim, *cfg.hidden, m)
+    learner: Any = (TorchLearner if backend == "torch" else NumpyLearner)(
+        sizes, [run.rngs["init"] for run in runs], cfg, bool(cfg.target_sync_episodes),
+        [run.cfg.learning_rate for run in runs])
+    privs = [run.privatizer for run in runs]
+    noise = _PathRows.of([p.noise for p in privs])
+    t_noise = _PathRows.of([p.target_noise if p.noise is not None else None for p in privs]) \
+        if cfg.target_noise == "separate" else None
+    sep = None if t_noise is None or noise is None else np.searchsorted(noise.rows, t_noise.rows)
+    iteration = np.array([p.reset == "iteration" for p in privs])
+    episode = np.array([p.reset == "episode" for p in privs])
+    releases_r = [(r, p.release_reward) for r, p in enumerate(privs) if p.release_reward is not None]
+    dpsgd = privs[0].clip_norm is not None
+    clip_norms = np.array([float(p.clip_norm or 0.0) for p in privs])
+    releases_g = [p.release_gradient for p in privs]
+    low = np.array([float(run.reward_bounds[0]) for run in runs])
+    high = np.array([float(run.reward_bounds[1]) for run in runs])
+    observe = _Observer([run.observe for run in runs])
+    traced = [r for r, run in enumerate(runs) if run.trace]
+    logs: list[list] = [[] for _ in runs]
+
+    cap = cfg.replay_size or cfg.batch_size
+    # the replay buffers, one row per run: each transition is (s, s', a, r, terminal) in one array,
+    # so that a minibatch is one gather (actions are small integers, exact as floats)
+    d = obs_dim
+    memory = np.zeros((R, cap, 2 * d + 3))
+    size = ptr = 0
+    env_rows = _env_rows(envs, cfg.n_samples)
+    obs = observe(env_rows.reset([int(run.rngs["env"].integers(0, 2**31 - 1)) for run in runs]))
+    returns: list[list[float]] = [[] for _ in runs]
+    ep_ret = np.zeros(R)
+    episodes = np.zeros(R, np.int64)
+    updates = 0
+    gamma = cfg.gamma
+    policy_rngs = [run.rngs["policy"] for run in runs]
+    replay_rngs = [run.rngs["replay"] for run in runs]
+    rows = np.arange(R)[:, None]
+    for paths in (noise, t_noise):
+        if paths is not None:
+            paths.reset()
+
+    def update(idx: slice | np.ndarray) -> None:
         nonlocal updates
-        s, s2, a = S[idx], S2[idx], A[idx]
-        n = len(idx)
-        g_sa = np.zeros(n)
+        batch = memory[:, idx] if isinstance(idx, slice) else memory[rows, idx]   # (R, n, 2d + 3)
+        s, s2 = np.ascontiguousarray(batch[..., :d]), np.ascontiguousarray(batch[..., d:2 * d])
+        rew, term = batch[..., 2 * d + 1], batch[..., 2 * d + 2]
+        a = batch[..., 2 * d].astype(np.int64)
+        n = a.shape[1]
+        g_sa = np.zeros((R, n))
         nxt = learner.target_q(s2)
         if noise is not None:  # one batch query: the law does not depend on the order
-            g = noise(np.concatenate([s, s2]))
-            g_next = g[n:] if t_noise is None else t_noise(s2)
-            nxt = nxt + g_next
-            g_sa = g[np.arange(n), a]
-        y = R[idx] + gamma * (1.0 - TERM[idx]) * nxt.max(1)
-        if trace:
-            log.append({"update": updates, "g_sa": g_sa.copy(), "states": s.copy()})
-        if privatizer.clip_norm is None:
-            learner.td_step(s, a, y, g_sa)
+            nr = noise.rows
+            every = len(nr) == R      # (a single fit, or a batch of noisy runs: no row selection)
+            g = noise.query(np.concatenate([s, s2] if every else [s[nr], s2[nr]], axis=1))
+            g_next = g[:, n:]
+            if t_noise is not None:
+                g_t = t_noise.query(s2 if len(t_noise.rows) == R else s2[t_noise.rows])
+                if len(t_noise.rows) == len(nr):
+                    g_next = g_t
+                else:
+                    g_next = g_next.copy()
+                    g_next[sep] = g_t
+            g_taken = g[np.arange(len(nr))[:, None], np.arange(n), a if every else a[nr]]
+            if every:
+                nxt += g_next
+                g_sa = g_taken
+            else:
+                nxt[nr] = nxt[nr] + g_next
+                g_sa[nr] = g_taken
+        y = rew + gamma * (1.0 - term) * nxt.max(2)
+        for r in traced:
+            logs[r].append({"update": updates, "g_sa": g_sa[r].copy(), "states": s[r].copy()})
+        if dpsgd:
+            learner.dpsgd_step(s, a, y, clip_norms, releases_g)
         else:
-            learner.dpsgd_step(s, a, y, privatizer)
+            learner.td_step(s, a, y, g_sa)
         updates += 1
-        if on_update is not None:
-            on_update(updates)
-        if privatizer.reset == "iteration":
-            for x in noises:
-                x.reset()
+        for paths in (noise, t_noise):
+            if paths is not None:
+                paths.reset(iteration)
 
     for t in range(cfg.n_samples):
         q = learner.act_q(obs)
-        if act_noise is not None:
-            q = q + act_noise(obs)
+        if noise is not None:
+            if len(noise.rows) == R:
+                q += noise.point(obs)
+            else:
+                q[noise.rows] += noise.point(obs[noise.rows])
+        actions = q.argmax(1)
         if cfg.exploration is not None:
             start, end, decay = cfg.exploration
             eps = end + (start - end) * math.exp(-t / decay)
-            explore = policy_rng.random() < eps
-            action = int(policy_rng.integers(m)) if explore else int(np.argmax(q))
-        else:
-            action = int(np.argmax(q))
-        obs2, r, term, trunc, _ = env.step(action)
-        obs2 = observe(obs2)
-        r = _check_reward(r, reward_bounds)
-        ep_ret += r
-        r_used = r if privatizer.release_reward is None else privatizer.release_reward(r)
-        S[ptr], A[ptr], R[ptr], S2[ptr], TERM[ptr] = obs, action, r_used, obs2, float(term)
+            for r, prng in enumerate(policy_rngs):
+                if prng.random() < eps:
+                    actions[r] = prng.integers(m)
+        raw2, rew, term, trunc = env_rows.step(actions)
+        obs2 = observe(raw2)
+        rew = np.asarray(rew, float)
+        _check_rewards(rew, low, high)
+        ep_ret += rew
+        if releases_r:
+            rew = rew.copy()
+            for r, release in releases_r:
+                rew[r] = release(float(rew[r]))
+        memory[:, ptr, :d], memory[:, ptr, d:2 * d] = obs, obs2
+        memory[:, ptr, 2 * d], memory[:, ptr, 2 * d + 1], memory[:, ptr, 2 * d + 2] = actions, rew, term
         ptr = (ptr + 1) % cap
         size = min(size + 1, cap)
-        if term or trunc:
-            returns.append(ep_ret)
-            ep_ret = 0.0
-            episodes += 1
-            o, _ = env.reset()
-            obs = observe(o)
-            if privatizer.reset == "episode":
-                for x in noises:
-                    x.reset()
-            if cfg.target_sync_episodes and episodes % cfg.target_sync_episodes == 0:
-                learner.sync_target()
-        else:
-            obs = obs2
+        done = term | trunc
+        if done.any():
+            ended = np.flatnonzero(done)
+            for r in ended.tolist():
+                returns[r].append(float(ep_ret[r]))
+            ep_ret[ended] = 0.0
+            episodes[ended] += 1
+            obs2 = obs2.copy()
+            obs2[ended] = observe(env_rows.reset_rows(ended), ended)
+            for paths in (noise, t_noise):
+                if paths is not None:
+                    paths.reset(done & episode)
+            if cfg.target_sync_episodes:
+                learner.sync_target(ended[episodes[ended] % cfg.target_sync_episodes == 0])
+        obs = obs2
         if cfg.update_every == "batch":
             if size == cap or t == cfg.n_samples - 1:
-                update(np.arange(size))
+                update(slice(0, size))
                 size = ptr = 0
         elif size >= cfg.batch_size:
-            update(replay_rng.choice(size, cfg.batch_size, replace=False))
-    return TrainResult(learner.network, np.asarray(returns), updates, cfg.n_samples, log)
-
-
-# ------------------------------------------------------------------------------ torch reference kernels
-def _td_loss(td, kind: str):
-    import torch
-
-    if kind == "squared":
-        return 0.5 * td * td
-    return torch.nn.functional.smooth_l1_loss(td, torch.zeros_like(td), reduction="none")
-
-
-def _dpsgd_grads(net, s, a, y, loss_kind: str, priv: Privatizer) -> None:
-    """Per-sample gradients (torch.func), each clipped to ``clip_norm`` in l2, summed, plus the
-    noise of ``priv.release_gradient`` (released on zeros: the noise itself, in parameter order),
-    divided by the batch size (Abadi et al. 2016). Reference for the closed form of
-    :meth:`_NumpyLearner.dpsgd_step`."""
-    import torch
-    from torch.func import functional_call, grad, vmap
-
-    params = {k: v.detach() for k, v in net.named_parameters()}
-
-    def loss_one(p, si, onehot, yi):
-        q = (functional_call(net, p, (si[None, :],))[0] * onehot).sum()
-        return _td_loss((q - yi)[None], loss_kind)[0]
-
-    onehot = torch.nn.functional.one_hot(a, int(net[-1].out_features)).double()
-    grads = vmap(grad(loss_one), in_dims=(None, 0, 0, 0))(params, s, onehot, y)
-    n = s.shape[0]
-    norms = torch.sqrt(sum((g.reshape(n, -1) ** 2).sum(1) for g in grads.values()))
-    factor = torch.clamp(float(priv.clip_norm or 0.0) / (norms + 1e-12), max=1.0)
-    named = list(net.named_parameters())
-    noise = priv.release_gradient(np.zeros(sum(p.numel() for _, p in named))) \
-        if priv.release_gradient is not None else None
-    off = 0
-    for name, p in named:
-        g = (grads[name] * factor.reshape(-1, *([1] * (grads[name].dim() - 1)))).sum(0)
-        if noise is not None:
-            g = g + torch.from_numpy(noise[off:off + p.numel()].reshape(tuple(g.shape)))
-        off += p.numel()
-        p.grad = g / n
+            picks = [rng.choice(size, cfg.batch_size, replace=False) for rng in replay_rngs]
+            update(picks[0][None] if R == 1 else np.stack(picks))
+    env_rows.close()
+    return [TrainResult(learner.network(r), np.asarray(returns[r]), updates, cfg.n_samples, logs[r])
+            for r in range(R)]

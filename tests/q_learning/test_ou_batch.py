@@ -1,0 +1,111 @@
+"""The OU paths of many runs advanced together (``OUBatch``): the exact law, and the same values as
+each run's ``OUNoise`` queried alone on the same noise streams."""
+
+import numpy as np
+import pytest
+
+import privrl.q_learning.ou_batch as ou_batch
+from privrl.privacy.noise import NoiseSource, NumpyNoise
+from privrl.q_learning.gaussian_process import OUNoise, ou_kernel
+from privrl.q_learning.ou_batch import OUBatch, _doubling_scan, _scan
+
+SIGMA = 0.8
+
+
+class _Basis(NoiseSource):
+    """Path ``j``'s normals are the ``j``-th unit vector of the stream: its value at a state is then
+    the coefficient of the ``j``-th normal drawn, and over ``D`` paths the stored values form the
+    exact coefficient matrix ``V`` of the states on the independent normals (``Cov = V V^T``)."""
+
+    def __init__(self, j):
+        self.j, self.calls = j, 0
+
+    def _standard(self, kind, shape):
+        out = np.zeros(shape)
+        if self.calls == 0:
+            out[self.j] = 1.0
+        self.calls += 1
+        return out
+
+
+def _symbolic(betas, dim):
+    return OUBatch(betas, [SIGMA] * len(betas), [[_Basis(j) for j in range(dim)] for _ in betas])
+
+
+def _strategies(monkeypatch, large):
+    """``large``: every query takes the code paths of large stores (per-run searches and inserts)."""
+    if large:
+        monkeypatch.setattr(ou_batch, "_DENSE_SEARCH", 0)
+        monkeypatch.setattr(ou_batch, "_ROW_INSERTS", 0)
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("dim", [30, 70])   # runs x paths below / above the sequential-scan threshold
+def test_exact_joint_covariance(monkeypatch, large, dim):
+    """Whatever the order of point and batch queries (new states, repeats, duplicates; an empty,
+    a small and a large store), every run's stored values are jointly N(0, sigma^2 K) exactly."""
+    _strategies(monkeypatch, large)
+    betas = [1.0, 300.0]                   # 300: a fresh path too long for the closed form
+    rng = np.random.default_rng(dim + large)
+    batch = _symbolic(betas, dim)
+    batch.query(rng.random((2, 9)))
+    batch.point(rng.random(2))
+    states = batch.stored(0)[0]
+    batch.query(np.concatenate([rng.random((2, 12)), np.tile(states[:3], (2, 1)), np.full((2, 2), 0.5)], axis=1))
+    batch.point(np.array([0.5, 0.25]))
+    for r, beta in enumerate(betas):
+        pts, V = batch.stored(r)
+        assert len(pts) == len(np.unique(pts)) and len(pts) <= dim
+        np.testing.assert_allclose(V @ V.T, SIGMA**2 * ou_kernel(pts, pts, beta), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_each_run_equals_its_own_ou_noise(monkeypatch, large):
+    """Runs with their own (seeded) noise streams: the batch gives every run the values of an
+    OUNoise on the same stream queried alone (same normals, same order), through point queries,
+    batch queries with repeats, partial and full resets."""
+    _strategies(monkeypatch, large)
+    betas = [1.0, 30.0, 2222.0]
+    alone = [OUNoise(n_paths=2, beta=b, sigma=0.4, noise=NumpyNoise(i)) for i, b in enumerate(betas)]
+    batch = OUBatch.from_paths([OUNoise(n_paths=2, beta=b, sigma=0.4, noise=NumpyNoise(i))
+                                for i, b in enumerate(betas)])
+    rng = np.random.default_rng(0)
+    pool = rng.random(300)
+    for step in range(240):
+        if step % 3 == 0:
+            x = rng.choice(pool, 3)
+            want, got = np.stack([p.point(float(v)) for p, v in zip(alone, x)]), batch.point(x)
+        else:
+            q = rng.choice(pool, (3, 40))
+            want, got = np.stack([p(v) for p, v in zip(alone, q)]), batch.query(q)
+        np.testing.assert_allclose(got, want, atol=1e-12, rtol=0)
+        if step % 80 == 79:
+            batch.reset()
+            for p in alone:
+                p.reset()
+        elif step % 50 == 49:
+            batch.reset(np.array([True, False, True]))
+            alone[0].reset()
+            alone[2].reset()
+
+
+def test_from_paths_takes_fresh_paths_only():
+    used = OUNoise(n_paths=2, beta=1.0, sigma=0.4, noise=NumpyNoise(0))
+    used.point(0.3)
+    with pytest.raises(ValueError, match="fresh"):
+        OUBatch.from_paths([used])
+
+
+@pytest.mark.parametrize("runs", [2, 40])   # doubling / one position at a time
+def test_scan_equals_sequential_recursion(runs):
+    rng = np.random.default_rng(runs)
+    w = rng.random((runs, 300)) * (rng.random((runs, 300)) > 0.05)
+    w[:, 0] = 0.0
+    c = rng.normal(size=(runs, 300, 2))
+    want = c.copy()
+    for i in range(1, 300):
+        want[:, i] += w[:, i, None] * want[:, i - 1]
+    np.testing.assert_allclose(_scan(w, c.copy()), want, atol=1e-12, rtol=0)
+    both = c.copy()
+    _doubling_scan(w, both)
+    np.testing.assert_allclose(both, want, atol=1e-12, rtol=0)
