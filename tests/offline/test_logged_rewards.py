@@ -106,8 +106,8 @@ def test_sound_and_laplace_plans_split_the_budget_in_thirds(clinic):
 
 # ----------------------------------------------------------------------------- structure and utility
 def test_released_reward_sums_enter_the_last_step_exactly(clinic):
-    """With constant noise c and no privacy penalty, Q̄_{H−1} = clip((R + c·σ_R)/ñ, 0, r_max) on pairs
-    above E_sa (V_H = 0: no variance term)."""
+    """With constant noise c and no privacy penalty, Q̄_{H−1} = clip(clip((R + c·σ_R)/ñ, 0, r_max) −
+    E_R/(2ñ), 0, 1) on pairs above E_sa (V_H = 0: no variance term; E_R/(2ñ) the reward's pessimism)."""
     model, data = clinic
     c = 0.7
     est = use_noise(DPAPVI(budget=PrivacyBudget(rho=50.0), F_max=1.0, c2=0.0), ConstantNoise(c))
@@ -117,7 +117,9 @@ def test_released_reward_sums_enter_the_last_step_exactly(clinic):
     n = est.counts_[-1]
     bounded = n > plan.bound[0]
     assert bounded.sum() >= 5
-    expected = np.clip((R + c * plan.reward_scale) / np.where(bounded, n, 1.0), 0.0, 1.0)
+    safe = np.where(bounded, n, 1.0)
+    expected = np.clip(np.clip((R + c * plan.reward_scale) / safe, 0.0, 1.0) - plan.reward_bound / (2 * safe), 0, 1)
+    assert np.any(expected[bounded] > 0)
     np.testing.assert_allclose(est.q_values_[-1][bounded], expected[bounded], rtol=1e-12)
     assert np.all(est.q_values_[-1][~bounded] == 0)
 

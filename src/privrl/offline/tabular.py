@@ -42,8 +42,9 @@ families; sound/paper: σ² = 2H/ρ per entry, or b = 4H/ε).
 rewards come from the data, through the per-``(h, s, a)`` reward sums ``R`` released with the third
 family of the plan (:func:`~privrl.offline.calibration.count_noise` with ``logged_rewards=True``;
 sensitivity there). ``r̃ = clip(R̃/ñ, 0, R_max)`` where ``ñ`` clears the threshold, 0 elsewhere, and
-the penalty gains ``c2·E_R/(2ñ)`` (the high-probability bound of the reward noise, Lemma C.2's
-argument; none under ``constants="practical"``, whose c2 is 0).
+the penalty gains ``E_R/(2ñ)`` — the high-probability bound of the reward noise (Lemma C.2's
+argument), under every preset: without it the noise on the reward sums of heavily visited cells
+that never pay (an absorbing failure state) gives them a value of their own.
 
 Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
 presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"practical"``
@@ -284,7 +285,7 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         if reward is None:
             sums = np.asarray(released.reward_sums)[h].ravel()
             r_h = np.where(ok, np.clip(sums / safe_n, 0.0, r_max), 0.0)
-            gamma = gamma + c2 * reward_bound / (2.0 * safe_n)
+            gamma = gamma + reward_bound / (2.0 * safe_n)
         else:
             r_h = reward[h].ravel()
         gamma = np.where(bounded, gamma, c_unvisited * H)
