@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -160,6 +160,16 @@ class Statistics:
                    n_episodes=int(round(float(counts[0].sum()))))
 
 
+@overload
+def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
+                          sizes: None = None) -> Statistics: ...
+
+
+@overload
+def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
+                          sizes: Sequence[int]) -> list[Statistics]: ...
+
+
 def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
                           sizes: Sequence[int] | None = None) -> Statistics | list[Statistics]:
     """:class:`Statistics` of ``(K, H)`` arrays; with ``sizes``, a list: the statistics of the first
@@ -187,6 +197,16 @@ def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actio
             raise param_error("sizes", "transition_statistics", f"ints in [1, {K}]", k)
         out.append(stats(k))
     return out
+
+
+@overload
+def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: None = None, *,
+                       owner: str = ...) -> Statistics: ...
+
+
+@overload
+def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int], *,
+                       owner: str = ...) -> list[Statistics]: ...
 
 
 def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int] | None = None,

@@ -99,7 +99,7 @@ class _TabularBase(Estimator):
         else:
             data = padded_episodes(dataset, owner, n_states=S, n_actions=A, horizon=horizon,
                                    reward_bounds=(0.0, r_max))
-            stats = transition_statistics(data, S, A)  # type: ignore[assignment]
+            stats = transition_statistics(data, S, A)
         H = stats.horizon
         if r is None and p["F_max"] is not None and stats.max_return > float(p["F_max"]) * (1 + 1e-12):
             raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max="
@@ -293,17 +293,17 @@ class _LinearBase(Estimator):
             return phi, dataset, (None if split is None else dataset), K
         data = padded_episodes(dataset, owner, n_states=S, n_actions=A)
         if split is None:
-            return phi, transition_statistics(data, S, A), None, data["actions"].shape[0]  # type: ignore[return-value]
+            return phi, transition_statistics(data, S, A), None, data["actions"].shape[0]
         if not split:
             stats = transition_statistics(data, S, A)
-            return phi, stats, stats, data["actions"].shape[0]  # type: ignore[return-value]
+            return phi, stats, stats, data["actions"].shape[0]
         K = data["actions"].shape[0]
         if K < 2:
             raise InvalidDataError(f"{owner}: split=True needs at least 2 trajectories. Got {K} instead.")
         half = (K + 1) // 2
         first = transition_statistics({k: v[:half] for k, v in data.items()}, S, A)
         second = transition_statistics({k: v[half:] for k, v in data.items()}, S, A)
-        return phi, first, second, half  # type: ignore[return-value]
+        return phi, first, second, half
 
     def _store(self, fit: LinearFit) -> None:
         self.policy_ = fit.policy

@@ -92,7 +92,7 @@ def count_statistics(observations: np.ndarray, actions: np.ndarray, next_observa
     stats = transition_statistics({"observations": observations, "actions": actions,
                                    "next_observations": next_observations,
                                    "rewards": np.zeros(np.shape(actions))}, n_states, n_actions)
-    return stats.n_sa, stats.counts  # type: ignore[union-attr]
+    return stats.n_sa, stats.counts
 
 
 class _Releases(NamedTuple):
