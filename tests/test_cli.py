@@ -709,3 +709,22 @@ def test_calibrate_answers_at_once_for_huge_epsilon(mechanism, epsilon):
     assert table["epsilon"] == float(epsilon)  # passed through, not clipped
     assert 0 < table["noise_std"] < math.inf
     assert table["epsilon_pld"] <= float(epsilon) * (1 + 1e-9)
+
+
+def test_dp_apvi_learns_a_logged_outcome_reward_from_the_cli(tmp_path, inproc):
+    """``--reward logged``: the reward sums are released as a third family (declared F_max = 1)."""
+    from privrl.certificate import read_certificate
+    from privrl.envs import sparse_tabular
+
+    model = sparse_tabular(n_states=26, n_actions=5, horizon=6, n_levels=4, n_admissible=2, rng=1)
+    path = tmp_path / "clinic.npz"
+    model.sample(model.logging_policy, 500, rng=0).save(path)
+    out = inproc("fit", "dp-apvi", "--data", path, "--pad-to-horizon", "6", "--reward", "logged", "--F-max", "1",
+                 "--epsilon", "1", "--delta", "1e-6", "--seed", "0", "--out", tmp_path / "dp")
+    assert out.returncode == 0, out.stderr
+    cert = read_certificate(tmp_path / "dp")
+    assert cert["extra"]["reward"] == "logged" and cert["params"]["F_max"] == 1.0
+    assert 0.99 <= cert["epsilon_spent"] <= 1.0
+    bad = inproc("fit", "apvi", "--data", path, "--pad-to-horizon", "6", "--reward", "logged", "--F-max", "0.5",
+                 "--out", tmp_path / "a")
+    assert_one_line_error(bad, "F_max=0.5")

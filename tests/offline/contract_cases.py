@@ -3,6 +3,7 @@
 import numpy as np
 
 from privrl import PrivacyBudget
+from privrl.envs import sparse_tabular
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
@@ -10,12 +11,18 @@ from privrl.testing import ContractCase
 
 _TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, rng=3)
 _TAB_DATA = _TAB.sample(covering_behaviour_policy(_TAB.optimal_policy(), 2), 300, rng=0)
+_CLINIC = sparse_tabular(n_states=26, n_actions=5, horizon=6, n_levels=4, n_admissible=2, rng=1)
+_CLINIC_DATA = _CLINIC.sample(_CLINIC.logging_policy, 2000, rng=0, pad_to_horizon=6)
 _LIN = synthetic_linear_mdp(horizon=4, rng=0)
 _LIN_DATA = _LIN.sample(synthetic_behaviour_policy(), 200, rng=0)
 
 
 def _fit_tab(est, rng):
     return est.fit(_TAB_DATA, _TAB.rewards, rng=rng)
+
+
+def _fit_logged(est, rng):
+    return est.fit(_CLINIC_DATA, None, rng=rng)   # outcome rewards from the logs (released privately)
 
 
 def _fit_lin(est, rng):
@@ -60,6 +67,16 @@ CASES = [
         delta=1e-6,
         make_baseline=lambda: APVI(constants="practical"),
         bad_params=[{"c2": -1.0}, {"threshold_multiplier": -0.1}, {"mechanism": "gaussian"}],
+    ),
+    ContractCase(
+        name="DPAPVI-logged-rewards",
+        make=lambda budget: DPAPVI(budget=budget, constants="practical", F_max=1.0),
+        fit=_fit_logged,
+        output=_tab_output,
+        budget=PrivacyBudget(epsilon=1.0, delta=1e-6),
+        delta=1e-6,
+        make_baseline=lambda: APVI(constants="practical", F_max=1.0),
+        bad_params=[{"r_max": 0.0}, {"r_max": 2.0}, {"F_max": -1.0}, {"calibration": "paper"}],
     ),
     ContractCase(
         name="DPVAPVI",

@@ -14,7 +14,6 @@ from privrl.offline.tabular import (
     consistent_counts,
     count_statistics,
     dp_apvi_from_counts,
-    pessimistic_value_iteration,
     private_transitions,
     release_counts,
 )
@@ -209,14 +208,15 @@ def test_lemma_c4_transition_error(small):
 def test_value_bounds_and_unvisited_branch():
     rng = np.random.default_rng(4)
     H, S, A = 5, 4, 3
-    P = rng.dirichlet(np.ones(S), size=(H, S, A))
-    counts = rng.integers(0, 50, (H, S, A)).astype(float)
-    _, V, Q = pessimistic_value_iteration(P, rng.random((H, S, A)), counts, gap_bound=10.0, penalty_bound=10.0,
-                                          iota=2.0, c1=1.4, c2=0.1, c_unvisited=1.5, threshold=10.0)
+    n_sas = rng.integers(0, 12, (H, S, A, S)).astype(float) * (rng.random((H, S, A, 1)) < 0.7)
+    fit = dp_apvi_from_counts(n_sas.sum(-1), n_sas, rng.random((H, S, A)), noise=None, c1=1.4, c2=0.1,
+                              c_unvisited=1.5)
     for h in range(H):
-        assert Q[h].min() >= 0 and Q[h].max() <= H - h
-        assert V[h].min() >= 0 and V[h].max() <= H - h
-    assert np.all(Q[counts <= 10.0] == 0)
+        assert fit.q_values[h].min() >= 0 and fit.q_values[h].max() <= H - h
+        assert fit.values[h].min() >= 0 and fit.values[h].max() <= H - h
+    unvisited = n_sas.sum(-1) == 0
+    assert unvisited.any() and np.all(fit.q_values[unvisited] == 0)
+    np.testing.assert_allclose(fit.transitions[unvisited], 1 / S)
 
 
 # ----------------------------------------------------------------------------- reductions and utility

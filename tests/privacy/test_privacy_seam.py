@@ -18,6 +18,7 @@ from privrl.privacy import (
     NumpyNoise,
     Releaser,
     ScaledNoise,
+    SecureNoise,
     SymmetricGaussianMatrixMechanism,
     make_noise,
     release_gaussian,
@@ -114,3 +115,42 @@ def test_approx_event_is_accounted_exactly():
     eps = Ledger([ApproxDpEvent(0.5, 1e-6)] * 2).epsilon(1e-5)
     assert 0.9999 < eps <= 1.0
     assert math.isinf(Ledger([ApproxDpEvent(math.inf, 0.0)]).epsilon(1e-5))
+
+
+# ----------------------------------------------------------------------------- keyed (streamed) releases
+def test_every_source_draws_keyed_blocks_with_its_own_semantics():
+    """NumPy: a block is a function of (release, key), whatever the order; Constant: one value per
+    release (as a dense release of the whole vector); Scaled: the base's blocks times the factor."""
+    a, b = NumpyNoise(5).keyed(), NumpyNoise(5).keyed()
+    first = [a.gaussian(k, (2, 3), 2.0) for k in (0, 1, 2)]
+    np.testing.assert_array_equal(b.gaussian(2, (2, 3), 2.0), first[2])
+    np.testing.assert_array_equal(b.gaussian(0, (2, 3), 2.0), first[0])
+    assert not np.array_equal(first[0], first[1])
+    assert np.all(a.laplace(3, 4, 0.0) == 0) and np.all(a.gaussian(3, 4, 0.0) == 0)
+    source = NumpyNoise(5)
+    one, two = source.keyed(), source.keyed()                     # two releases: independent entropy
+    assert not np.array_equal(one.gaussian(0, 5, 1.0), two.gaussian(0, 5, 1.0))
+    const = ConstantNoise([2.0, -1.0])
+    k1, k2 = const.keyed(), const.keyed()
+    assert np.all(k1.gaussian(0, 3, 0.5) == 1.0) and np.all(k1.laplace(9, 3, 2.0) == 4.0)
+    assert np.all(k2.gaussian(7, 3, 1.0) == -1.0) and const.calls == 2
+    scaled = ScaledNoise(NumpyNoise(5), 0.1).keyed()
+    np.testing.assert_allclose(scaled.gaussian(1, (2, 3), 2.0), 0.1 * first[1])
+
+
+def test_streamed_release_records_the_dense_event():
+    dense, stream = Ledger(), Ledger()
+    Releaser(NumpyNoise(0), dense).gaussian(np.zeros(4), sensitivity=2.0, std=3.0)
+    Releaser(NumpyNoise(0), dense).laplace(np.zeros(4), sensitivity=2.0, scale=3.0)
+    rel = Releaser(NumpyNoise(0), stream)
+    out = rel.gaussian_stream(sensitivity=2.0, std=3.0).release(4, np.ones((2, 2)))
+    rel.laplace_stream(sensitivity=2.0, scale=3.0)
+    assert stream.events == dense.events and out.shape == (2, 2)
+    with pytest.raises(InvalidParameterError, match="'std'"):
+        rel.gaussian_stream(sensitivity=1.0, std=-1.0)
+
+
+def test_secure_noise_draws_keyed_blocks():
+    pytest.importorskip("opendp")
+    z = SecureNoise().keyed().gaussian(0, 4000, 2.0) / 2.0
+    assert abs(z.var() - 1.0) < 0.1 and abs(z.mean()) < 0.1

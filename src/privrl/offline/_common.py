@@ -2,9 +2,9 @@
 
 * :func:`padded_episodes` reads fixed-horizon data (a :class:`privrl.data.TrajectoryDataset`
   through ``as_padded()``, or a mapping of ``(K, H)`` arrays) and validates it;
-* :func:`transition_statistics` — the sufficient statistics of every algorithm of the family:
-  per-step transition counts ``n_h(s, a, s')`` and reward sums (optionally for several prefixes
-  of the data at once, by cumulative sums: one pass serves every dataset size);
+* :func:`transition_statistics` — the sufficient statistics of every algorithm of the family
+  (:class:`Statistics`, sparse): per-step transition counts ``n_h(s, a, s')``, visit counts and
+  reward sums (optionally for several prefixes of the data at once);
 * :func:`public_reward` / :func:`public_features` — the public model knowledge (an array or a model);
 * :func:`greedy` is line 8 of Algorithm 1 / line 14 of Algorithm 2 (lowest-index tie-break);
 * :func:`degenerate_output` — the UtilityWarning of a trivial output (all-zero values, one action).
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, overload
 
 import numpy as np
 
@@ -94,59 +94,126 @@ def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
     return out
 
 
-class Statistics(NamedTuple):
-    """Sufficient statistics of fixed-horizon data: ``counts[h, s, a, s']`` transitions and
-    ``rewards[h, s, a, s']`` the sum of their rewards. Every quantity of Algorithms 1 and 2 is a
-    function of them (sums over trajectories are sums over (s, a, s') weighted by the counts)."""
+class Statistics:
+    """Sufficient statistics of fixed-horizon data, stored sparsely.
 
-    counts: np.ndarray
-    rewards: np.ndarray
+    Per-step transition counts ``n_h(s, a, s')`` as the sorted flat keys ``((h·S + s)·A + a)·S + s'``
+    of the visited cells and their counts; per-``(h, s, a)`` visit counts :attr:`n_sa` and reward
+    sums :attr:`reward_sums` ``(H, S, A)``; the number of trajectories. Every quantity of
+    Algorithms 1 and 2 is a function of them (sums over trajectories are sums over (s, a, s')
+    weighted by the counts; the rewards enter through their per-(h, s, a) sums). Memory
+    ``O(nnz + H·S·A)`` with ``nnz <= K·H`` visited cells — never ``H·S·A·S``.
+
+    ``max_reward`` / ``max_return``: the largest logged reward and the largest return of a
+    trajectory, kept only to check the public bounds a fit declares (never released).
+    """
+
+    def __init__(self, keys: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray, *, n_states: int,
+                 n_actions: int, n_episodes: int, max_reward: float = 0.0, max_return: float = 0.0) -> None:
+        self.reward_sums = np.asarray(reward_sums, dtype=float)
+        H = self.reward_sums.shape[0]
+        self.shape = (H, int(n_states), int(n_actions))
+        self.keys = np.asarray(keys, dtype=np.int64)
+        self.values = np.asarray(counts, dtype=float)
+        self.n_episodes = int(n_episodes)
+        self.max_reward, self.max_return = float(max_reward), float(max_return)
+        S = self.shape[1]
+        self.n_sa = np.bincount(self.keys // S, weights=self.values, minlength=H * S * self.shape[2]
+                                ).reshape(self.shape)
+        self._bounds = np.searchsorted(self.keys, np.arange(H + 1) * (S * self.shape[2] * S))
 
     @property
-    def n_sa(self) -> np.ndarray:
-        return self.counts.sum(axis=-1)
+    def horizon(self) -> int:
+        return self.shape[0]
 
     @property
-    def n_episodes(self) -> int:
-        return int(round(float(self.counts[0].sum())))
+    def nnz(self) -> int:
+        return int(self.keys.size)
+
+    def step(self, h: int) -> Any:
+        """The counts of step ``h`` as a ``scipy.sparse`` CSR matrix ``(S·A, S)`` (row ``s·A + a``)."""
+        from scipy.sparse import csr_matrix
+
+        _, S, A = self.shape
+        lo, hi = self._bounds[h], self._bounds[h + 1]
+        local = self.keys[lo:hi] - h * (S * A * S)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(local // S, minlength=S * A))])
+        return csr_matrix((self.values[lo:hi], local % S, indptr), shape=(S * A, S))
+
+    @property
+    def counts(self) -> np.ndarray:
+        """The dense ``(H, S, A, S)`` counts — materialised on each call: for small problems only."""
+        H, S, A = self.shape
+        out = np.zeros(H * S * A * S)
+        out[self.keys] = self.values
+        return out.reshape(H, S, A, S)
+
+    @classmethod
+    def from_dense(cls, counts: np.ndarray, reward_sums: np.ndarray | None = None) -> Statistics:
+        """Statistics of dense ``(H, S, A, S)`` counts (and ``(H, S, A)`` reward sums, default 0)."""
+        counts = np.asarray(counts, dtype=float)
+        H, S, A, _ = counts.shape
+        flat = counts.ravel()
+        keys = np.flatnonzero(flat)
+        rewards = np.zeros((H, S, A)) if reward_sums is None else np.asarray(reward_sums, dtype=float)
+        return cls(keys, flat[keys], rewards, n_states=S, n_actions=A,
+                   n_episodes=int(round(float(counts[0].sum()))))
+
+
+@overload
+def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
+                          sizes: None = None) -> Statistics: ...
+
+
+@overload
+def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
+                          sizes: Sequence[int]) -> list[Statistics]: ...
 
 
 def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actions: int,
                           sizes: Sequence[int] | None = None) -> Statistics | list[Statistics]:
     """:class:`Statistics` of ``(K, H)`` arrays; with ``sizes``, a list: the statistics of the first
-    ``k`` trajectories for every ``k`` in ``sizes`` (one pass, cumulative sums)."""
+    ``k`` trajectories for every ``k`` in ``sizes``. ``O(k·H log(k·H))`` time each."""
     obs, act, nxt = data["observations"], data["actions"], data["next_observations"]
     K, H = act.shape
     S, A = n_states, n_actions
-    size = H * S * A * S
-    flat = ((np.arange(H)[None, :] * S + obs) * A + act) * S + nxt
+    steps = np.arange(H, dtype=np.int64)[None, :]
+    flat = ((steps * S + obs) * A + act) * S + nxt
+    cell = flat // S
     rew = np.asarray(data["rewards"], dtype=float)
+    returns = rew.sum(axis=1)
 
-    def stats(lo: int, hi: int) -> Statistics:
-        idx, w = flat[lo:hi].ravel(), rew[lo:hi].ravel()
-        return Statistics(np.bincount(idx, minlength=size).astype(float).reshape(H, S, A, S),
-                          np.bincount(idx, weights=w, minlength=size).reshape(H, S, A, S))
+    def stats(k: int) -> Statistics:
+        keys, counts = np.unique(flat[:k].ravel(), return_counts=True)
+        sums = np.bincount(cell[:k].ravel(), weights=rew[:k].ravel(), minlength=H * S * A).reshape(H, S, A)
+        return Statistics(keys, counts, sums, n_states=S, n_actions=A, n_episodes=k,
+                          max_reward=float(rew[:k].max()), max_return=float(returns[:k].max()))
 
     if sizes is None:
-        return stats(0, K)
+        return stats(K)
     out: list[Statistics] = []
-    prev, acc = 0, Statistics(np.zeros((H, S, A, S)), np.zeros((H, S, A, S)))
-    for k in sorted(int(s) for s in sizes):
+    for k in (int(s) for s in sizes):
         if not 0 < k <= K:
             raise param_error("sizes", "transition_statistics", f"ints in [1, {K}]", k)
-        part = stats(prev, k)
-        acc = Statistics(acc.counts + part.counts, acc.rewards + part.rewards)
-        out.append(acc)
-        prev = k
-    order = np.argsort(np.argsort([int(s) for s in sizes]))
-    return [out[i] for i in order]
+        out.append(stats(k))
+    return out
+
+
+@overload
+def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: None = None, *,
+                       owner: str = ...) -> Statistics: ...
+
+
+@overload
+def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int], *,
+                       owner: str = ...) -> list[Statistics]: ...
 
 
 def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int] | None = None,
                        *, owner: str = "offline_statistics") -> Statistics | list[Statistics]:
     """Validated :class:`Statistics` of a fixed-horizon dataset (see :func:`padded_episodes`), or of
-    its first ``k`` trajectories for every ``k`` in ``sizes`` (prefix sums: one pass serves every
-    size). Every estimator of the family accepts them in place of the dataset."""
+    its first ``k`` trajectories for every ``k`` in ``sizes``. Every estimator of the family accepts
+    them in place of the dataset."""
     data = padded_episodes(dataset, owner, n_states=n_states, n_actions=n_actions)
     return transition_statistics(data, n_states, n_actions, sizes)
 
@@ -156,33 +223,36 @@ def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions:
     """Validate :class:`Statistics` given in place of a dataset (shapes, non-negative integer counts,
     the same number K of trajectories at every step, reward sums within [0, counts]); returns K.
     Statistics should come from :func:`offline_statistics`, which validates every reward."""
-    counts, rewards = np.asarray(stats.counts, dtype=float), np.asarray(stats.rewards, dtype=float)
-    if counts.ndim != 4 or counts.shape[1:] != (n_states, n_actions, n_states) or rewards.shape != counts.shape:
+    H, S, A = stats.shape
+    if (S, A) != (n_states, n_actions):
         raise InvalidDataError(f"{owner}: the statistics must have shape (H, {n_states}, {n_actions}, {n_states}). "
-                               f"Got {counts.shape} and {rewards.shape} instead.")
-    if horizon is not None and counts.shape[0] != horizon:
-        raise InvalidDataError(f"{owner}: the statistics have horizon {counts.shape[0]} but the public model "
+                               f"Got {(H, S, A, S)} instead.")
+    if horizon is not None and H != horizon:
+        raise InvalidDataError(f"{owner}: the statistics have horizon {H} but the public model "
                                f"(reward function) has horizon {horizon}.")
-    per_step = counts.reshape(counts.shape[0], -1).sum(axis=1)
-    if (not np.all(np.isfinite(counts)) or counts.min() < 0 or not np.all(counts == np.round(counts))
-            or not np.all(per_step == per_step[0]) or per_step[0] < 1):
+    counts, n_sa, rewards = stats.values, stats.n_sa, stats.reward_sums
+    per_step = n_sa.reshape(H, -1).sum(axis=1)
+    if (not np.all(np.isfinite(counts)) or counts.min(initial=0.0) < 0 or not np.all(counts == np.round(counts))
+            or stats.keys.size and (stats.keys.min() < 0 or stats.keys.max() >= H * S * A * S
+                                    or np.any(np.diff(stats.keys) <= 0))
+            or not np.all(per_step == stats.n_episodes) or stats.n_episodes < 1):
         raise InvalidDataError(f"{owner}: the statistics' counts must be non-negative integers with the same "
                                "positive total at every step (build them with privrl.offline.offline_statistics).")
-    if not np.all(np.isfinite(rewards)) or rewards.min() < 0 or np.any(rewards > counts):
+    if rewards.shape != (H, S, A) or not np.all(np.isfinite(rewards)) or rewards.min() < 0 or np.any(rewards > n_sa):
         raise InvalidDataError(f"{owner}: the statistics' reward sums must lie in [0, counts] (rewards in [0, 1]; "
                                "privacy relies on it).")
-    return int(per_step[0])
+    return stats.n_episodes
 
 
 def public_reward(reward: Any, owner: str) -> np.ndarray:
     """The public reward function: an ``(H,S,A)``/``(S,A)`` array in [0, 1], or a model carrying it
     (a :class:`~privrl.envs.linear.LinearMDP`'s ``rewards``, an episodic
-    :class:`~privrl.envs.tabular.TabularMDP`'s ``r`` — e.g. from ``from_gymnasium_toy_text(env,
-    horizon=H)``)."""
+    :class:`~privrl.envs.tabular.TabularMDP`'s or :class:`~privrl.envs.SparseTabularMDP`'s ``r`` —
+    e.g. from ``from_gymnasium_toy_text(env, horizon=H)``)."""
     if not isinstance(reward, np.ndarray):
         if hasattr(reward, "rewards") and hasattr(reward, "features"):
             reward = reward.rewards
-        elif hasattr(reward, "r") and hasattr(reward, "P"):
+        elif hasattr(reward, "r") and hasattr(reward, "horizon"):
             if getattr(reward, "horizon", None) is None:
                 raise param_error("reward", owner, "an episodic model (give from_gymnasium_toy_text a horizon) "
                                   "or an (H, S, A) array", "a discounted model")

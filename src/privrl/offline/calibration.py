@@ -38,6 +38,18 @@ combination of the lemma, ``c2·H·ι·(S·E_sas + E_sa)/((1 + 1/S)·ñ)`` — e
 ``c2·S·H·E·ι/ñ`` when E_sa = E_sas. Pure ε budgets use Laplace noise; the same weights give
 b_i ∝ 1/√w_i (minimising Σ w_i b_i subject to Σ 2H/b_i = ε).
 
+DP-APVI with logged rewards (``logged_rewards=True``; the paper's reward is public): a third
+family, the per-(h, s, a) reward sums R, rewards declared in [0, R_max] and each trajectory's
+return declared at most F_max (default H·R_max; an outcome reward has F_max = R_max = 1). One
+trajectory adds a vector v ≥ 0 to R with one entry per step, each ≤ R_max, summing to ≤ F_max, so
+‖v‖₂² ≤ m = R_max²·⌊F_max/R_max⌋ + (F_max − R_max⌊F_max/R_max⌋)² (at most H·R_max²). Replacing it
+by another, w: ‖w − v‖₂² ≤ ‖w‖₂² + ‖v‖₂² ≤ 2m (v, w ≥ 0), so Δ₂ = √(2m) — √2 for an outcome reward
+against √(2H) for per-step rewards in [0, 1] — and Δ₁ ≤ ‖w‖₁ + ‖v‖₁ = 2·min(F_max, H·R_max). The
+reward error enters Q as E_R/ñ where the n_sa noise enters as H·E_sa/ñ, so its tight-split weight
+is the n_sa weight over H: (S^k, 1, S^k/H). ``"sound"`` splits ρ (or ε) evenly over the three
+families (ρ/3 each: σ_i² = 3Δ_i²/(2ρ), b_i = 3Δ_i/ε); ``"paper"`` refuses logged rewards. Bound
+E_R = 2σ_R√(2 log(4HS²A/δ)) (Laplace 2b_R log(2HS²A/δ)), the counts' union bound.
+
 DP-VAPVI split (5H statistics). Tight calibration also uses the per-step sensitivities that the
 algorithm's own clipping guarantees at step h (0-indexed, c = H − h): Ṽ_{h+1} ≤ c − 1 and
 r + Ṽ_{h+1} ≤ c, so Σφ̄Ṽ², Σφ̄Ṽ, Σφ(r+Ṽ)/σ̃² move by at most 2B(c−1)², 2B(c−1), 2Bc under
@@ -81,7 +93,8 @@ from privrl.privacy.calibration import (
 )
 
 __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "LinearNoise", "linear_noise",
-           "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power"]
+           "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power",
+           "reward_sensitivity"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
@@ -126,7 +139,8 @@ def budget_rho(budget: PrivacyBudget, calibration: str, owner: str) -> float:
 
 # --------------------------------------------------------------------------- DP-APVI
 class CountNoise(NamedTuple):
-    """Noise of Eq. (2) for the two count families ``(n_sa, n_sas)``.
+    """Noise of Eq. (2) for the two count families ``(n_sa, n_sas)`` (and, for logged rewards, of
+    the reward sums: ``reward_*``).
 
     ``sensitivity``: ℓ2 (Gaussian) or ℓ1 (Laplace) per family; ``scale``: σ or b per family;
     ``bound``: E per family — with probability ≥ 1 − δ_fail every noise is at most E/2 (Lemma C.2);
@@ -137,6 +151,10 @@ class CountNoise(NamedTuple):
     scale: tuple[float, float]
     bound: tuple[float, float]
     n_states: int
+    #: the reward sums' family (logged rewards; all 0 for a public reward): Δ, σ or b, E
+    reward_sensitivity: float = 0.0
+    reward_scale: float = 0.0
+    reward_bound: float = 0.0
 
     @property
     def is_private(self) -> bool:
@@ -157,17 +175,31 @@ class CountNoise(NamedTuple):
 
 
 def auto_split_power(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudget, n_episodes: int, *,
-                     mechanism: str = "auto", delta_fail: float = 0.05) -> float:
+                     mechanism: str = "auto", delta_fail: float = 0.05, **rewards: Any) -> float:
     """``split_power="auto"``: 1 — weights (S, 1), the smaller noise on n_sa — when the data are
     coverage-limited, i.e. the average count of a step's pair, n/(S·A), is below half the even
-    split's noise bound E; 0 (the even split) otherwise. Public: n, S, A, H, the budget."""
+    split's noise bound E; 0 (the even split) otherwise. Public: n, S, A, H, the budget
+    (``rewards``: the logged-reward arguments of :func:`count_noise`)."""
     even = count_noise(horizon, n_states, n_actions, budget, mechanism=mechanism, delta_fail=delta_fail,
-                       split_power=0.0)
+                       split_power=0.0, **rewards)
     return 1.0 if n_episodes / (n_states * n_actions) < 0.5 * even.bound[0] else 0.0
+
+
+def reward_sensitivity(horizon: int, r_max: float, F_max: float | None, mechanism: str) -> float:
+    """Replace-one sensitivity of the per-(h, s, a) reward sums (module docstring): ℓ2 √(2m) with
+    m = R_max²⌊F/R_max⌋ + (F − R_max⌊F/R_max⌋)² ≤ H·R_max², or ℓ1 2·min(F, H·R_max)."""
+    H, r = int(horizon), float(r_max)
+    F = H * r if F_max is None else min(float(F_max), H * r)
+    if mechanism == "laplace":
+        return 2.0 * F
+    full = math.floor(F / r + 1e-12)
+    m = min(H * r * r, r * r * full + max(F - r * full, 0.0) ** 2)
+    return math.sqrt(2.0 * m)
 
 
 def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudget, *, mechanism: str = "auto",
                 calibration: str = "tight", delta_fail: float = 0.05, split_power: float = 0.0,
+                logged_rewards: bool = False, r_max: float = 1.0, F_max: float | None = None,
                 owner: str = "count_noise") -> CountNoise:
     """The :class:`CountNoise` of DP-APVI for ``budget`` (module docstring). Sensitivities (Lemma C.1):
     one trajectory replaced moves ≤ 2 entries of each family per step by 1 — ℓ2 √(2H), ℓ1 2H.
@@ -177,33 +209,41 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
     Bounds: Gaussian E = 2σ√(2 log(4HS²A/δ)) (Algorithm 1, line 2), Laplace E = 2b·log(2HS²A/δ).
     ``split_power`` k: the tight split's error weights are (S^k, 1) for (n_sa, n_sas) — k = 0 is the
     paper's even split, k = −1 the error term's (1, S); it never changes the total privacy loss (a
-    utility knob of DP-APVI).
+    utility knob of DP-APVI). ``logged_rewards``: a third family, the reward sums, with rewards in
+    [0, ``r_max``] and returns at most ``F_max`` (module docstring; not under ``"paper"``).
     """
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
     mech = resolve_mechanism(mechanism, budget, owner)
+    if logged_rewards and calibration == "paper":
+        raise param_error("calibration", owner, "'tight' or 'sound' when the rewards are logged (the paper's "
+                          "reward function is public: pass it to fit)", calibration)
     H, S, A = int(horizon), int(n_states), int(n_actions)
-    w = np.array([float(S) ** float(split_power), 1.0])
+    k = 3 if logged_rewards else 2
+    w = np.array([float(S) ** float(split_power), 1.0, float(S) ** float(split_power) / H])[:k]
     if mech == "gaussian":
-        sens = math.sqrt(2.0 * H)
+        sens = np.array([math.sqrt(2.0 * H)] * 2 + [reward_sensitivity(H, r_max, F_max, mech)])[:k]
         if calibration == "tight":
             mu = gaussian_mu(budget)
-            scale = split_gaussian_streams(mu, [sens, sens], weights=w) * _SLACK if math.isfinite(mu) else np.zeros(2)
+            scale = (split_gaussian_streams(mu, sens.tolist(), weights=w.tolist()) * _SLACK if math.isfinite(mu)
+                     else np.zeros(k))
         else:
             rho = budget_rho(budget, calibration, owner)
-            scale = np.full(2, 0.0 if math.isinf(rho) else math.sqrt(2.0 * H / rho))
+            scale = np.zeros(k) if math.isinf(rho) else sens * math.sqrt(k / (2.0 * rho))
         log_term = math.sqrt(2.0 * math.log(4.0 * H * S * S * A / delta_fail))
         bound = 2.0 * scale * log_term
     else:
-        sens = 2.0 * H
+        sens = np.array([2.0 * H] * 2 + [reward_sensitivity(H, r_max, F_max, mech)])[:k]
         eps = float(budget.epsilon)  # type: ignore[arg-type]
         if math.isinf(eps):
-            scale = np.zeros(2)
+            scale = np.zeros(k)
         elif calibration == "tight":
-            scale = sens * np.sqrt(w).sum() / (eps * np.sqrt(w)) * _SLACK
+            scale = np.sqrt(sens / w) * np.sqrt(sens * w).sum() / eps * _SLACK
         else:
-            scale = np.full(2, 4.0 * H / eps)
+            scale = k * sens / eps
         bound = 2.0 * scale * math.log(2.0 * H * S * S * A / delta_fail)
-    return CountNoise(mech, (sens, sens), (float(scale[0]), float(scale[1])), (float(bound[0]), float(bound[1])), S)
+    rewards = (float(sens[2]), float(scale[2]), float(bound[2])) if logged_rewards else (0.0, 0.0, 0.0)
+    return CountNoise(mech, (float(sens[0]), float(sens[1])), (float(scale[0]), float(scale[1])),
+                      (float(bound[0]), float(bound[1])), S, *rewards)
 
 
 # --------------------------------------------------------------------------- DP-VAPVI

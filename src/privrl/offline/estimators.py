@@ -38,7 +38,7 @@ from privrl.offline.calibration import (
     resolve_mechanism,
 )
 from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
-from privrl.offline.tabular import TABULAR_PRESETS, TabularFit, dp_apvi_from_counts
+from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -55,6 +55,10 @@ DELTA_FAIL = param("failure probability δ of the utility analysis (not a DP δ)
                    high=1.0, closed="neither")
 C1 = _tabular_knob("C1, scale of the Bernstein penalty", 0.0, "left")
 C_UNVISITED = _tabular_knob("C' > 1: penalty C'·H of pairs below the threshold", 1.0, "neither")
+R_MAX = param("logged rewards: declared bound R_max, every reward in [0, R_max] (checked; privacy relies on it; "
+              "unused with a public reward)", default=1.0, low=0.0, high=1.0, closed="right")
+F_MAX = param("logged rewards: declared bound on each trajectory's total reward (checked; an outcome reward has "
+              "F_max = 1); None = H·R_max", default=None, low=0.0, closed="neither", none_ok=True)
 
 
 class _TabularBase(Estimator):
@@ -69,21 +73,38 @@ class _TabularBase(Estimator):
         return {k: (preset[k] if p[k] is None else (p[k] if isinstance(p[k], str) else float(p[k])))
                 for k in preset if k in p}
 
-    def _statistics(self, dataset: Any, reward: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    def _inputs(self, p: dict[str, Any], dataset: Any, reward: Any) -> tuple[Statistics, np.ndarray | None]:
+        """(sparse statistics, the public reward ``(H,S,A)`` or None for logged rewards), validated:
+        states and actions in range, a fixed horizon, rewards in [0, 1] — in [0, r_max] and returns
+        at most F_max when the rewards are logged (privacy relies on them)."""
         owner = type(self).__name__
-        r = public_reward(reward, owner)
-        S, A = r.shape[-2:]
+        r = None if reward is None else public_reward(reward, owner)
+        if r is not None:
+            S, A = r.shape[-2:]
+        elif isinstance(dataset, Statistics):
+            S, A = dataset.shape[1:]
+        elif getattr(dataset, "n_states", None) is not None and getattr(dataset, "n_actions", None) is not None:
+            S, A = int(dataset.n_states), int(dataset.n_actions)
+        else:
+            raise param_error("reward", owner, "a public reward function, or (logged rewards) a dataset that "
+                              "declares n_states and n_actions", None)
+        horizon = r.shape[0] if r is not None and r.ndim == 3 else None
+        r_max = float(p["r_max"]) if r is None else 1.0
         if isinstance(dataset, Statistics):
-            K = check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=r.shape[0] if r.ndim == 3 else None)
-            H = dataset.counts.shape[0]
-            r = np.broadcast_to(r, (H, S, A)).astype(float)
-            return dataset.n_sa, np.asarray(dataset.counts, dtype=float), r, K
-        data = padded_episodes(dataset, owner, n_states=S, n_actions=A,
-                               horizon=r.shape[0] if r.ndim == 3 else None)
-        K, H = data["actions"].shape
-        r = np.broadcast_to(r, (H, S, A)).astype(float)
-        stats = transition_statistics(data, S, A)
-        return stats.n_sa, stats.counts, r, K  # type: ignore[union-attr]
+            check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon)
+            stats = dataset
+            if stats.max_reward > r_max:
+                raise InvalidDataError(f"{owner}: rewards must lie in [0, {r_max}] (privacy relies on it); "
+                                       "some do not.")
+        else:
+            data = padded_episodes(dataset, owner, n_states=S, n_actions=A, horizon=horizon,
+                                   reward_bounds=(0.0, r_max))
+            stats = transition_statistics(data, S, A)
+        H = stats.horizon
+        if r is None and p["F_max"] is not None and stats.max_return > float(p["F_max"]) * (1 + 1e-12):
+            raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max="
+                                   f"{p['F_max']!r} (privacy relies on it); some trajectory's is larger.")
+        return stats, (None if r is None else np.broadcast_to(r, (H, S, A)).astype(float))
 
     def _store(self, fit: TabularFit) -> None:
         self.policy_ = fit.policy
@@ -102,8 +123,18 @@ class APVI(_TabularBase):
     Exactly Algorithm 1 with the raw counts ``n``, ``P̂`` (Eq. 15) and ``E = 0``: penalty
     ``c1 sqrt(Var_P̂(V) ι / n)`` for visited pairs, ``c_unvisited·H`` otherwise. APVI's lower-order
     ``O(Hι/n)`` term is set to 0 so that DP-APVI with an infinite budget equals APVI exactly.
-    ``fit(dataset, reward)``: ``reward`` is the public reward function, ``(H,S,A)`` or ``(S,A)`` in
-    [0, 1], or a model carrying it (e.g. ``from_gymnasium_toy_text(env, horizon=H)``).
+    ``fit(dataset, reward=None)``: ``dataset`` fixed-horizon trajectories (a
+    :class:`~privrl.data.TrajectoryDataset`, a mapping of ``(K, H)`` arrays, or
+    :class:`~privrl.offline.Statistics`); ``reward`` the public reward function, ``(H,S,A)`` or
+    ``(S,A)`` in [0, 1], or a model carrying it (e.g. ``from_gymnasium_toy_text(env, horizon=H)``,
+    a :class:`~privrl.envs.SparseTabularMDP`) — or None to learn from the logged rewards (declared
+    in [0, ``r_max``], returns at most ``F_max``; e.g. an outcome reward, 1 on success): then
+    ``r̂ = R/n``, the empirical mean reward of a pair.
+
+    Complexity (``K`` trajectories): ``O(K·H log(K·H) + H·S·A)`` time and ``O(K·H + H·S·A)``
+    memory — sparse statistics, then Algorithm 1 one step at a time on sparse rows
+    (:mod:`privrl.offline.tabular`); never an ``(H, S, A, S)`` array: ``transitions_`` (the dense
+    ``P̂``) is kept only when ``H·S·A·S <= 2^22``, None otherwise.
     """
 
     guarantee = None
@@ -111,16 +142,20 @@ class APVI(_TabularBase):
     delta_fail: float = DELTA_FAIL
     c1: float | None = C1
     c_unvisited: float | None = C_UNVISITED
+    r_max: float = R_MAX
+    F_max: float | None = F_MAX
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
                   "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
 
-    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> APVI:
+    def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
         p = self._validated()
-        n_sa, n_sas, r, _ = self._statistics(dataset, reward)
+        stats, r = self._inputs(p, dataset, reward)
         self.privacy_ledger_ = Ledger()
         k = self._constants(p)
-        self._store(dp_apvi_from_counts(n_sa, n_sas, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"],
-                                        c2=0.0, c_unvisited=k["c_unvisited"]))
+        H, S, A = stats.shape
+        self._store(dp_apvi(stats, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"], c2=0.0,
+                            c_unvisited=k["c_unvisited"], r_max=float(p["r_max"]),
+                            keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT))
         return self
 
 
@@ -132,8 +167,16 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     fit. ``calibration`` "tight" (default) / "sound" / "paper" (:mod:`privrl.offline.calibration`).
     ``delta_fail`` is the failure probability of the utility analysis (not a DP δ); ``c1, c2,
     c_unvisited, threshold_multiplier`` (presets ``constants``) are public, data-independent
-    constants: none of them affects privacy. ``fit(dataset, reward, *, rng)`` with a public reward
-    ``(H,S,A)``/``(S,A)`` in [0, 1] or a model carrying it.
+    constants: none of them affects privacy. With logged rewards the per-(h, s, a) reward sums are
+    released too (a third family of the plan, sensitivity √2·min(F_max, …) from the declared
+    ``r_max``/``F_max``: :mod:`privrl.offline.calibration`; not under ``calibration="paper"``).
+    ``fit(dataset, reward=None, *, rng)`` as :class:`APVI`.
+
+    Complexity (``K`` trajectories): ``O(K·H log(K·H) + H·S·A·S)`` time — one noise draw per
+    released cell: the zero counts get their noise too, drawn where it is consumed, row block by
+    row block — and ``O(K·H + H·S·A)`` memory (plus one block of ``2^20`` noisy cells); never an
+    ``(H, S, A, S)`` array: ``transitions_`` (the dense ``P̃``) is kept only when
+    ``H·S·A·S <= 2^22``, None otherwise.
     """
 
     constants: str = CONSTANTS
@@ -150,6 +193,8 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         "(0: even, as in the paper; -1: the error term's (1, S); 'auto': 1 when the data are coverage-limited, "
         "else 0); never changes the privacy loss (None: from the 'constants' preset)", default=None,
         low=-3.0, high=3.0, none_ok=True, options=("auto",))
+    r_max: float = R_MAX
+    F_max: float | None = F_MAX
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
                   "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
 
@@ -160,11 +205,14 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         budget = getattr(self, "budget", None)
         return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
-    def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None) -> CountNoise:
+    def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None, *,
+                    logged_rewards: bool = False) -> CountNoise:
         """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
-        needed; ``n_episodes`` is used only by ``split_power="auto"``)."""
+        needed; ``n_episodes`` is used only by ``split_power="auto"``); ``logged_rewards`` adds the
+        reward sums' family (a fit with ``reward=None``)."""
         p = self._validated()
         owner = type(self).__name__
+        rewards = {"logged_rewards": logged_rewards, "r_max": float(p["r_max"]), "F_max": p["F_max"]}
         power = self._constants(p)["split_power"]
         if power == "auto":
             if n_episodes is None:
@@ -172,27 +220,29 @@ class DPAPVI(PrivateEstimator, _TabularBase):
                                   "split_power='auto'", None)
             power = auto_split_power(horizon, n_states, n_actions, p["budget"], int(n_episodes),
                                      mechanism=resolve_mechanism(p["mechanism"], p["budget"], owner),
-                                     delta_fail=p["delta_fail"])
+                                     delta_fail=p["delta_fail"], **rewards)
         return count_noise(horizon, n_states, n_actions, p["budget"], mechanism=p["mechanism"],
                            calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=power,
-                           owner=owner)
+                           owner=owner, **rewards)
 
     def resolved_mechanism(self) -> str:
         """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
         p = self._validated()
         return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
 
-    def fit(self, dataset: Any, reward: Any, *, rng: RngLike = None) -> DPAPVI:
+    def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> DPAPVI:
         p = self._validated()
         rng = self._fit_rng(rng)
-        n_sa, n_sas, r, K = self._statistics(dataset, reward)
-        H, S, A = n_sa.shape
-        noise = self.count_noise(H, S, A, K)
-        rel = self._privacy(rng, n_units=K)   # the fit draws no other randomness: rng is the noise's
+        stats, r = self._inputs(p, dataset, reward)
+        H, S, A = stats.shape
+        noise = self.count_noise(H, S, A, stats.n_episodes, logged_rewards=r is None)
+        rel = self._privacy(rng, n_units=stats.n_episodes)   # the fit draws no other randomness: rng is the noise's
         k = self._constants(p)
         k.pop("split_power")
         self._used_constants = k
-        fit = dp_apvi_from_counts(n_sa, n_sas, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], **k)
+        fit = dp_apvi(stats, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], c1=k["c1"], c2=k["c2"],
+                      c_unvisited=k["c_unvisited"], threshold_multiplier=k["threshold_multiplier"],
+                      r_max=float(p["r_max"]), keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT)
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
         self._store(fit)
@@ -243,17 +293,17 @@ class _LinearBase(Estimator):
             return phi, dataset, (None if split is None else dataset), K
         data = padded_episodes(dataset, owner, n_states=S, n_actions=A)
         if split is None:
-            return phi, transition_statistics(data, S, A), None, data["actions"].shape[0]  # type: ignore[return-value]
+            return phi, transition_statistics(data, S, A), None, data["actions"].shape[0]
         if not split:
             stats = transition_statistics(data, S, A)
-            return phi, stats, stats, data["actions"].shape[0]  # type: ignore[return-value]
+            return phi, stats, stats, data["actions"].shape[0]
         K = data["actions"].shape[0]
         if K < 2:
             raise InvalidDataError(f"{owner}: split=True needs at least 2 trajectories. Got {K} instead.")
         half = (K + 1) // 2
         first = transition_statistics({k: v[:half] for k, v in data.items()}, S, A)
         second = transition_statistics({k: v[half:] for k, v in data.items()}, S, A)
-        return phi, first, second, half  # type: ignore[return-value]
+        return phi, first, second, half
 
     def _store(self, fit: LinearFit) -> None:
         self.policy_ = fit.policy
@@ -354,7 +404,7 @@ class DPVAPVI(PrivateEstimator, _LinearBase):
         rng = self._fit_rng(rng)
         k = self._constants(p)
         phi, stats, stats_bar, K = self._prepare(p, dataset, features, split=p["split"])
-        H = stats.counts.shape[0]
+        H = stats.horizon
         noise = self.linear_noise(H, phi.shape[2])
         k["lam"] += k["lam_shift"] * 2.0 * float(noise.shift.max())
         n_units = K if stats_bar is None or stats_bar is stats else K + stats_bar.n_episodes

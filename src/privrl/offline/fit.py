@@ -5,7 +5,9 @@ Both come from ``--model ENV_ID`` (an environment with an exact model: a privrl 
 Gymnasium toy-text environment — FrozenLake, Taxi, CliffWalking — whose model is built by
 :func:`privrl.envs.from_gymnasium_toy_text` with horizon ``--horizon``, default its
 ``max_episode_steps``) or from ``--reward FILE.npy`` ``(H,S,A)``/``(S,A)`` / ``--features FILE.npy``
-``(S,A,d)``. With ``--env ENV_ID`` instead of ``--data``, ``--episodes`` trajectories are sampled
+``(S,A,d)``; ``--reward logged`` learns the tabular reward from the data's own rewards instead
+(declared ``--r-max``/``--F-max``; DP-APVI releases the reward sums privately). With ``--env ENV_ID``
+instead of ``--data``, ``--episodes`` trajectories are sampled
 from the environment's model with a public behaviour policy (the paper's µ for the synthetic linear
 MDP, uniform otherwise) — a demo. Episodes of a toy-text model end in absorbing zero-reward terminal
 states, so sampled data are already in the fixed-horizon form; ``--data`` with variable-length
@@ -120,7 +122,9 @@ def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
     if linear:
         p.add_argument("--features", default=None, help="(S, A, d) .npy feature table (public)")
     else:
-        p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public)")
+        p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public), or "
+                       "'logged': learn it from the data's rewards (declared --r-max, --F-max; DP-APVI releases "
+                       "their sums privately)")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
@@ -146,7 +150,9 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
     rmap = None if model is None else _reward_map(model)
     public_file = getattr(args, "features" if linear else "reward", None)
     public: Any
-    if public_file is not None:
+    if public_file == "logged" and not linear:
+        public = None                                   # the estimator learns the reward from the logs
+    elif public_file is not None:
         public = _load_public(public_file, "--features" if linear else "--reward")
     elif model is not None:
         P, r, feats, _ = _arrays_of(model)
@@ -221,7 +227,8 @@ def _run(estimator: type, linear: bool) -> Any:
         if linear:
             given: dict[str, Any] = {"features": np.asarray(public)}
         else:
-            given = {"reward": np.asarray(public)} if args.reward is not None or model is not None else {}
+            given = ({"reward": "logged"} if public is None else
+                     {"reward": np.asarray(public)} if args.reward is not None or model is not None else {})
         return _output(est, model, rmap, given)
     return run
 

@@ -130,7 +130,7 @@ def linear_pessimistic_vi(features: np.ndarray, stats: Statistics, stats_bar: St
     ``penalty_coef * sqrt(φᵀ Λ̃⁻¹ φ) + additive``.
     """
     S, A, d = features.shape
-    H = stats.counts.shape[0]
+    H = stats.horizon
     SA = S * A
     flat = features.reshape(SA, d)
     V = np.zeros((H + 1, S))
@@ -148,8 +148,8 @@ def linear_pessimistic_vi(features: np.ndarray, stats: Statistics, stats_bar: St
         v_next = V[h + 1]
         first = stats_bar is not None and (noise is None or any(noise.released(k, h) for k in (0, 1, 2)))
         if first:                     # first stage, lines 4–8
-            N_bar = stats_bar.counts[h].reshape(SA, S)  # type: ignore[union-attr]
-            gram_bar = flat.T @ (flat * N_bar.sum(axis=1)[:, None])
+            N_bar = stats_bar.step(h)  # type: ignore[union-attr]
+            gram_bar = flat.T @ (flat * stats_bar.n_sa[h].reshape(SA)[:, None])  # type: ignore[union-attr]
             ew, EU, fired = _pd_inverse_parts(release(0, h, gram_bar) + eye, lam)
             guards += fired
             beta = _solve(ew, EU, release(1, h, flat.T @ (N_bar @ (v_next * v_next))))
@@ -157,9 +157,9 @@ def linear_pessimistic_vi(features: np.ndarray, stats: Statistics, stats_bar: St
             var = np.clip(features @ beta, 0.0, cap * cap) - np.clip(features @ theta, 0.0, cap) ** 2
             sig2[h] = np.maximum(1.0, var)
         inv_s2 = 1.0 / sig2[h].ravel()
-        N = stats.counts[h].reshape(SA, S)
-        target = stats.rewards[h].reshape(SA, S).sum(axis=1) + N @ v_next
-        gram = flat.T @ (flat * (N.sum(axis=1) * inv_s2)[:, None])
+        N = stats.step(h)
+        target = stats.reward_sums[h].reshape(SA) + N @ v_next
+        gram = flat.T @ (flat * (stats.n_sa[h].reshape(SA) * inv_s2)[:, None])
         lw, LU, fired = _pd_inverse_parts(release(3, h, gram) + eye, lam)
         guards += fired
         W[h] = _solve(lw, LU, release(4, h, flat.T @ (target * inv_s2)))

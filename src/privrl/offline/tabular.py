@@ -1,17 +1,34 @@
-"""APVI and DP-APVI (Qiao & Wang 2023, Section 3, Algorithm 1) — tabular offline RL.
+"""APVI and DP-APVI (Qiao & Wang 2023, Section 3, Algorithm 1) — tabular offline RL, streamed.
 
-Every step after :func:`release_counts` reads only the released counts, so it is post-processing.
-The kernels are pure functions of sufficient statistics (per-step counts) and a releaser:
+Every step after the releases reads only released values, so it is post-processing. One kernel,
+:func:`dp_apvi`, runs Algorithm 1 on sparse sufficient statistics
+(:class:`~privrl.offline._common.Statistics`) one step ``h`` at a time (backward induction needs
+``V_{h+1}`` only) and, within a step, one block of states at a time. Its row-wise parts are pure
+functions of a block of rows ``(…, S)``:
 
-* :func:`count_statistics` — ``n_{s,a}`` ``(H,S,A)`` and ``n_{s,a,s'}`` ``(H,S,A,S)`` per step h;
-* :func:`release_counts` — Eq. (2) (Gaussian) or the Laplace variant, then ``{·}^+``, drawn through
-  a :class:`~privrl.privacy.release.Releaser` with the scales of a
-  :class:`~privrl.offline.calibration.CountNoise` plan;
+* :func:`release_counts` — Eq. (2) (Gaussian) or the Laplace variant, then ``{·}^+``, for dense
+  counts (small problems and audits): the very per-block draws the kernel makes;
 * :func:`consistent_counts` — Eq. (3)/(4) solved exactly in closed form;
 * :func:`private_transitions` — Eq. (5);
-* :func:`pessimistic_value_iteration` — lines 3–9 of Algorithm 1 (Bernstein penalty, truncation,
-  greedy policy);
-* :func:`dp_apvi_from_counts` — the whole algorithm on counts (what audits call 10⁴ times).
+* :func:`dp_apvi` — the whole algorithm; :func:`dp_apvi_from_counts` on dense counts (audits call
+  the release 10⁴ times).
+
+**Streaming.** The released transition counts ``ñ_h(s, a, ·)`` are noisy in *every* one of the
+``H·S·A·S`` cells (privacy needs noise on the zero counts too), but the algorithm consumes them
+row by row: the consistency step, ``P̃`` and the Bernstein penalty of a pair ``(h, s, a)`` need
+that pair's row only. So the noise of the rows of ``(h, s)`` is drawn where they are consumed,
+from the counter-based stream of the block key ``h·S + s`` of one
+:meth:`~privrl.privacy.release.Releaser.gaussian_stream` release (its event is recorded once, as
+for the dense release): each cell's noise is ``N(0, σ²)`` (or ``Lap(b)``), cells are independent,
+and any processing order or block size gives the same result — the released object has the
+distribution of the dense Eq. (2). Dense rows are never kept: ``P̃_h V`` and ``P̃_h V²`` are
+accumulated per block.
+
+Complexity (``K`` trajectories, ``nnz <= K·H`` visited cells, block of ``b`` states):
+statistics ``O(K·H log(K·H))`` time, ``O(nnz + H·S·A)`` memory; DP-APVI ``O(H·S·A·S)`` time (one
+noise draw per cell; the water-filling of Eq. 3 sorts only the entries above ``max − hi``, a
+handful per noisy row) and ``O(nnz + H·S·A + b·A·S)`` memory; APVI
+(no noise) ``O(nnz + H·S·A)`` time and memory: the rows stay sparse.
 
 Privacy unit: one trajectory, replace-one neighbours, dataset size public.
 
@@ -20,6 +37,14 @@ Sensitivities (Lemma C.1). Replacing one trajectory changes, at each step h, one
 move by ±1 per step, so over the ``H`` steps ℓ2 ``sqrt(2H)`` and ℓ1 ``2H`` for each family. The noise
 scales per calibration are in :mod:`privrl.offline.calibration` (tight: exact μ split (1, S) across the
 families; sound/paper: σ² = 2H/ρ per entry, or b = 4H/ε).
+
+**Logged (outcome) rewards** (not in the paper, whose reward is public): with ``reward=None`` the
+rewards come from the data, through the per-``(h, s, a)`` reward sums ``R`` released with the third
+family of the plan (:func:`~privrl.offline.calibration.count_noise` with ``logged_rewards=True``;
+sensitivity there). ``r̃ = clip(R̃/ñ, 0, R_max)`` where ``ñ`` clears the threshold, 0 elsewhere, and
+the penalty gains ``E_R/(2ñ)`` — the high-probability bound of the reward noise (Lemma C.2's
+argument), under every preset: without it the noise on the reward sums of heavily visited cells
+that never pay (an absorbing failure state) gives them a value of their own.
 
 Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
 presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"practical"``
@@ -34,16 +59,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from privrl._validation import check_array, param_error
-from privrl.offline._common import (
-    greedy,
-    transition_statistics,
-)
-from privrl.offline.calibration import (
-    CountNoise,
-)
+from privrl.offline._common import Statistics, greedy, transition_statistics
+from privrl.offline.calibration import CountNoise
 
-__all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_counts",
-           "private_transitions", "pessimistic_value_iteration", "dp_apvi_from_counts", "TABULAR_PRESETS"]
+__all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_counts", "private_transitions",
+           "dp_apvi", "dp_apvi_from_counts", "TABULAR_PRESETS", "BLOCK_CELLS", "TRANSITIONS_LIMIT"]
 
 #: Utility presets of APVI / DP-APVI. ``theory``: Algorithm 1's C1 = √2, C2 = 16, C' = 2 and the
 #: threshold E (spec A-T3, A-T4, A-T7). ``practical``: chosen once on held-out instances (random
@@ -58,35 +78,119 @@ TABULAR_PRESETS: dict[str, dict[str, float | str]] = {
     "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": "auto"},
 }
 
+#: Dense cells per block of noisy rows (the block holds ``BLOCK_CELLS // (A·S)`` states, at least one).
+BLOCK_CELLS = 1 << 20
+#: Largest ``H·S·A·S`` for which a fit keeps the dense ``P̃`` (``transitions_``); above it, None.
+TRANSITIONS_LIMIT = 1 << 22
+
 
 # --------------------------------------------------------------------------- statistics and noise
 def count_statistics(observations: np.ndarray, actions: np.ndarray, next_observations: np.ndarray,
                      n_states: int, n_actions: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-step counts from ``(K, H)`` index arrays: ``n_sa`` ``(H,S,A)``, ``n_sas`` ``(H,S,A,S)``."""
+    """Dense per-step counts from ``(K, H)`` index arrays: ``n_sa`` ``(H,S,A)``, ``n_sas`` ``(H,S,A,S)``
+    (small problems: audits and tests)."""
     stats = transition_statistics({"observations": observations, "actions": actions,
                                    "next_observations": next_observations,
                                    "rewards": np.zeros(np.shape(actions))}, n_states, n_actions)
-    return stats.n_sa, stats.counts  # type: ignore[union-attr]
+    return stats.n_sa, stats.counts
+
+
+class _Releases(NamedTuple):
+    """The released quantities of one fit: ``{ñ_sa}^+`` ``(H,S,A)``, the stream of the transition
+    counts (None without noise) and the reward sums (None for a public reward)."""
+
+    n_sa: np.ndarray
+    stream: Any
+    reward_sums: np.ndarray | None
+
+
+def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise | None, rel: Any) -> _Releases:
+    """Eq. (2) for ``n_sa`` (dense, then ``{·}^+``), the stream of ``n_sas`` and the reward sums when
+    given (logged rewards) — in this order, each recorded in ``rel``'s ledger. No noise, no event,
+    when ``noise`` is None or not private."""
+    if noise is None or not noise.is_private:
+        return _Releases(np.array(n_sa, dtype=float), None, reward_sums)
+    if noise.mechanism == "gaussian":
+        n_sa = rel.gaussian(n_sa, sensitivity=noise.sensitivity[0], std=noise.scale[0])
+        stream = rel.gaussian_stream(sensitivity=noise.sensitivity[1], std=noise.scale[1])
+        if reward_sums is not None:
+            reward_sums = rel.gaussian(reward_sums, sensitivity=noise.reward_sensitivity, std=noise.reward_scale)
+    else:
+        n_sa = rel.laplace(n_sa, sensitivity=noise.sensitivity[0], scale=noise.scale[0])
+        stream = rel.laplace_stream(sensitivity=noise.sensitivity[1], scale=noise.scale[1])
+        if reward_sums is not None:
+            reward_sums = rel.laplace(reward_sums, sensitivity=noise.reward_sensitivity, scale=noise.reward_scale)
+    return _Releases(np.maximum(n_sa, 0.0), stream, reward_sums)
+
+
+def _noisy_rows(stream: Any, counts: Any, h: int, states: range, n_states: int) -> np.ndarray:
+    """``{n + noise}^+`` of the rows of ``(h, s)`` for ``s`` in ``states`` (``counts`` their dense or
+    sparse rows ``(len(states)·A, S)``); the noise of ``(h, s)`` is block ``h·S + s`` of ``stream``."""
+    dense = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, dtype=float)
+    A = dense.shape[0] // len(states)
+    for i, s in enumerate(states):
+        dense[i * A:(i + 1) * A] += stream.noise(h * n_states + s, (A, n_states))
+    return np.maximum(dense, 0.0, out=dense)
 
 
 def release_counts(n_sa: np.ndarray, n_sas: np.ndarray, noise: CountNoise | None, rel: Any
                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Eq. (2): ``n' = {n + noise}^+`` for every ``(h, s, a[, s'])``, independent noise per entry,
-    drawn through ``rel`` (a :class:`~privrl.privacy.release.Releaser`, which records the two
-    events) with the scales of ``noise``. ``{·}^+`` is post-processing (spec A-T1). ``noise=None``
-    or an infinite budget releases the counts unchanged (no event)."""
-    if noise is None or not noise.is_private:
-        return np.array(n_sa, dtype=float), np.array(n_sas, dtype=float)
-    out = []
-    for value, sens, scale in zip((n_sa, n_sas), noise.sensitivity, noise.scale):
-        if noise.mechanism == "gaussian":
-            out.append(rel.gaussian(value, sensitivity=sens, std=scale))
-        else:
-            out.append(rel.laplace(value, sensitivity=sens, scale=scale))
-    return np.maximum(out[0], 0.0), np.maximum(out[1], 0.0)
+    """Eq. (2) on dense counts: ``n' = {n + noise}^+`` for every ``(h, s, a[, s'])``, independent noise
+    per entry, drawn through ``rel`` (a :class:`~privrl.privacy.release.Releaser`, which records the
+    two events) with the scales of ``noise`` — the same draws as :func:`dp_apvi` makes block by
+    block. ``{·}^+`` is post-processing (spec A-T1). ``noise=None`` or an infinite budget releases
+    the counts unchanged (no event)."""
+    n_sas = np.asarray(n_sas, dtype=float)
+    H, S, A, _ = n_sas.shape
+    out = _release(np.asarray(n_sa, dtype=float), None, noise, rel)
+    if out.stream is None:
+        return out.n_sa, n_sas.copy()
+    rows = np.stack([_noisy_rows(out.stream, n_sas[h].reshape(S * A, S), h, range(S), S) for h in range(H)])
+    return out.n_sa, rows.reshape(H, S, A, S)
 
 
-# --------------------------------------------------------------------------- post-processing
+# --------------------------------------------------------------------------- post-processing (row-wise)
+def _water_levels(rows: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Per row the level ``t`` with ``Σ max(0, x − t) = hi`` (rows ``>= 0`` summing above ``hi >= 0``),
+    Eq. (3)'s projection. Since ``t >= max(x) − hi`` (at that level the largest entry alone gives
+    ``hi``), only the entries above ``max(x) − hi`` are sorted: with noisy rows a handful each. The
+    level is the simplex projection's (Duchi et al. 2008): with the candidates ``u`` sorted down,
+    ``t = (Σ_{j<=k} u_j − hi)/k`` for the largest ``k`` with ``u_k > (Σ_{j<=k} u_j − hi)/k``."""
+    top = rows.max(axis=1)
+    row, col = np.nonzero(rows > (top - hi)[:, None])
+    u = rows[row, col]
+    order = np.lexsort((-u, row))
+    row, u = row[order], u[order]
+    first = np.searchsorted(row, np.arange(len(rows)))            # where each row's candidates start
+    css = np.cumsum(u)
+    before = np.concatenate([[0.0], css])[first]                   # Σ of earlier rows' candidates
+    rank = np.arange(u.size) - first[row] + 1
+    levels = (css - before[row] - hi[row]) / rank
+    k = np.bincount(row, weights=u > levels, minlength=len(rows)).astype(np.int64)
+    t = top.copy()                                                 # no candidate: hi = 0, t = max
+    has = k > 0
+    t[has] = levels[first[has] + k[has] - 1]
+    return t
+
+
+def _consistent_rows(noisy_sa: np.ndarray, x: np.ndarray, bound: float) -> np.ndarray:
+    """:func:`consistent_counts` on a block of rows ``x`` ``(m, S)``, in place; returns ``x``."""
+    S = x.shape[1]
+    total = x.sum(axis=1)
+    lo, hi = noisy_sa - bound / 2.0, noisy_sa + bound / 2.0
+    low = total < lo
+    if low.any():
+        x[low] += ((lo - total)[low] / S)[:, None]
+    high = np.flatnonzero(total > hi)
+    if high.size == len(x):
+        x -= _water_levels(x, hi)[:, None]
+        np.maximum(x, 0.0, out=x)
+    elif high.size:
+        rows = x[high]
+        x[high] = np.maximum(rows - _water_levels(rows, hi[high])[:, None], 0.0)
+    return x
+
+
 def consistent_counts(noisy_sa: np.ndarray, noisy_sas: np.ndarray, bound: float
                       ) -> tuple[np.ndarray, np.ndarray]:
     """Eq. (3): for every ``(h,s,a)``, ``argmin_x max_s' |x_s' − n'_{sas'}|`` s.t.
@@ -94,25 +198,13 @@ def consistent_counts(noisy_sa: np.ndarray, noisy_sas: np.ndarray, bound: float
 
     With ``T = Σ n'_{sas'}``, ``lo/hi = n'_{sa} ∓ bound/2``: if ``lo <= T <= hi`` keep ``n'``;
     if ``T < lo`` raise every entry by ``(lo − T)/S``; if ``T > hi`` lower by the water level
-    ``t`` with ``Σ max(0, n' − t) = hi``. Needs ``n' >= 0`` (always feasible then).
-    Returns ``(ñ_sa, ñ_sas)`` with ``ñ_sa = Σ_s' ñ_sas'``.
+    ``t`` with ``Σ max(0, n' − t) = hi``. Needs ``n' >= 0`` (always feasible then). Any leading
+    axes. Returns ``(ñ_sa, ñ_sas)`` with ``ñ_sa = Σ_s' ñ_sas'``.
     """
+    noisy_sas = np.asarray(noisy_sas, dtype=float)
     S = noisy_sas.shape[-1]
-    total = noisy_sas.sum(axis=-1)
-    lo = noisy_sa - bound / 2.0
-    hi = noisy_sa + bound / 2.0
-    out = noisy_sas.copy()
-    low_mask = total < lo
-    out[low_mask] += ((lo - total)[low_mask] / S)[:, None]
-    high_mask = total > hi
-    if np.any(high_mask):
-        rows = noisy_sas[high_mask]
-        u = -np.sort(-rows, axis=1)
-        css = np.cumsum(u, axis=1)
-        levels = (css - hi[high_mask][:, None]) / np.arange(1, S + 1)
-        k = np.maximum((u > levels).sum(axis=1), 1)
-        t = levels[np.arange(len(rows)), k - 1]
-        out[high_mask] = np.maximum(rows - t[:, None], 0.0)
+    out = _consistent_rows(np.asarray(noisy_sa, dtype=float).reshape(-1), noisy_sas.reshape(-1, S).copy(), bound)
+    out = out.reshape(noisy_sas.shape)
     return out.sum(axis=-1), out
 
 
@@ -124,50 +216,91 @@ def private_transitions(n_sa: np.ndarray, n_sas: np.ndarray, threshold: float) -
     return np.where(ok[..., None], n_sas / safe[..., None], 1.0 / S)
 
 
-def pessimistic_value_iteration(P: np.ndarray, reward: np.ndarray, counts: np.ndarray, *, gap_bound: float,
-                                penalty_bound: float, iota: float, c1: float, c2: float, c_unvisited: float,
-                                threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Lines 3–9 of Algorithm 1, vectorised over ``(s, a)``.
-
-    ``Γ = c1 sqrt(Var_P(V) ι / (n − E_sa)) + c2 S H Ē ι / n`` where ``n > threshold``, ``c_unvisited·H``
-    elsewhere (``gap_bound`` = E_sa, ``penalty_bound`` = Ē, both E in the paper);
-    ``Q̄_h = min{r + PV − Γ, H − h}^+`` (0-indexed h); greedy policy. Returns
-    ``(policy (H,S), V (H+1,S), Q̄ (H,S,A))``.
-    """
-    H, S, A, _ = P.shape
-    V = np.zeros((H + 1, S))
-    Q = np.zeros((H, S, A))
-    ok = counts > threshold
-    safe_n = np.where(ok, counts, 1.0)
-    safe_gap = np.where(ok, np.maximum(counts - gap_bound, 1e-300), 1.0)
-    lower = c2 * S * H * penalty_bound * iota / safe_n
-    for h in range(H - 1, -1, -1):
-        pv = P[h] @ V[h + 1]
-        var = np.maximum(P[h] @ (V[h + 1] ** 2) - pv**2, 0.0)
-        gamma = np.where(ok[h], c1 * np.sqrt(var * iota / safe_gap[h]) + lower[h], c_unvisited * H)
-        Q[h] = np.clip(reward[h] + pv - gamma, 0.0, H - h)
-        _, V[h] = greedy(Q[h])
-    return np.argmax(Q, axis=-1), V, Q
+def _row_sums(x: Any) -> np.ndarray:
+    return np.asarray(x.sum(axis=1), dtype=float).ravel()
 
 
 class TabularFit(NamedTuple):
     policy: np.ndarray
     values: np.ndarray
     q_values: np.ndarray
-    transitions: np.ndarray
+    transitions: np.ndarray | None
     counts: np.ndarray
+
+
+def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
+            delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
+            threshold_multiplier: float = 1.0, r_max: float = 1.0, block_states: int | None = None,
+            keep_transitions: bool = False) -> TabularFit:
+    """Algorithm 1 on sparse statistics, streamed (module docstring): release (2) through ``rel``,
+    consistency (3) with the ``n_sa`` bound, P̃ (5) with threshold ``threshold_multiplier·E_sa``,
+    lines 3–9 with the penalty ``Γ = c1 sqrt(Var_P̃(V) ι/(ñ − E_sa)) + c2 S H Ē ι/ñ`` where ñ clears
+    the threshold and ``E_sa``, ``c_unvisited·H`` elsewhere (Ē = :attr:`CountNoise.penalty_bound`;
+    a threshold below ``E_sa`` — ``constants="practical"`` — keeps such pairs in ``P̃`` but their
+    Bernstein bound is vacuous: they count as unvisited, also when ``Var_P̃(V) = 0``),
+    ``Q̄_h = min{r + P̃V − Γ, H − h}^+``, greedy policy (lowest index on ties).
+
+    ``reward``: the public ``(H,S,A)`` reward, or None for the logged rewards (released reward sums;
+    ``r_max`` their declared bound). ``noise=None`` (or an infinite budget) adds no noise, E = 0:
+    APVI. ``block_states`` states per block of dense noisy rows (default ``BLOCK_CELLS // (A·S)``);
+    the result does not depend on it. ``keep_transitions`` also returns the dense ``P̃``
+    ``(H,S,A,S)`` (small problems). Time ``O(H·S·A·S)`` with noise, ``O(nnz + H·S·A)`` without;
+    memory ``O(nnz + H·S·A + block_states·A·S)``.
+    """
+    H, S, A = stats.shape
+    released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel)
+    gap_bound = penalty = reward_bound = 0.0
+    block = S                                   # without noise the rows stay sparse: a step at once
+    if released.stream is not None:
+        gap_bound, penalty, reward_bound = noise.bound[0], noise.penalty_bound, noise.reward_bound  # type: ignore[union-attr]
+        block = max(1, BLOCK_CELLS // (A * S)) if block_states is None else int(block_states)
+    threshold = threshold_multiplier * gap_bound
+    iota = math.log(H * S * A / delta_fail)
+    V = np.zeros((H + 1, S))
+    Q = np.zeros((H, S, A))
+    counts = np.zeros((H, S, A))
+    P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
+    for h in range(H - 1, -1, -1):
+        v = V[h + 1]
+        step = stats.step(h)
+        pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
+        for s0 in range(0, S, block):
+            states = range(s0, min(S, s0 + block))
+            rows = slice(states.start * A, states.stop * A)
+            x: Any = step[rows]
+            if released.stream is not None:
+                x = _noisy_rows(released.stream, x, h, states, S)
+                x = _consistent_rows(released.n_sa[h, states.start:states.stop].ravel(), x, gap_bound)
+            n[rows] = _row_sums(x)
+            pv[rows], pv2[rows] = x @ v, x @ (v * v)
+            if P_kept is not None:
+                P_kept[h, rows] = private_transitions(n[rows], x.toarray() if hasattr(x, "toarray") else x, threshold)
+        ok = n > threshold
+        safe_n = np.where(ok, n, 1.0)
+        mean = np.where(ok, pv / safe_n, v.mean())
+        var = np.maximum(pv2 / safe_n - mean**2, 0.0)
+        bounded = ok & (n > gap_bound)       # the Bernstein bound needs ñ > E_sa; else the pair is unvisited
+        safe_gap = np.where(bounded, n - gap_bound, 1.0)
+        gamma = c1 * np.sqrt(var * iota / safe_gap) + c2 * S * H * penalty * iota / safe_n
+        if reward is None:
+            sums = np.asarray(released.reward_sums)[h].ravel()
+            r_h = np.where(ok, np.clip(sums / safe_n, 0.0, r_max), 0.0)
+            gamma = gamma + reward_bound / (2.0 * safe_n)
+        else:
+            r_h = reward[h].ravel()
+        gamma = np.where(bounded, gamma, c_unvisited * H)
+        Q[h] = np.clip(r_h + mean - gamma, 0.0, H - h).reshape(S, A)
+        counts[h] = n.reshape(S, A)
+        _, V[h] = greedy(Q[h])
+    transitions = None if P_kept is None else P_kept.reshape(H, S, A, S)
+    return TabularFit(np.argmax(Q, axis=-1), V, Q, transitions, counts)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
                         rel: Any = None, delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0,
                         c_unvisited: float = 2.0, threshold_multiplier: float = 1.0) -> TabularFit:
-    """Algorithm 1 on sufficient statistics: release (2) through ``rel``, consistency (3) with the
-    ``n_sa`` bound, P̃ (5) with threshold ``threshold_multiplier·E_sa``, lines 3–9 with the penalty
-    bound Ē (:attr:`CountNoise.penalty_bound`).
-
-    ``noise=None`` (or an infinite budget) adds no noise, E = 0, and the result is APVI. Counts must
-    be non-negative with ``n_sas.sum(-1) == n_sa`` (what one fixed-horizon dataset gives).
-    """
+    """:func:`dp_apvi` on dense counts (small problems; ``transitions`` kept). Counts must be
+    non-negative with ``n_sas.sum(-1) == n_sa`` (what one fixed-horizon dataset gives)."""
     owner = "dp_apvi_from_counts"
     n_sa = check_array(n_sa, "n_sa", owner=owner, ndim=3, low=0.0)
     H, S, A = n_sa.shape
@@ -178,15 +311,5 @@ def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray,
     if noise is not None and not isinstance(noise, CountNoise):
         raise param_error("noise", owner, "a CountNoise plan (privrl.offline.calibration.count_noise) or None",
                           type(noise).__name__)
-    noisy_sa, noisy_sas = release_counts(n_sa, n_sas, noise, rel)
-    gap_bound = penalty = 0.0
-    if noise is not None and noise.is_private:
-        gap_bound, penalty = noise.bound[0], noise.penalty_bound
-    cnt_sa, cnt_sas = consistent_counts(noisy_sa, noisy_sas, gap_bound)
-    threshold = threshold_multiplier * gap_bound
-    P = private_transitions(cnt_sa, cnt_sas, threshold)
-    iota = math.log(H * S * A / delta_fail)
-    policy, V, Q = pessimistic_value_iteration(P, reward, cnt_sa, gap_bound=gap_bound, penalty_bound=penalty,
-                                               iota=iota, c1=c1, c2=c2, c_unvisited=c_unvisited,
-                                               threshold=threshold)
-    return TabularFit(policy, V, Q, P, cnt_sa)
+    return dp_apvi(Statistics.from_dense(n_sas), reward, noise=noise, rel=rel, delta_fail=delta_fail, c1=c1, c2=c2,
+                   c_unvisited=c_unvisited, threshold_multiplier=threshold_multiplier, keep_transitions=True)

@@ -14,6 +14,14 @@ is pluggable without touching an algorithm:
 Draw semantics are *standardised*: ``gaussian(shape, std)`` returns ``std · Z`` where ``Z`` is the
 source's standard draw, so a :class:`ConstantNoise` of value ``c`` yields ``c · std`` and a
 structure test checks the noise scale as well as where the noise lands.
+
+**Keyed noise** (:meth:`NoiseSource.keyed`): a release too large to hold at once (DP-APVI's
+``H·S·A·S`` transition counts) draws its noise block by block where it is consumed. ``keyed()``
+opens one such release and returns a :class:`KeyedNoise` whose ``gaussian(key, shape, std)`` is the
+noise of block ``key``: for seeded NumPy noise a stream seeded per block (entropy drawn once from
+the source, the block's key as NumPy's ``SeedSequence`` spawn key), so a block's noise does not
+depend on the order in which blocks are drawn, blocks are independent of one another and of every
+other release, and each entry is ``std`` times a standard Gaussian (or Laplace) draw.
 """
 
 from __future__ import annotations
@@ -27,8 +35,8 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.privacy.secure import check_secure_rng, secure_gaussian, secure_laplace
 
-__all__ = ["NoiseSource", "NumpyNoise", "SecureNoise", "ConstantNoise", "ScaledNoise", "make_noise",
-           "triu_pairs"]
+__all__ = ["NoiseSource", "NumpyNoise", "SecureNoise", "ConstantNoise", "ScaledNoise", "KeyedNoise",
+           "make_noise", "triu_pairs"]
 
 Shape = tuple[int, ...]
 
@@ -86,6 +94,33 @@ class NoiseSource:
         return out.reshape(shape)
 
 
+    def keyed(self) -> KeyedNoise:
+        """Noise addressed by block key for one release (module docstring). The default draws the
+        blocks from this source in the order they are asked for (independent, correctly
+        distributed, order-dependent); seeded NumPy noise overrides it with counter-based streams."""
+        return KeyedNoise(lambda kind, key, shape, scale: self.gaussian(shape, scale) if kind == "gaussian"
+                          else self.laplace(shape, scale))
+
+
+class KeyedNoise:
+    """The noise of one release, block by block: :meth:`gaussian` / :meth:`laplace` of block ``key``
+    (an int >= 0; each key is drawn once). ``draw(kind, key, shape, scale)`` returns ``scale``
+    times the source's standard draw for the block."""
+
+    def __init__(self, draw: Any) -> None:
+        self._draw = draw
+
+    def gaussian(self, key: int, shape: Any, std: float) -> np.ndarray:
+        """i.i.d. ``N(0, std²)`` for block ``key`` (zeros, no draw, when ``std == 0``)."""
+        shape = _shape(shape)
+        return np.zeros(shape) if std == 0 else self._draw("gaussian", int(key), shape, float(std))
+
+    def laplace(self, key: int, shape: Any, scale: float) -> np.ndarray:
+        """i.i.d. ``Lap(scale)`` for block ``key`` (zeros, no draw, when ``scale == 0``)."""
+        shape = _shape(shape)
+        return np.zeros(shape) if scale == 0 else self._draw("laplace", int(key), shape, float(scale))
+
+
 class NumpyNoise(NoiseSource):
     """Seeded NumPy noise (PCG64): reproducible; not a CSPRNG and not hardened against
     floating-point attacks (Mironov 2012)."""
@@ -96,9 +131,28 @@ class NumpyNoise(NoiseSource):
         self.rng = as_generator(rng)
 
     def _standard(self, kind: str, shape: Shape) -> np.ndarray:
-        if kind == "gaussian":
-            return self.rng.standard_normal(shape)
-        return self.rng.laplace(0.0, 1.0, size=shape)
+        return _numpy_standard(self.rng, kind, shape)
+
+    def keyed(self) -> KeyedNoise:
+        """Per-block seeded streams: 128 bits of entropy drawn once from :attr:`rng` (one draw of this
+        source per release), block ``key`` from PCG64 seeded by ``SeedSequence(entropy, spawn_key=(key,))``
+        — NumPy's independent child streams, so the blocks are independent of one another and of
+        every other draw, and their order does not matter."""
+        entropy = [int(x) for x in self.rng.integers(0, 2**63, size=2)]
+
+        def draw(kind: str, key: int, shape: Shape, scale: float) -> np.ndarray:
+            if key < 0:
+                raise param_error("key", "KeyedNoise", "an int >= 0", key)
+            gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(key,))))
+            return scale * _numpy_standard(gen, kind, shape)
+
+        return KeyedNoise(draw)
+
+
+def _numpy_standard(rng: np.random.Generator, kind: str, shape: Shape) -> np.ndarray:
+    if kind == "gaussian":
+        return rng.standard_normal(shape)
+    return rng.laplace(0.0, 1.0, size=shape)
 
 
 class SecureNoise(NoiseSource):
@@ -134,6 +188,11 @@ class ConstantNoise(NoiseSource):
         self.calls += 1
         return np.full(shape, value)
 
+    def keyed(self) -> KeyedNoise:
+        """One value for the whole release (one draw, as if it were released at once)."""
+        value = float(self._standard("gaussian", ()))
+        return KeyedNoise(lambda kind, key, shape, scale: np.full(shape, scale * value))
+
 
 class ScaledNoise(NoiseSource):
     """``factor`` × the noise of ``base``: a deliberately broken implementation for the audits'
@@ -155,6 +214,11 @@ class ScaledNoise(NoiseSource):
 
     def laplace(self, shape: Any, scale: float) -> np.ndarray:
         return self.base.laplace(shape, scale) * self.factor
+
+    def keyed(self) -> KeyedNoise:
+        base = self.base.keyed()
+        return KeyedNoise(lambda kind, key, shape, scale: self.factor * (
+            base.gaussian(key, shape, scale) if kind == "gaussian" else base.laplace(key, shape, scale)))
 
 
 def make_noise(rng: RngLike | NoiseSource = None, *, secure: bool = False,

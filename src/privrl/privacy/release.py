@@ -20,9 +20,9 @@ import numpy as np
 
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
-from privrl.privacy.noise import NoiseSource
+from privrl.privacy.noise import KeyedNoise, NoiseSource
 
-__all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser"]
+__all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser", "StreamedRelease"]
 
 
 class Release(NamedTuple):
@@ -98,6 +98,29 @@ def release_with_event(value: Any, *, std: float, event: Any, noise: NoiseSource
     return Release(arr, event)
 
 
+class StreamedRelease:
+    """One Gaussian or Laplace release of a vector too large to hold, drawn block by block where it
+    is consumed: :meth:`release` returns ``block + noise`` for the block ``key`` (an int; each block
+    of the vector released once), the noise from the source's :meth:`~privrl.privacy.noise.NoiseSource.keyed`
+    streams. Its privacy is that of releasing the whole vector at once with the same scale — one
+    event, recorded when the release is opened (:meth:`Releaser.gaussian_stream`)."""
+
+    def __init__(self, noise: KeyedNoise, kind: str, scale: float) -> None:
+        self._noise, self._kind, self.scale = noise, kind, scale
+
+    def noise(self, key: int, shape: Any) -> np.ndarray:
+        """The noise of block ``key``."""
+        if self._kind == "gaussian":
+            return self._noise.gaussian(key, shape, self.scale)
+        return self._noise.laplace(key, shape, self.scale)
+
+    def release(self, key: int, block: Any) -> np.ndarray:
+        """``block + noise`` of block ``key`` (a new array)."""
+        arr = _finite(block, "StreamedRelease.release")
+        arr += self.noise(key, arr.shape)
+        return arr
+
+
 class Releaser:
     """One fit's privacy: draws from ``noise`` and appends every event to ``ledger``.
 
@@ -123,6 +146,24 @@ class Releaser:
 
     def with_event(self, value: Any, *, std: float, event: Any) -> np.ndarray:
         return self._keep(release_with_event(value, std=std, event=event, noise=self.noise))
+
+    def gaussian_stream(self, *, sensitivity: float, std: float) -> StreamedRelease:
+        """Open a :class:`StreamedRelease` of a vector of ℓ2-sensitivity Δ with ``N(0, σ²)`` per
+        entry; its event ``GaussianDpEvent(σ/Δ)`` (as :func:`release_gaussian`) is recorded now."""
+        owner = "Releaser.gaussian_stream"
+        sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
+        std = check_scalar(std, "std", owner=owner, low=0.0)
+        self.ledger.append(events.gaussian(math.inf if sensitivity == 0 else std / sensitivity))
+        return StreamedRelease(self.noise.keyed(), "gaussian", std)
+
+    def laplace_stream(self, *, sensitivity: float, scale: float) -> StreamedRelease:
+        """Open a :class:`StreamedRelease` of a vector of ℓ1-sensitivity Δ with ``Lap(b)`` per entry;
+        its event ``LaplaceDpEvent(b/Δ)`` (as :func:`release_laplace`) is recorded now."""
+        owner = "Releaser.laplace_stream"
+        sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
+        scale = check_scalar(scale, "scale", owner=owner, low=0.0)
+        self.ledger.append(events.laplace(math.inf if sensitivity == 0 else scale / sensitivity))
+        return StreamedRelease(self.noise.keyed(), "laplace", scale)
 
     def mechanism(self, mechanism: Any, value: Any) -> np.ndarray:
         """Release ``value`` through a :mod:`privrl.privacy.mechanisms` object."""
