@@ -38,9 +38,8 @@ def plan_linopt(pub: Public, estimator: type = LinOptVI) -> Assessment:
     K, H, d1 = int(pub.n), int(pub.horizon), int(pub.features)  # type: ignore[arg-type]
     d2 = d1 if pub.reward_features is None else int(pub.reward_features)
     est = estimator(budget=pub.budget, n_episodes=K, **params)
-    noise = est.noise_plan_for(H, d1, d2)
-    if noise is None:
-        raise param_error("privatizer", owner, "'central' or 'local' (privatizer 'none' adds no noise)", "none")
+    noise = est.noise_plan_for(H, d1, d2)   # privatizer 'none' needs an infinite budget: refused before
+    assert noise is not None
     rule = est.knobs()["upsilon"]
     upsilon = cal.upsilon_monte_carlo if rule == "monte_carlo" else cal.upsilon_theory
     alpha = float(est.get_params()["alpha"])
