@@ -1,7 +1,7 @@
 """Adding a family is one folder plus one line: the example family of ``tests/example_family/``,
 added at run time with ``privrl.registry.add_family``, shows up in ``privrl list``, ``privrl fit
---help``, ``privrl audit --list`` and ``privrl plan --help``, fits and plans from the command line, and passes the contract checks
-and its audit, with nothing else edited."""
+--help``, ``privrl audit --list`` and ``privrl plan --help``, fits and plans from the command line,
+and passes the contract checks and its audit, with nothing else edited."""
 
 from __future__ import annotations
 

@@ -176,8 +176,8 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("algorithm", metavar="ALGORITHM", help=", ".join(planners))
     inputs = p.add_argument_group("public inputs (each algorithm reads some; see the list below)")
     for name, (kind, _, help_text) in INPUTS.items():
-        inputs.add_argument(plan.option_flag(name), dest=name, type=count_type(1, MAX_PLAN_COUNT) if kind is int else _float,
-                            default=None, help=help_text)
+        kind_type = count_type(1, MAX_PLAN_COUNT) if kind is int else _float
+        inputs.add_argument(plan.option_flag(name), dest=name, type=kind_type, default=None, help=help_text)
     p.add_argument("--epsilon", type=_float, default=None, help="ε of an (ε, δ)-DP budget")
     p.add_argument("--delta", type=_float, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
     p.add_argument("--rho", type=_float, default=None, help="ρ of a ρ-zCDP budget (instead of ε, δ)")

@@ -87,7 +87,9 @@ INPUTS: dict[str, tuple[type, float, str]] = {
     "F_max": (float, 0.0, "public bound on a trajectory's return"),
     "r_max": (float, 0.0, "public bound on a reward"),
     "gamma": (float, 0.0, "discount factor γ (1: episodic)"),
-    "visits": (float, 0.0, "assumption: distinct states (or groups) one episode visits on average"),
+    "visits": (float, 0.0, "assumption: what one episode visits on average — its steps before it ends "
+               "(DP-APVI), its distinct states (DP-LSW, DP-LSL), its groups (DP Monte Carlo)"),
+    "admissible": (int, 1, "assumption: actions the logging policy uses in a state (default: all A)"),
     "next_states": (int, 1, "assumption: next states a pair reaches (transition counts spread evenly over them)"),
 }
 
@@ -110,6 +112,7 @@ class Public:
     r_max: float | None = None
     gamma: float | None = None
     visits: float | None = None
+    admissible: int | None = None
     next_states: int | None = None
     params: tuple[tuple[str, Any], ...] = ()
 

@@ -35,7 +35,8 @@ def test_the_noise_is_the_learners_noise_plan(name, cls, params):
 def test_more_episodes_and_a_larger_budget_help():
     base = {"n": 1000, "horizon": 5, "features": 8, "knobs": False}
     assert plan("linopt-vi", budget=BUDGET, **base).verdict == "hopeless"
-    assert plan("linopt-vi", budget=BUDGET, **{**base, "n": 10**6}).ratio < plan("linopt-vi", budget=BUDGET, **base).ratio
+    more = plan("linopt-vi", budget=BUDGET, **{**base, "n": 10**6})
+    assert more.ratio < plan("linopt-vi", budget=BUDGET, **base).ratio
     assert plan("linopt-vi", epsilon=1e3, delta=1e-5, **base).verdict == "useful"
 
 

@@ -9,6 +9,7 @@ import math
 import pytest
 
 from privrl import DPAPVI, DPVAPVI, PrivacyBudget, plan
+from privrl.errors import InvalidParameterError
 from privrl.planning import USEFUL
 
 CLINIC = {"n": 10**5, "states": 750, "actions": 25, "horizon": 20}
@@ -58,7 +59,8 @@ def test_dp_apvi_knobs_land_on_useful():
         assert knob.ratio <= USEFUL
         assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, **changed}).verdict == "useful"
     assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, "n": int(n.value * 0.95)}).verdict != "useful"
-    assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, "groups": int(groups.value) + 1}).verdict != "useful"
+    more_groups = {**CLINIC, "groups": int(groups.value) + 1}
+    assert plan("dp-apvi", budget=BUDGET, knobs=False, **more_groups).verdict != "useful"
     assert plan("dp-apvi", epsilon=eps.value, delta=1e-6, knobs=False, **CLINIC).ratio <= USEFUL
     assert plan("dp-apvi", epsilon=eps.value / 1.05, delta=1e-6, knobs=False, **CLINIC).ratio > USEFUL
 
@@ -75,3 +77,14 @@ def test_dp_vapvi_noise_is_the_estimators_linear_noise(split):
     ratios = noise.std[4] * 4 * math.sqrt(8) / (K * noise.sensitivity[4])
     assert target.ratio == pytest.approx(float(ratios.max()))
     assert plan("dp-vapvi", n=10**7, horizon=10, features=8, rho=1.0, knobs=False).verdict == "useful"
+
+
+def test_stated_assumptions_set_the_cells():
+    """admissible actions A_u and steps before the end L: n·L/(H·S·A_u) visits per used cell."""
+    p = plan("dp-apvi", budget=BUDGET, admissible=4, visits=6, next_states=10, knobs=False, **CLINIC)
+    assert p.row("n_sa").signal == pytest.approx(10**5 * 6 / (20 * 750 * 4))
+    assert p.row("n_sas'").signal == pytest.approx(p.row("n_sa").signal / 10)
+    with pytest.raises(InvalidParameterError, match="'visits' parameter of plan dp-apvi must be at most the horizon"):
+        plan("dp-apvi", budget=BUDGET, visits=21, knobs=False, **CLINIC)
+    with pytest.raises(InvalidParameterError, match="'admissible' parameter of plan dp-apvi must be at most"):
+        plan("dp-apvi", budget=BUDGET, admissible=26, knobs=False, **CLINIC)

@@ -25,8 +25,10 @@ from privrl.planning import Assessment, Planner, Public, Released, register_plan
 
 __all__ = ["plan_linopt"]
 
-_WHAT = {"p1": "value-feature Gram Σ ϕϕᵀ (operator norm Υ)", "p2": "value-feature vector Σ ϕ·V (per coordinate)",
-         "r1": "reward-feature Gram Σ φφᵀ (operator norm Υ)", "r2": "reward-feature vector Σ φ·r (per coordinate)"}
+_WHAT = {"p1": "value-feature Gram Σ ϕϕᵀ (operator norm Υ)",
+         "p2": "value-feature vector Σ ϕ·V (per coordinate)",
+         "r1": "reward-feature Gram Σ φφᵀ (operator norm Υ)",
+         "r2": "reward-feature vector Σ φ·r (per coordinate)"}
 
 
 def plan_linopt(pub: Public, estimator: type = LinOptVI) -> Assessment:
@@ -63,7 +65,8 @@ def plan_linopt(pub: Public, estimator: type = LinOptVI) -> Assessment:
             else:
                 std = math.sqrt(M) * float(noise.std[j, h])
                 signal = K * float(sens[j, h]) / (4 * math.sqrt(dim))
-                basis = f"K·Δ/(4√d) = {signal:.3g}: y at half its range, features spread evenly over d = {dim} directions"
+                basis = (f"K·Δ/(4√d) = {signal:.3g}: y at half its range, features spread evenly over d = {dim} "
+                         "directions")
             scored.append((std / signal, h, std, signal, basis))
         _, h, std, signal, basis = max(scored)
         rows.append(Released(name, f"{_WHAT[name]}, worst step h = {h}", std, signal, basis))
@@ -77,9 +80,8 @@ def _plan_po(pub: Public) -> Assessment:
     return plan_linopt(pub, LinOptPO)
 
 
-_INPUTS = {"required": ("n", "horizon", "features"), "optional": ("reward_features",),
-           "knobs": ("n", "budget"), "budgets": ("epsilon_delta", "rho")}
-register_plan(Planner("linopt-vi", "LinOptVI", "Private-LinOpt-VI (online RL, linear mixture MDPs): the noisy "
-                      "Gram matrices and vectors of the privatizer", plan_linopt, **_INPUTS))
-register_plan(Planner("linopt-po", "LinOptPO", "Private-LinOpt-PO (online policy optimisation, linear mixture "
-                      "MDPs): the noisy Gram matrices and vectors of the privatizer", _plan_po, **_INPUTS))
+for _name, _cls, _fn, _setting in (("linopt-vi", "LinOptVI", plan_linopt, "online RL"),
+                                   ("linopt-po", "LinOptPO", _plan_po, "online policy optimisation")):
+    register_plan(Planner(_name, _cls, f"Private-{_cls[:-2]}-{_cls[-2:]} ({_setting}, linear mixture MDPs): the noisy "
+                          "Gram matrices and vectors of the privatizer", _fn, required=("n", "horizon", "features"),
+                          optional=("reward_features",), knobs=("n", "budget"), budgets=("epsilon_delta", "rho")))

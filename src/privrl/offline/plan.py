@@ -10,12 +10,15 @@ statistic under a stated assumption.
 transition counts ``n_sas'`` of the S·A·S cells (h, s, a, s'), each entry with noise of std σ_sa
 and σ_sas — zero cells included (privacy needs it). A fixed-horizon episode makes exactly one visit
 per step, so the n·H visits of the data fill the H·S·A cells with n/(S·A) visits on average: the
-typical count of an ``n_sa`` cell, assuming visits spread evenly over the cells of a step (a
-logging policy that uses few actions, or episodes that end early in an absorbing state, move it:
-on the clinic task the cells carrying the patients' visits average 1.9× this). A pair's visits
-spread evenly over its k reachable next states (``next_states``; default 1, the most favourable
-case) give the typical transition count n/(S·A·k). With G public groups (``groups``) the algorithm
-runs on the G·A cells of the aggregated states: n/(G·A).
+typical count of an ``n_sa`` cell, assuming visits spread evenly over the cells of a step. Two
+stated assumptions sharpen it: the logging policy uses A_u of the A actions (``admissible``) and an
+episode takes L steps before it ends (``visits``; the rest of the horizon is spent absorbed, or
+padded, in cells of their own): n·L/(H·S·A_u) over the cells that carry the episodes' visits. (On
+the clinic task, 4 of 25 actions and about 6 of 20 steps: the cells carrying the patients' visits
+average 1.9 times n/(S·A), and n·L/(H·S·A_u) within 2%.) A pair's visits spread evenly over its k
+reachable next states (``next_states``; default 1, the most favourable case) give the typical
+transition count, divided by k. With G public groups (``groups``) the algorithm runs on the G·A
+cells of the aggregated states: S becomes G.
 
 **DP-VAPVI** releases at each step two Gram matrices and three vectors (``LINEAR_STREAMS``). A Gram
 matrix Σ φφᵀ over the K regression trajectories (K = ⌈n/2⌉ with ``split=True``) of features of norm
@@ -55,17 +58,29 @@ def plan_dp_apvi(pub: Public) -> Assessment:
     k = 1 if pub.next_states is None else int(pub.next_states)
     if k > S:
         raise param_error("next_states", owner, f"at most the number of states ({S})", k)
+    used = A if pub.admissible is None else int(pub.admissible)
+    if used > A:
+        raise param_error("admissible", owner, f"at most the number of actions ({A})", used)
+    steps = float(H) if pub.visits is None else float(pub.visits)
+    if steps > H:
+        raise param_error("visits", owner, f"at most the horizon ({H}): the steps an episode takes before it ends",
+                          pub.visits)
     est = DPAPVI(budget=pub.budget, **pub.estimator_params)
     noise = est.count_noise(H, S, A, n)
     std_sa, std_sas = noise.noise_std
     cells = "groups" if pub.groups is not None else "states"
-    n_sa = count_cells(n, S * A)
+    n_sa = count_cells(n, H * S * used, per_episode=steps)
+    if pub.visits is None and pub.admissible is None:
+        how = (f"n/(S·A) = {n_sa:.3g}: each episode visits one cell per step, spread evenly over the S·A = "
+               f"{S * A} cells of a step (S = {S} {cells})")
+    else:
+        how = (f"n·L/(H·S·A_u) = {n_sa:.3g}: each episode takes L = {steps:g} steps before it ends (then absorbing "
+               f"or padded), spread evenly over the H·S·A_u = {H * S * used} cells of the A_u = {used} actions used "
+               f"(S = {S} {cells})")
     rows = (
-        Released("n_sa", "visits of one (h, s, a) cell", std_sa, n_sa,
-                 f"n/(S·A) = {n_sa:.3g}: each episode visits one cell per step, spread evenly over the "
-                 f"S·A = {S * A} cells of a step (S = {S} {cells})"),
+        Released("n_sa", "visits of one (h, s, a) cell", std_sa, n_sa, how),
         Released("n_sas'", "transitions of one (h, s, a, s') cell", std_sas, n_sa / k,
-                 f"n/(S·A·k) = {n_sa / k:.3g}: a pair's visits spread evenly over k = {k} next states"
+                 f"{n_sa:.3g}/k = {n_sa / k:.3g}: a pair's visits spread evenly over k = {k} next states"
                  + (" (the most favourable case; give next_states)" if pub.next_states is None else "")),
     )
     notes = [f"{noise.mechanism} noise ({est.get_params()['calibration']} calibration) on every one of the "
@@ -109,17 +124,19 @@ def plan_dp_vapvi(pub: Public) -> Assessment:
             ratios = {h: noise.std[j, h] * 4 * math.sqrt(d) / (K * noise.sensitivity[j, h]) for h in on}
             h = max(ratios, key=ratios.__getitem__)
             signal = K * float(noise.sensitivity[j, h]) / (4 * math.sqrt(d))
-            rows.append(Released(name, f"a vector Σ φ·y (per coordinate; worst step h = {h})", float(noise.std[j, h]),
-                                 signal, f"K·Δ/(4√d) = {signal:.3g}: y at half its range Δ/(2B), features of norm "
-                                 f"B spread evenly over d = {d} directions"))
-    notes = (f"Gaussian noise ({p['calibration']} calibration) on the {int(sum(noise.released(j, h) for j in range(5) for h in range(H)))} "
-             f"statistics released over the H = {H} steps",)
+            rows.append(Released(name, f"a vector Σ φ·y (per coordinate; worst step h = {h})",
+                                 float(noise.std[j, h]), signal,
+                                 f"K·Δ/(4√d) = {signal:.3g}: y at half its range Δ/(2B), features of norm B spread "
+                                 f"evenly over d = {d} directions"))
+    released = sum(noise.released(j, h) for j in range(len(LINEAR_STREAMS)) for h in range(H))
+    notes = (f"Gaussian noise ({p['calibration']} calibration) on the {released} statistics released over the "
+             f"H = {H} steps",)
     return Assessment(tuple(rows), notes)
 
 
 register_plan(Planner("dp-apvi", "DPAPVI", "DP-APVI (tabular offline RL): the noisy visit and transition counts",
                       plan_dp_apvi, required=("n", "states", "actions", "horizon"),
-                      optional=("groups", "next_states"), knobs=("n", "budget", "groups"),
+                      optional=("groups", "visits", "admissible", "next_states"), knobs=("n", "budget", "groups"),
                       budgets=("epsilon", "epsilon_delta", "rho")))
 register_plan(Planner("dp-vapvi", "DPVAPVI", "DP-VAPVI (offline RL in linear MDPs): the noisy Gram matrices and "
                       "vectors", plan_dp_vapvi, required=("n", "horizon", "features"), optional=("feature_norm",),
