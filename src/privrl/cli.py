@@ -176,6 +176,9 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("algorithm", metavar="ALGORITHM", help=", ".join(planners))
     inputs = p.add_argument_group("public inputs (each algorithm reads some; see the list below)")
     for name, (kind, _, help_text) in INPUTS.items():
+        if kind is object:     # an array: a .npy file, loaded by the command
+            inputs.add_argument(plan.option_flag(name), dest=name, metavar="FILE.npy", default=None, help=help_text)
+            continue
         kind_type = count_type(1, MAX_PLAN_COUNT) if kind is int else _float
         inputs.add_argument(plan.option_flag(name), dest=name, type=kind_type, default=None, help=help_text)
     p.add_argument("--epsilon", type=_float, default=None, help="ε of an (ε, δ)-DP budget")

@@ -45,8 +45,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from privrl import registry as _registry
-from privrl._validation import check_scalar, param_error
+from privrl._validation import check_array, check_scalar, param_error
 from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.privacy.budget import PrivacyBudget
 
@@ -89,6 +91,9 @@ INPUTS: dict[str, tuple[type, float, str]] = {
     "gamma": (float, 0.0, "discount factor γ (1: episodic)"),
     "visits": (float, 0.0, "assumption: what one episode visits on average — its steps before it ends "
                "(DP-APVI), its distinct states (DP-LSW, DP-LSL), its groups (DP Monte Carlo)"),
+    "visit_profile": (object, 0.0, "assumption: the share of trajectories that visit each state, an (S,) array "
+                      "from a public model or simulator, never from the data (DP-LSW, DP-LSL; on the command "
+                      "line a .npy file)"),
     "admissible": (int, 1, "assumption: actions the logging policy uses in a state (default: all A)"),
     "next_states": (int, 1, "assumption: next states a pair reaches (transition counts spread evenly over them)"),
 }
@@ -112,6 +117,7 @@ class Public:
     r_max: float | None = None
     gamma: float | None = None
     visits: float | None = None
+    visit_profile: np.ndarray | None = None
     admissible: int | None = None
     next_states: int | None = None
     params: tuple[tuple[str, Any], ...] = ()
@@ -126,6 +132,9 @@ class Public:
     def given(self) -> dict[str, Any]:
         """The inputs that were given, JSON-able (the budget as its dict, then the parameters)."""
         out: dict[str, Any] = {k: getattr(self, k) for k in INPUTS if getattr(self, k) is not None}
+        if self.visit_profile is not None:   # an (S,) array: its size and the visits it implies
+            out["visit_profile"] = {"states": int(self.visit_profile.size),
+                                    "visits": float(self.visit_profile.sum())}
         out["budget"] = self.budget.to_dict()
         out.update(self.params)
         return out
@@ -377,7 +386,9 @@ def _check_inputs(planner: Planner, values: Mapping[str, Any]) -> dict[str, Any]
             raise InvalidParameterError(f"The plan of {planner.name} does not read {name!r} (it reads: {accepted}).")
         kind, low, _ = INPUTS[name]
         closed = "left" if kind is int else "neither"
-        if name in ("gamma",):
+        if kind is object:
+            out[name] = check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
+        elif name in ("gamma",):
             out[name] = check_scalar(value, name, owner=owner, low=0.0, high=1.0)
         else:
             out[name] = check_scalar(value, name, owner=owner, kind=kind, low=low, closed=closed)

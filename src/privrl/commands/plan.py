@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from typing import Any
 
 from privrl.errors import InvalidParameterError
 
@@ -36,11 +37,24 @@ def _worded(exc: InvalidParameterError, names: tuple[str, ...]) -> InvalidParame
     return exc
 
 
+def _load_array(option: str, path: str) -> Any:
+    import numpy as np
+
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InvalidParameterError(f"The '{option}' option must be a .npy file holding an array. Got {path!r} "
+                                    f"instead ({type(exc).__name__}: {' '.join(str(exc).split())}).") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from privrl._jsonable import to_jsonable
     from privrl.planning import INPUTS, plan
 
     public = {name: getattr(args, name) for name in INPUTS if getattr(args, name, None) is not None}
+    for name, (kind, _, _) in INPUTS.items():
+        if kind is object and name in public:
+            public[name] = _load_array(option_flag(name), public[name])
     try:
         result = plan(args.algorithm, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
                       params=dict(args.param or ()), knobs=not args.no_knobs, **public)
