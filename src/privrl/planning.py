@@ -9,8 +9,9 @@ data are read: a plan can be made before any are collected.
 **Noise.** Each family's planning function (its ``plan`` module, next to its calibration) builds
 the estimator with the public parameters and asks its calibration for the noise, through the very
 code a fit runs (``DPAPVI(...).count_noise(H, S, A, n)``, ``DPVAPVI(...).linear_noise(H, d)``,
-LinOpt's ``noise_plan``, DP Q-learning's ``calibrate_functional_noise``, the DP-LSW/DP-LSL release
-mechanisms, ``MonteCarloMechanism.create``): never a re-derived copy.
+LinOpt's ``noise_plan_for(H, d1, d2)``, ``DPQLearning(...).functional_calibration(m)``,
+``DPLSW(...).release_mechanism(n, F_max, S)``, ``MonteCarloMechanism.create``): never a re-derived
+copy.
 
 **Signal.** The typical value a noise perturbs is public only under a stated assumption, which
 every row names (:attr:`Released.basis`): for a count, the number of visits spread evenly over the
@@ -31,7 +32,7 @@ plan on the worst row (every released statistic enters the answer):
 
 **Knobs.** For each public knob the plan searches, with the same planning function, the setting
 that makes the plan useful alone: more data (the n needed), a larger ε (or ρ), public aggregation
-into G groups (the largest G), and the family's own (e.g. time-homogeneous pooling).
+into G groups (the largest G), and any knob the family adds (:attr:`Planner.extra_knobs`).
 
 A family registers a :class:`Planner` (kind ``"plan"`` of :mod:`privrl.registry`, named by the
 ``plans`` field of its :class:`~privrl.family.Family` record) with :func:`register_plan`.
