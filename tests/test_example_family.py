@@ -1,7 +1,7 @@
 """Adding a family is one folder plus one line: the example family of ``tests/example_family/``,
 added at run time with ``privrl.registry.add_family``, shows up in ``privrl list``, ``privrl fit
---help`` and ``privrl audit --list``, fits from the command line, and passes the contract checks
-and its audit, with nothing else edited."""
+--help``, ``privrl audit --list`` and ``privrl plan --help``, fits and plans from the command line,
+and passes the contract checks and its audit, with nothing else edited."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from family_contracts import cases_of
-from privrl import cli, registry
+from privrl import PrivacyBudget, cli, plan, registry
 from privrl.audit.registry import run_target
 from privrl.experiments.runner import execute_run, plan_runs
 from privrl.family import algorithm_table
@@ -52,6 +52,7 @@ def test_the_family_is_found_by_every_command(family, capsys):
     assert "example-mean" in _cli(capsys, "fit", "--help")
     assert "--return-bound" in _cli(capsys, "fit", "example-mean", "--help")  # from the declared Param
     assert "example-mean" in _cli(capsys, "audit", "--list")
+    assert "example-mean" in _cli(capsys, "plan", "--help")
     assert registry.registered_by("experiment", family) == ["example-family-mean"]
     assert "`privrl.PrivateMeanReturn`" in algorithm_table([family])
 
@@ -78,3 +79,12 @@ def test_the_family_experiment_runs_and_its_audit_catches_the_control(family):
     assert outcome.status == "ok" and outcome.rows[0]["metric"] == "abs_error"
     assert run_target("example-mean", fast=True, rng=0).verdict == "consistent"
     assert run_target("example-mean", broken="noise-div-10", fast=True, rng=0).verdict == "VIOLATION"
+
+
+def test_the_family_plans_from_the_command_line(family, capsys):
+    """A new family's planner: found by name, its noise is the estimator's own."""
+    noise_std = sys.modules["example_family.estimators"].noise_std
+    out = _cli(capsys, "plan", "example-mean", "--n", "1000", "--epsilon", "1", "--delta", "1e-5")
+    result = plan("PrivateMeanReturn", n=1000, epsilon=1.0, delta=1e-5)
+    assert result.row("mean").noise_std == noise_std(PrivacyBudget(epsilon=1.0, delta=1e-5), 1.0 / 1000, "tight")
+    assert f"verdict: {result.verdict.upper()}" in out and result.verdict == "useful"

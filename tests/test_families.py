@@ -69,8 +69,9 @@ def test_every_family_has_a_complete_record(family):
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     extras = pyproject[pyproject.index("[project.optional-dependencies]"):]
     assert family.extra is None or re.search(rf"^{family.extra} = \[", extras, re.M), family.extra
-    # a family brings an experiment, a `privrl fit` command and an audit target of its own
-    for kind in ("experiment", "fit", "audit"):
+    # a family brings an experiment, a `privrl fit` command, an audit target and a `privrl plan`
+    # planner of its own
+    for kind in ("experiment", "fit", "audit", "plan"):
         assert registry.registered_by(kind, family), f"{family.name} registers no {kind}"
 
 
@@ -88,7 +89,7 @@ def test_each_registering_module_is_named_once_and_registers(kind):
 
 
 def _calls_register(path: Path) -> bool:
-    calls = {"register", "register_fit", "register_target", "register_frontier"}
+    calls = {"register", "register_fit", "register_target", "register_frontier", "register_plan"}
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
@@ -101,7 +102,7 @@ def test_every_module_that_registers_is_named():
     """A module calling a register function must be named by a record or SHARED (else nothing
     imports it); the registry and the thin wrappers themselves are not registering modules."""
     wrappers = {"privrl.registry", "privrl.experiments.registry", "privrl.fitters", "privrl.audit.registry",
-                "privrl.experiments.frontier", "privrl.envs.registration"}
+                "privrl.experiments.frontier", "privrl.envs.registration", "privrl.planning"}
     named = {m for kind in KIND_FIELDS for m in registry.modules(kind)} | wrappers
     callers = {"privrl." + ".".join(p.relative_to(SRC).with_suffix("").parts).removesuffix(".__init__")
                for p in SRC.rglob("*.py") if _calls_register(p)}

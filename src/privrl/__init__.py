@@ -53,6 +53,9 @@ _LAZY = {
     "PrivateEstimator": "privrl.base",
     "Param": "privrl._params",
     "use_noise": "privrl.testing",
+    # planning before the data
+    "plan": "privrl.planning",
+    "Plan": "privrl.planning",
     # the families' estimators, read from their records (privrl.family)
     **FAMILY_ESTIMATORS,
 }

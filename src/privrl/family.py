@@ -10,6 +10,7 @@ Each family package (``privrl.policy_evaluation``, ``privrl.offline``, ...) stat
         algorithms=(Algorithm("APVI, DP-APVI", ("APVI", "DPAPVI"), "offline tabular RL"),),
         docs="docs/offline.md",
         experiments=("experiments",), frontiers=("experiments",), fit=("fit",), audit=("audit",),
+        plans=("plan",),
     )
 
 and :data:`privrl.registry.FAMILIES` lists the package once. Everything that used to be a
@@ -35,6 +36,7 @@ KIND_FIELDS: dict[str, str] = {
     "fit": "fit",
     "audit": "audit",
     "env": "envs",
+    "plan": "plans",
 }
 
 
@@ -57,9 +59,11 @@ class Family:
     * ``paper`` — the citation (authors, venue, year);
     * ``estimators`` — the public estimator classes the package exports (``privrl.<name>`` for each);
     * ``algorithms`` — the README rows (every class of a row must be among ``estimators``);
-    * ``experiments`` / ``frontiers`` / ``fit`` / ``audit`` / ``envs`` — the package's submodules
-      (names relative to ``package``) that register experiments, frontiers, ``privrl fit``
-      commands, audit targets and Gymnasium ids (a module may appear under several kinds: the
+    * ``experiments`` / ``frontiers`` / ``fit`` / ``audit`` / ``envs`` / ``plans`` — the package's
+      submodules (names relative to ``package``) that register experiments, frontiers, ``privrl
+      fit`` commands, audit targets, Gymnasium ids and ``privrl plan`` planners
+      (:class:`privrl.planning.Planner`, the family's planning functions, which read the noise
+      from its calibration) (a module may appear under several kinds: the
       experiment modules of privrl's families also register their frontiers);
     * ``docs`` — the family's page, relative to the repository root;
     * ``extra`` — the optional extra of privrl some of its features need (``pip install
@@ -76,6 +80,7 @@ class Family:
     fit: tuple[str, ...] = ()
     audit: tuple[str, ...] = ()
     envs: tuple[str, ...] = ()
+    plans: tuple[str, ...] = ()
     extra: str | None = None
     extra_reason: str = field(default="", compare=False)
 

@@ -1,6 +1,6 @@
 """One registry for everything privrl looks up by name (issue #14 §2).
 
-Five kinds of entries share it:
+Six kinds of entries share it:
 
 * ``experiment`` — :class:`privrl.experiments.spec.Experiment`, by
   ``privrl.experiments.registry.register``;
@@ -9,7 +9,9 @@ Five kinds of entries share it:
   ``privrl.audit.registry.register_target``;
 * ``env`` — a Gymnasium entry point ``"module:callable"``, by ``privrl.envs.registration``;
 * ``frontier`` — :class:`privrl.experiments.frontier.Frontier`, by
-  ``privrl.experiments.frontier.register_frontier`` (called from the experiment modules).
+  ``privrl.experiments.frontier.register_frontier`` (called from the experiment modules);
+* ``plan`` — :class:`privrl.planning.Planner`, by ``privrl.planning.register_plan`` (the
+  families' ``plan`` modules).
 
 The family packages are listed once, in :data:`FAMILIES`; each package's ``FAMILY`` record
 (:class:`privrl.family.Family`) names the modules that register its entries, and :data:`SHARED`
@@ -44,6 +46,7 @@ KINDS: dict[str, str] = {
     "audit": "audit target",
     "env": "environment id",
     "frontier": "frontier algorithm",
+    "plan": "plan algorithm",
 }
 
 #: the family packages, one line each (a new family is one new folder and one line here); each
@@ -62,6 +65,7 @@ SHARED: dict[str, tuple[str, ...]] = {
     "fit": (),
     "audit": ("privrl.audit.targets_mechanisms", "privrl.audit.targets_tree"),
     "env": ("privrl.envs.registration",),
+    "plan": (),
 }
 
 #: top-level third-party package -> the optional extra of privrl that installs it (pyproject.toml)

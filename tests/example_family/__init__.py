@@ -3,7 +3,8 @@ plus one line (CONTRIBUTING.md, "Adding a family").
 
 The package holds one private estimator (:class:`PrivateMeanReturn`, the Gaussian mean of bounded
 returns), one experiment (``example-family-mean``), one ``privrl fit`` command
-(``example-mean``), one audit target (``example-mean``) and its contract cases. The "one line" is
+(``example-mean``), one audit target (``example-mean``), one ``privrl plan`` planner (``example-mean``) and its
+contract cases. The "one line" is
 ``privrl.registry.add_family("example_family")`` in the test (a family inside privrl is one line of
 ``privrl.registry.FAMILIES`` instead).
 """
@@ -20,6 +21,7 @@ FAMILY = Family(
     experiments=("experiments",),
     fit=("fit",),
     audit=("audit",),
+    plans=("plan",),
 )
 
 __all__ = ["PrivateMeanReturn"]

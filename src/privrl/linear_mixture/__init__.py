@@ -34,6 +34,7 @@ FAMILY = Family(
     frontiers=("experiments",),
     fit=("fit",),
     audit=("audit",),
+    plans=("plan",),
 )
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "Regularizer", "NonPrivate", "CentralTreePrivatizer",

@@ -142,12 +142,17 @@ class _LinOpt(PrivateEstimator):
     def noise_plan(self, model: LinearMixtureMDP) -> cal.NoisePlan | None:
         """The noise of a fit on ``model`` (public: sizes, K, the budget and the calibration; None
         for ``privatizer='none'``)."""
+        return self.noise_plan_for(model.horizon, model.d1, model.d2)
+
+    def noise_plan_for(self, horizon: int, d1: int, d2: int) -> cal.NoisePlan | None:
+        """The noise of a fit on a model of horizon H and feature dimensions d1, d2 (public sizes
+        only: what :meth:`noise_plan` and ``privrl plan`` read); None for ``privatizer='none'``."""
         p = self._checked()
         if p["privatizer"] == "none":
             return None
         return cal.noise_plan(p["privatizer"], p["budget"], p["calibration"], n_episodes=p["n_episodes"],
-                              horizon=model.horizon, d1=model.d1, d2=model.d2,
-                              value_feature_bound=math.sqrt(model.d1) * model.horizon, counter=p["counter"],
+                              horizon=int(horizon), d1=int(d1), d2=int(d2),
+                              value_feature_bound=math.sqrt(d1) * horizon, counter=p["counter"],
                               owner=type(self).__name__)
 
     def regularizer(self, model: LinearMixtureMDP) -> Regularizer:

@@ -21,6 +21,7 @@ FAMILY = Family(
     frontiers=("experiments",),
     fit=("fit",),
     audit=("audit",),
+    plans=("plan",),
 )
 
 __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI", "Statistics", "offline_statistics"]

@@ -64,6 +64,7 @@ FAMILY = Family(
     frontiers=("experiments",),
     fit=("fit",),
     audit=("audit",),
+    plans=("plan",),
 )
 
 __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "DPLSWMechanism",

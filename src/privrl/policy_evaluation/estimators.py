@@ -373,6 +373,18 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
             _warn_utility(self)
         return self
 
+    def release_mechanism(self, n_trajectories: int, F_max: float, n_states: int | None = None) -> _SmoothedRelease:
+        """The release step of a fit on ``n_trajectories`` trajectories with the public return bound
+        ``F_max`` (features: the declared ones, or one-hot over ``n_states``): public, no data —
+        what a fit builds, and what ``privrl plan`` reads σ_X from (``noise_scale`` at assumed
+        counts, ``noise_bound`` for the worst case)."""
+        p = self._validated()
+        if p["features"] is None and n_states is None:
+            raise param_error("n_states", f"{type(self).__name__}.release_mechanism", "the number of states "
+                              "when no features are declared", None)
+        phi = np.eye(int(n_states)) if p["features"] is None else p["features"]  # type: ignore[arg-type]
+        return self._mechanism(phi, float(F_max), p, int(n_trajectories))
+
 
 def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
     sg = mech.smoothed

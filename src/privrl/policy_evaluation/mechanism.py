@@ -14,7 +14,9 @@ explicitly non-private diagnostic; ``noise_bound`` is a data-independent upper b
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,8 +33,26 @@ __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMecha
 
 
 # =========================================================================== solvers
+#: the singular values of the last few matrices seen (public: features, weighted features); a sweep
+#: over budgets or ``privrl plan``'s knob search builds the mechanism of the same Φ many times
+_SINGULAR_VALUES: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_CACHED_MATRICES = 8
+
+
 def _spectral(matrix: np.ndarray) -> np.ndarray:
-    return np.linalg.svd(matrix, compute_uv=False)
+    """The singular values of ``matrix`` (descending), remembered for the last few matrices."""
+    arr = np.ascontiguousarray(matrix, dtype=float)
+    key = (arr.shape, hashlib.blake2b(arr.tobytes(), digest_size=16).digest())
+    sv = _SINGULAR_VALUES.get(key)
+    if sv is None:
+        sv = np.linalg.svd(arr, compute_uv=False)
+        sv.setflags(write=False)
+        _SINGULAR_VALUES[key] = sv
+        while len(_SINGULAR_VALUES) > _CACHED_MATRICES:
+            _SINGULAR_VALUES.popitem(last=False)
+    else:
+        _SINGULAR_VALUES.move_to_end(key)
+    return sv
 
 
 def lsw_solve(mean_returns: np.ndarray, features: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -83,7 +83,7 @@ from privrl.privacy.calibration import gaussian_mu, split_gaussian_streams
 from privrl.privacy.release import Releaser
 
 __all__ = ["MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "ReturnStatistics", "return_statistics",
-           "group_sensitivity", "MECHANISMS", "RELATIONS"]
+           "group_sensitivity", "groups_per_trajectory", "MECHANISMS", "RELATIONS"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 RELATIONS = (Neighboring.REPLACE_ONE.value, Neighboring.ADD_OR_REMOVE_ONE.value)
@@ -130,6 +130,14 @@ def return_statistics(rewards: np.ndarray, episode_starts: np.ndarray, gamma: fl
                                    return_bound=f_max, clip_returns=clip_returns, max_visits=max_groups)
     return ReturnStatistics(n, float(np.sum(returns)), group_sums=stats.counts * stats.mean_returns,
                             group_counts=stats.counts.astype(float))
+
+
+def groups_per_trajectory(n_groups: int, cap: int | None, max_length: int | None, terminal: bool) -> int:
+    """k, the public bound on the groups one trajectory enters: G, at most ``cap``
+    (``max_groups_per_trajectory``) and, for episodes of at most L steps (a public length bound),
+    at most L (+1 when the terminal state counts as a visit)."""
+    k = n_groups if cap is None else min(n_groups, int(cap))
+    return k if max_length is None else min(k, int(max_length) + (1 if terminal else 0))
 
 
 def group_sensitivity(n_groups: int, max_groups: int, relation: str) -> float:
@@ -314,10 +322,9 @@ class _MonteCarlo(Estimator):
             raise InvalidDataError(f"The dataset visits a state outside the group map of {owner} (states "
                                    f"0..{groups.size - 1}): give one group per state of the environment.")
         n_groups = int(groups.max()) + 1
-        k = n_groups if p["max_groups_per_trajectory"] is None else min(n_groups, p["max_groups_per_trajectory"])
         terminals = terminal_states(arrays, groups.size, owner) if p["record_terminal"] else None
-        if arrays["max_length"] is not None:
-            k = min(k, arrays["max_length"] + (0 if terminals is None else 1))
+        k = groups_per_trajectory(n_groups, p["max_groups_per_trajectory"], arrays["max_length"],
+                                  terminals is not None)
         terminal_groups = None if terminals is None else np.where(terminals >= 0, groups[terminals], -1)
         stats = return_statistics(rewards, arrays["episode_starts"], p["gamma"], f_max,
                                   clip_returns=p["clip_returns"], state_groups=groups[obs], n_groups=n_groups,

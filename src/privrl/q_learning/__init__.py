@@ -54,6 +54,7 @@ FAMILY = Family(
     frontiers=("experiments",),
     fit=("fit",),
     audit=("audit",),
+    plans=("plan",),
     extra="deep",
     extra_reason="torch, for the reference learner",
 )

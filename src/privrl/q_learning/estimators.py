@@ -223,15 +223,20 @@ class _QLearner(Estimator):
             env = make_env(env, owner=owner)
         if not isinstance(env.action_space, gym.spaces.Discrete):
             raise param_error("env", owner, "an environment with discrete actions", type(env.action_space).__name__)
-        lr = p["learning_rate"]
-        if lr is None and "constants" in p:
-            lr = LEARNING_RATES[p["constants"]][p["config"]]
-        cfg = get_config(p["config"], n_samples=p["n_samples"], learning_rate=lr, batch_size=p["batch_size"],
-                         hidden=p["hidden"])
+        cfg = self._training_config(p)
         self._obs_map = _unit_map(env.observation_space, p["obs_low"], p["obs_high"], owner, str(name))
         self.obs_low_ = self._obs_map.low.copy()      # the public bounds used (mapped to 0 and 1)
         self.obs_high_ = self._obs_map.low + self._obs_map.span
         return env, cfg, p["reward_bounds"]
+
+    @staticmethod
+    def _training_config(p: dict[str, Any]) -> Any:
+        """The training configuration of the parameters (public: no environment needed)."""
+        lr = p["learning_rate"]
+        if lr is None and "constants" in p:
+            lr = LEARNING_RATES[p["constants"]][p["config"]]
+        return get_config(p["config"], n_samples=p["n_samples"], learning_rate=lr, batch_size=p["batch_size"],
+                          hidden=p["hidden"])
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -369,22 +374,7 @@ class DPQLearning(PrivateEstimator, _QLearner):
         elif not budget.is_private:
             sigma, beta = 0.0, 1.0
         else:
-            why = []
-            if p["config"] != "paper":
-                why.append("the analysis covers Algorithm 1's plain SGD loop only (the 'paper' config), "
-                           f"not the {p['config']!r} config")
-            if p["reset"] != "iteration":
-                why.append("composition over updates needs a fresh noise path per update (reset "
-                           f"'iteration', spec A9), not {p['reset']!r}")
-            if dim != 1:
-                why.append(f"the sensitivity is derived for 1-D states only (got dimension {dim}); for an "
-                           "uncertified run give no budget and a noise_std")
-            if why:
-                raise CertificationError(f"{owner} cannot certify this run: " + "; ".join(why) + ".")
-            cal = calibrate_functional_noise(
-                *_epsilon_delta(budget), n_samples=cfg.n_samples, batch_size=cfg.batch_size,
-                learning_rate=cfg.learning_rate, lipschitz=p["lipschitz"], n_actions=m,
-                calibration=p["calibration"], kappa=p["kappa"])
+            cal = self.functional_calibration(m, dim)
             sigma, beta = cal.sigma, cal.beta
         rngs = child_rngs(rng, *_STREAMS)
         rel = self._privacy(None if p["secure"] else rngs["privacy"])
@@ -418,6 +408,34 @@ class DPQLearning(PrivateEstimator, _QLearner):
 
         return self._plan(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs, bounds,
                           finish, trace=trace)
+
+    def functional_calibration(self, n_actions: int, obs_dim: int = 1) -> FunctionalNoiseCalibration:
+        """σ, β and the tail event of a certified run with ``n_actions`` actions and ``obs_dim``-dimensional
+        observations (public: the budget, the training configuration, L; what ``fit`` and ``privrl
+        plan`` use). Raises :class:`~privrl.errors.CertificationError` for a run the analysis does
+        not cover."""
+        p = self._validated()
+        owner = type(self).__name__
+        budget = p["budget"]
+        cfg = self._training_config(p)
+        why = []
+        if p["config"] != "paper":
+            why.append("the analysis covers Algorithm 1's plain SGD loop only (the 'paper' config), "
+                       f"not the {p['config']!r} config")
+        if p["reset"] != "iteration":
+            why.append("composition over updates needs a fresh noise path per update (reset "
+                       f"'iteration', spec A9), not {p['reset']!r}")
+        if obs_dim != 1:
+            why.append(f"the sensitivity is derived for 1-D states only (got dimension {obs_dim}); for an "
+                       "uncertified run give no budget and a noise_std")
+        if budget is None or not budget.is_private:
+            why.append("an uncertified or non-private run has no calibrated noise")
+        if why:
+            raise CertificationError(f"{owner} cannot certify this run: " + "; ".join(why) + ".")
+        return calibrate_functional_noise(
+            *_epsilon_delta(budget), n_samples=cfg.n_samples, batch_size=cfg.batch_size,
+            learning_rate=cfg.learning_rate, lipschitz=p["lipschitz"], n_actions=int(n_actions),
+            calibration=p["calibration"], kappa=p["kappa"])
 
     def _warn_uncertified(self, cal: FunctionalNoiseCalibration, spent: float, delta: float) -> None:
         why = []
