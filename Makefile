@@ -36,7 +36,7 @@ reproduce-paper: $(STAMP_DEMO)
 	@start=$$(date +%s); status=0; \
 	PRIVRL_FIGURE_FORMATS=png $(BIN)/privrl reproduce --scale paper --out $(PAPER_OUT) --jobs $(JOBS) || status=$$?; \
 	end=$$(date +%s); \
-	$(BIN)/privrl report $(PAPER_OUT) --evidence $(EVIDENCE) --wall-seconds $$((end - start)) || exit 1; \
+	$(BIN)/privrl report $(PAPER_OUT) --evidence $(EVIDENCE) --wall-seconds $$((end - start)) --readme README.md || exit 1; \
 	exit $$status
 
 test: $(STAMP_TEST)
