@@ -458,14 +458,14 @@ def headline_tables(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | 
              f"hold, {counts['privrl']['fails']} fail and {counts['privrl']['undecided']} cannot be decided. Every "
              "undecided claim says why; the full tables open the report.", ""]
     for src, title, header in (
-            ("paper", "**The papers' claims** (a few):", ["paper", "the paper says (where)", "privrl tests",
-                                                          "paper's number", "privrl, paper calibration",
-                                                          "privrl, tight calibration", "verdict"]),
+            ("paper", "**The papers' claims** (a few; the papers' words are in the report):",
+             ["paper (where)", "privrl tests", "paper's number", "privrl, paper calibration",
+              "privrl, tight calibration", "verdict"]),
             ("privrl", "**privrl's claims** (a few):", ["privrl claims", "privrl, paper calibration",
                                                          "privrl, tight calibration", "verdict"])):
         chosen = [(e, c) for e in ids for c in evaluated[e].of(src) if c.headline]
         if src == "paper":
-            rows = [(papers[e], f"“{c.quote}” ({c.where})", f"{c.claim} ([{e}](docs/results/report.md#{e}))",
+            rows = [(f"{papers[e]}, {c.where}", f"{c.claim} ([{e}](docs/results/report.md#{e}))",
                      c.paper_value, c.paper_calibration_value, c.tight_value, _verdict_cell(c)) for e, c in chosen]
         else:
             rows = [(f"{c.claim} ([{e}](docs/results/report.md#{e}))", c.paper_calibration_value, c.tight_value,

@@ -620,8 +620,10 @@ def frontier_claims(df: Any) -> list[Claim]:
 
 
 def _frontier_plot(df: Any, out_dir: Path) -> list[Path]:
+    stuck = float(df["stuck_regret"].mean()) if "stuck_regret" in df and len(df) else math.nan
     return plot_frontier(df, out_dir, FRONTIER_SPEC, title="LinOpt-VI (JDP) frontier on E2, K = "
-                         f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)")
+                         f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)",
+                         references=[] if math.isnan(stuck) else [(stuck, f"stuck learner (tie-break policy): {stuck:.4g}")])
 
 
 FRONTIER = register(Experiment(

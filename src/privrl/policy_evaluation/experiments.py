@@ -646,7 +646,8 @@ def frontier_run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 def frontier_plot(df: Any, out_dir: Path) -> list[Path]:
     m = int(df["m"].iloc[0]) if "m" in df.columns and len(df) else 0
     return plot_frontier(df, out_dir, FRONTIER_SPEC,
-                         title=f"DP-LSW frontier: chain N=40, tabular, F_max=1, m={m:g}, δ=1e-5", logy=True)
+                         title=f"DP-LSW frontier: chain N=40, tabular, F_max=1, m={m:g}, δ=1e-5", logy=True,
+                         references=[(_zero_rmse(), f"zero predictor V̂ ≡ 0 ({_zero_rmse():.3g})")])
 
 
 def frontier_claims(df: Any) -> list[Claim]:
