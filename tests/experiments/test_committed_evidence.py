@@ -42,7 +42,8 @@ def test_the_committed_report_is_rendered_from_the_committed_metrics(rendered):
         diff = next(i for i, (a, b) in enumerate(zip(rendered.splitlines(), committed.splitlines())) if a != b) \
             if rendered.splitlines()[:1] else 0
         pytest.fail(f"docs/results/report.md differs from the report of docs/results/metrics from line {diff + 1}: "
-                    "regenerate it with `privrl report docs/results/metrics --evidence docs/results --readme README.md`")
+                    "regenerate it with `privrl report docs/results/metrics --evidence docs/results "
+                    "--readme README.md`")
 
 
 def test_every_figure_the_report_links_is_committed(rendered):

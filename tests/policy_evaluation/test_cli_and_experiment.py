@@ -232,7 +232,8 @@ def test_frontier_claims_decide_the_issue_target():
     assert target.verdict == "undecided" and target.reason == "one seed"
     # the one rule: two predictors worse than V̂ ≡ 0 (RMSE 0.70 on the chain) decide nothing
     target, _ = claims(_frontier_df(2.16, 12.1, 3))
-    assert target.verdict == "undecided" and target.reason == "tight and sound no better than the zero predictor (0.7026)"
+    assert target.verdict == "undecided"
+    assert target.reason == "tight and sound no better than the zero predictor (0.7026)"
 
 
 def test_dp_monte_carlo_command_matches_the_python_api_and_prints_the_diagnostic(tmp_path, chain_file, capsys):

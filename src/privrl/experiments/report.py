@@ -450,7 +450,8 @@ def headline_tables(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | 
         info = read_manifest(out)
         cores = (info.get("machine") or {}).get("cores")
         if info.get("wall_seconds") is not None:
-            sweep = f", in {float(info['wall_seconds']) / 60:.0f} minutes of wall time" + (f" on {cores} cores" if cores else "")
+            sweep = (f", in {float(info['wall_seconds']) / 60:.0f} minutes of wall time"
+                     + (f" on {cores} cores" if cores else ""))
     lines = [f"The committed evidence: {len(every)} runs of {len(ids)} experiments at {', '.join(scales) or '?'} "
              f"scale{sweep}. Of the {sum(counts['paper'].values())} claims of the papers, {counts['paper']['holds']} "
              f"hold, {counts['paper']['fails']} fail and {counts['paper']['undecided']} cannot be decided; of the "
@@ -464,6 +465,7 @@ def headline_tables(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | 
             ("privrl", "**privrl's claims** (a few):", ["privrl claims", "privrl, paper calibration",
                                                          "privrl, tight calibration", "verdict"])):
         chosen = [(e, c) for e in ids for c in evaluated[e].of(src) if c.headline]
+        rows: list[tuple[str, ...]]
         if src == "paper":
             rows = [(f"{papers[e]}, {c.where}", f"{c.claim} ([{e}](docs/results/report.md#{e}))",
                      c.paper_value, c.paper_calibration_value, c.tight_value, _verdict_cell(c)) for e, c in chosen]
@@ -500,7 +502,8 @@ def _paper_calibration_note(manifests: Sequence[Mapping[str, Any]]) -> list[str]
             continue
         spent, target = _float(m.get("epsilon_spent")), _float(budget.get("epsilon"))
         rho_spent, rho = _float(m.get("rho_spent")), _float(budget.get("rho"))
-        if (math.isfinite(target) and spent > target * (1 + 1e-6)) or (math.isfinite(rho) and rho_spent > rho * (1 + 1e-6)):
+        over_eps = math.isfinite(target) and spent > target * (1 + 1e-6)
+        if over_eps or (math.isfinite(rho) and rho_spent > rho * (1 + 1e-6)):
             over.append(m)
         if spent == 0.0:
             zero.append(m)

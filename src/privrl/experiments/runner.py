@@ -413,8 +413,8 @@ def execute_runs(specs: Sequence[RunSpec], commit: str | None = None) -> list[Ru
     """Run a group of runs of one experiment: through its ``run_batch`` when it has one (each
     manifest's ``wall_time_s`` and ``cpu_time_s`` are then the batch's divided by its runs,
     ``batch_size`` says how many shared it, ``batch_wall_time_s`` is the batch's whole wall time and
-    ``started_at``/``finished_at`` are the batch's), else one by one. If the batch fails, its runs are retried one by one,
-    so every failure is recorded against its own run."""
+    ``started_at``/``finished_at`` are the batch's), else one by one. If the batch fails, its runs are
+    retried one by one, so every failure is recorded against its own run."""
     specs = list(specs)
     exp = get_experiment(specs[0].experiment) if specs else None
     if len(specs) < 2 or exp is None or exp.run_batch is None:

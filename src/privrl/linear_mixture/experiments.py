@@ -449,7 +449,8 @@ def claims(df: Any) -> list[Claim]:
         if str(eps) == "inf" or set(grp["privatizer"]) < {"central", "local"}:
             continue
         vv = compare_curves(per_seed(grp[grp["privatizer"] == "local"]), per_seed(grp[grp["privatizer"] == "central"]),
-                            claim="greater", test="paired", names=(f"{env} {alg} {constants} ε={float(eps):g} LDP", "JDP"),
+                            claim="greater", test="paired",
+                            names=(f"{env} {alg} {constants} ε={float(eps):g} LDP", "JDP"),
                             trivial=stuck_of(grp), lower_is_better=True, baseline=_STUCK)
         parts.append(vv.detail)
         verdict_list.append((constants, vv))
@@ -464,7 +465,8 @@ def claims(df: Any) -> list[Claim]:
     theory = slopes[(slopes["constants"] == "theory") & slopes["label"].str.contains("DP")]
     parts, flags = [], []
     for _, r in theory.iterrows():
-        parts.append(f"{r.env} {r.label}: final regret {r.final_regret:.4g} vs {_STUCK} {r.stuck:.4g}, slope {r.slope:.2f}")
+        parts.append(f"{r.env} {r.label}: final regret {r.final_regret:.4g} vs {_STUCK} {r.stuck:.4g}, "
+                     f"slope {r.slope:.2f}")
         flags.append(no_better_than(r.final_per_seed, r.stuck, lower_is_better=True))
     text = "; ".join(parts) or "no data"
     v4 = undecided(guard.reason, text) if guard is not None else decide(all(flags) if flags else None, text,
@@ -598,8 +600,9 @@ def frontier_claims(df: Any) -> list[Claim]:
         return per_seed(private[(private["calibration"] == cal) & (private["epsilon"].astype(float) == eps)])
 
     def compare(a: Any, b: Any, names: tuple[str, str]) -> Any:
-        kw = {} if math.isnan(stuck) else {"trivial": stuck, "lower_is_better": True, "baseline": _STUCK}
-        return compare_curves(a, b, claim="less", test="paired", names=names, **kw)
+        known = not math.isnan(stuck)
+        return compare_curves(a, b, claim="less", test="paired", names=names, trivial=stuck if known else None,
+                              lower_is_better=True if known else None, baseline=_STUCK)
 
     pairs = [compare(curve("tight", e), curve("sound", e), (f"tight ε={e:g}", "sound")) for e in FRONTIER_EPSILONS
              if len(curve("tight", e)) and len(curve("sound", e))]
@@ -623,7 +626,8 @@ def _frontier_plot(df: Any, out_dir: Path) -> list[Path]:
     stuck = float(df["stuck_regret"].mean()) if "stuck_regret" in df and len(df) else math.nan
     return plot_frontier(df, out_dir, FRONTIER_SPEC, title="LinOpt-VI (JDP) frontier on E2, K = "
                          f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)",
-                         references=[] if math.isnan(stuck) else [(stuck, f"stuck learner (tie-break policy): {stuck:.4g}")])
+                         references=[] if math.isnan(stuck) else
+                         [(stuck, f"stuck learner (tie-break policy): {stuck:.4g}")])
 
 
 FRONTIER = register(Experiment(

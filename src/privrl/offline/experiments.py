@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._validation import param_error
 from privrl.envs.linear import LinearMDP
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import (
@@ -267,7 +268,10 @@ def _run_printed_raw(params: Mapping[str, Any], ctx: RunContext, instance: int, 
     stats = _statistics("linear", instance, _data_seed(ctx), tuple(sizes))
     preset = LINEAR_PRESETS["theory"]
     H, d = mdp.horizon, raw.shape[2]
-    noise = linear_noise(H, d, _budget(params), calibration="paper", feature_norm_bound=1.0)
+    budget = _budget(params)
+    if budget is None:
+        raise param_error("rho", "the printed-algorithm curve", "a privacy budget (rho or epsilon)", params.get("rho"))
+    noise = linear_noise(H, d, budget, calibration="paper", feature_norm_bound=1.0)
     v_star, trivial = mdp.optimal_value(), trivial_gap(mdp)
     rows = []
     for size, st in zip(sizes, stats):
@@ -391,9 +395,9 @@ def linear_claims(df: Any, *, compare_pevi: bool) -> list[Claim]:
     gaps = df[df["metric"] == "gap"] if len(df) else df
     labels = sorted(gaps["label"].unique()) if len(gaps) else []
     if "VAPVI" not in labels:
+        quote = "as the size of dataset goes larger, the performance of DP-VAPVI will converge to that of VAPVI"
         return [decide(None, "no VAPVI runs", reason="no data").claim(
-            "DP-VAPVI converges to VAPVI as K grows.", **_paper(_SECTION6, "as the size of dataset goes larger, the "
-                                                                "performance of DP-VAPVI will converge to that of VAPVI"))]
+            "DP-VAPVI converges to VAPVI as K grows.", **_paper(_SECTION6, quote))]
     decidable, why = _scale_ok(gaps, "K")
     pending = why.removeprefix("undecided: ")
     vapvi, _ = _mean_se(_per_seed(gaps, "VAPVI", "K"))
@@ -767,9 +771,10 @@ def frontier_claims(df: Any) -> list[Claim]:
         seeds = int(gaps["seed"].nunique())
         text = (f"{measured}; tight ≤ sound at {better:.0%} of the {len(useful)} ε where both beat {_TRIVIAL} "
                 f"({seeds} seeds; trivial gap {trivial:.3g})")
-        reason = (f"needs paper scale ({seeds} seeds; deciding needs ≥ {_DECIDING['seeds']})" if seeds < _DECIDING["seeds"]
+        enough = seeds >= _DECIDING["seeds"]
+        reason = (f"needs paper scale ({seeds} seeds; deciding needs ≥ {_DECIDING['seeds']})" if not enough
                   else f"tight or sound no better than {_TRIVIAL} ({trivial:.3g}) at every ε")
-        out.append(decide(better >= 0.67 if seeds >= _DECIDING["seeds"] and useful else None, text, reason=reason).claim(
+        out.append(decide(better >= 0.67 if enough and useful else None, text, reason=reason).claim(
             "At the same certified (ε, δ), tight calibration is at least as useful as the sound one (mean gap no "
             "larger at ≥ 2/3 of the ε)."))
     return out
