@@ -9,12 +9,13 @@ import pytest
 
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.experiments import get_experiment
-from privrl.experiments.archive import is_archive, read_runs, span_seconds
+from privrl.experiments.archive import is_archive, read_runs
 from privrl.experiments.evidence import (
     README_BEGIN,
     README_END,
     collect_evidence,
     main,
+    span_seconds,
     update_readme,
 )
 from privrl.experiments.report import make_plots, render_report
