@@ -30,13 +30,15 @@ venv: $(STAMP_TEST)
 demo: $(STAMP_DEMO)
 	$(BIN)/privrl reproduce --scale quick --out results/ --jobs $(JOBS)
 
-# Paper scale, then the evidence: report.md, PNG figures and manifest.json in $(EVIDENCE).
-# Runs already finished in $(PAPER_OUT) are skipped (the wall time is then that of this call).
+# Paper scale, then the evidence in $(EVIDENCE): the metrics archive (metrics/, with its manifest), the
+# PNG figures and report.md drawn from it, and README.md's generated summary. Runs already finished in
+# $(PAPER_OUT) are skipped (the wall time is then that of this call): start from an empty $(PAPER_OUT)
+# after a change to the runs' code.
 reproduce-paper: $(STAMP_DEMO)
 	@start=$$(date +%s); status=0; \
 	PRIVRL_FIGURE_FORMATS=png $(BIN)/privrl reproduce --scale paper --out $(PAPER_OUT) --jobs $(JOBS) || status=$$?; \
 	end=$$(date +%s); \
-	$(BIN)/privrl report $(PAPER_OUT) --evidence $(EVIDENCE) --wall-seconds $$((end - start)) || exit 1; \
+	$(BIN)/privrl report $(PAPER_OUT) --evidence $(EVIDENCE) --wall-seconds $$((end - start)) --readme README.md || exit 1; \
 	exit $$status
 
 test: $(STAMP_TEST)

@@ -77,7 +77,7 @@ def rows(seeds: int) -> list[dict[str, Any]]:
         row["ratio_to_sound"] = row["value"] / sound["value"]
         row["sigma_ratio_to_sound"] = row["sigma_diagnostic"] / sound["sigma_diagnostic"]
         if row["calibration"] == "tight":
-            row["target"] = "RMSE <= 0.5 x sound (issue #11 §4)"
+            row["target"] = "RMSE <= 0.5 x sound"
     out.append({**base, "name": "lsw", "algorithm": "LSW", "calibration": "none", "constants": "theory",
                 "noise_std": 0.0, "epsilon": None, "delta": None, "epsilon_spent": None,
                 "value": float(np.mean(lsw)), "value_se": float(np.std(lsw, ddof=1) / math.sqrt(seeds)) if seeds > 1

@@ -223,11 +223,21 @@ def test_report_collects_the_evidence(smoke_results, tmp_path, inproc):
     dest = tmp_path / "docs" / "results"
     res = inproc("report", smoke_results, "--evidence", dest, "--wall-seconds", "12.5")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == [str(smoke_results / "report.md"), str(dest / "manifest.json")]
-    manifest = json.loads((dest / "manifest.json").read_text())
+    assert res.stdout.split() == [str(dest / "report.md")]
+    manifest = json.loads((dest / "metrics" / "manifest.json").read_text())
     assert manifest["wall_seconds"] == 12.5 and EXP in manifest["experiments"]
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file()) == \
-        [f"{EXP}/{EXP}.png", "manifest.json", "report.md"]
+        [f"{EXP}/{EXP}.png", f"metrics/{EXP}.csv.gz", f"metrics/{EXP}.runs.json.gz", "metrics/manifest.json",
+         "report.md"]
+    # regenerated from the committed metrics alone: the same report, the README's block rewritten
+    report = (dest / "report.md").read_bytes()
+    readme = tmp_path / "README.md"
+    from privrl.experiments.evidence import README_BEGIN, README_END
+    readme.write_text(f"x\n{README_BEGIN}\n{README_END}\n")
+    res = inproc("report", dest / "metrics", "--evidence", dest, "--readme", readme)
+    assert res.returncode == 0, res.stderr
+    assert (dest / "report.md").read_bytes() == report and "| privrl claims |" in readme.read_text()
+    assert_one_line_error(inproc("report", dest / "metrics", "--readme", readme), "--readme applies to --evidence only")
     errors = [
         inproc("report", smoke_results, "--wall-seconds", "3"),
         inproc("report", smoke_results, "--evidence", smoke_results / "docs"),

@@ -1,11 +1,11 @@
-"""The ``privrl`` command line (issue #3 §5).
+"""The ``privrl`` command line.
 
     privrl list [--json [--scale smoke|quick|paper]]
     privrl run ID [ID ...] [--scale smoke|quick|paper] [--seeds N | A:B] [--jobs N]
                [--backend local|ray] [--ray-address ADDR] [--out DIR] [--set KEY=JSON] [--quiet]
     privrl reproduce [--scale quick|paper] [--out DIR] [--jobs N] [--backend local|ray] [--only ID ...]
     privrl plot OUT
-    privrl report OUT [--evidence DIR [--wall-seconds S]]
+    privrl report OUT|METRICS [--evidence DIR [--wall-seconds S] [--readme PATH]]
     privrl calibrate gaussian|laplace --epsilon E [--delta D] [--sensitivity S] [--compositions K] [--json]
     privrl fit ALGORITHM (--data FILE|MINARI_ID | --env ENV_ID) [--epsilon E [--delta D] | --rho R]
                [--reward-bounds LO HI] [--truncate-to-horizon H] [--pad-to-horizon H]
@@ -263,14 +263,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("out", metavar="OUT", help="results directory")
     p.set_defaults(handler=sweeps.plot)
 
-    p = sub.add_parser("report", help="write OUT/report.md (with --evidence: also collect the report, PNG "
-                       "figures and a manifest into DIR)")
-    p.add_argument("out", metavar="OUT", help="results directory")
+    p = sub.add_parser("report", help="write OUT/report.md (with --evidence: collect the metrics, PNG figures "
+                       "and report into DIR)")
+    p.add_argument("out", metavar="OUT", help="results directory, or a metrics archive (e.g. docs/results/metrics)")
     p.add_argument("--evidence", metavar="DIR", default=None,
-                   help="collect report.md, the PNG figures and manifest.json (commit, versions, machine, wall "
-                        "times) into DIR, a directory outside OUT meant to be committed (e.g. docs/results)")
+                   help="collect into DIR (meant to be committed, e.g. docs/results): the metrics archive DIR/metrics "
+                        "(every run's rows and manifest, compressed; commit, versions, machine, wall and CPU times), "
+                        "the PNG figures and report.md, both drawn from the archive. With OUT = DIR/metrics: "
+                        "regenerate the figures and report from the committed metrics")
     p.add_argument("--wall-seconds", type=_nonneg_float, metavar="S", default=None,
                    help="with --evidence: the wall time of the sweep, measured around 'privrl reproduce'")
+    p.add_argument("--readme", metavar="PATH", default=None,
+                   help="with --evidence: also rewrite the generated headline tables of this README")
     p.set_defaults(handler=sweeps.report)
 
     p = sub.add_parser("calibrate", help="noise scale for a target (ε, δ), and ε by PLD and RDP")

@@ -1,4 +1,4 @@
-"""One registry for everything privrl looks up by name (issue #14 §2).
+"""One registry for everything privrl looks up by name.
 
 Six kinds of entries share it:
 

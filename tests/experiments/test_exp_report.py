@@ -1,4 +1,5 @@
-"""Figures and report.md: figures, claims beside measurements, ε per curve, deviations, audit."""
+"""Figures and report.md: the two claim tables, figures, claims beside measurements, ε per curve,
+deviations, audit; the report carries no time stamp of its own making."""
 
 import json
 
@@ -69,16 +70,23 @@ def test_report_sections(results):
     assert "## Privacy audit" not in text
 
 
-def test_report_top_has_verdicts_and_headline(results):
+def test_report_top_has_the_two_claim_tables_then_the_counts(results):
     text = write_report(results).read_text()
-    verdicts, headline, runs = (text.index("## Verdicts"), text.index("## Headline"), text.index("## Runs"))
-    assert verdicts < headline < runs < text.index(f"## {EXP} —")
+    papers, own, counts, runs = (text.index("## The papers' claims"), text.index("## privrl's claims"),
+                                 text.index("## Verdicts by experiment"), text.index("## Runs"))
+    assert papers < own < counts < runs < text.index(f"## {EXP} —")
     claims = get_experiment(EXP).claims(load_results(results, EXP))
-    n_hold = sum(c.verdict == "holds" for c in claims)
-    n_fail = sum(c.verdict == "fails" for c in claims)
-    n_und = sum(c.verdict == "undecided" for c in claims)
-    assert f"| [{EXP}](#{EXP}) | smoke | {n_hold} | {n_fail} | {n_und} |" in text
-    assert "| Claim | Paper | privrl (paper calibration) | privrl (tight calibration) | Holds? |" in text
+    assert claims and all(c.source == "privrl" for c in claims)   # the example states no paper's claim
+    n = {v: sum(c.verdict == v for c in claims) for v in ("holds", "fails", "undecided")}
+    assert f"| [{EXP}](#{EXP}) | smoke | — | {n['holds']} / {n['fails']} / {n['undecided']} |" in text
+    assert "| Claim | privrl, paper calibration | privrl, tight calibration | Verdict |" in text
+    assert "*No paper claim was evaluated.*" in text
+
+
+def test_report_is_deterministic(results):
+    first = write_report(results).read_text()
+    assert write_report(results).read_text() == first
+    assert "Generated" not in first and "the last finished" in first   # the date is the runs', not the report's
 
 
 def test_report_lists_failed_runs(tmp_path):
@@ -156,7 +164,7 @@ def test_report_shows_refused_and_uncertified_curves_and_scale_deviations(tmp_pa
     def claims(df):
         assert set(df["scale"]) == {"quick"}  # the report tells claims the scale
         return [Claim("A beats B", "A 1 vs B 2", verdict="undecided", reason="needs paper scale",
-                      paper_value="A < B", tight_value="1 vs 2"),
+                      paper_value="A < B", tight_value="1 vs 2", source="paper", where="§9", quote="A beats B."),
                 Claim("B is slow", "yes", False)]
 
     exp = Experiment(id="fake-exp", paper="Fake 2020", figure="Fig. 9", description="d",
@@ -174,8 +182,11 @@ def test_report_shows_refused_and_uncertified_curves_and_scale_deviations(tmp_pa
         atomic_write_json(d / "manifest.json", {**base, "setting": setting, "seed": 0, "params": params, **extra})
         (d / "metrics.csv").write_text("metric,value\nx,1.0\n")
     text = write_report(tmp_path).read_text()
-    assert "| [fake-exp](#fake-exp) | quick | 0 | 1 | 1 | needs paper scale |" in text
-    assert "| A beats B ([fake-exp](#fake-exp)) | A < B |  | 1 vs 2 | undecided: needs paper scale |" in text
+    assert "| [fake-exp](#fake-exp) | quick | 0 / 0 / 1 | 0 / 1 / 0 | needs paper scale |" in text
+    assert ("| Fake 2020 | §9 | “A beats B.” | A beats B ([fake-exp](#fake-exp)) | A < B |  | 1 vs 2 | undecided: "
+            "needs paper scale |") in text
+    assert "| B is slow ([fake-exp](#fake-exp)) |  |  | **fails** |" in text
+    assert "### The paper's claims beside the measurement" in text and "### privrl's claims beside" in text
     assert "- grid stops at 1e5 at quick scale" in text
     rows = [ln for ln in text.splitlines() if ln.startswith("| algorithm=")]
     assert len(rows) == 3  # noisy K=1 and K=2 are one curve

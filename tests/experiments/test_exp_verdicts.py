@@ -1,4 +1,4 @@
-"""Verdict checks for the paper claims (issue #12 §4) and the Claim verdict fields."""
+"""Verdict checks for the claims and the Claim fields (verdict, source)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from privrl.errors import InvalidParameterError
 from privrl.experiments.spec import Claim, Experiment
 from privrl.experiments.verdicts import (
-    REASON_NEAR_TRIVIAL,
     REASON_PAPER_SCALE,
     Verdict,
     argmin_on_boundary,
@@ -186,10 +185,14 @@ def test_too_few_seeds_and_near_trivial_pairs_are_undecided():
     with pytest.raises(InvalidParameterError, match="'min_n' parameter of compare_curves"):
         compare_curves([1.0], [2.0], min_n=1)  # a t test needs two seeds a side
     # two predictors whose error is the zero estimate's error (1.0) within 10 %
-    v = compare_curves([0.97, 0.98, 0.99], [1.01, 1.02, 1.03], claim="less", trivial=1.0, rel_tol=0.1)
-    assert v.verdict == "undecided" and v.reason == REASON_NEAR_TRIVIAL
+    v = compare_curves([0.97, 0.98, 0.99], [1.01, 1.02, 1.03], claim="less", trivial=1.0, rel_tol=0.1,
+                       lower_is_better=True, names=("A", "B"), baseline="the zero predictor")
+    assert v.verdict == "undecided" and v.reason == "A and B no better than the zero predictor (1)"
     # the same comparison far from trivial is decided
-    assert compare_curves([0.07, 0.08, 0.09], [0.51, 0.52, 0.53], claim="less", trivial=1.0).verdict == "holds"
+    assert compare_curves([0.07, 0.08, 0.09], [0.51, 0.52, 0.53], claim="less", trivial=1.0,
+                          lower_is_better=True).verdict == "holds"
+    with pytest.raises(InvalidParameterError, match="'lower_is_better' parameter of compare_curves"):
+        compare_curves([0.07, 0.08], [0.51, 0.52], trivial=1.0)
 
 
 def test_constant_curves_are_decided_exactly():
@@ -228,3 +231,78 @@ def test_example_claims_use_the_shared_checks():
     # two seeds cannot decide
     two = claims(_example_frame({0.5: 8.0, 1.0: 4.0}, seeds=2))[0]
     assert (two.verdict, two.reason) == ("undecided", "2 seeds < 3")
+
+
+# --------------------------------------------------------------------------- sources, the trivial rule
+def test_a_paper_claim_carries_the_papers_words_and_where():
+    c = Claim("A < B", "m", True, source="paper", quote="A is smaller.", where="§6")
+    assert (c.source, c.quote, c.where) == ("paper", "A is smaller.", "§6")
+    assert Claim("c", "m").source == "privrl"
+    with pytest.raises(InvalidParameterError, match="'quote' parameter of Claim"):
+        Claim("c", "m", source="paper", where="§6")
+    with pytest.raises(InvalidParameterError, match="'where' parameter of Claim"):
+        Claim("c", "m", source="paper", quote="q")
+    with pytest.raises(InvalidParameterError, match="'source' parameter of Claim"):
+        Claim("c", "m", source="mine")
+
+
+def test_trivial_guard_is_undecided_when_either_side_is_no_better_than_trivial():
+    from privrl.experiments.verdicts import trivial_guard
+
+    good, useless, worse = [19.0, 20.0, 21.0], [10.5, 10.9, 11.2], [2.0, 3.0, 2.5]
+    assert trivial_guard({"A": good, "B": good}, 10.86, lower_is_better=False) is None
+    v = trivial_guard({"A": good, "B": worse}, 10.86, lower_is_better=False, baseline="random play")
+    assert v.verdict == "undecided" and v.reason == "B no better than random play (10.86)"
+    v = trivial_guard({"A": useless, "B": worse}, 10.86, lower_is_better=False, baseline="random play")
+    assert v.reason == "A and B no better than random play (10.86)"
+    # errors: lower is better; an error above the zero predictor's is no better than it
+    assert trivial_guard({"tight": [2.1, 2.2]}, 0.7, lower_is_better=True).verdict == "undecided"
+    assert trivial_guard({"tight": [0.01, 0.02]}, 0.7, lower_is_better=True) is None
+    # compare_curves applies it to both sides: a learner beating one that walks into a wall decides nothing
+    assert compare_curves(good, worse, claim="greater", trivial=10.86, lower_is_better=False).verdict == "undecided"
+    assert compare_curves(good, worse, claim="greater").verdict == "holds"
+
+
+@pytest.mark.parametrize("condition,verdict", [(True, "holds"), (False, "fails"), (None, "undecided")])
+def test_decide_turns_a_computed_condition_into_a_verdict(condition, verdict):
+    from privrl.experiments.verdicts import decide
+
+    v = decide(condition, "detail", reason="why")
+    assert (v.verdict, v.detail) == (verdict, "detail") and (v.reason == "why") == (verdict == "undecided")
+
+
+def test_all_of_and_any_of():
+    from privrl.experiments.verdicts import all_of, any_of, fails, holds, undecided
+
+    h, f, u = holds("h"), fails("f"), undecided("why", "u")
+    assert [all_of(x).verdict for x in ([h, h], [h, u], [u, f], [])] == ["holds", "undecided", "fails", "undecided"]
+    assert [any_of(x).verdict for x in ([f, h], [f, u], [f, f], [])] == ["holds", "undecided", "fails", "undecided"]
+    assert all_of([h, u]).reason == "why" and all_of([h, f]).detail == "h; f"
+
+
+def test_compare_to_value_one_sample():
+    from privrl.experiments.verdicts import compare_to_value
+
+    rng = np.random.default_rng(0)
+    close = 17.0 + rng.normal(0, 0.5, 40)
+    assert compare_to_value(close, 17.1, claim="equal", tol=1.0).verdict == "holds"
+    assert compare_to_value(close, 15.0, claim="equal", tol=1.0).verdict == "fails"
+    assert compare_to_value(close[:3], 16.2, claim="equal", tol=1.0).verdict == "undecided"
+    assert compare_to_value(close, 10.86, claim="greater").verdict == "holds"
+    assert compare_to_value(close, 30.0, claim="greater").verdict == "fails"
+    assert compare_to_value(close[:1], 10.0, claim="greater").reason == "one seed"
+
+
+def test_rate_verdict_reads_the_interval_against_the_claimed_rate():
+    from privrl.experiments.verdicts import rate_verdict
+
+    rng = np.random.default_rng(1)
+    kw = {"claimed": 0.5, "rival": 0.75, "allowance": 0.08}
+    assert rate_verdict(0.5 + rng.normal(0, 0.02, 10), **kw).verdict == "holds"       # √T, told from T^{3/4}
+    assert rate_verdict(0.2 + rng.normal(0, 0.02, 10), **kw).verdict == "holds"       # below √T: sublinear
+    assert rate_verdict(0.75 + rng.normal(0, 0.02, 10), **kw).verdict == "fails"      # T^{3/4}
+    wide = rate_verdict([0.3, 0.9, 0.5], **kw)
+    assert wide.verdict == "undecided" and "rival" in wide.reason                     # cannot tell √T from T^{3/4}
+    near = rate_verdict(0.55 + rng.normal(0, 0.005, 10), **kw)
+    assert near.verdict == "undecided" and "log-factor" in near.reason                # within one log factor
+    assert rate_verdict([0.5, 0.5], **kw).reason == "2 seeds < 3"

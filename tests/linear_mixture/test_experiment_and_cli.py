@@ -48,9 +48,9 @@ def test_run_records_regret_bounds_and_ledger():
     assert res.privacy_unit.value == "user_episode" and res.calibration == "tight"
 
 
-def _synthetic(scale, n_seeds=3):
+def _synthetic(scale, n_seeds=3, stuck=5.0):
     """Curves c·k^p·(1 + 0.01·seed) on k ∈ checkpoints(10⁴), H = 5 (trivial bound K·H = 5·10⁴), a
-    bound 100·k; both constant sets alike."""
+    bound 100·k, a stuck learner losing ``stuck`` per episode; both constant sets alike."""
     rows = []
     ks = np.array(checkpoints(10**4, n=10))
     curves = (("UCRL-VTR", "none", "inf", "none", 0.5), ("LinOpt-VI JDP ε=1", "central", 1.0, "tight", 1.0),
@@ -65,6 +65,7 @@ def _synthetic(scale, n_seeds=3):
                                 scale=scale)
                     rows.append({**base, "metric": "cumulative_regret", "value": 3.0 * k**power * (1 + 0.01 * seed)})
                     rows.append({**base, "metric": "regret_bound", "value": 100.0 * k})
+                rows.append({**base, "metric": "stuck_regret_per_episode", "value": stuck})
     return pd.DataFrame(rows)
 
 
@@ -77,12 +78,14 @@ def test_fitted_slopes_and_claims_on_synthetic_curves(tmp_path):
     assert got["LinOpt-VI LDP ε=10"] == pytest.approx(0.75, abs=1e-9)
     exp = get_experiment("zhou2022-regret")
     verdicts = [c.verdict for c in exp.claims(df)]
-    # 1. UCRL-VTR slope 0.5 ≤ 0.75 and its final regret 3·10⁴^0.5 = 300 is far below K·H = 5·10⁴: holds.
-    # 2. JDP ε=1 has slope 1.0 > 0.75 (final 3·10⁴, not within 10% of K·H = 5·10⁴, so decidable): fails.
+    # 1. UCRL-VTR's per-seed slopes are all 0.5: the interval [0.5, 0.5] contains 0.5 and excludes 0.75, and
+    #    its final regret 3·10⁴^0.5 = 300 is far below the stuck learner's 5·10⁴: holds.
+    # 2. JDP ε=1 has slope 1.0 > 0.5 + 1/ln(KH) (final 3·10⁴, not within 10% of the stuck 5·10⁴, so
+    #    decidable): fails.
     # 3. JDP ε=10 (3k^0.5) lies below ε=1 (3k) on every seed; the paired differences vary with the
     #    seed factor, so the paired t test is significant: holds.
     # 4. LDP ε=10 (3k^0.75) lies above JDP ε=10 (3k^0.5) on every seed: holds.
-    # 5. theory constants: JDP ε=10 has slope 0.5 ≤ 0.85, not saturated: fails.
+    # 5. theory constants: every private curve ends far below the stuck learner's regret: not stuck, fails.
     # 6. the bound 100·K = 10⁶ ≥ K·H = 5·10⁴ for every curve: holds (vacuous).
     assert verdicts == ["holds", "fails", "holds", "holds", "fails", "holds"]
     claims = exp.claims(df)
@@ -95,7 +98,12 @@ def test_fitted_slopes_and_claims_on_synthetic_curves(tmp_path):
     assert all(c.verdict == "undecided" for c in one[:5]) and "one seed" in one[2].reason
     paths = exp.plot(df, tmp_path)
     assert any(p.suffix == ".png" for p in paths)
-    assert "| E2 | practical | none | UCRL-VTR | 10000 | 0.500 |" in (tmp_path / "zhou2022-slopes.md").read_text()
+    table = (tmp_path / "zhou2022-slopes.md").read_text()
+    assert "| E2 | practical | none | UCRL-VTR | 10000 | 0.500 [0.500, 0.500] |" in table
+    # the one rule: a learner no better than the stuck learner decides nothing (ε=1's final 3·10⁴ = 3·K)
+    stuck = exp.claims(_synthetic("paper", stuck=3.0))
+    assert stuck[1].verdict == "undecided" and "no better than the stuck learner" in stuck[1].reason
+    assert stuck[2].verdict == "undecided" and stuck[4].verdict == "fails"
 
 
 @pytest.mark.parametrize("algorithm,privatizer", [("linopt-vi", "central"), ("linopt-po", "local")])

@@ -164,7 +164,8 @@ def test_experiment_smoke_run_shares_batches_and_is_reproducible():
     exp = get_experiment("balle2016-fig1")
     settings = exp.settings_for("smoke")
     assert {(s["features"], s["F_max"], s["calibration"]) for s in settings} == {
-        (f, fm, c) for f in ("tabular", "pairs") for fm in (1.0, 100.0) for c in ("paper", "tight")}
+        (f, fm, c) for f in ("tabular", "pairs") for fm in (1.0, 100.0) for c in ("paper", "tight")} | {
+        ("pairs_unit", 1.0, c) for c in ("paper", "tight")}
     tab = {(s["F_max"], s["calibration"]): i for i, s in enumerate(settings) if s["features"] == "tabular"}
     runs = {key: exp.run(settings[i], _ctx(index=i)) for key, i in tab.items()}
     again = exp.run(settings[tab[(1.0, "paper")]], _ctx(index=tab[(1.0, "paper")]))
@@ -208,10 +209,12 @@ def test_experiment_cli_smoke_plot_and_claims(tmp_path):
 
 
 def _frontier_df(tight, sound, seeds):
+    """RMSE rows (and noise multipliers proportional to them) as the frontier writes them."""
     import pandas as pd
 
-    rows = [{"seed": s, "metric": "rmse", "calibration": cal, "epsilon": eps, "value": value * (1 + 0.01 * s)}
-            for s in range(seeds) for eps in (0.1, 1.0, 10.0)
+    rows = [{"seed": s, "metric": metric, "calibration": cal, "epsilon": eps,
+             "value": value * (1 + 0.01 * s) * (100 if metric == "noise_multiplier" else 1)}
+            for s in range(seeds) for eps in (0.1, 1.0, 10.0) for metric in ("rmse", "noise_multiplier")
             for cal, value in (("paper", sound), ("sound", sound), ("tight", tight))]
     rows += [{"seed": s, "metric": "rmse", "calibration": "none", "epsilon": math.inf, "value": 1e-4}
              for s in range(seeds)]
@@ -227,6 +230,10 @@ def test_frontier_claims_decide_the_issue_target():
     assert claims(_frontier_df(0.08, 0.06, 3))[1].verdict == "fails"
     target, _ = claims(_frontier_df(0.01, 0.06, 1))
     assert target.verdict == "undecided" and target.reason == "one seed"
+    # the one rule: two predictors worse than V̂ ≡ 0 (RMSE 0.70 on the chain) decide nothing
+    target, _ = claims(_frontier_df(2.16, 12.1, 3))
+    assert target.verdict == "undecided"
+    assert target.reason == "tight and sound no better than the zero predictor (0.7026)"
 
 
 def test_dp_monte_carlo_command_matches_the_python_api_and_prints_the_diagnostic(tmp_path, chain_file, capsys):

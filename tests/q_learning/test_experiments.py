@@ -23,7 +23,7 @@ def test_registered_and_settings():
         assert exp.plot is not None and exp.claims is not None
         for scale in ("smoke", "quick", "paper"):
             assert exp.settings_for(scale)
-        assert exp.n_seeds("quick") >= 3 and exp.n_seeds("paper") == 10
+        assert exp.n_seeds("quick") >= 3 and exp.n_seeds("paper") == 40
     paper = get_experiment("wang2019-fig1").settings_for("paper")
     assert {s["sigma"] for s in paper} == set(wang.SIGMAS)
     assert {s["reset"] for s in paper} == set(wang.RESETS)
@@ -110,16 +110,40 @@ def test_claims_fig2_functional_vs_baselines_and_no_improvement():
     assert head.verdict == "fails" and head.headline and head.paper_value == "sigma = 0.74"
     assert "0.6038" in head.paper_calibration_value and head.tight_value.startswith("refused")
     assert "T = 5000" in head.measured and "REFUSES" in head.measured
+    assert head.source == "paper" and head.where == "App. E.3" and "σ=0.74" in head.quote
     outperform = [c for c in claims if "significantly outperforms" in c.claim]
-    assert [c.verdict for c in outperform] == ["holds", "holds"]
+    # the one rule: the baselines (6.1, 10.2) are no better than random play (10.86): nothing decided
+    assert [c.verdict for c in outperform] == ["undecided", "undecided"]
+    assert "input perturbation and DP-SGD (q = 1) no better than random play" in outperform[0].reason
     assert outperform[0].paper_calibration_value and outperform[1].tight_value
     flat = [c for c in claims if "does not improve" in c.claim]
-    assert len(flat) == 4 and all(c.verdict == "holds" for c in flat)
+    assert len(flat) == 4 and all(c.verdict == "holds" and c.source == "paper" for c in flat)
+    # baselines that learn: the comparison is decided
+    learning = df.assign(value=np.where(df["algorithm"] == "dpsgd", df["value"] + 5.0,
+                                        np.where(df["algorithm"] == "input_perturbation", df["value"] + 8.0,
+                                                 df["value"])))
+    outperform = [c for c in wang.claims_fig2(0.45)(learning) if "significantly outperforms" in c.claim]
+    assert [c.verdict for c in outperform] == ["holds", "holds"]
     # a functional-noise curve at the level of random play decides nothing
-    random_like = df.assign(value=np.where(df["algorithm"] == "functional", 10.9, df["value"]))
+    random_like = learning.assign(value=np.where(df["algorithm"] == "functional", 10.9, learning["value"]))
     claims = wang.claims_fig2(0.45)(random_like)
     assert all(c.verdict == "undecided" and "random play" in c.reason
                for c in claims if "significantly outperforms" in c.claim)
+    # at ε = 0.9 the paper does not say the baselines stay flat: privrl's claim there
+    assert all(c.source == "privrl" for c in wang.claims_fig2(0.9)(df) if "does not improve" in c.claim)
+
+
+def test_theorem5_is_computed_from_its_side_condition():
+    readings = wang._theorem5_readings(0.9, 5000)
+    at23 = next(r for r in readings if r["k"] == 23.0 and r["source"] == "printed")
+    assert at23["lhs"] == 46.0 and at23["rhs"] == pytest.approx(130.9, abs=0.1)     # App. E.3's σ = 0.32
+    assert wang.theorem5_verdict(readings).verdict == "fails"                        # violated under every reading
+    # a σ small enough for k = 23 but not for k = 2.3 (the paper does not say which): undecided
+    mixed = wang._theorem5_readings(0.9, 150)
+    assert {r["holds"] for r in mixed} == {True, False}
+    assert wang.theorem5_verdict([r for r in mixed if r["source"] != "printed"]).verdict == "undecided"
+    # at a budget the paper prints no σ for, with a tiny printed-formula σ: holds under every reading
+    assert wang.theorem5_verdict(wang._theorem5_readings(1e4, 150)).verdict == "holds"
 
 
 def test_claims_fig2_quote_the_calibration_of_the_run_size():
@@ -140,19 +164,44 @@ def _fig1_frame():
 
 def test_figure_fig1_draws_each_curve_with_its_epsilons():
     fig = wang.figure_fig1(_fig1_frame())
-    ax = fig.axes[0]
+    ax, finals = fig.axes[0], fig.axes[1]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     paper_eps, tight_eps = wang.sigma_epsilons(0.4)
-    assert f"sigma = 0.4, reset iteration (ε paper {paper_eps:.2g}, tight {tight_eps:.2g})" in labels
+    assert f"sigma = 0.4 (ε paper {paper_eps:.2g}, tight {tight_eps:.2g})" in labels
     assert "sigma = 0 (non-private)" in labels and "shaded: mean ± 1 std over 2 seeds" in labels
+    assert wang.RANDOM_LABEL in labels     # the reference the verdicts use is drawn
     means = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
     np.testing.assert_allclose(means["sigma = 0 (non-private)"], [11.0, 12.0, 13.0])
-    styles = {line.get_label().split("(")[0].strip(): line.get_linestyle() for line in ax.get_lines()}
-    assert styles["sigma = 0.4, reset iteration"] == "-" and styles["sigma = 0.4, reset never"] == ":"
+    # the second panel: the second half's return per sigma, one line per reset schedule, and the authors' code
+    final_labels = [t.get_text() for t in finals.get_legend().get_texts()]
+    assert any(t.startswith("fresh path per update") for t in final_labels)
+    assert any(t.startswith("never reset") for t in final_labels)
+    assert any(t.startswith("authors' released code") for t in final_labels)
     # the legend sits outside the data
     assert ax.get_legend().get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1
     import matplotlib.pyplot as plt
     plt.close(fig)
+
+
+def test_claims_fig1_compare_with_the_authors_code():
+    """privrl's claim on the authors' released code: decided at σ where both learn, undecided where
+    either plays like random (σ = 1: the authors' 10.18)."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for sigma, level in ((0.0, 20.3), (0.2, 19.5), (0.4, 17.2), (1.0, 9.0)):
+        for seed in range(40):
+            value = level + rng.normal(0, 0.8)
+            rows += [{"metric": "return", "config": "reference", "sigma": sigma, "seed": seed, "step": 50 * k,
+                      "reset": "iteration" if sigma == 0 else "episode", "value": value, "scale": "paper"}
+                     for k in range(1, 101)]
+    claims = {c.claim.split("sigma = ")[1].split(":")[0]: c for c in wang.claims_fig1(pd.DataFrame(rows))
+              if "authors' released code" in c.claim}
+    assert claims["0"].verdict == "holds" and claims["0.4"].verdict == "fails"
+    assert claims["1"].verdict == "undecided" and "random play" in claims["1"].reason
+    assert all(c.source == "privrl" for c in claims.values()) and claims["0.4"].headline
+    assert "authors' code 15.27" in claims["0.4"].paper_calibration_value
+    quick = [c for c in wang.claims_fig1(pd.DataFrame(rows).assign(scale="quick")) if "authors'" in c.claim]
+    assert all(c.verdict == "undecided" and c.reason == "needs paper scale" for c in quick)
 
 
 def test_figure_fig2_names_refused_curves_and_keeps_colours():
@@ -204,8 +253,12 @@ def test_frontier_claims():
     claims = wang.frontier_claims(pd.DataFrame(rows))
     assert claims[0].verdict == "holds" and claims[0].headline   # tight certifies more, with less noise
     assert "0.9" in claims[0].tight_value and "0.45" not in claims[0].tight_value
-    assert claims[1].verdict == "fails"                            # nothing above random play
-    better = pd.DataFrame([dict(r, value=15.0 + 0.1 * r["seed"]) if r["epsilon"] == 20.0 else r for r in rows])
+    # the non-private learner of the same loop (1.0) plays worse than at random: nothing to expect
+    assert claims[1].verdict == "undecided" and "the non-private learner of the same loop" in claims[1].reason
+    learner = pd.DataFrame([dict(r, value=18.0 + 0.1 * r["seed"]) if r["calibration"] == "none" else r for r in rows])
+    assert wang.frontier_claims(learner)[1].verdict == "fails"     # it learns; no budget beats random play
+    better = pd.DataFrame([dict(r, value=15.0 + 0.1 * r["seed"]) if r["epsilon"] == 20.0 else r
+                           for r in learner.to_dict("records")])
     assert wang.frontier_claims(better)[1].verdict == "holds"
 
 

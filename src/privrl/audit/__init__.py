@@ -1,4 +1,4 @@
-"""Empirical privacy audits (issue #8): a lower bound on ε from neighbouring inputs.
+"""Empirical privacy audits: a lower bound on ε from neighbouring inputs.
 
 * :func:`audit_mechanism` / :func:`audit_samples` — the black-box hypothesis-test auditor with
   Clopper–Pearson bounds (:mod:`privrl.audit.core`);

@@ -2,7 +2,7 @@
 
 ``audit.json`` is a list of rows with (at least) ``algorithm, claimed_epsilon, epsilon_lower, ci,
 trials, verdict, broken``; infinite values are written as the string ``"inf"``. The experiment
-report (issue #3) can include :func:`summary_markdown` when ``OUT/audit/audit.json`` exists.
+report can include :func:`summary_markdown` when ``OUT/audit/audit.json`` exists.
 """
 
 from __future__ import annotations

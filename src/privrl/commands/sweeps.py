@@ -131,27 +131,34 @@ def plot(args: argparse.Namespace) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
-    """``privrl report OUT [--evidence DIR]``: ``OUT/report.md`` (and the evidence collection)."""
+    """``privrl report OUT [--evidence DIR [--wall-seconds S] [--readme PATH]]``: ``OUT/report.md``;
+    with ``--evidence``, the evidence collection (OUT a results directory, or a metrics archive to
+    regenerate from)."""
     from privrl.experiments.report import experiments_in, write_report
 
     if args.wall_seconds is not None and args.evidence is None:
         raise InvalidParameterError("--wall-seconds applies to --evidence only (it is recorded in the "
-                                    "evidence manifest).")
+                                    "metrics archive's manifest).")
+    if getattr(args, "readme", None) is not None and args.evidence is None:
+        raise InvalidParameterError("--readme applies to --evidence only (the headline tables come from the "
+                                    "committed metrics).")
     if not experiments_in(args.out):
         return die("privrl report", f"no runs found under {args.out}")
     if args.evidence is None:
         print(write_report(args.out))
         return 0
+    from privrl.experiments.archive import is_archive
     from privrl.experiments.evidence import collect_evidence
 
     check_out_dir(args.evidence, "--evidence")
     src, dest = Path(args.out).resolve(), Path(args.evidence).resolve()
-    if dest == src or src in dest.parents:
+    if not is_archive(src) and (dest == src or src in dest.parents):
         raise InvalidParameterError(f"The '--evidence' directory must be outside the results directory "
                                     f"{args.out}. Got {args.evidence!r} instead.")
-    manifest = collect_evidence(args.out, args.evidence, wall_seconds=args.wall_seconds)
-    print(Path(args.out) / "report.md")
-    print(manifest)
+    print(collect_evidence(args.out, args.evidence, wall_seconds=args.wall_seconds,
+                           readme=getattr(args, "readme", None)))
+    if getattr(args, "readme", None) is not None:
+        print(args.readme)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Trajectory datasets (issue #2): validated arrays, collection, files and Minari import/export."""
+"""Trajectory datasets: validated arrays, collection, files and Minari import/export."""
 
 from privrl.data.minari_io import from_minari, to_minari
 from privrl.data.sources import load_dataset

@@ -1,4 +1,4 @@
-"""MDP models and Gymnasium environments (issue #2).
+"""MDP models and Gymnasium environments.
 
 Importing this package registers the ``privrl/<Name>-v0`` Gymnasium ids (lazy entry points; see
 :mod:`privrl.envs.registration`).

@@ -1,4 +1,4 @@
-"""Linear MDPs over a finite state set (issue #2 §3; Jin et al. 2020b; Qiao & Wang 2023 §2).
+"""Linear MDPs over a finite state set (Jin et al. 2020b; Qiao & Wang 2023 §2).
 
 ``P_h(s'|s,a) = ⟨φ(s,a), ν_h(s')⟩`` and ``r_h(s,a) = ⟨φ(s,a), θ_h⟩`` with a known feature table
 ``φ`` ``(S, A, d)``, measures ``ν`` ``(H, S, d)`` and reward vectors ``θ`` ``(H, d)``. The

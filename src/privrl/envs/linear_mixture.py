@@ -1,4 +1,4 @@
-"""Finite linear mixture MDPs (Zhou 2022, Assumption 1) and the evaluation environments of issue #6.
+"""Finite linear mixture MDPs (Zhou 2022, Assumption 1) and the evaluation environments of the regret experiment.
 
 A :class:`LinearMixtureMDP` is episodic and time-inhomogeneous:
 

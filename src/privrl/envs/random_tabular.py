@@ -1,4 +1,4 @@
-"""A seeded random episodic MDP for DP-APVI (the paper has no tabular experiment; issue #5 §3).
+"""A seeded random episodic MDP for DP-APVI (the paper has no tabular experiment).
 
 ``P_h(·|s,a) ~ Dirichlet(concentration · 1_S)`` and ``r_h(s,a) ~ Uniform[0,1]`` i.i.d., drawn from
 ``rng`` (an int seed — the same instance as ``numpy.random.default_rng(seed)`` — or a Generator) in

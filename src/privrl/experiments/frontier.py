@@ -1,4 +1,4 @@
-"""The privacy–utility frontier (issue #11 §3): utility against ε for each calibration
+"""The privacy–utility frontier: utility against ε for each calibration
 (paper / sound / tight) with the non-private reference, for one algorithm.
 
 A family registers a *frontier experiment* (an ordinary :class:`~privrl.experiments.spec.Experiment`
@@ -119,10 +119,12 @@ def frontier_table(df: Any, metric: str) -> Any:
 
 
 def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
-                  logy: bool = False) -> list[Path]:
+                  logy: bool = False, references: Sequence[tuple[float, str]] = ()) -> list[Path]:
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
-    non-private reference as a horizontal band (``logy``: log utility axis); PNG (+ PDF) under
-    ``out_dir``."""
+    non-private reference as a horizontal band (``logy``: log utility axis) and ``references``
+    (value, label) as grey lines (the trivial answer the verdicts compare with); PNG (+ PDF) under
+    ``out_dir``. A calibration whose ledger spends more than the ε it claims (the paper's, where it
+    is not sound) is drawn at the ε it spends, and says so."""
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
@@ -134,18 +136,24 @@ def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: st
             continue
         color = _COLORS[calibration]
         label = _LABELS[calibration]
-        ax.errorbar(part["epsilon"], part["mean"], yerr=part["se"], marker="o", capsize=3, color=color,
-                    label=label)
+        x = part["epsilon"].to_numpy(dtype=float)
+        spent = part["epsilon_spent"].to_numpy(dtype=float)
+        if np.any(np.isfinite(spent) & (spent > x * (1 + 1e-6))):
+            x = np.where(np.isfinite(spent), spent, x)
+            label += ", at the ε it spends"
+        ax.errorbar(x, part["mean"], yerr=part["se"], marker="o", capsize=3, color=color, label=label)
     ref = table[table["calibration"] == REFERENCE]
     if not ref.empty:
         mean, se = float(ref["mean"].mean()), float(ref["se"].max())
         ax.axhline(mean, color="black", linestyle="--", label="non-private")
         ax.axhspan(mean - se, mean + se, color="black", alpha=0.1)
+    for value, text in references:
+        ax.axhline(float(value), color="grey", linestyle="-.", linewidth=1, label=text)
     ax.set_xscale("log")
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel("ε (δ fixed; ρ budgets converted by the experiment)")
     ax.set_ylabel(f"{frontier.metric} ({'lower' if frontier.lower_is_better else 'higher'} is better)")
     ax.set_title(title or f"{frontier.algorithm}: privacy–utility frontier")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     return save_figure(fig, out_dir, f"{frontier.experiment_id}")

@@ -1,4 +1,4 @@
-"""Shared plotting helpers for the paper figures (issue #3 §4).
+"""Shared plotting helpers for the paper figures.
 
 Every experiment's ``plot(df, out_dir)`` uses these so that figures look alike:
 
@@ -65,11 +65,12 @@ def is_paper_calibration(calibration: Any) -> bool:
 
 
 def paper_label(label: str | None, calibration: Any = None) -> str | None:
-    """``label`` with " (paper calibration)" appended when the curve was made in paper mode."""
+    """``label`` with " (paper calibration)" appended when the curve was made in paper mode (and
+    the label does not say so already, e.g. "(paper calibration: printed noise, ...)")."""
     if not is_paper_calibration(calibration):
         return label
     base = "" if label is None else str(label)
-    if base.endswith(PAPER_SUFFIX):
+    if base.endswith(PAPER_SUFFIX) or "paper calibration" in base:
         return base
     return (base + PAPER_SUFFIX).strip() if base else PAPER_SUFFIX.strip()
 

@@ -1,4 +1,4 @@
-"""Result files of a sweep: layout, atomic writes and :func:`load_results` (issue #3 §3).
+"""Result files of a sweep: layout, atomic writes and :func:`load_results`.
 
 Layout::
 
@@ -16,6 +16,10 @@ Every file is written atomically (a temporary file in the same directory, then `
 of ``metrics.csv``: a run is *finished* when its manifest says ``status: ok`` and the metrics file
 matches that checksum, so a sweep killed at any instant, or a metrics file truncated or edited
 later, leaves the run to be recomputed, never counted as done.
+
+:func:`load_manifests` and :func:`load_results` read a metrics archive
+(:mod:`privrl.experiments.archive`, the committed form of a sweep) as they read a results
+directory.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ import numpy as np
 from privrl._io import atomic_write_bytes, atomic_write_json, atomic_write_text  # re-exported
 from privrl._jsonable import to_jsonable  # re-exported
 from privrl.errors import InvalidDataError
+from privrl.experiments.archive import archive_experiments, is_archive, read_manifests, read_table, run_keys
 
 __all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jsonable",
            "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "metrics_csv",
@@ -43,7 +48,7 @@ __all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jso
 MANIFEST = "manifest.json"
 METRICS = "metrics.csv"
 
-#: keys every manifest carries (issue #3 §3)
+#: keys every manifest carries
 MANIFEST_KEYS = ("experiment", "setting", "seed", "params", "budget", "privacy_unit", "neighboring",
                  "epsilon_spent", "accountant", "calibration", "versions", "git_commit",
                  "wall_time_s", "status")
@@ -175,9 +180,68 @@ def check_results_dir(out_dir: str | os.PathLike) -> Path:
     return out
 
 
+def _archive_ids(out: Path, experiment_id: str | None) -> list[str]:
+    return [experiment_id] if experiment_id is not None else archive_experiments(out)
+
+
+def _archived_frame(out: Path, experiment_id: str, include_failed: bool):
+    """:func:`load_results` of one experiment of a metrics archive, column by column over the whole
+    rows table (one parse, no per-run frames), with the rules of a results directory: the base
+    columns win over row columns, a row column over a parameter of the same name (for the runs that
+    wrote it), ``scale`` last; rows in run order (a failed run's NaN row, with ``include_failed``,
+    after the successful runs' rows)."""
+    import pandas as pd
+
+    manifests = read_manifests(out, experiment_id)
+    table = read_table(out, experiment_id)
+    position = {run_keys(m): i for i, m in enumerate(manifests) if m.get("status") == "ok"}
+    keys = list(zip(table["setting"].astype(int), table["seed"].astype(int))) if len(table) else []
+    known = np.array([k in position for k in keys], dtype=bool)
+    rows = table[known].drop(columns=["setting", "seed"]).reset_index(drop=True) if len(table) else \
+        pd.DataFrame(columns=["metric", "value"])
+    runs = np.array([position[k] for k, ok in zip(keys, known) if ok], dtype=int)
+    written = set(runs.tolist())
+    failed = [i for i, m in enumerate(manifests) if include_failed and i not in written]
+    if failed:
+        rows = pd.concat([rows, pd.DataFrame({"metric": [np.nan] * len(failed), "value": [np.nan] * len(failed)})],
+                         ignore_index=True, sort=False)
+        runs = np.concatenate([runs, np.array(failed, dtype=int)])
+    if not len(rows):
+        return None
+    n = len(manifests)
+    wrote = rows.notna().groupby(runs).any().reindex(range(n), fill_value=False)
+
+    def spread(values: list[Any]) -> Any:
+        return pd.Series(pd.Series(values).to_numpy()[runs], index=rows.index)
+
+    def unwritten(key: str) -> np.ndarray:
+        return ~wrote[key].to_numpy(dtype=bool)[runs] if key in wrote.columns else np.ones(len(rows), bool)
+
+    bases = [{"experiment": m.get("experiment"), "setting": int(m.get("setting", -1)), "seed": int(m.get("seed", -1)),
+              "status": m.get("status"), "calibration": m.get("calibration"),
+              "epsilon_spent": _float_or_none(m.get("epsilon_spent"))} for m in manifests]
+    for key in BASE_COLUMNS:
+        rows[key] = spread([b[key] for b in bases])
+    params = [{k: _param_cell(v) for k, v in (m.get("params") or {}).items() if k not in BASE_COLUMNS}
+              for m in manifests]
+    for key in dict.fromkeys(k for p in params for k in p):
+        has = np.array([key in p for p in params], dtype=bool)[runs]
+        values = spread([p.get(key, np.nan) for p in params])
+        take = has & unwritten(key)
+        rows[key] = values.where(take) if key not in rows.columns else rows[key].where(~take, values)
+    take = np.array(["scale" not in p for p in params], dtype=bool)[runs] & unwritten("scale")
+    if take.any():
+        scales = spread([m.get("scale") for m in manifests])
+        rows["scale"] = scales.where(take) if "scale" not in rows.columns else rows["scale"].where(~take, scales)
+    return rows
+
+
 def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[dict[str, Any]]:
-    """Every run manifest under ``OUT`` (optionally of one experiment), sorted by run."""
+    """Every run manifest under ``OUT`` (a results directory or a metrics archive; optionally of
+    one experiment), sorted by run."""
     out = check_results_dir(out_dir)
+    if is_archive(out):
+        return [m for e in _archive_ids(out, experiment_id) for m in read_manifests(out, e)]
     return [read_manifest(d / MANIFEST) for d in iter_run_dirs(out, experiment_id)]
 
 
@@ -198,9 +262,33 @@ def _float_or_none(value: Any) -> float:
         return math.nan
 
 
+def _run_files(out: Path, experiment_id: str | None):
+    """``(manifest, rows or None)`` of every run directory under ``OUT``; rows of a successful run
+    whose metrics file does not match its manifest's checksum raise :class:`InvalidDataError`."""
+    import pandas as pd
+
+    for directory in iter_run_dirs(out, experiment_id):
+        manifest = read_manifest(directory / MANIFEST)
+        metrics_path = directory / METRICS
+        if manifest.get("status") != "ok" or not metrics_path.is_file():
+            yield manifest, None
+            continue
+        if "metrics_sha256" in manifest and not metrics_match(directory, manifest):
+            raise InvalidDataError(
+                f"Metrics file {metrics_path} does not match its manifest (truncated or edited): "
+                "run the same 'privrl run' command again to recompute it."
+            )
+        try:
+            rows = pd.read_csv(metrics_path)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+            raise InvalidDataError(f"Metrics file {metrics_path} is corrupt: {exc}.") from None
+        yield manifest, rows
+
+
 def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *,
                  include_failed: bool = False):
-    """One pandas table over every run under ``OUT`` (optionally one experiment).
+    """One pandas table over every run under ``OUT`` (a results directory or a metrics archive;
+    optionally one experiment).
 
     One row per metrics row, with columns ``experiment, setting, seed, status, calibration,
     epsilon_spent`` (NaN for non-private runs), every param key (lists/dicts as JSON strings) and every column of
@@ -216,24 +304,15 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
 
     out = check_results_dir(out_dir)
     frames = []
-    for directory in iter_run_dirs(out, experiment_id):
-        manifest = read_manifest(directory / MANIFEST)
+    if is_archive(out):
+        frames = [f for f in (_archived_frame(out, e, include_failed) for e in _archive_ids(out, experiment_id))
+                  if f is not None]
+    for manifest, rows in ([] if is_archive(out) else _run_files(out, experiment_id)):
         status = manifest.get("status")
-        metrics_path = directory / METRICS
-        if status == "ok" and metrics_path.is_file():
-            if "metrics_sha256" in manifest and not metrics_match(directory, manifest):
-                raise InvalidDataError(
-                    f"Metrics file {metrics_path} does not match its manifest (truncated or edited): "
-                    "run the same 'privrl run' command again to recompute it."
-                )
-            try:
-                rows = pd.read_csv(metrics_path)
-            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-                raise InvalidDataError(f"Metrics file {metrics_path} is corrupt: {exc}.") from None
-        elif include_failed:
+        if rows is None:
+            if not include_failed:
+                continue
             rows = pd.DataFrame({"metric": [np.nan], "value": [np.nan]})
-        else:
-            continue
         base = {"experiment": manifest.get("experiment"), "setting": int(manifest.get("setting", -1)),
                 "seed": int(manifest.get("seed", -1)), "status": status,
                 "calibration": manifest.get("calibration"),

@@ -1,4 +1,4 @@
-"""The sweep runner: local process pool or Ray, atomic results, resume, failure isolation (issue #3 §2).
+"""The sweep runner: local process pool or Ray, atomic results, resume, failure isolation.
 
 A sweep is a list of :class:`RunSpec` — (experiment, setting index, seed, params, scale). Each run
 is executed by :func:`execute_run` (in a worker) which returns its metrics rows and manifest; the
@@ -357,8 +357,13 @@ def _start_manifest(spec: RunSpec) -> dict[str, Any]:
         "run_seed": run_seed(spec.experiment, spec.setting, spec.seed),
         "budget": None, "privacy_unit": None, "neighboring": None, "epsilon_spent": None,
         "delta": None, "accountant": None, "calibration": str(spec.params.get("calibration", "sound")),
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": _now(),
     }
+
+
+def _now() -> str:
+    """The current UTC time, ISO 8601 to the millisecond (run start and finish stamps)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
 def _record(spec: RunSpec, manifest: dict[str, Any], result: Any) -> list[dict[str, Any]]:
@@ -383,8 +388,12 @@ def _record(spec: RunSpec, manifest: dict[str, Any], result: Any) -> list[dict[s
 
 
 def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
-    """Run one (setting, seed) and build its manifest; never raises for a failing run function."""
-    t0 = time.perf_counter()
+    """Run one (setting, seed) and build its manifest; never raises for a failing run function.
+
+    The manifest records the run's wall time, its CPU time (``cpu_time_s``: this process's CPU
+    seconds over the run, all threads) and when it started and finished (``started_at``,
+    ``finished_at``)."""
+    t0, c0 = time.perf_counter(), time.process_time()
     manifest = _start_manifest(spec)
     try:
         exp = get_experiment(spec.experiment)
@@ -393,7 +402,8 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
     except Exception:  # noqa: BLE001 - a failing run is recorded, the sweep goes on
         rows, status, error = None, "failed", traceback.format_exc()
     manifest.update({"versions": versions(), "git_commit": commit,
-                     "wall_time_s": round(time.perf_counter() - t0, 6), "status": status})
+                     "wall_time_s": round(time.perf_counter() - t0, 6),
+                     "cpu_time_s": round(time.process_time() - c0, 6), "finished_at": _now(), "status": status})
     if error is not None:
         manifest["error"] = error
     return RunOutcome(spec, status, rows, manifest)
@@ -401,14 +411,15 @@ def execute_run(spec: RunSpec, commit: str | None = None) -> RunOutcome:
 
 def execute_runs(specs: Sequence[RunSpec], commit: str | None = None) -> list[RunOutcome]:
     """Run a group of runs of one experiment: through its ``run_batch`` when it has one (each
-    manifest's ``wall_time_s`` is then the batch's wall time divided by its runs, and ``batch_size``
-    says how many shared it), else one by one. If the batch fails, its runs are retried one by one,
-    so every failure is recorded against its own run."""
+    manifest's ``wall_time_s`` and ``cpu_time_s`` are then the batch's divided by its runs,
+    ``batch_size`` says how many shared it, ``batch_wall_time_s`` is the batch's whole wall time and
+    ``started_at``/``finished_at`` are the batch's), else one by one. If the batch fails, its runs are
+    retried one by one, so every failure is recorded against its own run."""
     specs = list(specs)
     exp = get_experiment(specs[0].experiment) if specs else None
     if len(specs) < 2 or exp is None or exp.run_batch is None:
         return [execute_run(spec, commit) for spec in specs]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     manifests = [_start_manifest(spec) for spec in specs]
     try:
         results = list(exp.run_batch([dict(s.params) for s in specs],
@@ -418,11 +429,14 @@ def execute_runs(specs: Sequence[RunSpec], commit: str | None = None) -> list[Ru
         rows = [_record(s, m, r) for s, m, r in zip(specs, manifests, results)]
     except Exception:  # noqa: BLE001 - isolate the failure: run them one at a time
         return [execute_run(spec, commit) for spec in specs]
-    wall = round((time.perf_counter() - t0) / len(specs), 6)
+    batch_wall, batch_cpu = time.perf_counter() - t0, time.process_time() - c0
+    finished = _now()
     out = []
     for spec, manifest, r in zip(specs, manifests, rows):
-        manifest.update({"versions": versions(), "git_commit": commit, "wall_time_s": wall,
-                         "batch_size": len(specs), "status": "ok"})
+        manifest.update({"versions": versions(), "git_commit": commit,
+                         "wall_time_s": round(batch_wall / len(specs), 6),
+                         "cpu_time_s": round(batch_cpu / len(specs), 6), "finished_at": finished,
+                         "batch_size": len(specs), "batch_wall_time_s": round(batch_wall, 6), "status": "ok"})
         out.append(RunOutcome(spec, "ok", r, manifest))
     return out
 

@@ -1,4 +1,4 @@
-"""Experiments as data (issue #3 §1, ARCHITECTURE.md §6).
+"""Experiments as data (ARCHITECTURE.md §6).
 
 An :class:`Experiment` names a paper figure and says how to run one *setting* (a dict of
 JSON-serialisable parameters) for one *seed*. The runner (:mod:`privrl.experiments.runner`) does the
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # annotations only: the command line reads SCALES and BACKEND
     from privrl.privacy.accounting import Ledger
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["SCALES", "BACKENDS", "VERDICTS", "Claim", "Experiment", "RunContext", "RunResult"]
+__all__ = ["SCALES", "BACKENDS", "VERDICTS", "SOURCES", "Claim", "Experiment", "RunContext", "RunResult"]
 
 #: the scales of every experiment: smoke (seconds), quick (the demo), paper (the paper's full scale)
 SCALES = ("smoke", "quick", "paper")
@@ -121,6 +121,8 @@ class RunResult:
 
 #: the verdicts a claim can get
 VERDICTS = ("holds", "fails", "undecided")
+#: whose claim it is: what a paper states, or what privrl states about its own design
+SOURCES = ("paper", "privrl")
 
 _FROM_SUPPORTED = {True: "holds", False: "fails", None: "undecided"}
 _TO_SUPPORTED = {"holds": True, "fails": False, "undecided": None}
@@ -128,17 +130,23 @@ _TO_SUPPORTED = {"holds": True, "fails": False, "undecided": None}
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim of the paper, what was measured, and the verdict of the measurement.
+    """A claim, what was measured, and the verdict of the measurement.
+
+    ``source`` says whose claim it is: ``"paper"`` — what a paper states, with the paper's own
+    words (``quote``) and where it says them (``where``: section, figure, theorem), both required;
+    or ``"privrl"`` (the default) — what privrl states about its own design (tight against sound
+    calibration, frontiers, utility of its defaults, agreement with the authors' code). The report
+    lists the two in separate tables.
 
     ``verdict`` is ``"holds"``, ``"fails"`` or ``"undecided"``; ``reason`` says why an undecided
-    claim cannot be decided ("one seed", "best λ on the grid boundary", "both predictors
-    near-trivial", "needs paper scale"...). The older ``supported=True/False/None`` still works and
-    maps to holds/fails/undecided; the two always agree after construction.
+    claim cannot be decided ("one seed", "best λ on the grid boundary", "input perturbation no
+    better than random play (10.86)", "needs paper scale"...). The older
+    ``supported=True/False/None`` still works and maps to holds/fails/undecided; the two always
+    agree after construction.
 
-    The headline table of the report reads ``paper_value`` (what the paper reports),
-    ``paper_calibration_value`` and ``tight_value`` (what privrl measures under the paper's and
-    under the tight calibration); empty strings are blank cells. ``headline=True`` puts a claim in
-    that table even when it has no value yet.
+    The report's tables read ``paper_value`` (what the paper reports), ``paper_calibration_value``
+    and ``tight_value`` (what privrl measures under the paper's and under the tight calibration);
+    empty strings are blank cells. ``headline=True`` puts a claim in the README's short tables.
     """
 
     claim: str
@@ -150,10 +158,13 @@ class Claim:
     paper_calibration_value: str = ""
     tight_value: str = ""
     headline: bool = False
+    source: str = "privrl"
+    quote: str = ""
+    where: str = ""
 
     def __post_init__(self) -> None:
         # start-up time: _validation loads NumPy (privrl --help reads this module)
-        from privrl._validation import check_option
+        from privrl._validation import check_option, param_error
 
         if self.verdict is None:
             if self.supported not in _FROM_SUPPORTED:
@@ -163,16 +174,19 @@ class Claim:
             check_option(self.verdict, "verdict", VERDICTS, owner="Claim")
             implied = _TO_SUPPORTED[self.verdict]
             if self.supported is not None and self.supported is not implied:
-                # start-up time: _validation loads NumPy (privrl --help reads this module)
-                from privrl._validation import param_error
-
                 raise param_error("supported", "Claim", f"{implied!r} (or None) for verdict "
                                   f"{self.verdict!r}", self.supported)
             object.__setattr__(self, "supported", implied)
+        check_option(self.source, "source", SOURCES, owner="Claim")
+        if self.source == "paper":
+            for name in ("quote", "where"):
+                if not str(getattr(self, name)).strip():
+                    raise param_error(name, "Claim", "the paper's words and their location for a paper "
+                                      "claim (source='paper')", getattr(self, name))
 
     @property
     def has_values(self) -> bool:
-        """True when the claim carries a value for the report's headline table."""
+        """True when the claim carries a value for the report's value columns."""
         return bool(self.paper_value or self.paper_calibration_value or self.tight_value)
 
 

@@ -1,21 +1,37 @@
-"""Verdicts for the paper claims (issue #12 §4): shared checks for the families' ``claims`` functions.
+"""Verdicts for the claims: shared checks for the families' ``claims`` functions.
 
-A claim is decided only when the measurement can decide it. The helpers here return a
-:class:`Verdict` (``holds`` / ``fails`` / ``undecided`` with a reason) or a flag, so that every
-family states the same test the same way::
+A claim is decided only when the measurement can decide it, and every verdict is computed: the
+helpers here return a :class:`Verdict` (``holds`` / ``fails`` / ``undecided`` with a reason) or a
+flag, so that every family states the same test the same way::
 
     v = first_undecided(min_seeds(df, 3), needs_paper_scale(scale_of(df)))
-    v = v or compare_curves(per_seed(dp), per_seed(base), claim="greater", test="welch")
-    out.append(v.claim("DP-LSW is worse than LSW for small batches."))
+    v = v or compare_curves(per_seed(dp), per_seed(base), claim="greater", test="welch",
+                            trivial=zero_rmse, lower_is_better=True, baseline="the zero predictor")
+    out.append(v.claim("DP-LSW is worse than LSW for small batches.", source="paper", ...))
+
+**One rule for trivial baselines** (:func:`trivial_guard`): a comparison where either side is no
+better than the trivial answer — random play, the zero predictor, the logging or tie-break
+policy, a stuck learner — is undecided, and the reason names the curve and the trivial value.
+"No better" means the mean over seeds is within ``rel_tol`` (10 %) of the trivial value or on its
+wrong side. :func:`compare_curves` applies it to both of its sides when given ``trivial``; a
+claim that compares several curves applies it to every curve of each comparison it makes (a
+trend over noise levels or budgets is judged on the levels that are better than trivial). A claim
+whose comparator *is* the trivial answer ("some budget beats random play") is guarded by the
+non-private learner of the same loop: when even it is no better than the trivial answer the loop
+cannot learn and the claim is undecided.
 
 The checks:
 
 * :func:`compare_curves` — two curves over seeds with a stated test (Welch t, paired t by seed,
-  or separation of the mean ± 2 SE intervals), optionally undecided when both are near-trivial;
+  or separation of the mean ± 2 SE intervals);
+* :func:`compare_to_value` — one curve against a published number (one-sample t);
+* :func:`trivial_guard` — the rule above;
+* :func:`rate_verdict` — a fitted log–log slope (one per seed) against a claimed rate;
+* :func:`decide` — a computed condition (True / False / None) as a verdict;
+* :func:`all_of` / :func:`any_of` — one verdict from several;
 * :func:`min_seeds` — undecided with fewer than ``k`` seeds;
 * :func:`argmin_on_boundary` — the best hyper-parameter sits on the edge of its grid;
-* :func:`near_trivial` — a metric within ``rel_tol`` of the trivial predictor's (zero estimate,
-  constant policy);
+* :func:`near_trivial` — a metric within ``rel_tol`` of the trivial predictor's;
 * :func:`degenerate_curves` — every budget gives the same curve;
 * :func:`needs_paper_scale` — a scale-dependent claim measured below paper scale.
 """
@@ -23,7 +39,7 @@ The checks:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,10 +48,11 @@ import numpy as np
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.experiments.spec import VERDICTS, Claim
 
-__all__ = ["Verdict", "holds", "fails", "undecided", "first_undecided", "per_seed", "scale_of",
-           "compare_curves", "min_seeds", "argmin_on_boundary", "near_trivial", "degenerate_curves",
-           "needs_paper_scale", "REASON_PAPER_SCALE", "REASON_NEAR_TRIVIAL", "REASON_DEGENERATE",
-           "REASON_BOUNDARY", "verdict_counts"]
+__all__ = ["Verdict", "holds", "fails", "undecided", "decide", "all_of", "any_of", "first_undecided",
+           "per_seed", "scale_of", "compare_curves", "compare_to_value", "trivial_guard", "no_better_than",
+           "rate_verdict", "slope_interval", "min_seeds", "argmin_on_boundary", "near_trivial",
+           "degenerate_curves", "needs_paper_scale", "REASON_PAPER_SCALE", "REASON_NEAR_TRIVIAL",
+           "REASON_DEGENERATE", "REASON_BOUNDARY", "verdict_counts"]
 
 REASON_PAPER_SCALE = "needs paper scale"
 REASON_NEAR_TRIVIAL = "both predictors near-trivial"
@@ -75,6 +92,38 @@ def fails(detail: str = "") -> Verdict:
 
 def undecided(reason: str, detail: str = "") -> Verdict:
     return Verdict("undecided", reason, detail)
+
+
+def decide(condition: bool | None, detail: str = "", *, reason: str = "not decided") -> Verdict:
+    """A computed condition as a verdict: ``True`` holds, ``False`` fails, ``None`` is undecided
+    with ``reason``."""
+    if condition is None:
+        return undecided(reason, detail)
+    return Verdict("holds" if bool(condition) else "fails", "", detail)
+
+
+def all_of(verdicts: Sequence[Verdict], detail: str | None = None) -> Verdict:
+    """One verdict for "every part holds": fails if one fails, else undecided (with the first
+    reason) if one is, else holds; undecided "no data" when there is none. ``detail`` defaults to
+    the parts' details joined."""
+    text = "; ".join(v.detail for v in verdicts if v.detail) if detail is None else detail
+    if not verdicts:
+        return undecided("no data", text)
+    failed = [v for v in verdicts if v.verdict == "fails"]
+    pending = [v for v in verdicts if v.verdict == "undecided"]
+    return decide(None if pending and not failed else not failed, text,
+                  reason=pending[0].reason if pending else "")
+
+
+def any_of(verdicts: Sequence[Verdict], detail: str | None = None) -> Verdict:
+    """One verdict for "some part holds": holds if one holds, else undecided (first reason) if one
+    is, else fails; undecided "no data" when there is none."""
+    text = "; ".join(v.detail for v in verdicts if v.detail) if detail is None else detail
+    if not verdicts:
+        return undecided("no data", text)
+    held = any(v.verdict == "holds" for v in verdicts)
+    pending = [v for v in verdicts if v.verdict == "undecided"]
+    return decide(None if pending and not held else held, text, reason=pending[0].reason if pending else "")
 
 
 def first_undecided(*checks: Verdict | None) -> Verdict | None:
@@ -194,6 +243,26 @@ def near_trivial(metric_values: Any, trivial_value: float, rel_tol: float = 0.1,
     return abs(mean - t) <= tol
 
 
+def no_better_than(values: Any, trivial: float, *, lower_is_better: bool, rel_tol: float = 0.1) -> bool:
+    """True when the mean of ``values`` is no better than the trivial answer ``trivial``: within
+    ``rel_tol`` of it (relative to ``|trivial|``) or on its wrong side (see :func:`near_trivial`)."""
+    return near_trivial(values, trivial, rel_tol, lower_is_better=bool(lower_is_better))
+
+
+def trivial_guard(curves: Mapping[str, Any], trivial: float, *, lower_is_better: bool,
+                  baseline: str = "the trivial answer", rel_tol: float = 0.1, detail: str = "") -> Verdict | None:
+    """The one rule for trivial baselines (module docstring): ``undecided`` when a curve of the
+    comparison (``curves``: name → per-seed values) is no better than ``trivial`` — the reason
+    names every such curve, ``baseline`` and its value — else ``None``. Curves without a finite
+    value are skipped."""
+    stuck = [name for name, values in curves.items()
+             if _values(values, name).size and no_better_than(values, trivial, lower_is_better=lower_is_better,
+                                                             rel_tol=rel_tol)]
+    if not stuck:
+        return None
+    return undecided(f"{' and '.join(stuck)} no better than {baseline} ({_fmt(float(trivial))})", detail)
+
+
 def degenerate_curves(df: Any, by: str | Sequence[str], *, x: str | None = None, y: str = "value",
                       seed_col: str = "seed", rtol: float = 1e-9, atol: float = 1e-12) -> bool:
     """True when every group of ``by`` (e.g. the privacy budget) gives the same curve: the mean
@@ -246,7 +315,8 @@ def _fmt(x: float) -> str:
 
 def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", alpha: float = 0.05,
                    tol: float = 0.0, min_n: int = 2, names: tuple[str, str] = ("A", "B"),
-                   trivial: float | None = None, rel_tol: float = 0.1) -> Verdict:
+                   trivial: float | None = None, lower_is_better: bool | None = None,
+                   baseline: str = "the trivial answer", rel_tol: float = 0.1) -> Verdict:
     """Decide a claim about two curves from one number per seed each (see :func:`per_seed`).
 
     ``claim``: ``"less"`` (A < B), ``"greater"`` (A > B) or ``"equal"`` (|A − B| ≤ ``tol``).
@@ -263,9 +333,9 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
       holds, |Δ| − 2 SE(Δ) > tol fails.
 
     Undecided as well with fewer than ``min_n`` (≥ 2) seeds on a side, and, when ``trivial`` (the
-    trivial predictor's value) is given, when both curves are within ``rel_tol`` of it
-    (:func:`near_trivial`): a comparison of two near-trivial predictors says nothing.
-    Equal constants on both sides (no noise) are decided exactly.
+    trivial answer's value, named ``baseline``; ``lower_is_better`` says which way is good) is
+    given, when either curve is no better than it (:func:`trivial_guard`, the one rule for trivial
+    baselines). Equal constants on both sides (no noise) are decided exactly.
     """
     check_option(claim, "claim", CLAIMS, owner="compare_curves")
     check_option(test, "test", TESTS, owner="compare_curves")
@@ -284,8 +354,13 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
         guard = min_seeds(min(na, nb), min_n)
         assert guard is not None
         return undecided(guard.reason, detail + ")")
-    if trivial is not None and near_trivial(va, trivial, rel_tol) and near_trivial(vb, trivial, rel_tol):
-        return undecided(REASON_NEAR_TRIVIAL, detail + f"; trivial predictor {_fmt(trivial)})")
+    if trivial is not None:
+        if lower_is_better is None:
+            raise param_error("lower_is_better", "compare_curves", "True or False when 'trivial' is given", None)
+        guard = trivial_guard({names[0]: va, names[1]: vb}, trivial, lower_is_better=lower_is_better,
+                              baseline=baseline, rel_tol=rel_tol, detail=detail + ")")
+        if guard is not None:
+            return guard
 
     if test == "paired":
         d = va - vb
@@ -336,6 +411,81 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
     if p_other < alpha:
         return fails(detail + f", one-sided p = {p_other:.2g} the other way)")
     return undecided(f"difference not significant at {na}/{nb} seeds", text)
+
+
+def compare_to_value(values: Any, value: float, *, claim: str = "equal", tol: float = 0.0, alpha: float = 0.05,
+                     min_n: int = 2, names: tuple[str, str] = ("A", "the reference")) -> Verdict:
+    """Decide a claim about one curve (one number per seed) against a published number ``value``
+    taken as exact (a one-sample t test; the reference's own sampling error is not known).
+
+    ``claim`` as in :func:`compare_curves`: ``"less"``/``"greater"`` (one-sided tests at level
+    ``alpha``), ``"equal"`` (the (1 − 2α) confidence interval of the difference inside
+    [−tol, tol] holds, disjoint from it fails, else undecided)."""
+    check_option(claim, "claim", CLAIMS, owner="compare_to_value")
+    tol = check_scalar(tol, "tol", owner="compare_to_value", low=0.0)
+    alpha = check_scalar(alpha, "alpha", owner="compare_to_value", low=0.0, high=0.5, closed="neither")
+    v = _values(values, "values")
+    mean, se, n = _stats(v)
+    detail = (f"{names[0]} {_fmt(mean)} ± {_fmt(se)} (mean ± s.e., {n} seeds) vs {names[1]} {_fmt(float(value))}")
+    guard = min_seeds(n, max(2, int(min_n)))
+    if guard is not None:
+        return undecided(guard.reason, detail)
+    diff = mean - float(value)
+    if se == 0.0:
+        ok = {"less": diff < 0, "greater": diff > 0, "equal": abs(diff) <= tol}[claim]
+        return decide(ok, detail + " (no variation across seeds: exact)")
+    from scipy import stats
+
+    if claim == "equal":
+        q = float(stats.t.ppf(1.0 - alpha, n - 1))
+        lo, hi = diff - q * se, diff + q * se
+        text = detail + (f"; difference {_fmt(diff)}, {100 * (1 - 2 * alpha):g}% CI [{_fmt(lo)}, {_fmt(hi)}], "
+                         f"tolerance ±{_fmt(tol)}")
+        inside, outside = -tol <= lo and hi <= tol, lo > tol or hi < -tol
+        return decide(None if not (inside or outside) else inside, text,
+                      reason="difference not resolved against the tolerance")
+    t = diff / se
+    p_less, p_greater = float(stats.t.cdf(t, n - 1)), float(stats.t.sf(t, n - 1))
+    p_claim, p_other = (p_less, p_greater) if claim == "less" else (p_greater, p_less)
+    text = detail + f"; one-sided p = {min(p_claim, p_other):.2g}"
+    decided = p_claim < alpha or p_other < alpha
+    return decide(p_claim < alpha if decided else None, text, reason=f"difference not significant at {n} seeds")
+
+
+def slope_interval(slopes: Any, level: float = 0.95) -> tuple[float, float, float, int]:
+    """``(mean, low, high, n)``: the mean of per-seed slopes and its two-sided t confidence interval
+    at ``level`` (``low = high = mean`` for one seed)."""
+    v = _values(slopes, "slopes")
+    mean, se, n = _stats(v)
+    if n < 2 or se == 0.0:
+        return mean, mean, mean, n
+    from scipy import stats
+
+    q = float(stats.t.ppf(0.5 + level / 2.0, n - 1))
+    return mean, mean - q * se, mean + q * se, n
+
+
+def rate_verdict(slopes: Any, *, claimed: float, rival: float, allowance: float = 0.0, level: float = 0.95,
+                 min_n: int = 3, name: str = "slope") -> Verdict:
+    """A claimed growth rate ``T^claimed`` against per-seed log–log slopes of the measurement.
+
+    With the ``level`` confidence interval [lo, hi] of the mean slope: **holds** when ``lo <=
+    claimed`` (the slope is consistent with the claimed rate or below it) and ``hi < rival`` (it is
+    told apart from the rival rate, e.g. √T against T^{3/4}); **fails** when ``lo > claimed +
+    allowance`` (it grows faster than claimed even allowing ``allowance`` for the logarithmic
+    factors a Õ(·) hides); undecided otherwise, saying which."""
+    mean, lo, hi, n = slope_interval(slopes, level)
+    detail = f"{name} {mean:.2f} [{lo:.2f}, {hi:.2f}] ({100 * level:g}% CI over {n} seeds) against {claimed:g}"
+    guard = min_seeds(n, min_n)
+    if guard is not None:
+        return undecided(guard.reason, detail)
+    if lo > claimed + allowance:
+        return decide(False, detail + (f" (+{allowance:.2f} for log factors)" if allowance else ""))
+    if lo <= claimed and hi < rival:
+        return decide(True, detail)
+    reason = (f"the interval reaches the rival rate {rival:g}" if lo <= claimed else
+              f"above {claimed:g} by less than the log-factor allowance {allowance:.2f}")
+    return undecided(reason, detail)
 
 
 def verdict_counts(claims: Iterable[Claim]) -> dict[str, int]:

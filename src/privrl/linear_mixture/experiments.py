@@ -1,7 +1,7 @@
 """The Zhou (2022) experiments: ``zhou2022-regret`` and ``frontier-linear-mixture``.
 
 ``zhou2022-regret`` — cumulative regret of Private-LinOpt-VI / -PO against episodes. The paper has
-no experiments (spec §5.1); this one is designed in issue #6. One *setting* = one environment (E2
+no experiments (spec §5.1); this one is privrl's design. One *setting* = one environment (E2
 random mixture, E1 hard instance), one algorithm (LinOpt-VI = private UCRL-VTR, LinOpt-PO = private
 OPPO), one privatizer (none / central JDP / local LDP, derived) with its ε, one calibration
 (``tight``, the default, for every private curve, and one ``paper``-calibration JDP curve) and one
@@ -14,9 +14,12 @@ set of utility ``constants``:
   data-independent post-processing: the noise and the ledger are those of the theory curve.
 
 Each run records the exact cumulative pseudo-regret at log-spaced episode counts (``metric =
-"cumulative_regret"``) and the explicit regret bound of Thm 4.1/5.1 with the run's noise plan and
+"cumulative_regret"``), the explicit regret bound of Thm 4.1/5.1 with the run's noise plan and
 the theory constants at the same K (``metric = "regret_bound"``; Thm 6.5 for JDP, the derived LDP
-rate for local). The model instance is drawn from the seed's shared stream, so every setting of a
+rate for local), and the per-episode regret of the *stuck* learner on the run's model (``metric =
+"stuck_regret_per_episode"``): the policy a learner whose bonuses are saturated plays — the
+tie-break rule, action 0 everywhere, for VI; uniform for PO — the trivial answer the verdicts
+compare with. The model instance is drawn from the seed's shared stream, so every setting of a
 seed sees the same MDP. Runs of one algorithm go to one sweep task (``batch_key``) and are advanced
 in lockstep batches (``run_batch``: exactly ``run``'s result for every run).
 
@@ -44,15 +47,18 @@ from privrl.experiments.frontier import Frontier, plot_frontier, register_fronti
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
 from privrl.experiments.verdicts import (
+    all_of,
     compare_curves,
-    fails,
+    decide,
     first_undecided,
-    holds,
     min_seeds,
-    near_trivial,
     needs_paper_scale,
+    no_better_than,
     per_seed,
+    rate_verdict,
     scale_of,
+    slope_interval,
+    trivial_guard,
     undecided,
 )
 from privrl.fitters import make_env
@@ -206,6 +212,16 @@ def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, An
     )
 
 
+def stuck_regret_per_episode(model: Any, algorithm: str) -> float:
+    """V* − V^π of the policy a stuck learner plays (its optimistic Q-values all clipped at their
+    cap, so every action ties): the tie-break rule, action 0 everywhere, for VI; uniform for PO.
+    ``K`` times it is the regret of a learner that never leaves the saturated phase."""
+    tab = model.to_tabular()
+    H, S, A = model.horizon, model.n_states, model.n_actions
+    policy = np.zeros((H, S), dtype=int) if algorithm == "VI" else np.full((H, S, A), 1.0 / A)
+    return float(tab.optimal_value() - tab.value(policy))
+
+
 def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
     K = int(params["K"])
     label = label_of(params["algorithm"], params["privatizer"], params["epsilon"])
@@ -218,6 +234,8 @@ def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
             rows.append({**base, "step": k, "episodes": k, "metric": "regret_bound",
                          "value": _bound_at(params, model, k)})
     rows.append({**base, "step": K, "episodes": K, "metric": "trivial_bound", "value": float(K * model.horizon)})
+    rows.append({**base, "step": K, "episodes": K, "metric": "stuck_regret_per_episode",
+                 "value": stuck_regret_per_episode(model, params["algorithm"])})
     return _privacy_result(params, est, rows)
 
 
@@ -226,35 +244,54 @@ def _curve_keys() -> list[str]:
     return ["env", "constants", "calibration", "label"]
 
 
+def _slope(curve: Any) -> float:
+    """Least-squares slope of log(regret) on log(k) over the last decade of k (k ≥ K/10)."""
+    K = curve.index.max()
+    tail = curve[(curve.index >= K / 10) & (curve > 0)]
+    return float(np.polyfit(np.log(tail.index.to_numpy(float)), np.log(tail.to_numpy(float)), 1)[0]) if len(tail) >= 2 \
+        else math.nan
+
+
 def fitted_slopes(df: Any) -> Any:
-    """Least-squares slope of log(mean cumulative regret) on log(k) over the last decade of k
-    (k ≥ K/10), per curve (env, constants, calibration, label). A slope near 1 is linear regret,
+    """Per curve (env, constants, calibration, label): the log–log slope of the cumulative regret
+    over the last decade of k (k ≥ K/10) of the seed-mean curve (``slope``) and of each seed
+    (``seed_slopes``, with their mean and 95 % confidence interval ``slope_lo``/``slope_hi``), the
+    final regret and the stuck learner's regret at K (``stuck``). A slope near 1 is linear regret,
     near 0.5 is √T."""
     import pandas as pd
 
     sub = df[df["metric"] == "cumulative_regret"]
+    stuck_rows = df[df["metric"] == "stuck_regret_per_episode"]
     out = []
     for key, grp in sub.groupby(_curve_keys()):
         curve = grp.groupby("episodes")["value"].mean().sort_index()
-        K = curve.index.max()
-        tail = curve[(curve.index >= K / 10) & (curve > 0)]
-        slope = float(np.polyfit(np.log(tail.index), np.log(tail.to_numpy()), 1)[0]) if len(tail) >= 2 else math.nan
-        out.append({"env": key[0], "constants": key[1], "calibration": key[2], "label": key[3], "K": int(K),
-                    "slope": slope, "final_regret": float(curve.iloc[-1]), "n_seeds": int(grp["seed"].nunique()),
+        K = int(curve.index.max())
+        per_seed = [_slope(g.groupby("episodes")["value"].mean().sort_index()) for _, g in grp.groupby("seed")]
+        mean, lo, hi, n = slope_interval([x for x in per_seed if math.isfinite(x)])
+        stuck = stuck_rows[(stuck_rows["env"] == key[0]) & (stuck_rows["constants"] == key[1])
+                           & (stuck_rows["calibration"] == key[2]) & (stuck_rows["label"] == key[3])]["value"]
+        out.append({"env": key[0], "constants": key[1], "calibration": key[2], "label": key[3], "K": K,
+                    "slope": _slope(curve), "seed_slopes": tuple(per_seed), "slope_mean": mean, "slope_lo": lo,
+                    "slope_hi": hi, "final_regret": float(curve.iloc[-1]),
+                    "final_per_seed": tuple(grp[grp["episodes"] == K].groupby("seed")["value"].mean()),
+                    "stuck": float(K * stuck.mean()) if len(stuck) else math.nan,
+                    "n_seeds": int(grp["seed"].nunique()),
                     "horizon": int(grp["T_per_episode"].iloc[0]) if "T_per_episode" in grp else 0})
     return pd.DataFrame(out)
 
 
 def _slope_table(slopes: Any) -> str:
-    lines = ["| env | constants | calibration | algorithm | K | fitted slope (last decade) | final cumulative regret "
-             "| seeds |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| env | constants | calibration | algorithm | K | fitted slope (last decade; 95% CI over seeds) | "
+             "final cumulative regret | stuck learner | seeds |", "|---|---|---|---|---|---|---|---|---|"]
     for _, r in slopes.sort_values(["env", "constants", "calibration", "label"]).iterrows():
-        lines.append(f"| {r.env} | {r.constants} | {r.calibration} | {r.label} | {r.K} | {r.slope:.3f} | "
-                     f"{r.final_regret:.4g} | {r.n_seeds} |")
+        lines.append(f"| {r.env} | {r.constants} | {r.calibration} | {r.label} | {r.K} | {r.slope:.3f} "
+                     f"[{r.slope_lo:.3f}, {r.slope_hi:.3f}] | {r.final_regret:.4g} | {r.stuck:.4g} | {r.n_seeds} |")
     lines += ["", "Paper's rates (T = KH): UCRL-VTR Õ(d√(H³T)) and OPPO + √(TH³ log|A|) → slope 0.5; "
               "Private-LinOpt-VI/PO (Thm 6.5) Õ(d^{7/4}√(TH⁴) log(H/δ)^{1/4}/√ε) → slope 0.5; derived LDP "
               "Õ(d^{7/4}H^{7/4}T^{3/4}…/√ε) → slope 0.75. Slopes near 1 mean the algorithm is still in the "
-              "vacuous (saturated-bonus) phase at this K."]
+              "vacuous (saturated-bonus) phase at this K; the stuck learner (tie-break or uniform policy) has "
+              "linear regret. On E1 the action gap is set for the run's K, so every learner's regret is linear "
+              "by construction."]
     return "\n".join(lines) + "\n"
 
 
@@ -267,7 +304,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     panels = [p for p in CONSTANT_SETS if p in set(df["constants"])]
     labels_all = df["label"].unique()
     colors = curve_colors(labels_all, palette="tab20" if len(labels_all) > 10 else "tab10")
-    fig, axes = new_figure(ncols=len(panels) + 1, nrows=len(envs), width=4.6, height=3.8, squeeze=False)
+    fig, axes = new_figure(ncols=len(panels) + 1, nrows=len(envs), width=4.6, height=5.0, squeeze=False)
     for i, env in enumerate(envs):
         labels = sorted(df[df["env"] == env]["label"].unique())
         for j, panel in enumerate(panels):
@@ -278,10 +315,19 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
                     mean_se_band(ax, cur, "episodes", label=lab, calibration=calibration, logx=True, logy=True,
                                  color=colors[lab])
             ks = np.array(sorted(sub["episodes"].unique()), dtype=float)
+            stuck = df[(df["env"] == env) & (df["constants"] == panel) & (df["metric"] == "stuck_regret_per_episode")]
             if len(ks):
                 ax.plot(ks, ks * 0.5, color="black", linestyle=":", linewidth=1, label="linear reference (0.5·K)")
-            ax.set(title=f"{env}, {panel} constants", xlabel="episodes K", ylabel="cumulative regret")
-            ax.legend(fontsize=5)
+            if len(ks) and len(stuck):
+                vi = stuck[stuck["label"].str.contains("VI|UCRL", regex=True)]["value"]
+                per = float((vi if len(vi) else stuck["value"]).mean())
+                ax.plot(ks, ks * per, color="grey", linestyle="-.", linewidth=1,
+                        label=f"stuck learner (tie-break policy): {per:.3g}·K")
+            title = f"{env}, {panel} constants"
+            if env == "E1":
+                title += "\nlinear regret by construction: the action gap is set for this K"
+            ax.set(title=title, xlabel="episodes K", ylabel="cumulative regret")
+            ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
         ax = axes[i][len(panels)]
         bnd = df[(df["env"] == env) & (df["metric"] == "regret_bound") & (df["constants"] == panels[0])]
         for lab in labels:
@@ -294,7 +340,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
             ax.plot(ks, ks * h, color="black", linewidth=1, label="trivial bound KH")
         ax.set(title=f"{env}: explicit bounds (Thm 4.1/5.1/6.5; LDP derived)", xlabel="episodes K",
                ylabel="regret upper bound")
-        ax.legend(fontsize=5)
+        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
     fig.suptitle("Zhou (2022): cumulative pseudo-regret, δ = 1e-5, replace-one sensitivities, tight calibration "
                  "unless labelled", fontsize=9)
     paths += save_figure(fig, out_dir, "zhou2022-regret")
@@ -307,78 +353,94 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     return paths
 
 
+def _paper(where: str, quote: str) -> dict[str, str]:
+    """The fields of a claim of the paper (its words and where it says them)."""
+    return {"source": "paper", "where": where, "quote": quote}
+
+
+_STUCK = "the stuck learner"
+
+
 def claims(df: Any) -> list[Claim]:
-    """The paper's claims, decided with :mod:`privrl.experiments.verdicts` (see the docs for each
-    threshold). Slopes are fitted on the seed-mean curve over the last decade of K; a slope claim
-    needs ≥ 3 seeds and paper scale (K = 10⁵; at quick scale every curve is still in the burn-in),
-    and a curve whose final regret is near the trivial bound K·H decides nothing. Every claim is
-    decided on E2: E1 is the lower-bound instance whose action gap is set for the run's K
-    (Δ = √(δ/K)/(4√2)), so its regret within one run grows linearly by construction and no slope
-    or comparison of learners inside a run says anything about the paper's rates."""
+    """The claims, decided with :mod:`privrl.experiments.verdicts`. Rates: the log–log slope of
+    the cumulative regret over the last decade of K, one per seed, its 95 % interval against the
+    claimed 0.5 (:func:`~privrl.experiments.verdicts.rate_verdict`: consistent with √T and told
+    apart from T^{3/4} holds; above 0.5 by more than one log factor, 1/ln T, fails), at paper
+    scale with ≥ 3 seeds. The trivial answer is the stuck learner — the policy a learner with
+    saturated bonuses plays, on the run's own model: a curve no better than it decides nothing
+    (the one rule). Every claim is decided on E2: E1 is the lower-bound instance whose action gap
+    is set for the run's K (Δ = √(δ/K)/(4√2)), so its regret within one run grows linearly by
+    construction and no slope or comparison of learners inside a run says anything about the
+    paper's rates."""
     out: list[Claim] = []
     if df.empty:
         return out
     scale = scale_of(df)
-    decide = df[df["env"] == "E2"] if "E2" in set(df["env"]) else df
-    slopes = fitted_slopes(decide)
-    reg = decide[decide["metric"] == "cumulative_regret"]
+    decide_on = df[df["env"] == "E2"] if "E2" in set(df["env"]) else df
+    slopes = fitted_slopes(decide_on)
+    reg = decide_on[decide_on["metric"] == "cumulative_regret"]
     last = reg[reg["episodes"] == reg.groupby(["env"])["episodes"].transform("max")]
+    stuck_rows = decide_on[decide_on["metric"] == "stuck_regret_per_episode"]
     guard = first_undecided(min_seeds(reg, 3), needs_paper_scale(scale))
 
-    def slope_verdict(rows: Any, limit: float) -> Any:
-        parts, verdicts = [], []
+    def stuck_of(grp: Any) -> float:
+        """The stuck learner's regret at K on the models of ``grp``'s runs (mean over seeds)."""
+        rows = stuck_rows[stuck_rows["label"].isin(set(grp["label"])) & stuck_rows["seed"].isin(set(grp["seed"]))]
+        return float(rows["value"].mean() * grp["episodes"].max()) if len(rows) else math.nan
+
+    def rate(rows: Any) -> Any:
+        verdicts, cells = [], []
         for _, r in rows.iterrows():
-            trivial = r.K * r.horizon
-            vac = near_trivial([r.final_regret], trivial, 0.1, lower_is_better=True)
-            parts.append(f"{r.env} {r.label} ({r.calibration}): slope {r.slope:.2f}, final {r.final_regret:.4g} "
-                         f"vs trivial K·H = {trivial:.3g}")
-            verdicts.append(None if vac else (r.slope <= limit))
-        text = "; ".join(parts) or "no data"
-        if not verdicts:
-            return undecided("no data", text)
-        if guard is not None:
-            return undecided(guard.reason, text)
-        if any(v is None for v in verdicts):
-            return undecided("a curve is near the trivial bound K·H", text)
-        return (holds if all(verdicts) else fails)(text)
+            name = f"{r.env} {r.label} ({r.calibration})"
+            T = r.K * r.horizon
+            v = rate_verdict(r.seed_slopes, claimed=0.5, rival=0.75, allowance=1.0 / math.log(T), name=f"{name}: slope")
+            v = (undecided(guard.reason, v.detail) if guard is not None else None) or trivial_guard(
+                {name: r.final_per_seed}, r.stuck, lower_is_better=True, baseline=_STUCK, detail=v.detail) or v
+            verdicts.append(v)
+            cells.append(f"{r.label} {r.env} {r.slope_mean:.2f} [{r.slope_lo:.2f}, {r.slope_hi:.2f}]")
+        text = "; ".join(v.detail for v in verdicts) + (f" (final regret vs {_STUCK}: " + ", ".join(
+            f"{r.label} {r.final_regret:.4g} vs {r.stuck:.4g}" for _, r in rows.iterrows()) + ")" if len(rows) else "")
+        return all_of(verdicts, text or "no data"), ", ".join(cells)
 
     # 1. sublinear regret: non-private (Remark 6.7) and JDP (Thm 6.5), practical constants
     tight = slopes[slopes["calibration"].isin(["tight", "none"])]
     np_rows = tight[(tight["constants"] == "practical") & tight["label"].isin(["UCRL-VTR", "OPPO"])]
-    v = slope_verdict(np_rows, 0.75)
-    np_slope = ", ".join(f"{r.label} {r.env} {r.slope:.2f}" for _, r in np_rows.iterrows())
-    out.append(v.claim("Non-private UCRL-VTR / OPPO have sublinear regret Õ(√T) (Remark 6.7): log–log slope of the "
-                       "cumulative regret over the last decade of K ≤ 0.75 (E2, practical constants).",
-                       paper_value="slope 0.5 (Õ(d√(H³T)))", tight_value=np_slope, headline=True))
+    v, cells = rate(np_rows)
+    out.append(v.claim("Non-private UCRL-VTR / OPPO have regret Õ(√T): the log–log slope of the cumulative regret "
+                       "over the last decade of K, 95 % CI over seeds, against 0.5 (E2, practical constants).",
+                       paper_value="slope 0.5 (Õ(d√(H³T)))", tight_value=cells, headline=True,
+                       **_paper("Remark 6.7", "The non-private value-based algorithm UCRL-VTR (Jia et al., 2020) "
+                                "enjoys a regret upper bound Õ(d√(H³T))")))
     jdp = tight[(tight["constants"] == "practical") & tight["label"].str.contains("JDP")]
-    v = slope_verdict(jdp, 0.75)
-    jdp_slope = ", ".join(f"{r.label} {r.env} {r.slope:.2f}" for _, r in jdp.iterrows() if "ε=1" in r.label
-                          and "ε=10" not in r.label)
+    v, cells = rate(jdp)
     paper_cal = slopes[(slopes["calibration"] == "paper") & slopes["label"].str.contains("JDP")]
-    out.append(v.claim("Private-LinOpt-VI / -PO under JDP have sublinear regret Õ(√T)/√ε (Thm 6.5): slope ≤ 0.75 "
-                       "over the last decade of K (E2, tight calibration, practical constants).",
-                       paper_value="slope 0.5 (Õ(d^{7/4}√(TH⁴)/√ε))", tight_value=jdp_slope,
-                       paper_calibration_value=", ".join(f"{r.label} {r.env} {r.slope:.2f}"
-                                                         for _, r in paper_cal.iterrows()),
-                       headline=True))
+    out.append(v.claim("Private-LinOpt-VI / -PO under JDP have regret Õ(√T)/√ε: the slope over the last decade of K, "
+                       "95 % CI over seeds, against 0.5 (E2, tight calibration, practical constants).",
+                       paper_value="slope 0.5 (Õ(d^{7/4}√(TH⁴)/√ε))", tight_value=cells,
+                       paper_calibration_value=", ".join(f"{r.label} {r.env} {r.slope_mean:.2f} [{r.slope_lo:.2f}, "
+                                                         f"{r.slope_hi:.2f}]" for _, r in paper_cal.iterrows()),
+                       headline=True, **_paper("Theorem 6.5; Remark 6.7", "Private-LinOpt-VI has a regret bound "
+                                               "Õ(d^{7/4}√(TH⁴)(log(H/δ)^{1/4})√(1/ε))")))
 
-    # 2. the JDP regret decreases as ε grows (paired by seed: the settings of a seed share the model)
+    # 2. the JDP regret decreases as ε grows (paired by seed: the settings of a seed share the model);
+    #    budgets whose learner is stuck are left out of the comparison (the one rule)
     parts, verdict_list = [], []
     for (env, alg, constants), grp in last[last["privatizer"] == "central"].groupby(["env", "algorithm", "constants"]):
         grp = grp[grp["calibration"] == "tight"]
         eps = sorted({float(e) for e in grp["epsilon"]})
         for lo, hi in zip(eps[:-1], eps[1:]):
-            a = per_seed(grp[grp["epsilon"].astype(float) == hi])
-            b = per_seed(grp[grp["epsilon"].astype(float) == lo])
-            vv = compare_curves(a, b, claim="less", test="paired",
-                                names=(f"{env} {alg} {constants} ε={hi:g}", f"ε={lo:g}"))
+            a, b = grp[grp["epsilon"].astype(float) == hi], grp[grp["epsilon"].astype(float) == lo]
+            vv = compare_curves(per_seed(a), per_seed(b), claim="less", test="paired",
+                                names=(f"{env} {alg} {constants} ε={hi:g}", f"ε={lo:g}"),
+                                trivial=stuck_of(a), lower_is_better=True, baseline=_STUCK)
             parts.append(vv.detail)
-            verdict_list.append(vv)
-    pool = [x for x, p in zip(verdict_list, parts) if "practical" in p] or verdict_list
+            verdict_list.append((constants, vv))
+    pool = [x for c, x in verdict_list if c == "practical"] or [x for _, x in verdict_list]
     seeds = min_seeds(reg, 3)
-    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else _combine(pool, "; ".join(parts))
+    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else all_of(pool, "; ".join(parts))
     out.append(vv.claim("The JDP regret decreases as ε grows (privacy cost ∝ 1/√ε, Thm 6.5); decided on the "
-                        "practical constants, paired by seed."))
+                        "practical constants, paired by seed.", **_paper(
+                            "Theorem 6.5; Remark 6.8", "ours have a multiplicative factor 1/√ε under (ε,δ)-JDP")))
 
     # 3. LDP costs more than JDP at equal ε (derived rate T^{3/4} vs √T)
     parts, verdict_list = [], []
@@ -386,28 +448,31 @@ def claims(df: Any) -> list[Claim]:
             ["env", "algorithm", "constants", "epsilon"]):
         if str(eps) == "inf" or set(grp["privatizer"]) < {"central", "local"}:
             continue
-        a = per_seed(grp[grp["privatizer"] == "local"])
-        b = per_seed(grp[grp["privatizer"] == "central"])
-        vv = compare_curves(a, b, claim="greater", test="paired",
-                            names=(f"{env} {alg} {constants} ε={float(eps):g} LDP", "JDP"))
+        vv = compare_curves(per_seed(grp[grp["privatizer"] == "local"]), per_seed(grp[grp["privatizer"] == "central"]),
+                            claim="greater", test="paired",
+                            names=(f"{env} {alg} {constants} ε={float(eps):g} LDP", "JDP"),
+                            trivial=stuck_of(grp), lower_is_better=True, baseline=_STUCK)
         parts.append(vv.detail)
-        verdict_list.append(vv)
-    pool = [x for x, p in zip(verdict_list, parts) if "practical" in p] or verdict_list
-    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else _combine(pool, "; ".join(parts))
-    out.append(vv.claim("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; Sec 1.1, "
-                        "Remark 6.9; LDP rate derived in the spec); practical constants, paired by seed."))
+        verdict_list.append((constants, vv))
+    pool = [x for c, x in verdict_list if c == "practical"] or [x for _, x in verdict_list]
+    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else all_of(pool, "; ".join(parts))
+    out.append(vv.claim("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived "
+                        "in the spec); practical constants, paired by seed.", **_paper(
+                            "Remark 6.9", "a local Privatizer at each user's side is used to inject independent "
+                            "Gaussian noise [...] under stronger noise in the LDP setting")))
 
-    # 4. theory constants are vacuous at practical K (spec §5.3, not a paper claim)
+    # 4. theory constants leave the private learners stuck at practical K (spec §5.3, privrl's claim)
     theory = slopes[(slopes["constants"] == "theory") & slopes["label"].str.contains("DP")]
     parts, flags = [], []
     for _, r in theory.iterrows():
-        parts.append(f"{r.env} {r.label}: slope {r.slope:.2f}")
-        flags.append(r.slope > 0.85)
+        parts.append(f"{r.env} {r.label}: final regret {r.final_regret:.4g} vs {_STUCK} {r.stuck:.4g}, "
+                     f"slope {r.slope:.2f}")
+        flags.append(no_better_than(r.final_per_seed, r.stuck, lower_is_better=True))
     text = "; ".join(parts) or "no data"
-    v4 = undecided(guard.reason, text) if guard is not None else (holds if flags and all(flags) else fails)(text)
-    out.append(v4.claim("(Spec §5.3, not a paper claim) With the theory constants the private algorithms stay in "
-                        "the saturated, linear-regret phase at K = 10⁵ (slope > 0.85; E2), even under tight "
-                        "calibration."))
+    v4 = undecided(guard.reason, text) if guard is not None else decide(all(flags) if flags else None, text,
+                                                                         reason="no data")
+    out.append(v4.claim("With the theory constants the private algorithms stay stuck at K = 10⁵ (E2): their regret is "
+                        "no better than the stuck learner's (within 10 %), even under tight calibration (spec §5.3)."))
 
     # 5. the explicit bounds are vacuous (≥ the trivial bound K·H) at the largest K
     bnd = df[df["metric"] == "regret_bound"]                      # every environment
@@ -416,11 +481,11 @@ def claims(df: Any) -> list[Claim]:
         worst = lastb.groupby(["env", "label"])[["value", "episodes", "T_per_episode"]].mean()
         parts, vac = [], []
         for (env, lab), r in worst.iterrows():
-            trivial = r.episodes * r.T_per_episode
-            parts.append(f"{env} {lab}: bound {r.value:.3g} vs K·H = {trivial:.3g}")
-            vac.append(near_trivial([r.value], trivial, 0.0, lower_is_better=True))
-        out.append((holds if all(vac) else fails)("; ".join(parts)).claim(
-            "(Measured) The explicit regret bounds (theory constants) are at least the trivial bound K·H at the "
+            bound = r.episodes * r.T_per_episode
+            parts.append(f"{env} {lab}: bound {r.value:.3g} vs K·H = {bound:.3g}")
+            vac.append(bool(r.value >= bound))
+        out.append(decide(all(vac), "; ".join(parts)).claim(
+            "The explicit regret bounds (theory constants) are at least K·H, the largest possible regret, at the "
             "largest K run: vacuous."))
     return out
 
@@ -435,7 +500,7 @@ def _deviations(scale: str) -> tuple[str, ...]:
 EXPERIMENT = register(Experiment(
     id="zhou2022-regret",
     paper=PAPER,
-    figure="(no figure in the paper; regret experiment designed in issue #6)",
+    figure="(no figure in the paper; privrl's regret experiment)",
     description="Cumulative pseudo-regret of private UCRL-VTR / OPPO (JDP tree privatizer, derived LDP) vs K, "
                 "theory and practical constants.",
     settings=settings,
@@ -504,7 +569,7 @@ def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[
                "calibration": str(params["calibration"]), "epsilon": float(params["epsilon"]),
                "metric": "regret", "value": float(est.cumulative_regret_[-1]), "noise_std": est.noise_std_,
                "epsilon_spent": est.privacy_spent() if est.is_private else None,
-               "trivial": float(K * model.horizon)}
+               "stuck_regret": K * stuck_regret_per_episode(model, "VI")}
         out.append(_privacy_result(params, est, [row]))
     return out
 
@@ -513,20 +578,10 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 
-def _combine(verdicts: list[Any], text: str) -> Any:
-    """One verdict of several comparisons: fails if one fails, else undecided if one is (its
-    reason), else holds."""
-    if not verdicts:
-        return undecided("no data", text)
-    if any(v.verdict == "fails" for v in verdicts):
-        return fails(text)
-    pending = [v for v in verdicts if v.verdict == "undecided"]
-    return undecided(pending[0].reason, text) if pending else holds(text)
-
-
 def frontier_claims(df: Any) -> list[Claim]:
-    """Tight has lower regret than sound at every ε, and the tight regret decreases in ε (paired
-    by seed: the settings of a seed share the instance)."""
+    """privrl's claims on its calibrations: tight has lower regret than sound at every ε, and the
+    tight regret decreases in ε (paired by seed: the settings of a seed share the instance); a
+    comparison with a curve no better than the stuck learner is undecided (the one rule)."""
     rows = df[df["metric"] == "regret"] if len(df) else df
     if rows.empty:
         return []
@@ -537,39 +592,48 @@ def frontier_claims(df: Any) -> list[Claim]:
     ref = rows[rows["calibration"] == "none"]["value"]
     if len(ref):
         measured += f"; non-private UCRL-VTR: {float(ref.mean()):.4g}"
+    stuck = float(rows["stuck_regret"].mean()) if "stuck_regret" in rows.columns else math.nan
+    measured += f"; {_STUCK}: {stuck:.4g}"
     guard = min_seeds(rows, 3)
 
     def curve(cal: str, eps: float) -> Any:
         return per_seed(private[(private["calibration"] == cal) & (private["epsilon"].astype(float) == eps)])
 
-    pairs = [compare_curves(curve("tight", e), curve("sound", e), claim="less", test="paired",
-                            names=(f"tight ε={e:g}", "sound")) for e in FRONTIER_EPSILONS
+    def compare(a: Any, b: Any, names: tuple[str, str]) -> Any:
+        known = not math.isnan(stuck)
+        return compare_curves(a, b, claim="less", test="paired", names=names, trivial=stuck if known else None,
+                              lower_is_better=True if known else None, baseline=_STUCK)
+
+    pairs = [compare(curve("tight", e), curve("sound", e), (f"tight ε={e:g}", "sound")) for e in FRONTIER_EPSILONS
              if len(curve("tight", e)) and len(curve("sound", e))]
-    v = guard or _combine(pairs, measured + " — " + "; ".join(x.detail for x in pairs))
+    v = guard or all_of(pairs, measured + " — " + "; ".join(x.detail for x in pairs))
     at1 = {cal: table.loc[cal].get(1.0, math.nan) for cal in table.index}
     out = [v.claim("At the same certified (ε, δ), tight calibration has lower regret than the sound one "
                    "(LinOpt-VI JDP, E2, practical constants; paired by seed).", measured if guard else None,
                    paper_calibration_value=f"ε = 1: {at1.get('paper', math.nan):.4g}",
-                   tight_value=f"ε = 1: {at1.get('tight', math.nan):.4g}", headline=True)]
-    mono = [compare_curves(curve("tight", hi), curve("tight", lo), claim="less", test="paired",
-                           names=(f"tight ε={hi:g}", f"ε={lo:g}"))
+                   tight_value=f"ε = 1: {at1.get('tight', math.nan):.4g} (sound {at1.get('sound', math.nan):.4g})",
+                   headline=True)]
+    mono = [compare(curve("tight", hi), curve("tight", lo), (f"tight ε={hi:g}", f"ε={lo:g}"))
             for lo, hi in zip(FRONTIER_EPSILONS[:-1], FRONTIER_EPSILONS[1:]) if len(curve("tight", hi))
             and len(curve("tight", lo))]
-    v2 = guard or _combine(mono, "; ".join(x.detail for x in mono))
+    v2 = guard or all_of(mono)
     out.append(v2.claim("Under tight calibration the JDP regret decreases as ε grows over {1, 10, 100} (paired by "
                         "seed).", measured if guard else None))
     return out
 
 
 def _frontier_plot(df: Any, out_dir: Path) -> list[Path]:
+    stuck = float(df["stuck_regret"].mean()) if "stuck_regret" in df and len(df) else math.nan
     return plot_frontier(df, out_dir, FRONTIER_SPEC, title="LinOpt-VI (JDP) frontier on E2, K = "
-                         f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)")
+                         f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)",
+                         references=[] if math.isnan(stuck) else
+                         [(stuck, f"stuck learner (tie-break policy): {stuck:.4g}")])
 
 
 FRONTIER = register(Experiment(
     id="frontier-linear-mixture",
     paper=PAPER,
-    figure="Privacy–utility frontier (issue #11 §3)",
+    figure="Privacy–utility frontier",
     description="LinOpt-VI (JDP, practical constants, default counter) on E2: final cumulative regret against "
                 "epsilon (delta = 1e-5) under paper / sound / tight calibration, non-private UCRL-VTR on the same "
                 "instances.",

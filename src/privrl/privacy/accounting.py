@@ -12,7 +12,7 @@ relation that produced it.
 The ledger therefore always asks dp-accounting's accountants with
 ``NeighboringRelation.ADD_OR_REMOVE_ONE``, whose Gaussian and Laplace privacy-loss distributions
 are exactly those curves. dp-accounting's ``REPLACE_ONE`` relation instead assumes the event's
-sensitivity-1 query may move by 2 under replacement (upstream issue #378): using it on top of a Δ
+sensitivity-1 query may move by 2 under replacement (dp-accounting's GitHub issue 378): using it on top of a Δ
 already computed for replacement would double the sensitivity. ``tests/privacy`` checks both facts.
 
 Speed and exactness

@@ -1,0 +1,76 @@
+"""The committed evidence is what the committed metrics and today's claim code produce: the report
+``docs/results/report.md`` is rendered from ``docs/results/metrics`` byte for byte, its figures
+exist, the README's summary is generated from the same metrics, and the archive's manifest
+records the sweep's times. A claim code change that moves a verdict fails here until the evidence
+is regenerated (``privrl report docs/results/metrics --evidence docs/results --readme README.md``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import privrl
+
+ROOT = Path(privrl.__file__).resolve().parents[2]
+EVIDENCE = ROOT / "docs" / "results"
+ARCHIVE = EVIDENCE / "metrics"
+
+pytestmark = pytest.mark.skipif(not (ARCHIVE / "manifest.json").is_file(),
+                                reason="no committed metrics archive (an installed package, not a checkout)")
+
+
+@pytest.fixture(scope="module")
+def evaluation():
+    from privrl.experiments.report import evaluate
+
+    return evaluate(ARCHIVE)
+
+
+@pytest.fixture(scope="module")
+def rendered(evaluation) -> str:
+    from privrl.experiments.report import render_report
+
+    return render_report(ARCHIVE, figures_dir=EVIDENCE, evaluation=evaluation)
+
+
+def test_the_committed_report_is_rendered_from_the_committed_metrics(rendered):
+    committed = (EVIDENCE / "report.md").read_text(encoding="utf-8")
+    if rendered != committed:
+        diff = next(i for i, (a, b) in enumerate(zip(rendered.splitlines(), committed.splitlines())) if a != b) \
+            if rendered.splitlines()[:1] else 0
+        pytest.fail(f"docs/results/report.md differs from the report of docs/results/metrics from line {diff + 1}: "
+                    "regenerate it with `privrl report docs/results/metrics --evidence docs/results "
+                    "--readme README.md`")
+
+
+def test_every_figure_the_report_links_is_committed(rendered):
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", rendered)
+    assert links and all((EVIDENCE / link).is_file() for link in links)
+
+
+def test_the_readme_summary_is_generated_from_the_committed_metrics(evaluation):
+    from privrl.experiments.evidence import README_BEGIN, README_END
+    from privrl.experiments.report import headline_tables
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split(README_BEGIN, 1)[1].split(README_END, 1)[0]
+    assert block.strip() == headline_tables(ARCHIVE, evaluation=evaluation).strip()
+
+
+def test_the_archive_manifest_records_the_sweep():
+    from privrl.experiments.archive import archive_experiments
+    from privrl.experiments.registry import all_experiments
+
+    manifest = json.loads((ARCHIVE / "manifest.json").read_text(encoding="utf-8"))
+    ids = archive_experiments(ARCHIVE)
+    assert set(ids) == set(all_experiments())          # every registered experiment is committed
+    assert manifest["git_commit"] and manifest["versions"]["privrl"] and manifest["machine"]["cores"]
+    for exp_id in ids:
+        e = manifest["experiments"][exp_id]
+        assert e["runs_ok"] == e["runs"] and e["cpu_seconds"] > 0 and e["run_seconds"] > 0
+        assert e["span_seconds"] is not None and e["span_seconds"] >= 0
+    # small enough to commit
+    assert sum(p.stat().st_size for p in ARCHIVE.iterdir()) < 25e6
