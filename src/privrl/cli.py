@@ -50,7 +50,6 @@ PROG = "privrl"
 MAX_JOBS = 4096
 MAX_COMPOSITIONS = 10**9
 MAX_HORIZON = 10**6
-MAX_PLAN_COUNT = 10**15
 
 
 class _Parser(argparse.ArgumentParser):
@@ -167,33 +166,6 @@ def _add_fit_common(p: argparse.ArgumentParser, cmd: Any) -> None:
                         "predictable, use one only for reproducible experiments)")
 
 
-def _add_plan_options(p: argparse.ArgumentParser) -> None:
-    """The options of ``privrl plan`` (the public inputs of :data:`privrl.planning.INPUTS`; loads
-    the planners, whose names the help lists)."""
-    from privrl.planning import INPUTS, all_planners  # NumPy and the families: only for 'plan'
-
-    planners = all_planners()
-    p.add_argument("algorithm", metavar="ALGORITHM", help=", ".join(planners))
-    inputs = p.add_argument_group("public inputs (each algorithm reads some; see the list below)")
-    for name, (kind, _, help_text) in INPUTS.items():
-        if kind is object:     # an array: a .npy file, loaded by the command
-            inputs.add_argument(plan.option_flag(name), dest=name, metavar="FILE.npy", default=None, help=help_text)
-            continue
-        kind_type = count_type(1, MAX_PLAN_COUNT) if kind is int else _float
-        inputs.add_argument(plan.option_flag(name), dest=name, type=kind_type, default=None, help=help_text)
-    p.add_argument("--epsilon", type=_float, default=None, help="ε of an (ε, δ)-DP budget")
-    p.add_argument("--delta", type=_float, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
-    p.add_argument("--rho", type=_float, default=None, help="ρ of a ρ-zCDP budget (instead of ε, δ)")
-    p.add_argument("--param", type=_key_value, action="append", metavar="KEY=JSON",
-                   help="a parameter of the estimator, e.g. calibration=sound or constants=practical (repeatable)")
-    p.add_argument("--json", action="store_true", help="the plan as one JSON object")
-    p.add_argument("--no-knobs", action="store_true", help="skip the search for the knobs that make it useful")
-    lines = [f"  {name}: {pl.help}; reads {', '.join(plan.option_flag(i) for i in pl.inputs)}"
-             for name, pl in planners.items()]
-    p.epilog = "algorithms:\n" + "\n".join(lines)
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-
-
 def _add_fit_commands(p: argparse.ArgumentParser) -> None:
     """One sub-parser per registered fit command (imports the families' fit modules)."""
     commands = all_fit_commands()
@@ -300,7 +272,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                        "statistic (from the estimator's own calibration) against its typical value, the verdict "
                        "(useful: noise/signal <= 0.1; hopeless: >= 0.5) and what makes it useful.")
     if command == "plan":
-        _add_plan_options(p)
+        plan.add_options(p, number=_float, key_value=_key_value)
     else:
         p.add_argument("algorithm", metavar="ALGORITHM", nargs="?")
     p.set_defaults(handler=plan.run)

@@ -7,11 +7,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from privrl.errors import InvalidParameterError
+from privrl.fitters import count_type
 
-__all__ = ["run", "option_flag"]
+__all__ = ["run", "option_flag", "add_options"]
+
+MAX_COUNT = 10**15   # the largest count an option accepts
 
 _MESSAGE = re.compile(r"The '(?P<name>\w+)' parameter of (plan [\w-]+|PrivacyBudget) (?P<rest>.*)", re.S)
 _BUDGET = ("epsilon", "delta", "rho")
@@ -20,6 +24,35 @@ _BUDGET = ("epsilon", "delta", "rho")
 def option_flag(name: str) -> str:
     """The ``privrl plan`` option of the public input ``name`` (``F_max`` -> ``--F-max``)."""
     return "--" + name.replace("_", "-")
+
+
+def add_options(p: argparse.ArgumentParser, *, number: Callable[[str], float],
+                key_value: Callable[[str], tuple[str, Any]]) -> None:
+    """The options of ``privrl plan``: the public inputs of :data:`privrl.planning.INPUTS`, the
+    budget and the estimator's parameters (loads the planners, whose names the help lists).
+    ``number`` and ``key_value`` are the command line's argument types."""
+    from privrl.planning import INPUTS, all_planners  # NumPy and the families: only for 'plan'
+
+    planners = all_planners()
+    p.add_argument("algorithm", metavar="ALGORITHM", help=", ".join(planners))
+    inputs = p.add_argument_group("public inputs (each algorithm reads some; see the list below)")
+    for name, (kind, _, help_text) in INPUTS.items():
+        if kind is object:     # an array: a .npy file, loaded by the command
+            inputs.add_argument(option_flag(name), dest=name, metavar="FILE.npy", default=None, help=help_text)
+            continue
+        kind_type = count_type(1, MAX_COUNT) if kind is int else number
+        inputs.add_argument(option_flag(name), dest=name, type=kind_type, default=None, help=help_text)
+    p.add_argument("--epsilon", type=number, default=None, help="ε of an (ε, δ)-DP budget")
+    p.add_argument("--delta", type=number, default=None, help="δ of an (ε, δ)-DP budget (default 0)")
+    p.add_argument("--rho", type=number, default=None, help="ρ of a ρ-zCDP budget (instead of ε, δ)")
+    p.add_argument("--param", type=key_value, action="append", metavar="KEY=JSON",
+                   help="a parameter of the estimator, e.g. calibration=sound or constants=practical (repeatable)")
+    p.add_argument("--json", action="store_true", help="the plan as one JSON object")
+    p.add_argument("--no-knobs", action="store_true", help="skip the search for the knobs that make it useful")
+    lines = [f"  {name}: {pl.help}; reads {', '.join(option_flag(i) for i in pl.inputs)}"
+             for name, pl in planners.items()]
+    p.epilog = "algorithms:\n" + "\n".join(lines)
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
 def _worded(exc: InvalidParameterError, names: tuple[str, ...]) -> InvalidParameterError:
