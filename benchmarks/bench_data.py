@@ -1,4 +1,4 @@
-"""Benchmarks of models and datasets (issue #2 §3-4). Prints one JSON line per measurement.
+"""Benchmarks of models and datasets. Prints one JSON line per measurement.
 
 Run: ``.venv/bin/python benchmarks/bench_data.py`` (``make bench`` runs every bench_*.py).
 """

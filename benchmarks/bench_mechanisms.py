@@ -1,4 +1,4 @@
-"""Benchmarks of the privacy layer (issue #2 §6). Prints one JSON line per measurement.
+"""Benchmarks of the privacy layer. Prints one JSON line per measurement.
 
 Run: ``.venv/bin/python benchmarks/bench_mechanisms.py`` (``make bench`` runs every bench_*.py);
 add ``--before`` to also time the ledger's previous algorithm (grouping only, no Gaussian merging).

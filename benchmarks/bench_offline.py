@@ -1,5 +1,5 @@
-"""Speed of the offline algorithms (issue #5 §6) and of the Qiao & Wang paper-scale experiments
-(issue #12 §1). Prints one JSON line per measurement (``name``, ``seconds``, parameters).
+"""Speed of the offline algorithms and of the Qiao & Wang paper-scale experiments.
+Prints one JSON line per measurement (``name``, ``seconds``, parameters).
 
 Targets on one core: DP-VAPVI K=1000, H=20, d=10, |A|=100 < 0.5 s; K=10⁵ < 20 s;
 DP-APVI S=100, A=10, H=20, n=10⁵ < 5 s. Data generation is not timed. With ``--paper``: ``paper-seed``

@@ -1,5 +1,5 @@
-"""Speed of DP-LSW / DP-LSL (Balle et al. 2016) and of the family's paper-scale experiments
-(issues #9, #12 §1). One JSON line per measurement (``name``, ``seconds``, parameters, ``peak_mb``).
+"""Speed of DP-LSW / DP-LSL (Balle et al. 2016) and of the family's paper-scale experiments.
+One JSON line per measurement (``name``, ``seconds``, parameters, ``peak_mb``).
 
 * ``dp_lsw`` / ``dp_lsl`` — one fit from a TrajectoryDataset of 10⁵ chain trajectories (≈ 4·10⁶
   transitions): first-visit statistics + solve + smooth bound + release. Target < 1 s on one core.

@@ -1,4 +1,4 @@
-"""Speed of the lazy OU sampler and of DP Q-learning runs (issue #7 §7, issue #12 §1).
+"""Speed of the lazy OU sampler and of DP Q-learning runs.
 
 Rows (JSON lines, each with ``name`` and ``seconds``; run times also carry ``cpu_seconds``, the
 robust figure on a shared machine):
@@ -7,7 +7,7 @@ robust figure on a shared machine):
 * ``ou-vs-dense``: lazy sampler vs exact dense conditional sampling at 5000 points (target >= 10x);
 * ``dpql-reference-run``: 5000 samples, reference configuration, one core, sigma = 0 and 0.4
   (target < 5 s), NumPy learner; ``dpql-reference-run-torch``: the same with the PyTorch reference
-  learner (the implementation before issue #12), for the before/after comparison;
+  learner, for the before/after comparison;
 * ``dpql-paper-certified``: DPQLearning, Algorithm 1's loop, paper calibration at (0.9, 1e-4);
 * ``input-perturbation-run``, ``dpsgd-run`` (reference configuration, sound calibration) and
   ``balle-run``: the baselines of Figure 2 at 5000 samples;
@@ -113,7 +113,7 @@ def bench_runs() -> None:
     torch.set_num_threads(1)
     torch_ref = DPQLearning(budget=None, noise_std=0.4, kernel_beta=1.0, config="reference", reset="iteration",
                             n_samples=5000)
-    torch_ref._backend = "torch"   # the PyTorch reference learner: the implementation before issue #12
+    torch_ref._backend = "torch"   # the PyTorch reference learner
     ref = _fit_row("dpql-reference-run-torch", torch_ref, sigma=0.4, reset="iteration", backend="torch")
     emit("dpql-vs-torch", sigma=0.4, seconds=ours["seconds"], cpu_seconds=ours["cpu_seconds"],
          torch_cpu_seconds=ref["cpu_seconds"], peak_mb=ours["peak_mb"],

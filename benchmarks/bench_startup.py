@@ -1,4 +1,4 @@
-"""Start-up costs (issue #20): ``import privrl``, ``privrl --help`` and the sweep runner's overhead.
+"""Start-up costs: ``import privrl``, ``privrl --help`` and the sweep runner's overhead.
 
 * ``import-privrl`` — ``python -X importtime -c "import privrl"`` in a fresh process: ``seconds`` is
   the cumulative import time of ``privrl`` that ``-X importtime`` reports (target ≤ 0.3 s), plus

@@ -1,4 +1,4 @@
-"""The privacy–utility benchmark of issue #11 §4: one JSON line per (algorithm, calibration,
+"""The privacy–utility benchmark: one JSON line per (algorithm, calibration,
 constants, budget), side by side paper / sound / tight calibration and theory / practical constants,
 with each algorithm's non-private counterpart on the same data.
 

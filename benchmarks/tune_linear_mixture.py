@@ -1,4 +1,4 @@
-"""Held-out tuning of LinOpt's ``constants="practical"`` preset (issue #11 §2); run once, by hand.
+"""Held-out tuning of LinOpt's ``constants="practical"`` preset; run once, by hand.
 
 The utility knobs of LinOpt-VI / LinOpt-PO — the radius multiplier ``beta_scale``, the Υ rule
 ``upsilon``, the shift ``shift_scale`` (shift 2c·Υ) and ``lam`` — are data-independent

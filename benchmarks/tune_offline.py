@@ -1,4 +1,4 @@
-"""How the ``constants="practical"`` presets of the offline family were chosen (issue #11 §2).
+"""How the ``constants="practical"`` presets of the offline family were chosen.
 
 Run once; its output is the evidence for ``TABULAR_PRESETS["practical"]`` and
 ``LINEAR_PRESETS["practical"]`` (``docs/offline.md``). Held-out instances only: random tabular MDPs

@@ -1,4 +1,4 @@
-"""How the ``constants="practical"`` presets of the policy-evaluation family were chosen (issue #11 §2).
+"""How the ``constants="practical"`` presets of the policy-evaluation family were chosen.
 
 Run once; its output is the evidence for ``PRACTICAL_KAPPA`` (the smoothing rate β of the tight
 calibration: the largest β whose certified α is ≤ (1 + κ)·α₀) and ``PRACTICAL_LAMBDA_COEF``

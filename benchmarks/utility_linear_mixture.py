@@ -1,4 +1,4 @@
-"""Privacy–utility rows of the linear-mixture family (issue #11 §4) for ``benchmarks/bench_utility.py``.
+"""Privacy–utility rows of the linear-mixture family for ``benchmarks/bench_utility.py``.
 
 ``rows(seeds)`` returns one dict per (algorithm, calibration, constants, budget): LinOpt-VI under JDP
 (central tree privatizer) and the non-private UCRL-VTR on E2 (``random_mixture(6, 4, 5, 3, 3)``,

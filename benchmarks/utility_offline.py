@@ -1,4 +1,4 @@
-"""Privacy–utility rows of the offline family (issue #11 §4) for ``benchmarks/bench_utility.py``.
+"""Privacy–utility rows of the offline family for ``benchmarks/bench_utility.py``.
 
 ``rows(seeds)`` returns one dict per (algorithm, calibration, constants, budget): DP-APVI and APVI on
 the random tabular MDP (S = 10, A = 5, H = 10, instance seed 0, behaviour 0.5·optimal + 0.5·uniform,

@@ -1,4 +1,4 @@
-"""Privacy–utility rows of the policy-evaluation family (issue #11 §4) for ``benchmarks/bench_utility.py``.
+"""Privacy–utility rows of the policy-evaluation family for ``benchmarks/bench_utility.py``.
 
 ``rows(seeds)`` returns one dict per (algorithm, calibration, constants): DP-LSW under paper / sound /
 tight calibration and theory / practical constants, and the non-private LSW on the same data, on the

@@ -1,4 +1,4 @@
-"""Privacy–utility rows of the Q-learning family (issue #11 §4) for ``benchmarks/bench_utility.py``.
+"""Privacy–utility rows of the Q-learning family for ``benchmarks/bench_utility.py``.
 
 ``rows(seeds)`` returns one dict per calibration: DPQLearning (Algorithm 1's loop, the only one the
 analysis certifies: App. E.3's T = 5000, B = 64, alpha = 3e-4, L = 4) on CenterWalk at
