@@ -11,7 +11,7 @@ JOBS ?= 2
 PAPER_OUT ?= results/paper
 EVIDENCE  ?= docs/results
 
-.PHONY: demo test test-slow bench lint venv clean reproduce-paper
+.PHONY: demo test test-slow bench bench-utility lint venv clean reproduce-paper
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,10 +47,16 @@ test: $(STAMP_TEST)
 test-slow: $(STAMP_TEST)
 	$(BIN)/python -m pytest -m slow -q
 
-# Quick by default (paper-scale projections: each script's --paper); the last line is the total.
+# The speed benchmarks, quick by default (paper-scale projections: each script's --paper): one
+# "# file seconds" line per script and the total last. The privacy-utility tables are bench-utility.
 bench: $(STAMP_TEST)
-	@start=$$(date +%s.%N); for f in benchmarks/bench_*.py; do echo "# $$f"; $(BIN)/python $$f || exit 1; done; \
+	@start=$$(date +%s.%N); for f in benchmarks/bench_*.py; do \
+	  [ "$$f" = benchmarks/bench_utility.py ] && continue; \
+	  t=$$(date +%s); echo "# $$f"; $(BIN)/python $$f || exit 1; echo "# $$f: $$(( $$(date +%s) - t )) s"; done; \
 	$(BIN)/python -c 'import json, sys, time; print(json.dumps({"name": "make-bench", "seconds": round(time.time() - float(sys.argv[1]), 1)}))' $$start
+
+bench-utility: $(STAMP_TEST)
+	$(BIN)/python benchmarks/bench_utility.py
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks
