@@ -54,14 +54,14 @@ class Geometry(NamedTuple):
     foff: np.ndarray        # (H+1,) step h's features ϕ (d1 × U_h, row-major) in feat
     ksucc: np.ndarray       # (H,) successors summed over in ϕ
     soff: np.ndarray        # (H+1,)
-    poff: np.ndarray        # (H+1,) step h's ψ (d1 × U_h × k_h) in psi
+    poff: np.ndarray        # (H+1,) step h's ψ (d1 × k_h × U_h) in psi
     succ_at: np.ndarray     # (Σ k_h,) a successor's planned index (in V)
     succ_state: np.ndarray  # (Σ k_h,) its state
     uinv: np.ndarray        # (offn[H]·A,) column -> distinct column of its step
     pos: np.ndarray         # (H+1, S) state -> index among step h's planned states (−1: not planned)
     scat: np.ndarray        # (offn[H],) the state of each planned (h, s)
-    psi: np.ndarray         # (R, poff[H]) ψ(s_j | s, a) at the distinct columns
-    phi_u: np.ndarray       # (R, uoff[H], d2) φ at the distinct columns
+    psi: np.ndarray         # (R, poff[H]) ψ(s_j | s, a) at the distinct columns (step h: (d1, k_h, U_h))
+    phi_u: np.ndarray       # (R, d2, uoff[H]) φ at the distinct columns
     bp: np.ndarray          # (R, H) β_p
     br: np.ndarray          # (R, H) β_r
     cum_P: np.ndarray       # (R, H, S, A, S) cumulative kernels (rollout)
@@ -188,75 +188,97 @@ def spd_inverse(M, u, inv, theta):  # pragma: no cover - compiled
 
 
 @_jit
-def _quad(inv, x):  # pragma: no cover - compiled
-    """``xᵀ inv x``."""
-    d = x.shape[0]
-    acc = 0.0
+def _quad(inv, x, row, out, U):  # pragma: no cover - compiled
+    """``out[u] = x[:, u]ᵀ inv x[:, u]`` for the columns ``u < U`` of ``x`` (``row`` scratch)."""
+    d = inv.shape[0]
+    for u in range(U):
+        out[u] = 0.0
     for r in range(d):
-        row = 0.0
+        for u in range(U):
+            row[u] = 0.0
         for c in range(d):
-            row += inv[r, c] * x[c]
-        acc += x[r] * row
-    return acc
+            m = inv[r, c]
+            for u in range(U):
+                row[u] += m * x[c, u]
+        for u in range(U):
+            out[u] += x[r, u] * row[u]
 
 
 @_jit
-def plan_run(G, S, r, b, inv_p, theta_p, inv_r, theta_r, f, x, Qu):  # pragma: no cover - compiled
+def _dot(theta, x, out, U):  # pragma: no cover - compiled
+    """``out[u] = θᵀ x[:, u]``."""
+    for u in range(U):
+        out[u] = theta[0] * x[0, u]
+    for c in range(1, theta.shape[0]):
+        m = theta[c]
+        for u in range(U):
+            out[u] += m * x[c, u]
+
+
+@_jit
+def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
     """Run r's optimistic backward induction and greedy policy (episode ``b`` of the block, for
-    random tie-breaks): ``S.Q``, ``S.feat``, ``S.V``, ``S.Vmax``, ``S.greedy``. The other arguments
-    are scratch arrays."""
+    random tie-breaks): ``S.Q``, ``S.feat``, ``S.V``, ``S.Vmax``, ``S.greedy``. Every step works on
+    its distinct columns side by side (``w``: scratch arrays)."""
+    inv_p, theta_p, inv_r, theta_r, f, x, row, val, tmp = w
     H, A, d1, d2 = G.dims[_H], G.dims[_A], G.dims[_D1], G.dims[_D2]
     po, ties = G.is_po[r], G.random_ties[r]
     tie = G.tie[0]
+    psi, feat, V, Q = G.psi[r], S.feat[r], S.V[r], S.Q[r]
     for h in range(H - 1, -1, -1):
         spd_inverse(S.Lr[r, h], S.ur[r, h], inv_r, theta_r)
-        last = h == H - 1                                               # ϕ_H ≡ 0 (V_{H+1} = 0)
-        if not last:
-            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p)
         U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
+        for c in range(d2):
+            for u in range(U):
+                x[c, u] = G.phi_u[r, c, uo + u]
+        _dot(theta_r, x, val, U)                                        # φᵀθ̂_r
+        _quad(inv_r, x, row, tmp, U)                                    # ‖φ‖²_{Λ_r⁻¹}
+        br = G.br[r, h]
+        for u in range(U):
+            tmp[u] = br * math.sqrt(max(tmp[u], 0.0))
+        if h == H - 1:                                                  # ϕ_H ≡ 0 (V_{H+1} = 0)
+            for q in range(d1 * U):
+                feat[fo + q] = 0.0
+        else:
+            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p)
+            for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
+                for u in range(U):
+                    f[c, u] = 0.0
+                for jj in range(k):
+                    v = V[G.succ_at[so + jj]]
+                    base = pofs + (c * k + jj) * U
+                    for u in range(U):
+                        f[c, u] += psi[base + u] * v
+                for u in range(U):
+                    feat[fo + c * U + u] = f[c, u]
+            _dot(theta_p, f, row, U)                                    # ϕᵀθ̂_p
+            for u in range(U):
+                val[u] = val[u] + row[u]
+            _quad(inv_p, f, row, x[0], U)                               # ‖ϕ‖²_{Λ_p⁻¹} (x is free now)
+            bp = G.bp[r, h]
+            for u in range(U):
+                val[u] += bp * math.sqrt(max(x[0, u], 0.0))
         cap = float(H - h)                                              # line 10 (1-based: H − h + 1)
         for u in range(U):
-            for c in range(d2):
-                x[c] = G.phi_u[r, uo + u, c]
-            val = theta_r[0] * x[0]                                     # φᵀθ̂_r
-            for c in range(1, d2):
-                val += theta_r[c] * x[c]
-            bonus_r = G.br[r, h] * math.sqrt(max(_quad(inv_r, x), 0.0))
-            if last:
-                for c in range(d1):
-                    S.feat[r, fo + c * U + u] = 0.0
-            else:
-                for c in range(d1):                                     # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
-                    acc = 0.0
-                    base = pofs + (c * U + u) * k
-                    for jj in range(k):
-                        acc += G.psi[r, base + jj] * S.V[r, G.succ_at[so + jj]]
-                    f[c] = acc
-                    S.feat[r, fo + c * U + u] = acc
-                mean = theta_p[0] * f[0]                                # ϕᵀθ̂_p
-                for c in range(1, d1):
-                    mean += theta_p[c] * f[c]
-                val = val + mean + G.bp[r, h] * math.sqrt(max(_quad(inv_p, f), 0.0))
-            val += bonus_r
-            Qu[u] = max(min(val, cap), 0.0)
+            val[u] = max(min(val[u] + tmp[u], cap), 0.0)
         on = G.offn[h]
         for i in range(G.n[h]):
             jp = on + i
             col = jp * A
             best = -np.inf
             for a in range(A):
-                q = Qu[G.uinv[col + a]]
-                S.Q[r, col + a] = q
+                q = val[G.uinv[col + a]]
+                Q[col + a] = q
                 if q > best:
                     best = q
             S.Vmax[r, jp] = best
             if po:                                                       # V = ⟨π, Q⟩
                 v = 0.0
                 for a in range(A):
-                    v += S.pi[r, jp, a] * S.Q[r, col + a]
-                S.V[r, jp] = v
+                    v += S.pi[r, jp, a] * Q[col + a]
+                V[jp] = v
                 continue
-            S.V[r, jp] = best                                            # max_a Q
+            V[jp] = best                                                 # max_a Q
             # line 12: the lowest index (or a seeded random one) among the actions within TIE_TOL·H of the max
             thr = best - tie
             g = 0
@@ -264,12 +286,12 @@ def plan_run(G, S, r, b, inv_p, theta_p, inv_r, theta_r, f, x, Qu):  # pragma: n
                 s = G.scat[jp]
                 top = -1.0
                 for a in range(A):
-                    w = S.u_tie[b, r, h, s, a] if S.Q[r, col + a] >= thr else 0.0
-                    if w > top:
-                        top, g = w, a
+                    wt = S.u_tie[b, r, h, s, a] if Q[col + a] >= thr else 0.0
+                    if wt > top:
+                        top, g = wt, a
             else:
                 for a in range(A):
-                    if S.Q[r, col + a] >= thr:
+                    if Q[col + a] >= thr:
                         g = a
                         break
             S.greedy[r, jp] = g
@@ -279,10 +301,12 @@ def plan_run(G, S, r, b, inv_p, theta_p, inv_r, theta_r, f, x, Qu):  # pragma: n
 def plan_all(G, S, b):  # pragma: no cover - compiled
     """Every run's planning (:func:`plan_run`) for episode ``b`` of the block."""
     d1, d2 = G.dims[_D1], G.dims[_D2]
-    inv_p, theta_p, inv_r, theta_r = np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2)
-    f, x, Qu = np.empty(d1), np.empty(d2), np.empty(max(1, int(G.U.max())) if G.U.shape[0] else 1)
+    m = max(1, int(G.U.max())) if G.U.shape[0] else 1
+    d = max(d1, d2)
+    w = (np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2), np.empty((d1, m)), np.empty((d, m)),
+         np.empty(m), np.empty(m), np.empty(m))
     for r in range(S.Q.shape[0]):
-        plan_run(G, S, r, b, inv_p, theta_p, inv_r, theta_r, f, x, Qu)
+        plan_run(G, S, r, b, w)
 
 
 # --------------------------------------------------------------------------- the episode

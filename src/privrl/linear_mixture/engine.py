@@ -92,8 +92,8 @@ class _Geometry:
     :meth:`compiled` lays them out for the kernels (:class:`~privrl.linear_mixture._kernels.Geometry`).
 
     Per step, the planned state–action pairs are the ``N = n_h·A`` columns ``i·A + a`` (state
-    ``X[h][i]``, action ``a``); ``ψ`` is kept as ``(R, d1·U, k)`` over the distinct columns and the
-    successors."""
+    ``X[h][i]``, action ``a``); ``ψ`` is kept as ``(R, d1, k, U)`` over the successors and the distinct
+    columns."""
 
     def __init__(self, psi: np.ndarray, phi: np.ndarray, initial: np.ndarray, horizon: int,
                  reachable_only: bool) -> None:
@@ -136,10 +136,11 @@ class _Geometry:
             self.ucols.append(ucols)
             self.uinv.append(rank[inverse.ravel()])
             u = psi[:, X[h]][:, :, :, self.succ[h]].reshape(R, len(cols[h]), len(self.succ[h]), d1)[:, ucols]
-            self.psi.append(np.ascontiguousarray(np.moveaxis(u, 3, 1).reshape(R, d1 * len(ucols), -1)))
+            self.psi.append(np.ascontiguousarray(u.transpose(0, 3, 2, 1)))          # (R, d1, k, U)
         self.U = [len(u) for u in self.ucols]
         ids = [c[u] for c, u in zip(cols, self.ucols)]
-        self.phi_u = np.ascontiguousarray(phi.reshape(R, S * A, d2)[:, np.concatenate(ids) if H else []])
+        phi_cols = phi.reshape(R, S * A, d2)[:, np.concatenate(ids) if H else []]
+        self.phi_u = np.ascontiguousarray(np.moveaxis(phi_cols, 2, 1))                  # (R, d2, ΣU)
         self.phi = phi
 
     def compiled(self, *, models: Sequence[LinearMixtureMDP] | None, bp: np.ndarray, br: np.ndarray,
@@ -162,7 +163,7 @@ class _Geometry:
             dims=np.array([H, S, A, self.d1, self.d2, n_episodes, batched, step], dtype=_I),
             n=np.array(self.n, dtype=_I), offn=self.offn.astype(_I), U=np.array(self.U, dtype=_I),
             uoff=cum(self.U), foff=cum(self.d1 * u for u in self.U), ksucc=np.array(ksucc, dtype=_I),
-            soff=cum(ksucc), poff=cum(p.shape[1] * p.shape[2] for p in self.psi),
+            soff=cum(ksucc), poff=cum(p[0].size for p in self.psi),
             succ_at=np.concatenate(self.succ_at + [np.zeros(0)]).astype(_I),
             succ_state=np.concatenate(self.succ + [np.zeros(0)]).astype(_I),
             uinv=np.concatenate(self.uinv + [np.zeros(0)]).astype(_I), pos=self.pos, scat=self.scat.astype(_I),
@@ -333,7 +334,7 @@ def fit_many(estimators: Sequence[Any], envs: Sequence[Any], rngs: Sequence[RngL
 class _Lockstep:
     def __init__(self, runs: list[_Run], reachable_only: bool, callback: Callable[..., Any] | None) -> None:
         self.runs, self.callback = runs, callback
-        self.R = R = len(runs)
+        self.R = len(runs)
         self.K, self.H, self.S, self.A, self.d1, self.d2 = runs[0].sizes
         models = [run.model for run in runs]
         self.geo = geo = _Geometry(np.stack([m.psi for m in models]), np.stack([m.phi for m in models]),

@@ -40,7 +40,7 @@ from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.factorization import BLTCounter, FactorizationCounter, blt_advance
+from privrl.privacy.factorization import BLTCounter, FactorizationCounter
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
@@ -586,7 +586,8 @@ class BatchedStatistics:
         self._threshold_p, self._threshold_r = (
             [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in self._rows]
             for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)))
-        self._screen_p, self._screen_r = ([x * x * (1 - 1e-9) for x in t] for t in (self._threshold_p, self._threshold_r))
+        self._screen_p, self._screen_r = ([x * x * (1 - 1e-9) for x in t]
+                                          for t in (self._threshold_p, self._threshold_r))
         shift_p = np.zeros((self.R, H, d1 * d1))                          # shift_h·I, packed (zero off the diagonal)
         shift_p[..., ::d1 + 1] = self.shift_p[:, :, None]
         shift_r = np.zeros((self.R, H, d2 * d2))
@@ -600,10 +601,12 @@ class BatchedStatistics:
             index=self._index if len(noisy) else np.zeros((0, H * self.P), dtype=np.int64),
             levels=np.zeros(depth, dtype=np.int64), stack=np.zeros((depth, len(tree_rows), H, self.P)),
             theta=np.ascontiguousarray(theta), omega=np.ascontiguousarray(omega),
-            blt_state=np.zeros((theta.shape[0], len(blt_rows), H, self.P)), blt_total=np.zeros((len(blt_rows), H, self.P)),
+            blt_state=np.zeros((theta.shape[0], len(blt_rows), H, self.P)),
+            blt_total=np.zeros((len(blt_rows), H, self.P)),
             local_total=np.zeros((len(local_rows), H, self.P)), shift_p=shift_p, shift_r=shift_r,
             screen_p=np.ascontiguousarray(screens[0]), screen_r=np.ascontiguousarray(screens[1]),
-            x_bound=np.ascontiguousarray(self.x_bound, dtype=float), y_bound=np.ascontiguousarray(self.y_bound, dtype=float))
+            x_bound=np.ascontiguousarray(self.x_bound, dtype=float),
+            y_bound=np.ascontiguousarray(self.y_bound, dtype=float))
         self.stats: Stats = (np.zeros((self.R, H, d1, d1)), np.zeros((self.R, H, d1)), np.zeros((self.R, H, d2, d2)),
                              np.zeros((self.R, H, d2)))
         kernels().release(self.counters, *self.stats)
