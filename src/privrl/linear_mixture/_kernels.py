@@ -11,19 +11,35 @@ fused multiply–add); the statistics (:func:`insert`, :func:`release`) make exa
 operations of the regularizers' own NumPy updates, in the same order, so they are bit-identical.
 
 Imported on the first fit only (numba takes a few tenths of a second to load): ``import privrl``
-and ``privrl --help`` never load it.
+and ``privrl --help`` never load it. Without numba, or with ``PRIVRL_NO_JIT=1`` in the environment
+when this module is first imported, the same functions run as plain Python over NumPy arrays
+(:data:`JIT` is then False): the same operations in the same order, so the same results up to the
+last bit of ``exp``/``sqrt`` (tested), but one to two orders of magnitude slower.
 """
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
-import numba
 import numpy as np
 
-# plain IEEE arithmetic (no fastmath); compiled once per machine and cached next to this module
-_jit = numba.njit(cache=True, nogil=True)
+
+def _compiler() -> tuple[Callable[[Any], Any], bool]:
+    """numba's ``njit`` — plain IEEE arithmetic (no fastmath), compiled once per machine and cached
+    next to this module — or, without numba or with ``PRIVRL_NO_JIT=1``, the functions as they are."""
+    if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
+        return (lambda f: f), False
+    try:
+        import numba
+    except ImportError:
+        return (lambda f: f), False
+    return numba.njit(cache=True, nogil=True), True
+
+
+_jit, JIT = _compiler()
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
