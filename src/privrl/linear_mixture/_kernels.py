@@ -36,7 +36,7 @@ def _compiler() -> tuple[Callable[[Any], Any], bool]:
         import numba
     except ImportError:
         return (lambda f: f), False
-    return numba.njit(cache=True, nogil=True), True
+    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
 
 
 _jit, JIT = _compiler()
@@ -154,10 +154,11 @@ class Counters(NamedTuple):
 
 # --------------------------------------------------------------------------- planning
 @_jit
-def spd_inverse(M, u, inv, theta):  # pragma: no cover - compiled
+def spd_inverse(M, u, inv, theta, tmp):  # pragma: no cover - compiled
     """``inv = M⁻¹``, ``theta = M⁻¹u`` for an SPD ``d × d`` matrix: the adjugate over the determinant
     (d ≤ 3; exactly symmetric for a symmetric input), Gauss–Jordan elimination without pivoting
-    above (stable for SPD matrices: every pivot is a Schur complement, at least ``λ_min(M)``)."""
+    above (stable for SPD matrices: every pivot is a Schur complement, at least ``λ_min(M)``).
+    ``tmp``: scratch of at least ``max(9, 2d)`` entries (no allocation per call)."""
     d = M.shape[0]
     if d == 1:
         inv[0, 0] = 1.0 / M[0, 0]
@@ -168,7 +169,7 @@ def spd_inverse(M, u, inv, theta):  # pragma: no cover - compiled
         inv[1, 0] = -M[1, 0] / det
         inv[1, 1] = M[0, 0] / det
     elif d == 3:
-        adj = np.empty(9)
+        adj = tmp
         for e in range(9):
             p1, p2, n1, n2 = _ADJ3[0, e], _ADJ3[1, e], _ADJ3[2, e], _ADJ3[3, e]
             adj[e] = (M[p1 // 3, p1 % 3] * M[p2 // 3, p2 % 3]) - (M[n1 // 3, n1 % 3] * M[n2 // 3, n2 % 3])
@@ -179,8 +180,8 @@ def spd_inverse(M, u, inv, theta):  # pragma: no cover - compiled
         for r in range(d):
             for c in range(d):
                 inv[r, c] = M[r, c]
-        row = np.empty(d)
-        col = np.empty(d)
+        row = tmp[:d]
+        col = tmp[d:2 * d]
         for k in range(d):                                              # NumPy's elimination, entry by entry
             piv = 1.0 / inv[k, k]
             for c in range(d):
@@ -236,13 +237,13 @@ def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
     """Run r's optimistic backward induction and greedy policy (episode ``b`` of the block, for
     random tie-breaks): ``S.Q``, ``S.feat``, ``S.V``, ``S.Vmax``, ``S.greedy``. Every step works on
     its distinct columns side by side (``w``: scratch arrays)."""
-    inv_p, theta_p, inv_r, theta_r, f, x, row, val, tmp = w
+    inv_p, theta_p, inv_r, theta_r, f, x, row, val, tmp, sc = w
     H, A, d1, d2 = G.dims[_H], G.dims[_A], G.dims[_D1], G.dims[_D2]
     po, ties = G.is_po[r], G.random_ties[r]
     tie = G.tie[0]
     psi, feat, V, Q = G.psi[r], S.feat[r], S.V[r], S.Q[r]
     for h in range(H - 1, -1, -1):
-        spd_inverse(S.Lr[r, h], S.ur[r, h], inv_r, theta_r)
+        spd_inverse(S.Lr[r, h], S.ur[r, h], inv_r, theta_r, sc)
         U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
         for c in range(d2):
             for u in range(U):
@@ -256,7 +257,7 @@ def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
             for q in range(d1 * U):
                 feat[fo + q] = 0.0
         else:
-            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p)
+            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p, sc)
             for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
                 for u in range(U):
                     f[c, u] = 0.0
@@ -314,13 +315,18 @@ def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
 
 
 @_jit
-def plan_all(G, S, b):  # pragma: no cover - compiled
-    """Every run's planning (:func:`plan_run`) for episode ``b`` of the block."""
+def scratch(G):  # pragma: no cover - compiled
+    """The planning's scratch arrays (allocated once per :func:`advance` call, not per run)."""
     d1, d2 = G.dims[_D1], G.dims[_D2]
     m = max(1, int(G.U.max())) if G.U.shape[0] else 1
     d = max(d1, d2)
-    w = (np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2), np.empty((d1, m)), np.empty((d, m)),
-         np.empty(m), np.empty(m), np.empty(m))
+    return (np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2), np.empty((d1, m)), np.empty((d, m)),
+            np.empty(m), np.empty(m), np.empty(m), np.empty(max(9, 2 * d)))
+
+
+@_jit
+def plan_all(G, S, b, w):  # pragma: no cover - compiled
+    """Every run's planning (:func:`plan_run`) for episode ``b`` of the block (``w``: :func:`scratch`)."""
     for r in range(S.Q.shape[0]):
         plan_run(G, S, r, b, w)
 
@@ -338,11 +344,11 @@ def _inverse_cdf(cum, u):  # pragma: no cover - compiled
 
 
 @_jit
-def _rollout(G, S, r, b):  # pragma: no cover - compiled
+def _rollout(G, S, r, b, cdf):  # pragma: no cover - compiled
     """Run r's episode on its model: the same draws as the models' samplers (first state, then per
-    step the action for PO and the next state, inverse CDF; Bernoulli rewards ``u < r_h(s, a)``)."""
+    step the action for PO and the next state, inverse CDF; Bernoulli rewards ``u < r_h(s, a)``).
+    ``cdf``: scratch of A entries."""
     H, A = G.dims[_H], G.dims[_A]
-    cdf = np.empty(A)
     s = _inverse_cdf(G.cum_init[r], S.u_env[b, r, H, 0])
     for h in range(H):
         jp = G.offn[h] + G.pos[h, s]
@@ -406,10 +412,9 @@ def _regret(G, S, r, k):  # pragma: no cover - compiled
 
 
 @_jit
-def _policy_update(G, S, r):  # pragma: no cover - compiled
-    """PO line 15 at every planned state: ``logits += η Q``, ``π = softmax(logits)``."""
+def _policy_update(G, S, r, e):  # pragma: no cover - compiled
+    """PO line 15 at every planned state: ``logits += η Q``, ``π = softmax(logits)`` (``e``: scratch of A entries)."""
     A, eta = G.dims[_A], G.eta[r]
-    e = np.empty(A)
     for jp in range(S.pi.shape[1]):
         top = -np.inf
         for a in range(A):
@@ -456,23 +461,24 @@ def advance(G, S, C, k, phase, checked):  # pragma: no cover - compiled
     ``(k, phase, reason)``. ``checked``: the pending contributions were checked by NumPy."""
     K, step, batched = G.dims[_K], G.dims[_STEP] != 0, G.dims[_BATCHED] != 0
     R = S.Q.shape[0]
+    w, per_action = scratch(G), np.empty(G.dims[_A])
     while k < K:
         b = k - S.clock[0]
         if phase == PLAN:
             if k >= S.clock[1]:
                 return k, phase, NEED_DRAWS
-            plan_all(G, S, b)
+            plan_all(G, S, b, w)
             phase = ROLLOUT
             if step:
                 return k, phase, PLANNED
         if phase == ROLLOUT:
             for r in range(R):
                 if G.model_row[r]:
-                    _rollout(G, S, r, b)
+                    _rollout(G, S, r, b, per_action)
                 _collect(G, S, r)
                 _regret(G, S, r, k)
                 if G.is_po[r] and k < K - 1:
-                    _policy_update(G, S, r)
+                    _policy_update(G, S, r, per_action)
             phase = INSERT
         if k == K - 1:                                                   # episode K's data is never sent (A9)
             return K, PLAN, DONE

@@ -80,9 +80,9 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     flat_L = np.ascontiguousarray(Lam, dtype=float).reshape(-1, d, d)
     flat_u = np.ascontiguousarray(u, dtype=float).reshape(-1, d)
     inv, theta = np.empty_like(flat_L), np.empty_like(flat_u)
-    k = kernels()
+    k, tmp = kernels(), np.empty(max(9, 2 * d))
     for b in range(len(flat_L)):
-        k.spd_inverse(flat_L[b], flat_u[b], inv[b], theta[b])
+        k.spd_inverse(flat_L[b], flat_u[b], inv[b], theta[b], tmp)
     return np.moveaxis(inv.reshape(*lead, d, d), (-2, -1), (0, 1)), np.moveaxis(theta.reshape(*lead, d), -1, 0)
 
 
@@ -213,7 +213,7 @@ def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: Any, beta_
     state = geo.state(tuple(np.ascontiguousarray(np.asarray(x, dtype=float)[None]) for x in stats), 1, 1, False)
     if po:
         state.pi[0] = np.asarray(policy, dtype=float).reshape(H * S, A)
-    kernels().plan_all(G, state, 0)
+    kernels().plan_all(G, state, 0, kernels().scratch(G))
     f = np.stack([np.moveaxis(state.feat[0, G.foff[h]:G.foff[h + 1]].reshape(d1, -1)[:, geo.uinv[h]]
                               .reshape(d1, S, A), 0, -1) for h in range(H)])
     return state.Q[0].reshape(H, S, A), state.V[0].reshape(H + 1, S), f
