@@ -3,6 +3,8 @@
 import dataclasses
 import importlib.util
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -331,3 +333,11 @@ def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
         np.testing.assert_allclose(b.regret_, a.regret_, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(b.theta_p_, a.theta_p_, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(b.policy_, a.policy_, rtol=1e-12, atol=1e-14)
+
+
+def test_numba_loads_with_the_first_fit_not_at_import():
+    """``import privrl`` (and the linear-mixture package and engine) never load numba or the kernels."""
+    code = ("import sys, privrl, privrl.linear_mixture, privrl.linear_mixture.engine; "
+            "print(sorted(m for m in ('numba', 'privrl.linear_mixture._kernels') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
