@@ -136,7 +136,7 @@ class Counters(NamedTuple):
     kslot: np.ndarray       # (R,) int64: among the runs of its kind
     z: np.ndarray           # (Bz, R_noisy, W+1) pre-drawn standard normals
     scale: np.ndarray       # (R_noisy, W+1)
-    index: np.ndarray       # (R_noisy, H·P) int64
+    draw_at: np.ndarray       # (R_noisy, H·P) int64
     levels: np.ndarray      # (L,) int64 live node levels (decreasing)
     stack: np.ndarray       # (L, R_tree, H, P) running noise totals from the top node down
     theta: np.ndarray       # (d_blt, R_blt)
@@ -527,7 +527,7 @@ def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compile
         kind, slot, ks = C.kind[r], C.slot[r], C.kslot[r]
         if noisy and kind >= 0:
             for q in range(H * P):
-                c = C.index[slot, q]
+                c = C.draw_at[slot, q]
                 noise[q] = C.scale[slot, c] * C.z[zpos, slot, c]
         for h in range(H):
             o = 0

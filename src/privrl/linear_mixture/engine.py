@@ -210,7 +210,8 @@ def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: Any, beta_
     G = geo.compiled(models=None, bp=bp, br=br, is_po=np.array([po]), random_ties=np.zeros(1, dtype=bool),
                      model_row=np.zeros(1, dtype=bool), eta=np.zeros(1), v_star=np.zeros((1, S)), n_episodes=1,
                      batched=False, step=True)
-    state = geo.state(tuple(np.ascontiguousarray(np.asarray(x, dtype=float)[None]) for x in stats), 1, 1, False)
+    Lp, up, Lr, ur = (np.ascontiguousarray(np.asarray(x, dtype=float)[None]) for x in stats)
+    state = geo.state((Lp, up, Lr, ur), 1, 1, False)
     if po:
         state.pi[0] = np.asarray(policy, dtype=float).reshape(H * S, A)
     kernels().plan_all(G, state, 0, kernels().scratch(G))
@@ -344,7 +345,8 @@ class _Lockstep:
         if self.batched is not None:
             stats = self.batched.statistics()
         else:
-            stats = tuple(np.ascontiguousarray(np.stack(x)) for x in zip(*[run.initial for run in runs]))
+            Lp, up, Lr, ur = (np.ascontiguousarray(np.stack(x)) for x in zip(*[run.initial for run in runs]))
+            stats = (Lp, up, Lr, ur)
         self.is_po = np.array([run.is_po for run in runs])
         self.gym_rows = [r for r, run in enumerate(runs) if run.gym_env is not None]
         self.model_rows = [r for r, run in enumerate(runs) if run.gym_env is None]

@@ -563,8 +563,8 @@ class BatchedStatistics:
             self._same_layout = bool(np.all(self._index == self._index[0]))
         self.n_items = max(r0.n_episodes - 1, 0)
         tree_rows, blt_rows, local_rows = self._rows
-        kind = np.full(self.R, -1, dtype=np.int64)
-        kind[self._noisy] = self._kinds
+        kind_of = np.full(self.R, -1, dtype=np.int64)
+        kind_of[self._noisy] = self._kinds
         slot = np.zeros(self.R, dtype=np.int64)
         slot[self._noisy] = np.arange(len(noisy))
         kslot = np.zeros(self.R, dtype=np.int64)
@@ -581,7 +581,7 @@ class BatchedStatistics:
         screens = []
         for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)):
             threshold = np.where(floor > 0, shift - floor, np.inf)
-            threshold[kind < 0] = np.inf
+            threshold[kind_of < 0] = np.inf
             screens.append(threshold * threshold * (1 - 1e-9))
         self._threshold_p, self._threshold_r = (
             [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in self._rows]
@@ -595,10 +595,10 @@ class BatchedStatistics:
         depth = self.n_items.bit_length() + 1
         self.counters = kernels().Counters(
             ints=np.array([0, self.n_items, 0, 0, 0], dtype=np.int64), sizes=np.array([d1, d2, self.P], dtype=np.int64),
-            exact=np.zeros((self.R, H, self.P)), kind=kind, slot=slot, kslot=kslot,
+            exact=np.zeros((self.R, H, self.P)), kind=kind_of, slot=slot, kslot=kslot,
             z=np.zeros((0, len(noisy), self._scale.shape[1] if len(noisy) else 1)),
             scale=self._scale if len(noisy) else np.zeros((0, 1)),
-            index=self._index if len(noisy) else np.zeros((0, H * self.P), dtype=np.int64),
+            draw_at=self._index if len(noisy) else np.zeros((0, H * self.P), dtype=np.int64),
             levels=np.zeros(depth, dtype=np.int64), stack=np.zeros((depth, len(tree_rows), H, self.P)),
             theta=np.ascontiguousarray(theta), omega=np.ascontiguousarray(omega),
             blt_state=np.zeros((theta.shape[0], len(blt_rows), H, self.P)),
@@ -683,7 +683,7 @@ def empty_counters(horizon: int) -> Any:
     z, i = np.zeros, np.int64
     return kernels().Counters(
         ints=np.zeros(5, dtype=i), sizes=np.zeros(3, dtype=i), exact=z((0, horizon, 0)), kind=z(0, dtype=i),
-        slot=z(0, dtype=i), kslot=z(0, dtype=i), z=z((0, 0, 1)), scale=z((0, 1)), index=z((0, 0), dtype=i),
+        slot=z(0, dtype=i), kslot=z(0, dtype=i), z=z((0, 0, 1)), scale=z((0, 1)), draw_at=z((0, 0), dtype=i),
         levels=z(1, dtype=i), stack=z((1, 0, horizon, 0)), theta=z((0, 0)), omega=z((0, 0)),
         blt_state=z((0, 0, horizon, 0)), blt_total=z((0, horizon, 0)), local_total=z((0, horizon, 0)),
         shift_p=z((0, horizon, 0)), shift_r=z((0, horizon, 0)), screen_p=z((0, horizon)), screen_r=z((0, horizon)),
