@@ -27,7 +27,7 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
 
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
-    .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 2000] [--full] [--seeds 5]
+    .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 2000] [--full] [--seeds 5] [--only-fits]
 """
 
 from __future__ import annotations
@@ -171,10 +171,12 @@ def main() -> None:
     ap.add_argument("--counter-episodes", type=int, default=20_000,
                     help="K of the counter memory rows (d = 3, H = 5 and d = 30, H = 10; the issue's rows: 100000)")
     ap.add_argument("--only-counters", action="store_true", help="the counter memory rows only")
+    ap.add_argument("--only-fits", action="store_true", help="the single-fit rows only")
     args = ap.parse_args()
-    for d, horizon in ((3, 5), (30, 10)):
-        for counter in ("tree", "blt", "factorization"):
-            bench_counter_memory(d, horizon, args.counter_episodes, counter)
+    if not args.only_fits:
+        for d, horizon in ((3, 5), (30, 10)):
+            for counter in ("tree", "blt", "factorization"):
+                bench_counter_memory(d, horizon, args.counter_episodes, counter)
     if args.only_counters:
         return
     envs = {"E2": random_mixture(6, 4, 5, 3, 3, rng=0), "E1": hard_instance(5, 6, TARGET_K, rng=0)}
@@ -183,6 +185,8 @@ def main() -> None:
             for cls in (LinOptVI, LinOptPO):
                 for privatizer in ("central", "local", "none"):
                     bench_fit(env_name, model, cls, privatizer, TARGET_K if args.full else args.episodes)
+    if args.only_fits:
+        return
     rows = [bench_batch(env, alg, args.seeds, args.batch_episodes) for env in ("E2", "E1") for alg in ("VI", "PO")]
     # paper grid: one task per algorithm (its E2 and E1 batches, 10 seeds each), one per worker
     per_batch = {(r["env"], r["algorithm"]): r["cpu_seconds_per_run_at_1e5"] * r["settings"] * 10 for r in rows}

@@ -1,13 +1,18 @@
 """The lockstep kernel (fit_many), the batched regularizer statistics and the block noise draws."""
 
 import dataclasses
+import importlib.util
 import math
+import subprocess
+import sys
+import warnings
 
 import numpy as np
 import pytest
 
 from privrl import PrivacyBudget
 from privrl.envs.linear_mixture import hard_instance, random_mixture
+from privrl.errors import UtilityWarning
 from privrl.linear_mixture import (
     CentralFactorizationPrivatizer,
     CentralTreePrivatizer,
@@ -287,3 +292,52 @@ def test_optimistic_q_is_the_direct_formula_and_horizon_one_runs():
         np.testing.assert_allclose(V, Vref, rtol=1e-12, atol=1e-12)
     short = LinOptPO(n_episodes=20, privatizer="central", budget=B1).fit(random_mixture(4, 3, 1, 2, 2, rng=1), rng=0)
     assert short.regret_.shape == (20,) and np.all(short.regret_ >= -1e-12)
+
+
+
+def _mixed_batch():
+    """A mixed batch — VI (lowest and random tie-break), PO, every privatizer and counter, two models,
+    d ≤ 3 (adjugate) and d > 3 (elimination) — and one fit()."""
+    B = PrivacyBudget(epsilon=2.0, delta=1e-5)
+    fits = []
+    for model in (random_mixture(5, 3, 3, 3, 3, rng=5), hard_instance(4, 3, 10**4, rng=5)):
+        ests = [LinOptVI(n_episodes=15, privatizer="none", budget=PrivacyBudget.non_private(), beta_scale=0.1),
+                LinOptVI(n_episodes=15, privatizer="central", budget=B, beta_scale=0.1, tie_break="random"),
+                LinOptVI(n_episodes=15, privatizer="local", budget=B, counter="tree", beta_scale=0.1),
+                LinOptPO(n_episodes=15, privatizer="central", budget=B, counter="tree"),
+                LinOptPO(n_episodes=15, privatizer="local", budget=B, constants="practical")]
+        fits += fit_many(ests, [model] * len(ests), list(range(len(ests))))
+    fits.append(LinOptVI(n_episodes=15, privatizer="central", budget=B).fit(model, rng=9))
+    return fits
+
+
+def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
+    """PRIVRL_NO_JIT=1 (or no numba) runs the same kernels as plain Python: the same regrets,
+    estimates and policies on a mixed batch (relative 1e-12: only exp/sqrt may differ in the last bit)."""
+    pytest.importorskip("numba")
+    from privrl.linear_mixture import _kernels, engine, regularizers
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        compiled = _mixed_batch()
+        monkeypatch.setenv("PRIVRL_NO_JIT", "1")
+        spec = importlib.util.spec_from_file_location("privrl_plain_kernels", _kernels.__file__)
+        plain_kernels = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(plain_kernels)
+        assert _kernels.JIT and not plain_kernels.JIT
+        assert not hasattr(plain_kernels.advance, "py_func")            # a plain function, not a dispatcher
+        monkeypatch.setattr(regularizers, "kernels", lambda: plain_kernels)
+        monkeypatch.setattr(engine, "kernels", lambda: plain_kernels)
+        plain = _mixed_batch()
+    for a, b in zip(compiled, plain, strict=True):
+        np.testing.assert_allclose(b.regret_, a.regret_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(b.theta_p_, a.theta_p_, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(b.policy_, a.policy_, rtol=1e-12, atol=1e-14)
+
+
+def test_numba_loads_with_the_first_fit_not_at_import():
+    """``import privrl`` (and the linear-mixture package and engine) never load numba or the kernels."""
+    code = ("import sys, privrl, privrl.linear_mixture, privrl.linear_mixture.engine; "
+            "print(sorted(m for m in ('numba', 'privrl.linear_mixture._kernels') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -40,7 +40,7 @@ from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.factorization import BLTCounter, FactorizationCounter, blt_advance
+from privrl.privacy.factorization import BLTCounter, FactorizationCounter
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
@@ -562,101 +562,102 @@ class BatchedStatistics:
                 self._index[i] = np.concatenate(per, axis=1).ravel()    # the packed (H, P) layout
             self._same_layout = bool(np.all(self._index == self._index[0]))
         self.n_items = max(r0.n_episodes - 1, 0)
-        self.counter = BinaryCounter((self.R, H, self.P), n_items=self.n_items, noise=self._node_noise)
         tree_rows, blt_rows, local_rows = self._rows
-        self._local_total = np.zeros((len(local_rows), H, self.P))       # local runs' summed messages
-        # BLT runs: their factorization per buffer (d, R_blt, 1, 1), buffers and noise totals
+        kind_of = np.full(self.R, -1, dtype=np.int64)
+        kind_of[self._noisy] = self._kinds
+        slot = np.zeros(self.R, dtype=np.int64)
+        slot[self._noisy] = np.arange(len(noisy))
+        kslot = np.zeros(self.R, dtype=np.int64)
+        for rows in self._rows:
+            kslot[rows] = np.arange(len(rows))
+        # BLT runs: their factorization per buffer (d, R_blt)
         if len(blt_rows):
             blts = [regs[r]._counters[0].blt for r in blt_rows]
-            self._theta = np.array([b.theta for b in blts]).T[:, :, None, None]
-            self._omega = np.array([b.omega for b in blts]).T[:, :, None, None]
-            self._blt_state = np.zeros((self._theta.shape[0], len(blt_rows), H, self.P))
-        self._blt_total = np.zeros((len(blt_rows), H, self.P))
-        # the floor's shortcut threshold γ − floor of each noisy kind's runs (floor 0: never floored)
+            theta, omega = np.array([b.theta for b in blts]).T, np.array([b.omega for b in blts]).T
+        else:
+            theta = omega = np.zeros((0, 0))
+        # the floor's shortcut threshold γ − floor of the noisy runs (floor 0, or no noise: never floored)
+        # and a screen on the squared norms that never misses the exact test ‖N‖_F > γ − floor
+        screens = []
+        for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)):
+            threshold = np.where(floor > 0, shift - floor, np.inf)
+            threshold[kind_of < 0] = np.inf
+            screens.append(threshold * threshold * (1 - 1e-9))
         self._threshold_p, self._threshold_r = (
             [np.where(floor > 0, shift - floor, np.inf)[rows] for rows in self._rows]
             for shift, floor in ((self.shift_p, self.floor_p), (self.shift_r, self.floor_r)))
-        # a screen on the squared norms that never misses the exact test ‖N‖_F > γ − floor
         self._screen_p, self._screen_r = ([x * x * (1 - 1e-9) for x in t]
                                           for t in (self._threshold_p, self._threshold_r))
-        # shift_h·I of every run and step in the packed layout (zero off the diagonal)
-        self._shift_p_diag = np.zeros((self.R, H, d1 * d1))
-        self._shift_p_diag[..., ::d1 + 1] = self.shift_p[:, :, None]
-        self._shift_r_diag = np.zeros((self.R, H, d2 * d2))
-        self._shift_r_diag[..., ::d2 + 1] = self.shift_r[:, :, None]
-        self._z = np.zeros((0, len(noisy), 0))      # drawn in blocks at the first insert
-        self._pos = self._filled = 0
-        self._round_noise: np.ndarray | None = None
+        shift_p = np.zeros((self.R, H, d1 * d1))                          # shift_h·I, packed (zero off the diagonal)
+        shift_p[..., ::d1 + 1] = self.shift_p[:, :, None]
+        shift_r = np.zeros((self.R, H, d2 * d2))
+        shift_r[..., ::d2 + 1] = self.shift_r[:, :, None]
+        depth = self.n_items.bit_length() + 1
+        self.counters = kernels().Counters(
+            ints=np.array([0, self.n_items, 0, 0, 0], dtype=np.int64), sizes=np.array([d1, d2, self.P], dtype=np.int64),
+            exact=np.zeros((self.R, H, self.P)), kind=kind_of, slot=slot, kslot=kslot,
+            z=np.zeros((0, len(noisy), self._scale.shape[1] if len(noisy) else 1)),
+            scale=self._scale if len(noisy) else np.zeros((0, 1)),
+            draw_at=self._index if len(noisy) else np.zeros((0, H * self.P), dtype=np.int64),
+            levels=np.zeros(depth, dtype=np.int64), stack=np.zeros((depth, len(tree_rows), H, self.P)),
+            theta=np.ascontiguousarray(theta), omega=np.ascontiguousarray(omega),
+            blt_state=np.zeros((theta.shape[0], len(blt_rows), H, self.P)),
+            blt_total=np.zeros((len(blt_rows), H, self.P)),
+            local_total=np.zeros((len(local_rows), H, self.P)), shift_p=shift_p, shift_r=shift_r,
+            screen_p=np.ascontiguousarray(screens[0]), screen_r=np.ascontiguousarray(screens[1]),
+            x_bound=np.ascontiguousarray(self.x_bound, dtype=float),
+            y_bound=np.ascontiguousarray(self.y_bound, dtype=float))
+        self.stats: Stats = (np.zeros((self.R, H, d1, d1)), np.zeros((self.R, H, d1)), np.zeros((self.R, H, d2, d2)),
+                             np.zeros((self.R, H, d2)))
+        kernels().release(self.counters, *self.stats)
+        self.floor()
 
     # -- noise, drawn in blocks from each run's own source
-    def _next_round(self) -> np.ndarray:
-        """This insert's noise of every noisy run, ``(R_noisy, H, P)``."""
-        if self._pos == self._filled:
-            n = max(1, min(self.n_items - self.counter.t, self.block_rounds))
-            z = np.zeros((n, len(self._noisy), self._scale.shape[1]))
-            for j, source in enumerate(self._sources):
-                z[:, j, :self._m[j]] = source.gaussian((n, int(self._m[j])), 1.0)
-            self._z, self._pos, self._filled = z, 0, n
-        scaled = self._scale * self._z[self._pos]
-        if self._same_layout:
-            vals = scaled[:, self._index[0]]
-        else:
-            vals = np.take_along_axis(scaled, self._index, axis=1)
-        self._pos += 1
-        return vals.reshape(len(self._noisy), self.H, self.P)
-
-    def _node_noise(self, shape: tuple, symmetric: bool) -> np.ndarray:
-        if self._round_noise is not None and len(self._rows[self._TREE]) == self.R:
-            return self._round_noise                                     # every run a tree run
-        out = np.zeros(shape)
-        if self._round_noise is not None and len(self._rows[self._TREE]):
-            out[self._rows[self._TREE]] = self._round_noise[self._at[self._TREE]]
-        return out
+    def refill(self) -> Any:
+        """The next block of rounds of standard normals of every noisy run (its own source, in the
+        order of its own counters' draws); returns the counters' new state."""
+        c = self.counters
+        n = max(1, min(self.n_items - int(c.ints[0]), self.block_rounds))
+        z = np.zeros((n, len(self._noisy), self._scale.shape[1]))
+        for j, source in enumerate(self._sources):
+            z[:, j, :self._m[j]] = source.gaussian((n, int(self._m[j])), 1.0)
+        c.ints[3], c.ints[4] = 0, n
+        self.counters = c._replace(z=z)
+        return self.counters
 
     # -- stream
     def update(self, x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> Stats:
-        """Insert the R users' contributions (``(R, H, ·)``) and return the R runs' next statistics."""
+        """Insert the R users' contributions (``(R, H, ·)``) and return the R runs' next statistics
+        (arrays reused by the next update)."""
         x_p, y_p, x_r, y_r = check_contributions(x_p, y_p, x_r, y_r, x_bound=self.x_bound, y_bound=self.y_bound,
                                                  clip=self.clip, owner=self.owners)
-        R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
-        items = np.empty((R, H, self.P))                                 # the 4 streams' items, packed
-        sp, sgp, sr, sgr = self._slices
-        np.multiply(x_p[..., :, None], x_p[..., None, :], out=items[..., sp].reshape(R, H, d1, d1))
-        np.multiply(x_p, y_p[..., None], out=items[..., sgp])
-        np.multiply(x_r[..., :, None], x_r[..., None, :], out=items[..., sr].reshape(R, H, d2, d2))
-        np.multiply(x_r, y_r[..., None], out=items[..., sgr])
-        self._round_noise = self._next_round() if len(self._noisy) and self.counter.t < self.n_items else None
-        if self._round_noise is not None:
-            local_rows, at = self._rows[self._LOCAL], self._at[self._LOCAL]
-            if len(local_rows):
-                noise = self._round_noise[at]
-                items[local_rows] = items[local_rows] + noise             # the local users' messages
-                self._local_total = self._local_total + noise
-            if len(self._rows[self._BLT]):
-                self._blt_total = blt_advance(self._round_noise[self._at[self._BLT]], self._blt_state,
-                                              self._blt_total, self._theta, self._omega)
-        self.counter.insert(items)
-        return self.statistics()
+        c = self.counters
+        if len(self._noisy) and c.ints[0] < self.n_items and c.ints[3] == c.ints[4]:
+            c = self.refill()
+        kernels().insert(c, *(np.ascontiguousarray(x, dtype=float) for x in (x_p, y_p, x_r, y_r)), *self.stats)
+        self.floor()
+        return self.stats
 
     def statistics(self) -> Stats:
         """The R runs' current ``(Λ_p, u_p, Λ_r, u_r)``, PD floor included (as each run's own)."""
-        rel = self.counter.release()
-        R, H, (d1, d2) = self.R, self.H, (self.d1, self.d2)
+        return self.stats
+
+    def floor(self) -> None:
+        """The PD floor where it applies, decided as each run's own statistics decide it: the
+        shortcut on the run's own noise total (tree nodes, BLT or local messages), else the
+        eigenvalues (:func:`_floor_eigenvalues`)."""
+        c = self.counters
+        Lp, _, Lr, _ = self.stats
         tree_rows, blt_rows, local_rows = self._rows
-        if len(blt_rows) and self.counter.t:
-            rel = rel.copy()                                             # (the counter's release stays as is)
-            rel[blt_rows] = rel[blt_rows] + self._blt_total              # exact sum + n_t, as BLTCounter
-        sp, sgp, sr, sgr = self._slices
-        Lp = (rel[..., sp] + self._shift_p_diag).reshape(R, H, d1, d1)  # + shift_h·I (new arrays)
-        Lr = (rel[..., sr] + self._shift_r_diag).reshape(R, H, d2, d2)
-        # the PD floor's shortcut on each noisy run's own noise total (tree nodes, BLT or local messages)
+        sp, sr = self._slices[0], self._slices[2]
         totals = []
         if len(tree_rows):
-            totals.append((self._TREE, tree_rows, self.counter.noise_sum()[tree_rows]))
+            depth = int(c.ints[2])
+            totals.append((self._TREE, tree_rows, c.stack[depth - 1] if depth else np.zeros_like(c.stack[0])))
         if len(blt_rows):
-            totals.append((self._BLT, blt_rows, self._blt_total))
+            totals.append((self._BLT, blt_rows, c.blt_total))
         if len(local_rows):
-            totals.append((self._LOCAL, local_rows, self._local_total))
+            totals.append((self._LOCAL, local_rows, c.local_total))
         for kind, rows, noise in totals:
             sq = noise * noise
             for Lam, sl, floor, threshold, screen in ((Lp, sp, self.floor_p, self._threshold_p, self._screen_p),
@@ -667,4 +668,23 @@ class BatchedStatistics:
                 big = (np.sqrt(norm2) > threshold[kind]).any(-1)
                 for r in rows[big]:
                     Lam[r] = _floor_eigenvalues(Lam[r], floor[r])
-        return Lp, rel[..., sgp], Lr, rel[..., sgr]
+
+
+def kernels() -> Any:
+    """The compiled kernels (:mod:`privrl.linear_mixture._kernels`), imported on first use: numba
+    loads when a linear-mixture fit runs, never at ``import privrl``."""
+    from privrl.linear_mixture import _kernels
+
+    return _kernels
+
+
+def empty_counters(horizon: int) -> Any:
+    """Counters of no run (the kernels' argument when the statistics are the regularizers' own)."""
+    z, i = np.zeros, np.int64
+    return kernels().Counters(
+        ints=np.zeros(5, dtype=i), sizes=np.zeros(3, dtype=i), exact=z((0, horizon, 0)), kind=z(0, dtype=i),
+        slot=z(0, dtype=i), kslot=z(0, dtype=i), z=z((0, 0, 1)), scale=z((0, 1)), draw_at=z((0, 0), dtype=i),
+        levels=z(1, dtype=i), stack=z((1, 0, horizon, 0)), theta=z((0, 0)), omega=z((0, 0)),
+        blt_state=z((0, 0, horizon, 0)), blt_total=z((0, horizon, 0)), local_total=z((0, horizon, 0)),
+        shift_p=z((0, horizon, 0)), shift_r=z((0, horizon, 0)), screen_p=z((0, horizon)), screen_r=z((0, horizon)),
+        x_bound=z((0, horizon)), y_bound=z((0, horizon)))

@@ -1,0 +1,613 @@
+"""The compiled kernels of the LinOpt lockstep engine (numba, cached on disk).
+
+One call of :func:`advance` runs whole episodes of R runs — planning (Algorithm 1 lines 5–12 /
+Algorithm 2 lines 4–12), the rollout on the true model, the exact pseudo-regret, the contributions,
+PO's policy update (line 15) and the insert of the batched statistics — until it needs Python: a new
+block of pre-drawn uniforms or normals, a callback or a gym episode (``step`` mode), a regularizer
+that updates itself, a contribution or a PD floor near its bound (decided exactly by NumPy, as the
+regularizers' own code decides it). Every loop runs over one run at a time, so a run's result does
+not depend on the others in the batch. Arithmetic is plain IEEE (no fastmath: no reassociation, no
+fused multiply–add); the statistics (:func:`insert`, :func:`release`) make exactly the elementwise
+operations of the regularizers' own NumPy updates, in the same order, so they are bit-identical.
+
+Imported on the first fit only (numba takes a few tenths of a second to load): ``import privrl``
+and ``privrl --help`` never load it. Without numba, or with ``PRIVRL_NO_JIT=1`` in the environment
+when this module is first imported, the same functions run as plain Python over NumPy arrays
+(:data:`JIT` is then False): the same operations in the same order, so the same results up to the
+last bit of ``exp``/``sqrt`` (tested), but one to two orders of magnitude slower.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+def _compiler() -> tuple[Callable[[Any], Any], bool]:
+    """numba's ``njit`` — plain IEEE arithmetic (no fastmath), compiled once per machine and cached
+    next to this module — or, without numba or with ``PRIVRL_NO_JIT=1``, the functions as they are."""
+    if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
+        return (lambda f: f), False
+    try:
+        import numba
+    except ImportError:
+        return (lambda f: f), False
+    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
+
+
+_jit, JIT = _compiler()
+
+#: the phases of an episode
+PLAN, ROLLOUT, INSERT = 0, 1, 2
+#: why :func:`advance` returned
+DONE, NEED_DRAWS, NEED_NOISE, PLANNED, STEP, CHECK, PER_RUN, FLOOR = range(8)
+#: dims fields
+_H, _S, _A, _D1, _D2, _K, _BATCHED, _STEP = range(8)
+#: the adjugate of a 3×3 matrix, entry by entry (row-major): ``m[P1] m[P2] − m[N1] m[N2]`` (exactly
+#: symmetric for a symmetric input)
+_ADJ3 = np.array([[4, 2, 1, 5, 0, 2, 3, 1, 0], [8, 7, 5, 6, 8, 3, 7, 6, 4],
+                  [5, 1, 2, 3, 2, 0, 4, 0, 1], [7, 8, 4, 8, 6, 5, 6, 7, 3]], dtype=np.int64)
+#: contribution bounds: relative tolerance of ``check_contributions``, and the margin under which the
+#: kernel's own sums (another summation order) pass without asking NumPy
+_TOL = 1e-9
+_MARGIN = 1e-12
+
+
+class Geometry(NamedTuple):
+    """What a fit knows before its first episode (read-only). Planned (h, s) are numbered among all
+    steps (``offn[h] + i`` for the i-th planned state of step h); step h's columns ``i·A + a``
+    map to distinct columns ``uinv`` (columns with the same features in every run are planned once)."""
+
+    dims: np.ndarray        # int64 [H, S, A, d1, d2, K, batched, step]
+    n: np.ndarray           # (H+1,) planned states per step
+    offn: np.ndarray        # (H+2,) their offsets
+    U: np.ndarray           # (H,) distinct columns per step
+    uoff: np.ndarray        # (H+1,)
+    foff: np.ndarray        # (H+1,) step h's features ϕ (d1 × U_h, row-major) in feat
+    ksucc: np.ndarray       # (H,) successors summed over in ϕ
+    soff: np.ndarray        # (H+1,)
+    poff: np.ndarray        # (H+1,) step h's ψ (d1 × k_h × U_h) in psi
+    succ_at: np.ndarray     # (Σ k_h,) a successor's planned index (in V)
+    succ_state: np.ndarray  # (Σ k_h,) its state
+    uinv: np.ndarray        # (offn[H]·A,) column -> distinct column of its step
+    pos: np.ndarray         # (H+1, S) state -> index among step h's planned states (−1: not planned)
+    scat: np.ndarray        # (offn[H],) the state of each planned (h, s)
+    psi: np.ndarray         # (R, poff[H]) ψ(s_j | s, a) at the distinct columns (step h: (d1, k_h, U_h))
+    phi_u: np.ndarray       # (R, d2, uoff[H]) φ at the distinct columns
+    bp: np.ndarray          # (R, H) β_p
+    br: np.ndarray          # (R, H) β_r
+    cum_P: np.ndarray       # (R, H, S, A, S) cumulative kernels (rollout)
+    mean: np.ndarray        # (R, H, S, A) mean rewards
+    P: np.ndarray           # (R, H, S, A, S) kernels (exact regret)
+    cum_init: np.ndarray    # (R, S)
+    bernoulli: np.ndarray   # (R,) bool
+    phi: np.ndarray         # (R, S, A, d2)
+    v_star: np.ndarray      # (R, S) V_1^*
+    is_po: np.ndarray       # (R,) bool
+    random_ties: np.ndarray  # (R,) bool
+    model_row: np.ndarray   # (R,) bool: rolled out here (not a gym env)
+    eta: np.ndarray         # (R,) PO step size
+    tie: np.ndarray         # (1,) TIE_TOL·H
+
+
+class State(NamedTuple):
+    """A fit's per-episode state (mutated in place)."""
+
+    Lp: np.ndarray          # (R, H, d1, d1) the statistics of the current episode
+    up: np.ndarray          # (R, H, d1)
+    Lr: np.ndarray          # (R, H, d2, d2)
+    ur: np.ndarray          # (R, H, d2)
+    Q: np.ndarray           # (R, offn[H]·A)
+    feat: np.ndarray        # (R, foff[H])
+    V: np.ndarray           # (R, offn[H+1]) (step H: 0)
+    Vmax: np.ndarray        # (R, offn[H+1])
+    greedy: np.ndarray      # (R, offn[H]) int64
+    logits: np.ndarray      # (R, offn[H], A) PO
+    pi: np.ndarray          # (R, offn[H], A) PO: the policy of the current episode
+    s: np.ndarray           # (R, H+1) int64 the episode's states
+    a: np.ndarray           # (R, H) int64 actions
+    rew: np.ndarray         # (R, H) rewards
+    j: np.ndarray           # (R, H+1) int64 the path's planned indices
+    x_p: np.ndarray         # (R, H, d1) contributions
+    y_p: np.ndarray         # (R, H)
+    x_r: np.ndarray         # (R, H, d2)
+    regret: np.ndarray      # (R, K)
+    u_env: np.ndarray       # (B, R, H+1, 2) pre-drawn: next states (…, h, 0), rewards (…, h, 1), first state (…, H, 0)
+    u_act: np.ndarray       # (B, R, H) PO actions
+    u_tie: np.ndarray       # (B, R, H, S, A) random tie-breaks (B = 0 without)
+    clock: np.ndarray       # int64 [first episode of the block, end of the block]
+    v_pi: np.ndarray        # (R, offn[H+1]) scratch: the played policy's values
+
+
+class Counters(NamedTuple):
+    """The batched statistics of R runs (see :class:`~privrl.linear_mixture.regularizers.BatchedStatistics`):
+    the 4 streams packed along the last axis ``P``, the exact sums, the tree's live nodes (levels are
+    common to every run: the counters advance together), the BLT buffers, the local messages' sums."""
+
+    ints: np.ndarray        # int64 [t, n_items, depth, zpos, zfilled]
+    sizes: np.ndarray       # int64 [d1, d2, P]
+    exact: np.ndarray       # (R, H, P)
+    kind: np.ndarray        # (R,) int64: −1 no noise, 0 tree, 1 BLT, 2 local
+    slot: np.ndarray        # (R,) int64: the run's index among the noisy runs
+    kslot: np.ndarray       # (R,) int64: among the runs of its kind
+    z: np.ndarray           # (Bz, R_noisy, W+1) pre-drawn standard normals
+    scale: np.ndarray       # (R_noisy, W+1)
+    draw_at: np.ndarray       # (R_noisy, H·P) int64
+    levels: np.ndarray      # (L,) int64 live node levels (decreasing)
+    stack: np.ndarray       # (L, R_tree, H, P) running noise totals from the top node down
+    theta: np.ndarray       # (d_blt, R_blt)
+    omega: np.ndarray       # (d_blt, R_blt)
+    blt_state: np.ndarray   # (d_blt, R_blt, H, P)
+    blt_total: np.ndarray   # (R_blt, H, P)
+    local_total: np.ndarray  # (R_local, H, P)
+    shift_p: np.ndarray     # (R, H, d1·d1) shift·I
+    shift_r: np.ndarray     # (R, H, d2·d2)
+    screen_p: np.ndarray    # (R, H) the floor's screen on ‖N_p‖²_F (inf: never floored)
+    screen_r: np.ndarray    # (R, H)
+    x_bound: np.ndarray     # (R, H)
+    y_bound: np.ndarray     # (R, H)
+
+
+# --------------------------------------------------------------------------- planning
+@_jit
+def spd_inverse(M, u, inv, theta, tmp):  # pragma: no cover - compiled
+    """``inv = M⁻¹``, ``theta = M⁻¹u`` for an SPD ``d × d`` matrix: the adjugate over the determinant
+    (d ≤ 3; exactly symmetric for a symmetric input), Gauss–Jordan elimination without pivoting
+    above (stable for SPD matrices: every pivot is a Schur complement, at least ``λ_min(M)``).
+    ``tmp``: scratch of at least ``max(9, 2d)`` entries (no allocation per call)."""
+    d = M.shape[0]
+    if d == 1:
+        inv[0, 0] = 1.0 / M[0, 0]
+    elif d == 2:
+        det = M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]
+        inv[0, 0] = M[1, 1] / det
+        inv[0, 1] = -M[0, 1] / det
+        inv[1, 0] = -M[1, 0] / det
+        inv[1, 1] = M[0, 0] / det
+    elif d == 3:
+        adj = tmp
+        for e in range(9):
+            p1, p2, n1, n2 = _ADJ3[0, e], _ADJ3[1, e], _ADJ3[2, e], _ADJ3[3, e]
+            adj[e] = (M[p1 // 3, p1 % 3] * M[p2 // 3, p2 % 3]) - (M[n1 // 3, n1 % 3] * M[n2 // 3, n2 % 3])
+        det = M[0, 0] * adj[0] + M[0, 1] * adj[3] + M[0, 2] * adj[6]
+        for e in range(9):
+            inv[e // 3, e % 3] = adj[e] / det
+    else:
+        for r in range(d):
+            for c in range(d):
+                inv[r, c] = M[r, c]
+        row = tmp[:d]
+        col = tmp[d:2 * d]
+        for k in range(d):                                              # NumPy's elimination, entry by entry
+            piv = 1.0 / inv[k, k]
+            for c in range(d):
+                row[c] = inv[k, c] * piv
+                col[c] = inv[c, k] * -piv
+            for r in range(d):
+                if r != k:
+                    m = inv[r, k]
+                    for c in range(d):
+                        if c != k:
+                            inv[r, c] -= m * row[c]
+            for c in range(d):
+                inv[k, c] = row[c]
+                inv[c, k] = col[c]
+            inv[k, k] = piv
+    for r in range(d):
+        acc = inv[r, 0] * u[0]
+        for c in range(1, d):
+            acc += inv[r, c] * u[c]
+        theta[r] = acc
+
+
+@_jit
+def _quad(inv, x, row, out, U):  # pragma: no cover - compiled
+    """``out[u] = x[:, u]ᵀ inv x[:, u]`` for the columns ``u < U`` of ``x`` (``row`` scratch)."""
+    d = inv.shape[0]
+    for u in range(U):
+        out[u] = 0.0
+    for r in range(d):
+        for u in range(U):
+            row[u] = 0.0
+        for c in range(d):
+            m = inv[r, c]
+            for u in range(U):
+                row[u] += m * x[c, u]
+        for u in range(U):
+            out[u] += x[r, u] * row[u]
+
+
+@_jit
+def _dot(theta, x, out, U):  # pragma: no cover - compiled
+    """``out[u] = θᵀ x[:, u]``."""
+    for u in range(U):
+        out[u] = theta[0] * x[0, u]
+    for c in range(1, theta.shape[0]):
+        m = theta[c]
+        for u in range(U):
+            out[u] += m * x[c, u]
+
+
+@_jit
+def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
+    """Run r's optimistic backward induction and greedy policy (episode ``b`` of the block, for
+    random tie-breaks): ``S.Q``, ``S.feat``, ``S.V``, ``S.Vmax``, ``S.greedy``. Every step works on
+    its distinct columns side by side (``w``: scratch arrays)."""
+    inv_p, theta_p, inv_r, theta_r, f, x, row, val, tmp, sc = w
+    H, A, d1, d2 = G.dims[_H], G.dims[_A], G.dims[_D1], G.dims[_D2]
+    po, ties = G.is_po[r], G.random_ties[r]
+    tie = G.tie[0]
+    psi, feat, V, Q = G.psi[r], S.feat[r], S.V[r], S.Q[r]
+    for h in range(H - 1, -1, -1):
+        spd_inverse(S.Lr[r, h], S.ur[r, h], inv_r, theta_r, sc)
+        U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
+        for c in range(d2):
+            for u in range(U):
+                x[c, u] = G.phi_u[r, c, uo + u]
+        _dot(theta_r, x, val, U)                                        # φᵀθ̂_r
+        _quad(inv_r, x, row, tmp, U)                                    # ‖φ‖²_{Λ_r⁻¹}
+        br = G.br[r, h]
+        for u in range(U):
+            tmp[u] = br * math.sqrt(max(tmp[u], 0.0))
+        if h == H - 1:                                                  # ϕ_H ≡ 0 (V_{H+1} = 0)
+            for q in range(d1 * U):
+                feat[fo + q] = 0.0
+        else:
+            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p, sc)
+            for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
+                for u in range(U):
+                    f[c, u] = 0.0
+                for jj in range(k):
+                    v = V[G.succ_at[so + jj]]
+                    base = pofs + (c * k + jj) * U
+                    for u in range(U):
+                        f[c, u] += psi[base + u] * v
+                for u in range(U):
+                    feat[fo + c * U + u] = f[c, u]
+            _dot(theta_p, f, row, U)                                    # ϕᵀθ̂_p
+            for u in range(U):
+                val[u] = val[u] + row[u]
+            _quad(inv_p, f, row, x[0], U)                               # ‖ϕ‖²_{Λ_p⁻¹} (x is free now)
+            bp = G.bp[r, h]
+            for u in range(U):
+                val[u] += bp * math.sqrt(max(x[0, u], 0.0))
+        cap = float(H - h)                                              # line 10 (1-based: H − h + 1)
+        for u in range(U):
+            val[u] = max(min(val[u] + tmp[u], cap), 0.0)
+        on = G.offn[h]
+        for i in range(G.n[h]):
+            jp = on + i
+            col = jp * A
+            best = -np.inf
+            for a in range(A):
+                q = val[G.uinv[col + a]]
+                Q[col + a] = q
+                if q > best:
+                    best = q
+            S.Vmax[r, jp] = best
+            if po:                                                       # V = ⟨π, Q⟩
+                v = 0.0
+                for a in range(A):
+                    v += S.pi[r, jp, a] * Q[col + a]
+                V[jp] = v
+                continue
+            V[jp] = best                                                 # max_a Q
+            # line 12: the lowest index (or a seeded random one) among the actions within TIE_TOL·H of the max
+            thr = best - tie
+            g = 0
+            if ties:
+                s = G.scat[jp]
+                top = -1.0
+                for a in range(A):
+                    wt = S.u_tie[b, r, h, s, a] if Q[col + a] >= thr else 0.0
+                    if wt > top:
+                        top, g = wt, a
+            else:
+                for a in range(A):
+                    if Q[col + a] >= thr:
+                        g = a
+                        break
+            S.greedy[r, jp] = g
+
+
+@_jit
+def scratch(G):  # pragma: no cover - compiled
+    """The planning's scratch arrays (allocated once per :func:`advance` call, not per run)."""
+    d1, d2 = G.dims[_D1], G.dims[_D2]
+    m = max(1, int(G.U.max())) if G.U.shape[0] else 1
+    d = max(d1, d2)
+    return (np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2), np.empty((d1, m)), np.empty((d, m)),
+            np.empty(m), np.empty(m), np.empty(m), np.empty(max(9, 2 * d)))
+
+
+@_jit
+def plan_all(G, S, b, w):  # pragma: no cover - compiled
+    """Every run's planning (:func:`plan_run`) for episode ``b`` of the block (``w``: :func:`scratch`)."""
+    for r in range(S.Q.shape[0]):
+        plan_run(G, S, r, b, w)
+
+
+# --------------------------------------------------------------------------- the episode
+@_jit
+def _inverse_cdf(cum, u):  # pragma: no cover - compiled
+    """The first index whose cumulative weight exceeds ``u · cum[-1]`` (``privrl.envs.finite.inverse_cdf``)."""
+    x = u * cum[-1]
+    n = 0
+    for i in range(cum.shape[0]):
+        if cum[i] <= x:
+            n += 1
+    return min(n, cum.shape[0] - 1)
+
+
+@_jit
+def _rollout(G, S, r, b, cdf):  # pragma: no cover - compiled
+    """Run r's episode on its model: the same draws as the models' samplers (first state, then per
+    step the action for PO and the next state, inverse CDF; Bernoulli rewards ``u < r_h(s, a)``).
+    ``cdf``: scratch of A entries."""
+    H, A = G.dims[_H], G.dims[_A]
+    s = _inverse_cdf(G.cum_init[r], S.u_env[b, r, H, 0])
+    for h in range(H):
+        jp = G.offn[h] + G.pos[h, s]
+        S.s[r, h], S.j[r, h] = s, jp
+        if G.is_po[r]:
+            acc = 0.0
+            for a in range(A):
+                acc += S.pi[r, jp, a]
+                cdf[a] = acc
+            a = _inverse_cdf(cdf, S.u_act[b, r, h])
+        else:
+            a = S.greedy[r, jp]
+        S.a[r, h] = a
+        mean = G.mean[r, h, s, a]
+        if G.bernoulli[r]:
+            S.rew[r, h] = 1.0 if S.u_env[b, r, h, 1] < mean else 0.0
+        else:
+            S.rew[r, h] = mean
+        s = _inverse_cdf(G.cum_P[r, h, s, a], S.u_env[b, r, h, 0])
+    S.s[r, H], S.j[r, H] = s, G.offn[H] + G.pos[H, s]
+
+
+@_jit
+def _collect(G, S, r):  # pragma: no cover - compiled
+    """Run r's contributions: ``ϕ_h(s_h, a_h)`` (this episode's, frozen), ``V_{h+1}(s_{h+1})``, ``φ(s_h, a_h)``."""
+    H, A, d1, d2 = G.dims[_H], G.dims[_A], G.dims[_D1], G.dims[_D2]
+    for h in range(H):
+        jp, a = S.j[r, h], S.a[r, h]
+        u = G.uinv[jp * A + a]
+        for c in range(d1):
+            S.x_p[r, h, c] = S.feat[r, G.foff[h] + c * G.U[h] + u]
+        S.y_p[r, h] = S.V[r, S.j[r, h + 1]]
+        for c in range(d2):
+            S.x_r[r, h, c] = G.phi[r, S.s[r, h], a, c]
+
+
+@_jit
+def _regret(G, S, r, k):  # pragma: no cover - compiled
+    """``V_1^*(s_1) − V_1^{π^k}(s_1)``: backward induction of the played policy on the true model."""
+    H, A = G.dims[_H], G.dims[_A]
+    for h in range(H - 1, -1, -1):
+        so, k_h = G.soff[h], G.ksucc[h]
+        for i in range(G.n[h]):
+            jp = G.offn[h] + i
+            s = G.scat[jp]
+            if G.is_po[r]:
+                v = 0.0
+                for a in range(A):
+                    q = G.mean[r, h, s, a]
+                    for jj in range(k_h):
+                        q += G.P[r, h, s, a, G.succ_state[so + jj]] * S.v_pi[r, G.succ_at[so + jj]]
+                    v += S.pi[r, jp, a] * q
+            else:
+                a = S.greedy[r, jp]
+                v = G.mean[r, h, s, a]
+                for jj in range(k_h):
+                    v += G.P[r, h, s, a, G.succ_state[so + jj]] * S.v_pi[r, G.succ_at[so + jj]]
+            S.v_pi[r, jp] = v
+    s0 = S.s[r, 0]
+    S.regret[r, k] = G.v_star[r, s0] - S.v_pi[r, G.pos[0, s0]]
+
+
+@_jit
+def _policy_update(G, S, r, e):  # pragma: no cover - compiled
+    """PO line 15 at every planned state: ``logits += η Q``, ``π = softmax(logits)`` (``e``: scratch of A entries)."""
+    A, eta = G.dims[_A], G.eta[r]
+    for jp in range(S.pi.shape[1]):
+        top = -np.inf
+        for a in range(A):
+            x = S.logits[r, jp, a] + eta * S.Q[r, jp * A + a]
+            S.logits[r, jp, a] = x
+            top = max(top, x)
+        tot = 0.0
+        for a in range(A):
+            e[a] = math.exp(S.logits[r, jp, a] - top)
+            tot += e[a]
+        for a in range(A):
+            S.pi[r, jp, a] = e[a] / tot
+
+
+@_jit
+def _contributions_pass(C, S):  # pragma: no cover - compiled
+    """True when every contribution is within its bound with a margin (these sums are not NumPy's,
+    so a contribution near a bound is left to ``check_contributions``)."""
+    R, H = S.x_p.shape[0], S.x_p.shape[1]
+    for r in range(R):
+        for h in range(H):
+            n2 = 0.0
+            for c in range(S.x_p.shape[2]):
+                n2 += S.x_p[r, h, c] * S.x_p[r, h, c]
+            if not math.sqrt(n2) <= C.x_bound[r, h] * (1 + _TOL) * (1 - _MARGIN):
+                return False
+            n2 = 0.0
+            for c in range(S.x_r.shape[2]):
+                n2 += S.x_r[r, h, c] * S.x_r[r, h, c]
+            if not math.sqrt(n2) <= (1 + _TOL) * (1 - _MARGIN):
+                return False
+            y = S.y_p[r, h]
+            if not (y >= -_TOL and y <= C.y_bound[r, h] * (1 + _TOL)):
+                return False
+            y = S.rew[r, h]
+            if not (y >= -_TOL and y <= 1 + _TOL):
+                return False
+    return True
+
+
+@_jit
+def advance(G, S, C, k, phase, checked):  # pragma: no cover - compiled
+    """Run episodes from ``(k, phase)`` until the end or until Python is needed; returns the new
+    ``(k, phase, reason)``. ``checked``: the pending contributions were checked by NumPy."""
+    K, step, batched = G.dims[_K], G.dims[_STEP] != 0, G.dims[_BATCHED] != 0
+    R = S.Q.shape[0]
+    w, per_action = scratch(G), np.empty(G.dims[_A])
+    while k < K:
+        b = k - S.clock[0]
+        if phase == PLAN:
+            if k >= S.clock[1]:
+                return k, phase, NEED_DRAWS
+            plan_all(G, S, b, w)
+            phase = ROLLOUT
+            if step:
+                return k, phase, PLANNED
+        if phase == ROLLOUT:
+            for r in range(R):
+                if G.model_row[r]:
+                    _rollout(G, S, r, b, per_action)
+                _collect(G, S, r)
+                _regret(G, S, r, k)
+                if G.is_po[r] and k < K - 1:
+                    _policy_update(G, S, r, per_action)
+            phase = INSERT
+        if k == K - 1:                                                   # episode K's data is never sent (A9)
+            return K, PLAN, DONE
+        if not batched:
+            return k, phase, PER_RUN
+        if not checked and not _contributions_pass(C, S):
+            return k, phase, CHECK
+        if C.z.shape[1] > 0 and C.ints[3] == C.ints[4]:
+            return k, phase, NEED_NOISE
+        floor = insert(C, S.x_p, S.y_p, S.x_r, S.rew, S.Lp, S.up, S.Lr, S.ur)
+        checked = False
+        k, phase = k + 1, PLAN
+        if floor:
+            return k, phase, FLOOR
+        if step:
+            return k, phase, STEP
+    return k, phase, DONE
+
+
+# --------------------------------------------------------------------------- batched statistics
+@_jit
+def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compiled
+    """Insert the R users' contributions and write the next statistics; True when a noisy run's
+    noise total may exceed its floor's screen (then NumPy decides the PD floor exactly).
+
+    The operations of ``BatchedStatistics``' NumPy update, entry by entry: items
+    ``x_p x_pᵀ, x_p y_p, x_r x_rᵀ, x_r y_r``; this round's noise ``scale · z`` (a local run adds it to
+    its items and to its total; a BLT run advances its recurrence ``y = z − Σ_i ω_i s_i``,
+    ``s_i ← θ_i s_i + y``, ``n ← n + y``; a tree run's node closes at level ``ctz(t)`` with running
+    total ``below + noise``); ``exact ← exact + item``."""
+    R, H = x_p.shape[0], x_p.shape[1]
+    d1, d2, P = C.sizes[0], C.sizes[1], C.sizes[2]
+    n_items = C.ints[1]
+    noisy = C.z.shape[1] > 0 and C.ints[0] < n_items
+    zpos = C.ints[3]
+    t = C.ints[0] + 1
+    level = 0
+    while (t >> level) & 1 == 0:
+        level += 1
+    depth = C.ints[2]
+    while depth > 0 and C.levels[depth - 1] < level:
+        depth -= 1
+    item = np.empty(P)
+    noise = np.empty(H * P)
+    for r in range(R):
+        kind, slot, ks = C.kind[r], C.slot[r], C.kslot[r]
+        if noisy and kind >= 0:
+            for q in range(H * P):
+                c = C.draw_at[slot, q]
+                noise[q] = C.scale[slot, c] * C.z[zpos, slot, c]
+        for h in range(H):
+            o = 0
+            for i in range(d1):
+                for jj in range(d1):
+                    item[o] = x_p[r, h, i] * x_p[r, h, jj]
+                    o += 1
+            for i in range(d1):
+                item[o] = x_p[r, h, i] * y_p[r, h]
+                o += 1
+            for i in range(d2):
+                for jj in range(d2):
+                    item[o] = x_r[r, h, i] * x_r[r, h, jj]
+                    o += 1
+            for i in range(d2):
+                item[o] = x_r[r, h, i] * y_r[r, h]
+                o += 1
+            for q in range(P):
+                x = item[q]
+                if noisy and kind == 2:                                   # a local user's message
+                    n = noise[h * P + q]
+                    x = x + n
+                    C.local_total[ks, h, q] = C.local_total[ks, h, q] + n
+                elif noisy and kind == 1:                                 # the BLT recurrence
+                    acc = C.omega[0, ks] * C.blt_state[0, ks, h, q]
+                    for i in range(1, C.theta.shape[0]):
+                        acc += C.omega[i, ks] * C.blt_state[i, ks, h, q]
+                    y = noise[h * P + q] - acc
+                    for i in range(C.theta.shape[0]):
+                        C.blt_state[i, ks, h, q] = C.theta[i, ks] * C.blt_state[i, ks, h, q] + y
+                    C.blt_total[ks, h, q] = C.blt_total[ks, h, q] + y
+                elif kind == 0:                                            # the tree node closed now
+                    n = noise[h * P + q] if noisy else 0.0
+                    below = C.stack[depth - 1, ks, h, q] if depth > 0 else 0.0
+                    C.stack[depth, ks, h, q] = below + n
+                C.exact[r, h, q] = C.exact[r, h, q] + x
+    C.levels[depth] = level
+    C.ints[2] = depth + 1
+    C.ints[0] = t
+    if noisy:
+        C.ints[3] = zpos + 1
+    return release(C, Lp, up, Lr, ur)
+
+
+@_jit
+def release(C, Lp, up, Lr, ur):  # pragma: no cover - compiled
+    """The statistics ``exact + noise total (+ shift·I)`` per run (the tree's covering nodes, the
+    BLT's prefix noise, nothing more for local and non-private runs); True when a noisy run's
+    ``‖N‖²_F`` exceeds its floor's screen (less a margin for the summation order)."""
+    R, H = C.exact.shape[0], C.exact.shape[1]
+    d1, d2 = C.sizes[0], C.sizes[1]
+    depth = C.ints[2]
+    flag = False
+    for r in range(R):
+        kind, ks = C.kind[r], C.kslot[r]
+        for h in range(H):
+            n2p, n2r = 0.0, 0.0
+            for q in range(C.sizes[2]):
+                x = C.exact[r, h, q]
+                n = 0.0
+                if kind == 0:
+                    if depth > 0:
+                        n = C.stack[depth - 1, ks, h, q]
+                    x = x + n
+                elif kind == 1:
+                    n = C.blt_total[ks, h, q]
+                    x = x + n
+                elif kind == 2:
+                    n = C.local_total[ks, h, q]
+                if q < d1 * d1:
+                    Lp[r, h, q // d1, q % d1] = x + C.shift_p[r, h, q]
+                    n2p += n * n
+                elif q < d1 * d1 + d1:
+                    up[r, h, q - d1 * d1] = x
+                elif q < d1 * d1 + d1 + d2 * d2:
+                    e = q - d1 * d1 - d1
+                    Lr[r, h, e // d2, e % d2] = x + C.shift_r[r, h, e]
+                    n2r += n * n
+                else:
+                    ur[r, h, q - d1 * d1 - d1 - d2 * d2] = x
+            if n2p > C.screen_p[r, h] * (1 - 1e-6) or n2r > C.screen_r[r, h] * (1 - 1e-6):
+                flag = True
+    return flag
