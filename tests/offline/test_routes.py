@@ -263,3 +263,26 @@ def test_private_group_route_beats_logging_where_plain_dp_apvi_does_not():
     assert model.value(plain.policy_) < logging
     gain, best_gain = model.value(route.policy_) - logging, model.value(best.policy_) - logging
     assert best_gain > 0.05 and gain > 0.5 * best_gain
+
+
+def test_fit_command_takes_the_routes(tmp_path):
+    """``privrl fit dp-apvi --state-groups g.npy --stationary true --max-visits 1 ...``: the route's
+    parameters reach the estimator and the certificate (the groups by their fingerprint)."""
+    import json
+
+    from privrl.cli import main
+
+    model = sparse_tabular(**SMALL, rng=1)
+    model.sample(model.logging_policy, 500, rng=2, pad_to_horizon=6).save(tmp_path / "d.npz")
+    np.save(tmp_path / "r.npy", np.asarray(model.r))
+    np.save(tmp_path / "g.npy", model.groups)
+    args = ["fit", "dp-apvi", "--data", str(tmp_path / "d.npz"), "--reward", str(tmp_path / "r.npy"),
+            "--state-groups", str(tmp_path / "g.npy"), "--stationary", "true", "--max-visits", "1",
+            "--cell-threshold", "3", "--fallback", "behaviour", "--epsilon", "1", "--delta", "1e-6",
+            "--out", str(tmp_path / "out"), "--seed", "0"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        assert main(args) == 0
+    params = json.loads((tmp_path / "out" / "certificate.json").read_text())["params"]
+    assert params["stationary"] is True and params["max_visits"] == 1 and params["fallback"] == "behaviour"
+    assert params["state_groups"]["shape"] == [26]

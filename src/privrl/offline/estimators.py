@@ -180,6 +180,15 @@ class APVI(_TabularBase):
     memory — sparse statistics, then Algorithm 1 one step at a time on sparse rows
     (:mod:`privrl.offline.tabular`); never an ``(H, S, A, S)`` array: ``transitions_`` (the dense
     ``P̂``) is kept only when ``H·S·A·S <= 2^22``, None otherwise.
+
+    Routes for coverage-limited data (all off by default; :mod:`privrl.offline.grouping`):
+    ``state_groups`` — learn on the counts of public state groups (a practical approximation: the
+    grouped process is treated as Markov; the group's reward is the unweighted mean of its states'
+    public rewards), every state then plays its group's action (``policy_`` stays ``(H, S)``,
+    ``transitions_`` is None); ``stationary`` — counts pooled over the steps (time-homogeneous
+    dynamics), the policy still per step from backward induction over H; ``max_visits`` — with
+    pooling, each trajectory keeps only its first c visits of each pair; ``fallback="behaviour"`` —
+    the most logged action where no pair of ``(h, s)`` is confident.
     """
 
     guarantee = None
@@ -220,6 +229,20 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     released too (a third family of the plan, sensitivity √2·min(F_max, …) from the declared
     ``r_max``/``F_max``: :mod:`privrl.offline.calibration`; not under ``calibration="paper"``).
     ``fit(dataset, reward=None, *, rng)`` as :class:`APVI`.
+
+    Routes for coverage-limited data (:class:`APVI`'s, plus ``cell_threshold``; all off by default):
+    every one is a public, data-independent map of the trajectories before the release, or
+    post-processing after it. Groups do not change the sensitivity (each transition still lands in
+    one cell). Pooling over the steps does: one trajectory adds a vector ``v >= 0`` summing to H to
+    each count family, an entry up to H when pooled, so the replace-one ℓ2 sensitivity grows from
+    √(2H) (per step, Lemma C.1: entries 0/1) to √2·H; the cap ``max_visits = c`` bounds every entry
+    by c, so ``‖v‖² <= m = c²⌊H/c⌋ + (H − c⌊H/c⌋)² <= c·H`` and ``‖v − w‖² <= ‖v‖² + ‖w‖² <= 2m``:
+    Δ₂ = √(2m) (√(2H) at c = 1: pooled counts at per-step cost, with up to H times the count per
+    cell). The logged reward sums follow with entries ``<= c·r_max`` and total ``<= F_max``; ℓ1
+    (Laplace) stays 2H. The plan (:meth:`count_noise`) uses these Δ, and its bound E a union
+    over the released cells (one step when pooled); the ledger records σ/Δ.
+    ``cell_threshold = k``: released transition cells at most k·σ are set to 0; the fallback's
+    behaviour-cloned action is the argmax of the released ``ñ_sa`` — both post-processing.
 
     Complexity (``K`` trajectories): ``O(K·H log(K·H) + H·S·A·S)`` time — one noise draw per
     released cell: the zero counts get their noise too, drawn where it is consumed, row block by
