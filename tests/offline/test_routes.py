@@ -167,19 +167,23 @@ def test_defaults_keep_the_plain_algorithm(clinic):
     assert np.array_equal(plain.policy_, same.policy_) and np.allclose(plain.q_values_, same.q_values_)
 
 
-def test_fallback_plays_the_behaviour_cloned_action_where_nothing_is_confident(clinic):
-    """Where no pair clears the threshold the policy is argmax of the released visit counts (here
-    under constant noise: the raw counts shifted), elsewhere the greedy action."""
+def test_fallback_breaks_ties_by_the_released_visit_counts(clinic):
+    """With fallback='behaviour' a tied greedy step (e.g. every Q-value clipped to 0 where nothing
+    is confident) plays the tied action with the largest released visit count (here under zero
+    constant noise: the raw counts) instead of the lowest index; untied cells and values are unchanged."""
     model, data = clinic
     budget = PrivacyBudget(rho=0.5)
     make = lambda fb: use_noise(DPAPVI(budget=budget, constants="practical", fallback=fb), ConstantNoise(0.0))  # noqa: E731
     tie = _quiet(lambda: make("tie-break").fit(data, model, rng=0))
     fb = _quiet(lambda: make("behaviour").fit(data, model, rng=0))
     counts = offline_statistics(data, 26, 5).n_sa
+    q = tie.q_values_
+    tied = q == q.max(axis=-1, keepdims=True)
+    several = tied.sum(axis=-1) > 1
+    expected = np.where(several, np.argmax(np.where(tied, counts, -np.inf), axis=-1), tie.policy_)
+    assert np.array_equal(fb.policy_, expected) and np.any(fb.policy_ != tie.policy_)
     unconfident = tie.counts_.max(axis=-1) <= tie.count_noise(6, 26, 5, 3000).bound[0]
-    changed = fb.policy_ != tie.policy_
-    assert changed.any() and np.all(unconfident[changed])
-    assert np.array_equal(fb.policy_[changed], counts.argmax(axis=-1)[changed])
+    assert np.array_equal(fb.policy_[unconfident], counts.argmax(axis=-1)[unconfident])
     assert np.array_equal(fb.values_, tie.values_)                   # the fallback never changes the values
 
 

@@ -74,8 +74,9 @@ MAX_VISITS = param("with stationary=True: each trajectory keeps only its first m
                    "action) pair, later ones dropped (clipping you ask for; the pooled counts' l2 sensitivity "
                    "falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all", default=None,
                    kind="int", low=1, none_ok=True)
-FALLBACK = param("action where no pair of (h, s) clears the count threshold: 'tie-break' (action 0) or "
-                 "'behaviour' (the behaviour-cloned action, argmax of the released visit counts)",
+FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of (h, s) clears the count threshold "
+                 "and every Q-value is 0): 'tie-break' (the lowest action index) or 'behaviour' (the tied action "
+                 "with the largest released visit count: the behaviour-cloned action)",
                  default="tie-break", kind="option", options=("tie-break", "behaviour"))
 
 
@@ -188,7 +189,8 @@ class APVI(_TabularBase):
     ``transitions_`` is None); ``stationary`` — counts pooled over the steps (time-homogeneous
     dynamics), the policy still per step from backward induction over H; ``max_visits`` — with
     pooling, each trajectory keeps only its first c visits of each pair; ``fallback="behaviour"`` —
-    the most logged action where no pair of ``(h, s)`` is confident.
+    ties of the greedy step (all Q-values clipped to 0 where no pair of ``(h, s)`` is confident)
+    broken by the released visit counts: the most logged of the tied actions.
     """
 
     guarantee = None

@@ -224,8 +224,7 @@ class TabularFit(NamedTuple):
     """The output of :func:`dp_apvi`: the greedy policy ``(H,S)`` (with the fallback applied), the
     pessimistic values ``(H+1,S)`` and Q-values ``(H,S,A)``, the dense ``P̃`` or None, the counts the
     algorithm used (``ñ_sa`` after Eq. 3 and the cell threshold; ``(H,S,A)``), the behaviour-cloned
-    action ``argmax_a ñ_sa`` of the released visit counts ``(H,S)`` and ``confident`` ``(H,S)``: at
-    least one pair of ``(h, s)`` clears the Bernstein threshold. Every field is post-processing."""
+    action ``argmax_a ñ_sa`` of the released visit counts ``(H,S)``. Every field is post-processing."""
 
     policy: np.ndarray
     values: np.ndarray
@@ -233,7 +232,6 @@ class TabularFit(NamedTuple):
     transitions: np.ndarray | None
     counts: np.ndarray
     behaviour: np.ndarray | None = None
-    confident: np.ndarray | None = None
 
 
 def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
@@ -262,9 +260,11 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     ``h`` (its noise keyed by step 0: the same draws at every ``h``), the policy stays per step;
     ``cell_threshold`` k — released transition cells at most ``k·σ_sas`` are set to 0 after Eq. (3)
     (they are mostly noise: ``{·}^+`` of ~S pure-noise cells otherwise spreads mass over every next
-    state); ``fallback="behaviour"`` — at ``(h, s)`` with no confident pair (``ñ_sa`` above ``E_sa``)
-    play the behaviour-cloned action ``argmax_a ñ_sa`` of the released counts instead of the
-    tie-break action 0.
+    state); ``fallback="behaviour"`` — at ``(h, s)`` with no confident pair (``ñ_sa`` above ``E_sa``:
+    all Q-values clipped to 0) play the behaviour-cloned action ``argmax_a ñ_sa`` of the released
+    counts instead of the
+    tie-break action 0 — more generally, ties of the greedy step (Q-values clipped at 0 by the
+    pessimism tie) are broken by the released visit counts, not by the action's index.
     """
     H_stat, S, A = stats.shape
     H = H_stat if horizon is None else int(horizon)
@@ -283,7 +283,6 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     V = np.zeros((H + 1, S))
     Q = np.zeros((H, S, A))
     counts = np.zeros((H, S, A))
-    confident = np.zeros((H, S), dtype=bool)
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
     for h in range(H - 1, -1, -1):
         v = V[h + 1]
@@ -319,16 +318,17 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         gamma = np.where(bounded, gamma, c_unvisited * H)
         Q[h] = np.clip(r_h + mean - gamma, 0.0, H - h).reshape(S, A)
         counts[h] = n.reshape(S, A)
-        confident[h] = bounded.reshape(S, A).any(axis=1)
         _, V[h] = greedy(Q[h])
     transitions = None if P_kept is None else P_kept.reshape(H, S, A, S)
     behaviour = np.argmax(released.n_sa, axis=-1)[[h if H_stat == H else 0 for h in range(H)]]
     policy = np.argmax(Q, axis=-1)
     if fallback == "behaviour":
-        policy = np.where(confident, policy, behaviour)
+        released_n = released.n_sa[[h if H_stat == H else 0 for h in range(H)]]
+        tied = Q == Q.max(axis=-1, keepdims=True)
+        policy = np.argmax(np.where(tied, released_n, -np.inf), axis=-1)
     elif fallback != "tie-break":
         raise param_error("fallback", "dp_apvi", "'tie-break' or 'behaviour'", fallback)
-    return TabularFit(policy, V, Q, transitions, counts, behaviour, confident)
+    return TabularFit(policy, V, Q, transitions, counts, behaviour)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
