@@ -29,7 +29,7 @@ default ``--rows`` (a fit takes about a minute): ``vapvi-groups``.
 Every row also reports ``gain`` (value − logging value) and, when a non-private row ran before it
 on the same data, ``fraction_of_best_gain`` (its gain over the best non-private gain so far).
 ``--summary`` adds one ``real-size-summary`` line per (row, n, ε): mean and standard error over the
-seeds of ``value``, ``gain`` and ``fraction_of_best_gain``.
+seeds of ``value``, ``gain``, ``fraction_of_best_gain``, ``seconds``, ``cpu_seconds`` and ``peak_mb``.
 
 Adding a row: write ``def row_NAME(model, data, n, epsilon, seed) -> dict`` returning ``algorithm``,
 ``metric``, ``value`` (and optional fields), register it in :data:`ROWS`; it runs in the child
@@ -222,6 +222,8 @@ ROWS: dict[str, tuple[Callable[..., dict[str, Any]], bool]] = {
     "vapvi-groups": (row_vapvi_groups, False),
 }
 DEFAULT_ROWS = [r for r in ROWS if r != "vapvi-groups"]
+#: fields averaged over the seeds by --summary
+SUMMARY = ("value", "gain", "fraction_of_best_gain", "seconds", "cpu_seconds", "peak_mb")
 
 
 def child(args: argparse.Namespace) -> None:
@@ -277,12 +279,12 @@ def main(args: argparse.Namespace) -> None:
                         if not private:
                             nonprivate = out["value"]
                             best = out["value"] if best is None else max(best, out["value"])
-                        out["gain"] = out["value"] - logging
+                        out.update(gain=out["value"] - logging)
                         if best is not None and best > logging:
                             reference["best_nonprivate"] = best
-                            out["fraction_of_best_gain"] = out["gain"] / (best - logging)
+                            out.update(fraction_of_best_gain=out["gain"] / (best - logging))
                         results.setdefault((row, n, eps), []).append(
-                            {k: out[k] for k in ("value", "gain", "fraction_of_best_gain") if k in out})
+                            {k: out[k] for k in SUMMARY if k in out})
                         emit("real-size", row=row, n=n, epsilon=eps, delta=DELTA if private else None, seed=seed,
                              n_states=model.n_states, n_actions=model.n_actions, horizon=model.horizon,
                              reference=reference, target_seconds=60.0, target_peak_mb=1024.0, **out)
@@ -291,7 +293,7 @@ def main(args: argparse.Namespace) -> None:
 
         for (row, n, eps), runs in results.items():
             stats: dict[str, Any] = {}
-            for key in ("value", "gain", "fraction_of_best_gain"):
+            for key in SUMMARY:
                 xs = [r[key] for r in runs if key in r and not math.isnan(r[key])]
                 if xs:
                     mean = sum(xs) / len(xs)
@@ -299,7 +301,8 @@ def main(args: argparse.Namespace) -> None:
                           else float("nan"))
                     stats[key], stats[f"{key}_se"] = mean, se
             emit("real-size-summary", row=row, n=n, epsilon=eps, seeds=len(runs), logging=logging, optimal=optimal,
-                 **stats)
+                 seconds=stats.get("seconds", float("nan")), peak_mb=stats.get("peak_mb", float("nan")),
+                 **{k: v for k, v in stats.items() if k not in ("seconds", "peak_mb")})
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
