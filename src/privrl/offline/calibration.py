@@ -268,10 +268,10 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
     H, S, A = int(horizon), int(n_states), int(n_actions)
     k = 3 if logged_rewards else 2
     w = np.array([float(S) ** float(split_power), 1.0, float(S) ** float(split_power) / H])[:k]
-    shape = {"max_visits": max_visits, "stationary": stationary}
     H_rel = 1 if stationary else H
-    sens = np.array([count_sensitivity(H, mech, **shape)] * 2
-                    + [reward_sensitivity(H, r_max, F_max, mech, **shape)])[:k]
+    counts_sens = count_sensitivity(H, mech, max_visits=max_visits, stationary=stationary)
+    sens: np.ndarray = np.array([counts_sens, counts_sens, reward_sensitivity(
+        H, r_max, F_max, mech, max_visits=max_visits, stationary=stationary)], dtype=float)[:k]
     if mech == "gaussian":
         if calibration == "tight":
             mu = gaussian_mu(budget)

@@ -115,5 +115,5 @@ def group_reward(reward: np.ndarray, groups: np.ndarray) -> np.ndarray:
     G = int(groups.max()) + 1
     sizes = np.bincount(groups, minlength=G).astype(float)
     out = np.zeros((reward.shape[0], G, reward.shape[2]))
-    np.add.at(out, (slice(None), groups), reward)
+    np.add.at(out.transpose(1, 0, 2), groups, reward.transpose(1, 0, 2))     # a view: sums into out
     return out / np.maximum(sizes, 1.0)[None, :, None]
