@@ -46,6 +46,12 @@ the penalty gains ``E_R/(2ñ)`` — the high-probability bound of the reward noi
 argument), under every preset: without it the noise on the reward sums of heavily visited cells
 that never pay (an absorbing failure state) gives them a value of their own.
 
+**Routes for coverage-limited data** (:mod:`privrl.offline.grouping`): the kernel runs unchanged on
+statistics of public state groups and, pooled over the steps, on one-step statistics planned over
+``horizon`` steps (one release serves every step); the noise plan takes the re-derived
+sensitivities (:func:`~privrl.offline.calibration.count_sensitivity`). ``cell_threshold`` and
+``fallback`` are post-processing (:func:`dp_apvi`).
+
 Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
 presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"practical"``
 (:data:`TABULAR_PRESETS`; how they were chosen: ``docs/offline.md``).
