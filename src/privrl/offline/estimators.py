@@ -205,7 +205,8 @@ class APVI(_TabularBase):
     max_visits: int | None = MAX_VISITS
     fallback: str = FALLBACK
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
-                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
+                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy "
+                  "(or pool thin counts: state_groups=, stationary=True).")
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
         p = self._validated()
@@ -276,7 +277,9 @@ class DPAPVI(PrivateEstimator, _TabularBase):
                                   "set to 0 before P̃ is formed (post-processing; 0 = off)", default=0.0, low=0.0)
     fallback: str = FALLBACK
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
-                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
+                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget; "
+                  "with thin counts, the routes state_groups=, stationary=True, max_visits=1, cell_threshold=3, "
+                  "fallback='behaviour' (docs/offline.md, Real-sized problems).")
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]
