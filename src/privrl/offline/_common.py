@@ -326,7 +326,7 @@ def tabular_utility_problem(q_values: np.ndarray, policy: np.ndarray, counts: np
                 "are too thin for the noise and pessimism there")
     if behaviour is not None and np.array_equal(policy[visited], behaviour[visited]):
         return ("the policy equals the behaviour-cloned action (the most logged one) at every visited (h, s): "
-                "it is no better than imitating the logging policy")
+                "the data taught it nothing beyond imitating the logging policy's most frequent choice")
     if not np.any(values[0][visited[0]] > 0):
         return ("the pessimistic value estimate is 0 at every visited start state: no better than the trivial "
                 "estimate 0")
