@@ -155,15 +155,14 @@ def _pooled_datasets() -> tuple[dict, dict]:
 
 
 def _apvi_pooled(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    route = {"stationary": True, "max_visits": 1}
     d, d2 = _pooled_datasets()
-    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", **route)
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", stationary=True, max_visits=1)
     est.fit(d, np.zeros((H, S, A)), rng=0)
     plan = est.count_noise(H, S, A, d["actions"].shape[0])
     claimed = est.privacy_spent(delta)
 
     def on(data):
-        stats = grouped_statistics(data, None, S, A, **route)
+        stats = grouped_statistics(data, None, S, A, stationary=True, max_visits=1)
         counts = (stats.n_sa, stats.counts)
 
         def once(rng):
