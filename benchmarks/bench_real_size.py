@@ -14,10 +14,24 @@ Targets: APVI and DP-APVI at n = 10⁵, ε = 1, δ = 10⁻⁶: ``peak_mb <= 1024
 60 s on one core.
 
     .venv/bin/python benchmarks/bench_real_size.py [--rows apvi,dp-apvi,apvi-logged,dp-apvi-logged]
-        [--n 10000,100000] [--epsilon 1] [--states 750] [--horizon 20] [--seeds 1]
+        [--n 10000,100000] [--epsilon 1] [--states 750] [--horizon 20] [--seeds 1] [--summary]
 
 Rows: ``apvi`` / ``dp-apvi`` with the public reward table, ``apvi-logged`` / ``dp-apvi-logged``
-with the logged outcome reward (``F_max = 1``), all with ``constants="practical"``.
+with the logged outcome reward (``F_max = 1``), all with ``constants="practical"``. The routes for
+coverage-limited data (the model's public ``groups``; ``docs/offline.md``): ``apvi-groups``
+(grouped counts pooled over the steps, behaviour fallback: the non-private reference),
+``dp-apvi-groups`` / ``dp-apvi-groups-logged`` (also capped at one visit per pair and trajectory,
+cell threshold 3σ), ``dp-apvi-groups-perstep`` (grouped per-step counts, cell threshold 3σ,
+fallback), ``dp-vapvi-groups`` (DP-VAPVI with one-hot group × action features; fitted on the grouped
+per-step statistics, which is the same fit: every feature is constant on a group). The default
+``--rows`` (what ``make bench`` runs) are the first four and ``apvi-groups``, ``dp-apvi-groups``,
+``dp-apvi-groups-logged``; ``dp-apvi-groups-perstep``, ``dp-vapvi-groups`` and ``vapvi-groups`` on
+request.
+
+Every row also reports ``gain`` (value − logging value) and, when a non-private row ran before it
+on the same data, ``fraction_of_best_gain`` (its gain over the best non-private gain so far).
+``--summary`` adds one ``real-size-summary`` line per (row, n, ε): mean and standard error over the
+seeds of ``value``, ``gain``, ``fraction_of_best_gain``, ``seconds``, ``cpu_seconds`` and ``peak_mb``.
 
 Adding a row: write ``def row_NAME(model, data, n, epsilon, seed) -> dict`` returning ``algorithm``,
 ``metric``, ``value`` (and optional fields), register it in :data:`ROWS`; it runs in the child
@@ -115,6 +129,86 @@ def row_dp_apvi_logged(model: Any, data: Any, n: int, epsilon: float | None, see
     return row_dp_apvi(model, data, n, epsilon, seed, logged=True)
 
 
+#: the private group route: grouped counts pooled over the steps, one visit per pair and trajectory,
+#: cells at most 3σ dropped, the behaviour-cloned action where nothing is confident
+GROUP_ROUTE = {"stationary": True, "max_visits": 1, "cell_threshold": 3.0, "fallback": "behaviour"}
+
+
+def _warnings_of(fit: Callable[[], Any]) -> tuple[Any, float, list[str]]:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, seconds = timed(fit)
+    return out, seconds, sorted({w.category.__name__ for w in caught})
+
+
+def row_apvi_groups(model: Any, data: Any, n: int, epsilon: float | None, seed: int) -> dict[str, Any]:
+    from privrl.offline import APVI
+
+    est = APVI(constants="practical", state_groups=model.groups, stationary=True, fallback="behaviour")
+    est, seconds, caught = _warnings_of(lambda: est.fit(data, model.r))
+    return {"algorithm": "APVI", "route": "groups, stationary", "seconds": seconds, "metric": "policy_value",
+            "value": model.value(est.policy_), "warnings": caught}
+
+
+def row_dp_apvi_groups(model: Any, data: Any, n: int, epsilon: float | None, seed: int, *, logged: bool = False,
+                       route: dict[str, Any] | None = None) -> dict[str, Any]:
+    from privrl import PrivacyBudget
+    from privrl.offline import DPAPVI
+
+    route = GROUP_ROUTE if route is None else route
+    est = DPAPVI(budget=PrivacyBudget(epsilon=epsilon, delta=DELTA), constants="practical",
+                 F_max=1.0 if logged else None, state_groups=model.groups, **route)
+    est, seconds, caught = _warnings_of(lambda: est.fit(data, None if logged else model.r, rng=seed))
+    return {"algorithm": "DPAPVI", "route": ", ".join(f"{k}={v}" for k, v in route.items()), "seconds": seconds,
+            "metric": "policy_value", "value": model.value(est.policy_), "reward": "logged" if logged else "public",
+            "noise_std": est.noise_std_[1], "epsilon_spent": est.privacy_spent(), "warnings": caught}
+
+
+def row_dp_apvi_groups_logged(model: Any, data: Any, n: int, epsilon: float | None, seed: int) -> dict[str, Any]:
+    return row_dp_apvi_groups(model, data, n, epsilon, seed, logged=True)
+
+
+def row_dp_apvi_groups_perstep(model: Any, data: Any, n: int, epsilon: float | None, seed: int) -> dict[str, Any]:
+    return row_dp_apvi_groups(model, data, n, epsilon, seed, route={"cell_threshold": 3.0, "fallback": "behaviour"})
+
+
+def _group_features(model: Any, data: Any) -> tuple[Any, Any]:
+    """(grouped per-step statistics, one-hot group × action features (G, A, G·A)): DP-VAPVI with the
+    features φ(s, a) = e_{g(s)·A + a} on the states fits exactly this (every sum over transitions
+    sees s only through g(s), and Ṽ(s') only through g(s'))."""
+    import numpy as np
+
+    from privrl.offline._common import padded_episodes
+    from privrl.offline.grouping import grouped_statistics
+
+    S, A, G = model.n_states, model.n_actions, model.n_groups
+    arrays = padded_episodes(data, "bench_real_size", n_states=S, n_actions=A)
+    return grouped_statistics(arrays, model.groups, S, A), np.eye(G * A).reshape(G, A, G * A)
+
+
+def row_vapvi_groups(model: Any, data: Any, n: int, epsilon: float | None, seed: int) -> dict[str, Any]:
+    from privrl.offline import DPVAPVI, VAPVI
+
+    stats, phi = _group_features(model, data)
+    est = (VAPVI(constants="practical", split=False) if epsilon is None else
+           DPVAPVI(budget=_budget(epsilon), constants="practical", split=False))
+    est, seconds, caught = _warnings_of(lambda: est.fit(stats, phi, rng=seed))
+    return {"algorithm": type(est).__name__, "route": "one-hot group x action features", "seconds": seconds,
+            "metric": "policy_value", "value": model.value(est.policy_[:, model.groups]), "warnings": caught}
+
+
+def row_dp_vapvi_groups(model: Any, data: Any, n: int, epsilon: float | None, seed: int) -> dict[str, Any]:
+    return row_vapvi_groups(model, data, n, epsilon, seed)
+
+
+def _budget(epsilon: float) -> Any:
+    from privrl import PrivacyBudget
+
+    return PrivacyBudget(epsilon=epsilon, delta=DELTA)
+
+
 #: name -> (row function, private?); a private row's reference has the value of the last
 #: non-private row before it in --rows order
 ROWS: dict[str, tuple[Callable[..., dict[str, Any]], bool]] = {
@@ -122,7 +216,18 @@ ROWS: dict[str, tuple[Callable[..., dict[str, Any]], bool]] = {
     "dp-apvi": (row_dp_apvi, True),
     "apvi-logged": (row_apvi_logged, False),
     "dp-apvi-logged": (row_dp_apvi_logged, True),
+    "apvi-groups": (row_apvi_groups, False),
+    "dp-apvi-groups": (row_dp_apvi_groups, True),
+    "dp-apvi-groups-logged": (row_dp_apvi_groups_logged, True),
+    "dp-apvi-groups-perstep": (row_dp_apvi_groups_perstep, True),
+    "dp-vapvi-groups": (row_dp_vapvi_groups, True),
+    "vapvi-groups": (row_vapvi_groups, False),
 }
+#: the rows of a plain run (``make bench``: kept quick); the others on request with --rows
+DEFAULT_ROWS = ["apvi", "dp-apvi", "apvi-logged", "dp-apvi-logged", "apvi-groups", "dp-apvi-groups",
+                "dp-apvi-groups-logged"]
+#: fields averaged over the seeds by --summary
+SUMMARY = ("value", "gain", "fraction_of_best_gain", "seconds", "cpu_seconds", "peak_mb")
 
 
 def child(args: argparse.Namespace) -> None:
@@ -160,12 +265,14 @@ def main(args: argparse.Namespace) -> None:
     model = task(args.states, args.horizon)
     optimal, logging = model.optimal_value(), model.value(model.logging_policy)
     rows = args.rows.split(",")
+    results: dict[tuple[str, int, float | None], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for n in (int(x) for x in args.n.split(",")):
             for seed in range(args.seeds):
                 path = os.path.join(tmp, f"data_{n}_{seed}.npz")
                 model.sample(model.logging_policy, n, rng=1000 + seed, pad_to_horizon=model.horizon).save(path)
                 nonprivate: float | None = None
+                best: float | None = None                  # the best non-private value on these data
                 for row in rows:
                     _, private = ROWS[row]
                     for eps in ([float(e) for e in args.epsilon.split(",")] if private else [None]):
@@ -175,19 +282,42 @@ def main(args: argparse.Namespace) -> None:
                             reference["nonprivate"] = nonprivate
                         if not private:
                             nonprivate = out["value"]
+                            best = out["value"] if best is None else max(best, out["value"])
+                        out.update(gain=out["value"] - logging)
+                        if best is not None and best > logging:
+                            reference["best_nonprivate"] = best
+                            out.update(fraction_of_best_gain=out["gain"] / (best - logging))
+                        results.setdefault((row, n, eps), []).append(
+                            {k: out[k] for k in SUMMARY if k in out})
                         emit("real-size", row=row, n=n, epsilon=eps, delta=DELTA if private else None, seed=seed,
                              n_states=model.n_states, n_actions=model.n_actions, horizon=model.horizon,
                              reference=reference, target_seconds=60.0, target_peak_mb=1024.0, **out)
+    if args.summary:
+        import math
+
+        for (row, n, eps), runs in results.items():
+            stats: dict[str, Any] = {}
+            for key in SUMMARY:
+                xs = [r[key] for r in runs if key in r and not math.isnan(r[key])]
+                if xs:
+                    mean = sum(xs) / len(xs)
+                    se = (math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1) / len(xs)) if len(xs) > 1
+                          else float("nan"))
+                    stats[key], stats[f"{key}_se"] = mean, se
+            emit("real-size-summary", row=row, n=n, epsilon=eps, seeds=len(runs), logging=logging, optimal=optimal,
+                 seconds=stats.get("seconds", float("nan")), peak_mb=stats.get("peak_mb", float("nan")),
+                 **{k: v for k, v in stats.items() if k not in ("seconds", "peak_mb")})
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--rows", default=",".join(ROWS))
+    p.add_argument("--rows", default=",".join(DEFAULT_ROWS))
     p.add_argument("--n", default="10000,100000")
     p.add_argument("--epsilon", default="1.0")
     p.add_argument("--states", type=int, default=750)
     p.add_argument("--horizon", type=int, default=20)
     p.add_argument("--seeds", type=int, default=1)
+    p.add_argument("--summary", action="store_true", help="also print the mean and standard error over seeds")
     # child process
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--data", default=None, help=argparse.SUPPRESS)

@@ -305,3 +305,29 @@ def degenerate_output(q_values: np.ndarray, policy: np.ndarray) -> str | None:
 def warn_degenerate(owner: str, cause: str | None, knob: str) -> None:
     if cause is not None:
         warnings.warn(f"{owner}: degenerate output: {cause}. {knob}", UtilityWarning, stacklevel=3)
+
+
+def tabular_utility_problem(q_values: np.ndarray, policy: np.ndarray, counts: np.ndarray, values: np.ndarray,
+                            behaviour: np.ndarray | None, threshold: float) -> str | None:
+    """The cause when a tabular offline output is no better than a trivial one, judged on the
+    ``(h, s)`` cells visited according to ``counts`` ``(H,S,A)`` — for a private estimator the
+    released (noisy, post-processed) counts, never the raw data: a cell is visited when its counts
+    sum above ``threshold``. Causes: no visited cell; the tie-break action (all Q-values tie, action
+    0) in at least 90 % of the visited cells; the policy equal to the behaviour-cloned action
+    ``behaviour`` ``(H,S)`` (argmax of the released visit counts) at every visited cell; a pessimistic
+    value of 0 — the trivial estimate — at every visited start state (``values[0]``)."""
+    visited = counts.sum(axis=-1) > threshold
+    if not visited.any():
+        return "no (h, s) has released visit counts above the count threshold: nothing was learned from the data"
+    tie = (q_values.max(axis=-1) == q_values.min(axis=-1)) & (policy == 0)
+    share = float(tie[visited].mean())
+    if share >= 0.9:
+        return (f"the policy plays the tie-break action (0) in {share:.0%} of the visited (h, s): the counts "
+                "are too thin for the noise and pessimism there")
+    if behaviour is not None and np.array_equal(policy[visited], behaviour[visited]):
+        return ("the policy equals the behaviour-cloned action (the most logged one) at every visited (h, s): "
+                "the data taught it nothing beyond imitating the logging policy's most frequent choice")
+    if not np.any(values[0][visited[0]] > 0):
+        return ("the pessimistic value estimate is 0 at every visited start state: no better than the trivial "
+                "estimate 0")
+    return None

@@ -17,6 +17,12 @@ the pair of released count tables. ``dp-apvi-dataset`` does the same on a datase
 seeded random MDP, with the neighbour made by the generic
 :func:`~privrl.audit.neighbors.replace_one_trajectory` (``strategy="rarest"``).
 
+``dp-apvi-pooled`` audits the route for coverage-limited data: counts pooled over the steps with
+at most one visit per pair and trajectory (``stationary=True, max_visits=1``; sensitivity
+:func:`~privrl.offline.calibration.count_sensitivity`, √(2H) again). H = S = A = 2; D holds
+trajectories that repeat a pair (the cap drops the repeat); D' replaces one on pairs (0, 0), (0, 1)
+by one on (1, 0), (1, 1): disjoint cells in both families, ‖Δ‖₂ = √(2H), the worst case.
+
 DP-VAPVI (``dp-vapvi``, ``dp-vapvi-paper``). Algorithm 2 releases its statistics adaptively (step h
 uses Ṽ_{h+1}, itself computed from released values). The audit runs the module's own kernel with a
 releaser that also *records* every released statistic: the audited output is the whole transcript
@@ -40,6 +46,7 @@ from privrl.envs.random_tabular import random_tabular_mdp
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.offline import DPAPVI, DPVAPVI
 from privrl.offline._common import padded_episodes, transition_statistics
+from privrl.offline.grouping import grouped_statistics
 from privrl.offline.linear import linear_pessimistic_vi
 from privrl.offline.tabular import count_statistics, release_counts
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
@@ -136,6 +143,35 @@ def _apvi_laplace(epsilon: float, delta: float, broken: str | None) -> AuditPair
     return _apvi(epsilon, 0.0, broken)
 
 
+def _pooled_datasets() -> tuple[dict, dict]:
+    """(D, D') for ``dp-apvi-pooled`` as ``(K, H)`` arrays — see module docstring."""
+    obs = np.array([[0, 0], [0, 0], [1, 1], [0, 1], [1, 0], [0, 0]])
+    act = np.array([[0, 0], [0, 1], [1, 1], [1, 0], [0, 1], [0, 1]])
+    nxt = np.array([[0, 0], [0, 0], [1, 1], [1, 1], [0, 0], [0, 0]])
+    d = {"observations": obs, "actions": act, "next_observations": nxt, "rewards": np.zeros(obs.shape)}
+    d2 = {k: v.copy() for k, v in d.items()}
+    d2["observations"][5], d2["actions"][5], d2["next_observations"][5] = [1, 1], [0, 1], [1, 1]
+    return d, d2
+
+
+def _apvi_pooled(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    d, d2 = _pooled_datasets()
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", stationary=True, max_visits=1)
+    est.fit(d, np.zeros((H, S, A)), rng=0)
+    plan = est.count_noise(H, S, A, d["actions"].shape[0])
+    claimed = est.privacy_spent(delta)
+
+    def on(data):
+        stats = grouped_statistics(data, None, S, A, stationary=True, max_visits=1)
+        counts = (stats.n_sa, stats.counts)
+
+        def once(rng):
+            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
+            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
+        return lambda n, rng: stack(once, n, rng)
+    return AuditPair(on(d), on(d2), claimed, delta, note="pooled over steps, max_visits=1")
+
+
 # --------------------------------------------------------------------------- DP-VAPVI
 D_FEAT = 2
 K_HALF = 4
@@ -222,6 +258,12 @@ register_target(AuditTarget(
     name="dp-apvi-dataset",
     description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
     privacy_unit="one trajectory (replace-one)", build=_apvi_dataset, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+))
+register_target(AuditTarget(
+    name="dp-apvi-pooled",
+    description="DP-APVI count release pooled over steps, one visit per pair and trajectory (Gaussian), H=S=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_pooled, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
 ))
 register_target(AuditTarget(

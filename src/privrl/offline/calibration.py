@@ -94,7 +94,7 @@ from privrl.privacy.calibration import (
 
 __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "LinearNoise", "linear_noise",
            "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power",
-           "reward_sensitivity"]
+           "reward_sensitivity", "count_sensitivity", "contribution_sensitivity"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
@@ -179,27 +179,70 @@ def auto_split_power(horizon: int, n_states: int, n_actions: int, budget: Privac
     """``split_power="auto"``: 1 — weights (S, 1), the smaller noise on n_sa — when the data are
     coverage-limited, i.e. the average count of a step's pair, n/(S·A), is below half the even
     split's noise bound E; 0 (the even split) otherwise. Public: n, S, A, H, the budget
-    (``rewards``: the logged-reward arguments of :func:`count_noise`)."""
+    (``rewards``: the logged-reward and pooling arguments of :func:`count_noise`; counts pooled over
+    the steps have on average H times more per pair)."""
     even = count_noise(horizon, n_states, n_actions, budget, mechanism=mechanism, delta_fail=delta_fail,
                        split_power=0.0, **rewards)
-    return 1.0 if n_episodes / (n_states * n_actions) < 0.5 * even.bound[0] else 0.0
+    per_pair = n_episodes * (int(horizon) if rewards.get("stationary") else 1) / (n_states * n_actions)
+    return 1.0 if per_pair < 0.5 * even.bound[0] else 0.0
 
 
-def reward_sensitivity(horizon: int, r_max: float, F_max: float | None, mechanism: str) -> float:
-    """Replace-one sensitivity of the per-(h, s, a) reward sums (module docstring): ℓ2 √(2m) with
-    m = R_max²⌊F/R_max⌋ + (F − R_max⌊F/R_max⌋)² ≤ H·R_max², or ℓ1 2·min(F, H·R_max)."""
+def contribution_sensitivity(per_cell: float, total: float, mechanism: str) -> float:
+    """Replace-one sensitivity of a family of sums to which one trajectory adds a vector ``v >= 0``
+    with every entry at most ``per_cell`` (b) and the entries summing to at most ``total`` (T).
+
+    ℓ2: ``‖v‖₂² <= m = b²⌊T/b⌋ + (T − b⌊T/b⌋)²`` (for a fixed sum, Σv² is largest with the mass in
+    as few entries as possible, each full), and for two such vectors ``‖w − v‖₂² <= ‖w‖₂² + ‖v‖₂² <=
+    2m`` (non-negative entries), so Δ₂ = √(2m) — attained by two trajectories on disjoint cells.
+    ℓ1: ``‖w − v‖₁ <= ‖w‖₁ + ‖v‖₁``: Δ₁ = 2T."""
+    b, T = float(per_cell), float(total)
+    if mechanism == "laplace":
+        return 2.0 * T
+    b = min(b, T)
+    full = math.floor(T / b + 1e-12) if b > 0 else 0
+    m = b * b * full + max(T - b * full, 0.0) ** 2
+    return math.sqrt(2.0 * m)
+
+
+def reward_sensitivity(horizon: int, r_max: float, F_max: float | None, mechanism: str, *,
+                       max_visits: int | None = None, stationary: bool = False) -> float:
+    """Replace-one sensitivity of the reward sums (module docstring): per-step sums ``(h, s, a)``
+    get at most R_max per cell (one visit per step), so ℓ2 √(2m) with m = R_max²⌊F/R_max⌋ +
+    (F − R_max⌊F/R_max⌋)² ≤ H·R_max², ℓ1 2F (F = min(F_max, H·R_max)). Sums pooled over the steps
+    (``stationary``) get at most ``max_visits``·R_max per cell (F without a cap)
+    (:func:`contribution_sensitivity`)."""
     H, r = int(horizon), float(r_max)
     F = H * r if F_max is None else min(float(F_max), H * r)
-    if mechanism == "laplace":
-        return 2.0 * F
-    full = math.floor(F / r + 1e-12)
-    m = min(H * r * r, r * r * full + max(F - r * full, 0.0) ** 2)
-    return math.sqrt(2.0 * m)
+    return contribution_sensitivity(_visits_per_cell(H, max_visits, stationary) * r, F, mechanism)
+
+
+def _visits_per_cell(horizon: int, max_visits: int | None, stationary: bool) -> int:
+    """Most visits one trajectory adds to one released cell: 1 per step, ``H`` pooled over the steps,
+    ``min(c, H)`` pooled with the cap ``c`` (per step a cap c >= 1 changes nothing)."""
+    if not stationary:
+        return 1
+    return int(horizon) if max_visits is None else min(int(max_visits), int(horizon))
+
+
+def count_sensitivity(horizon: int, mechanism: str, *, max_visits: int | None = None,
+                      stationary: bool = False) -> float:
+    """Replace-one sensitivity of each count family (``n_sa`` and ``n_sas``; module docstring).
+
+    One trajectory makes H transitions: it adds a vector ``v >= 0`` summing to H to each family.
+    Per step (Lemma C.1) every entry is 0 or 1: Δ₂ = √(2H), Δ₁ = 2H. Pooled over the steps
+    (``stationary``) an entry can reach H: Δ₂ = √2·H. With the per-trajectory cap ``c`` on the
+    visits of each pair (``max_visits``; the extra visits dropped, so every ``n_sa`` and ``n_sas``
+    entry is at most c) Δ₂ = √(2m), m = c²⌊H/c⌋ + (H − c⌊H/c⌋)² ≤ c·H — √(2H) for c = 1 — and
+    Δ₁ = 2H in every case (:func:`contribution_sensitivity`). State groups change nothing: each
+    transition still lands in exactly one cell."""
+    H = int(horizon)
+    return contribution_sensitivity(_visits_per_cell(H, max_visits, stationary), H, mechanism)
 
 
 def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudget, *, mechanism: str = "auto",
                 calibration: str = "tight", delta_fail: float = 0.05, split_power: float = 0.0,
                 logged_rewards: bool = False, r_max: float = 1.0, F_max: float | None = None,
+                stationary: bool = False, max_visits: int | None = None,
                 owner: str = "count_noise") -> CountNoise:
     """The :class:`CountNoise` of DP-APVI for ``budget`` (module docstring). Sensitivities (Lemma C.1):
     one trajectory replaced moves ≤ 2 entries of each family per step by 1 — ℓ2 √(2H), ℓ1 2H.
@@ -211,6 +254,11 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
     paper's even split, k = −1 the error term's (1, S); it never changes the total privacy loss (a
     utility knob of DP-APVI). ``logged_rewards``: a third family, the reward sums, with rewards in
     [0, ``r_max``] and returns at most ``F_max`` (module docstring; not under ``"paper"``).
+    ``stationary``: the counts (and reward sums) are pooled over the H steps, one released step;
+    ``max_visits``: each trajectory adds at most that many visits to any pair (dropped beyond) —
+    sensitivities :func:`count_sensitivity`, :func:`reward_sensitivity`; ``n_states`` is then the
+    number of (grouped) states released. The bounds' union bound runs over the released cells
+    (``H_rel·S²·A``, ``H_rel`` = 1 when pooled).
     """
     check_option(calibration, "calibration", CALIBRATIONS, owner=owner)
     mech = resolve_mechanism(mechanism, budget, owner)
@@ -220,8 +268,11 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
     H, S, A = int(horizon), int(n_states), int(n_actions)
     k = 3 if logged_rewards else 2
     w = np.array([float(S) ** float(split_power), 1.0, float(S) ** float(split_power) / H])[:k]
+    H_rel = 1 if stationary else H
+    counts_sens = count_sensitivity(H, mech, max_visits=max_visits, stationary=stationary)
+    sens: np.ndarray = np.array([counts_sens, counts_sens, reward_sensitivity(
+        H, r_max, F_max, mech, max_visits=max_visits, stationary=stationary)], dtype=float)[:k]
     if mech == "gaussian":
-        sens = np.array([math.sqrt(2.0 * H)] * 2 + [reward_sensitivity(H, r_max, F_max, mech)])[:k]
         if calibration == "tight":
             mu = gaussian_mu(budget)
             scale = (split_gaussian_streams(mu, sens.tolist(), weights=w.tolist()) * _SLACK if math.isfinite(mu)
@@ -229,10 +280,9 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
         else:
             rho = budget_rho(budget, calibration, owner)
             scale = np.zeros(k) if math.isinf(rho) else sens * math.sqrt(k / (2.0 * rho))
-        log_term = math.sqrt(2.0 * math.log(4.0 * H * S * S * A / delta_fail))
+        log_term = math.sqrt(2.0 * math.log(4.0 * H_rel * S * S * A / delta_fail))
         bound = 2.0 * scale * log_term
     else:
-        sens = np.array([2.0 * H] * 2 + [reward_sensitivity(H, r_max, F_max, mech)])[:k]
         eps = float(budget.epsilon)  # type: ignore[arg-type]
         if math.isinf(eps):
             scale = np.zeros(k)
@@ -240,7 +290,7 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
             scale = np.sqrt(sens / w) * np.sqrt(sens * w).sum() / eps * _SLACK
         else:
             scale = k * sens / eps
-        bound = 2.0 * scale * math.log(2.0 * H * S * S * A / delta_fail)
+        bound = 2.0 * scale * math.log(2.0 * H_rel * S * S * A / delta_fail)
     rewards = (float(sens[2]), float(scale[2]), float(bound[2])) if logged_rewards else (0.0, 0.0, 0.0)
     return CountNoise(mech, (float(sens[0]), float(sens[1])), (float(scale[0]), float(scale[1])),
                       (float(bound[0]), float(bound[1])), S, *rewards)

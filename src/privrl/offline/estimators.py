@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
 from privrl._validation import param_error
@@ -25,6 +26,7 @@ from privrl.offline._common import (
     degenerate_output,
     padded_episodes,
     public_reward,
+    tabular_utility_problem,
     transition_statistics,
     warn_degenerate,
 )
@@ -37,6 +39,7 @@ from privrl.offline.calibration import (
     linear_noise,
     resolve_mechanism,
 )
+from privrl.offline.grouping import check_state_groups, group_reward, grouped_statistics
 from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
 from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
 from privrl.privacy.accounting import Ledger
@@ -59,6 +62,22 @@ R_MAX = param("logged rewards: declared bound R_max, every reward in [0, R_max] 
               "unused with a public reward)", default=1.0, low=0.0, high=1.0, closed="right")
 F_MAX = param("logged rewards: declared bound on each trajectory's total reward (checked; an outcome reward has "
               "F_max = 1); None = H·R_max", default=None, low=0.0, closed="neither", none_ok=True)
+
+
+STATE_GROUPS = param("public map state → group (n_states,) ints, fixed without looking at the data: learn on the "
+                     "grouped counts (an approximation: the grouped process treated as Markov) and play each "
+                     "group's action in its states; None = the states themselves", default=None, kind="array",
+                     none_ok=True, check=check_state_groups, cli=False, bad=(np.array([0.5, 1.0]),))
+STATIONARY = param("pool the counts over the H steps (time-homogeneous dynamics): one released step with about H "
+                   "times the count per cell; the policy stays per step", default=False, kind="bool")
+MAX_VISITS = param("with stationary=True: each trajectory keeps only its first max_visits visits of any (group, "
+                   "action) pair, later ones dropped (clipping you ask for; the pooled counts' l2 sensitivity "
+                   "falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all", default=None,
+                   kind="int", low=1, none_ok=True)
+FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of (h, s) clears the count threshold "
+                 "and every Q-value is 0): 'tie-break' (the lowest action index) or 'behaviour' (the tied action "
+                 "with the largest released visit count: the behaviour-cloned action)",
+                 default="tie-break", kind="option", options=("tie-break", "behaviour"))
 
 
 class _TabularBase(Estimator):
@@ -104,17 +123,44 @@ class _TabularBase(Estimator):
         if r is None and p["F_max"] is not None and stats.max_return > float(p["F_max"]) * (1 + 1e-12):
             raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max="
                                    f"{p['F_max']!r} (privacy relies on it); some trajectory's is larger.")
-        return stats, (None if r is None else np.broadcast_to(r, (H, S, A)).astype(float))
+        self._horizon, self._n_states = H, S
+        r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
+        groups = self._groups(p, S)
+        if groups is None and not p["stationary"]:
+            return stats, r
+        source = stats if isinstance(dataset, Statistics) else data
+        routed = grouped_statistics(source, groups, S, A, stationary=p["stationary"], max_visits=p["max_visits"],
+                                    owner=owner)
+        return routed, (r if r is None or groups is None else group_reward(r, groups))
 
-    def _store(self, fit: TabularFit) -> None:
-        self.policy_ = fit.policy
-        self.values_ = fit.values
-        self.q_values_ = fit.q_values
-        self.transitions_ = fit.transitions
-        self.counts_ = fit.counts
+    def _groups(self, p: dict[str, Any], n_states: int) -> np.ndarray | None:
+        """The declared state groups, checked against the number of states (None without groups)."""
+        groups = p["state_groups"]
+        if groups is not None and groups.shape != (n_states,):
+            raise param_error("state_groups", type(self).__name__, f"an array of shape ({n_states},) (one group "
+                              "per state)", f"shape {groups.shape}")
+        return groups
+
+    def _route(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The kernel's route arguments: the planning horizon of pooled statistics and the fallback."""
+        return {"horizon": self._horizon, "fallback": p["fallback"]}
+
+    def _store(self, fit: TabularFit, p: dict[str, Any], threshold: float = 0.0) -> None:
+        """Keep the fit — mapped back from groups to states (state s plays its group's action;
+        ``transitions_`` is then None) — and warn when it is no better than a trivial output
+        (judged on the counts the algorithm used: released ones for a private fit)."""
         knobs = getattr(self, "_used_constants", {})
         hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
-        warn_degenerate(type(self).__name__, degenerate_output(fit.q_values, fit.policy), hint)
+        cause = degenerate_output(fit.q_values, fit.policy) or tabular_utility_problem(
+            fit.q_values, fit.policy, fit.counts, fit.values, fit.behaviour, threshold)
+        warn_degenerate(type(self).__name__, cause, hint)
+        groups = self._groups(p, self._n_states)
+        to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
+        self.policy_ = to_states(fit.policy)
+        self.values_ = to_states(fit.values)
+        self.q_values_ = to_states(fit.q_values)
+        self.transitions_ = fit.transitions if groups is None and not p["stationary"] else None
+        self.counts_ = to_states(fit.counts)
 
 
 class APVI(_TabularBase):
@@ -135,6 +181,16 @@ class APVI(_TabularBase):
     memory — sparse statistics, then Algorithm 1 one step at a time on sparse rows
     (:mod:`privrl.offline.tabular`); never an ``(H, S, A, S)`` array: ``transitions_`` (the dense
     ``P̂``) is kept only when ``H·S·A·S <= 2^22``, None otherwise.
+
+    Routes for coverage-limited data (all off by default; :mod:`privrl.offline.grouping`):
+    ``state_groups`` — learn on the counts of public state groups (a practical approximation: the
+    grouped process is treated as Markov; the group's reward is the unweighted mean of its states'
+    public rewards), every state then plays its group's action (``policy_`` stays ``(H, S)``,
+    ``transitions_`` is None); ``stationary`` — counts pooled over the steps (time-homogeneous
+    dynamics), the policy still per step from backward induction over H; ``max_visits`` — with
+    pooling, each trajectory keeps only its first c visits of each pair; ``fallback="behaviour"`` —
+    ties of the greedy step (all Q-values clipped to 0 where no pair of ``(h, s)`` is confident)
+    broken by the released visit counts: the most logged of the tied actions.
     """
 
     guarantee = None
@@ -144,8 +200,13 @@ class APVI(_TabularBase):
     c_unvisited: float | None = C_UNVISITED
     r_max: float = R_MAX
     F_max: float | None = F_MAX
+    state_groups: ArrayLike | None = STATE_GROUPS
+    stationary: bool = STATIONARY
+    max_visits: int | None = MAX_VISITS
+    fallback: str = FALLBACK
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
-                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy.")
+                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy "
+                  "(or pool thin counts: state_groups=, stationary=True).")
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
         p = self._validated()
@@ -155,7 +216,7 @@ class APVI(_TabularBase):
         H, S, A = stats.shape
         self._store(dp_apvi(stats, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"], c2=0.0,
                             c_unvisited=k["c_unvisited"], r_max=float(p["r_max"]),
-                            keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT))
+                            keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT, **self._route(p)), p)
         return self
 
 
@@ -171,6 +232,20 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     released too (a third family of the plan, sensitivity √2·min(F_max, …) from the declared
     ``r_max``/``F_max``: :mod:`privrl.offline.calibration`; not under ``calibration="paper"``).
     ``fit(dataset, reward=None, *, rng)`` as :class:`APVI`.
+
+    Routes for coverage-limited data (:class:`APVI`'s, plus ``cell_threshold``; all off by default):
+    every one is a public, data-independent map of the trajectories before the release, or
+    post-processing after it. Groups do not change the sensitivity (each transition still lands in
+    one cell). Pooling over the steps does: one trajectory adds a vector ``v >= 0`` summing to H to
+    each count family, an entry up to H when pooled, so the replace-one ℓ2 sensitivity grows from
+    √(2H) (per step, Lemma C.1: entries 0/1) to √2·H; the cap ``max_visits = c`` bounds every entry
+    by c, so ``‖v‖² <= m = c²⌊H/c⌋ + (H − c⌊H/c⌋)² <= c·H`` and ``‖v − w‖² <= ‖v‖² + ‖w‖² <= 2m``:
+    Δ₂ = √(2m) (√(2H) at c = 1: pooled counts at per-step cost, with up to H times the count per
+    cell). The logged reward sums follow with entries ``<= c·r_max`` and total ``<= F_max``; ℓ1
+    (Laplace) stays 2H. The plan (:meth:`count_noise`) uses these Δ, and its bound E a union
+    over the released cells (one step when pooled); the ledger records σ/Δ.
+    ``cell_threshold = k``: released transition cells at most k·σ are set to 0; the fallback's
+    behaviour-cloned action is the argmax of the released ``ñ_sa`` — both post-processing.
 
     Complexity (``K`` trajectories): ``O(K·H log(K·H) + H·S·A·S)`` time — one noise draw per
     released cell: the zero counts get their noise too, drawn where it is consumed, row block by
@@ -195,8 +270,16 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         low=-3.0, high=3.0, none_ok=True, options=("auto",))
     r_max: float = R_MAX
     F_max: float | None = F_MAX
+    state_groups: ArrayLike | None = STATE_GROUPS
+    stationary: bool = STATIONARY
+    max_visits: int | None = MAX_VISITS
+    cell_threshold: float = param("released transition cells at most cell_threshold·σ (the n_sas noise std) are "
+                                  "set to 0 before P̃ is formed (post-processing; 0 = off)", default=0.0, low=0.0)
+    fallback: str = FALLBACK
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
-                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget.")
+                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget; "
+                  "with thin counts, the routes state_groups=, stationary=True, max_visits=1, cell_threshold=3, "
+                  "fallback='behaviour' (docs/offline.md, Real-sized problems).")
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]
@@ -209,10 +292,15 @@ class DPAPVI(PrivateEstimator, _TabularBase):
                     logged_rewards: bool = False) -> CountNoise:
         """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
         needed; ``n_episodes`` is used only by ``split_power="auto"``); ``logged_rewards`` adds the
-        reward sums' family (a fit with ``reward=None``)."""
+        reward sums' family (a fit with ``reward=None``). With ``state_groups`` the released grid
+        has the groups as its states (``n_states`` is then ignored); ``stationary`` and
+        ``max_visits`` set the sensitivity (:func:`~privrl.offline.calibration.count_sensitivity`)."""
         p = self._validated()
         owner = type(self).__name__
-        rewards = {"logged_rewards": logged_rewards, "r_max": float(p["r_max"]), "F_max": p["F_max"]}
+        if p["state_groups"] is not None:
+            n_states = int(p["state_groups"].max()) + 1
+        rewards = {"logged_rewards": logged_rewards, "r_max": float(p["r_max"]), "F_max": p["F_max"],
+                   "stationary": bool(p["stationary"]), "max_visits": p["max_visits"]}
         power = self._constants(p)["split_power"]
         if power == "auto":
             if n_episodes is None:
@@ -234,7 +322,8 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         p = self._validated()
         rng = self._fit_rng(rng)
         stats, r = self._inputs(p, dataset, reward)
-        H, S, A = stats.shape
+        _, S, A = stats.shape
+        H = self._horizon
         noise = self.count_noise(H, S, A, stats.n_episodes, logged_rewards=r is None)
         rel = self._privacy(rng, n_units=stats.n_episodes)   # the fit draws no other randomness: rng is the noise's
         k = self._constants(p)
@@ -242,10 +331,11 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         self._used_constants = k
         fit = dp_apvi(stats, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], c1=k["c1"], c2=k["c2"],
                       c_unvisited=k["c_unvisited"], threshold_multiplier=k["threshold_multiplier"],
-                      r_max=float(p["r_max"]), keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT)
+                      r_max=float(p["r_max"]), keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT,
+                      cell_threshold=float(p["cell_threshold"]), **self._route(p))
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        self._store(fit)
+        self._store(fit, p, k["threshold_multiplier"] * noise.bound[0])
         return self
 
 

@@ -125,6 +125,9 @@ def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
         p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public), or "
                        "'logged': learn it from the data's rewards (declared --r-max, --F-max; DP-APVI releases "
                        "their sums privately)")
+        p.add_argument("--state-groups", default=None, help="(S,) .npy int array: a public map state → group, "
+                       "fixed without looking at the data (learn on grouped counts; see --stationary, "
+                       "--max-visits)")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
@@ -221,15 +224,17 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
 
 def _run(estimator: type, linear: bool) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
-        est = build_estimator(args, estimator)     # a bad option fails before any data are read
+        groups = getattr(args, "state_groups", None)
+        given = {} if groups is None else {"state_groups": _load_public(groups, "--state-groups")}
+        est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
         est.fit(data, public, rng=args.rng)
         if linear:
-            given: dict[str, Any] = {"features": np.asarray(public)}
+            inputs: dict[str, Any] = {"features": np.asarray(public)}
         else:
-            given = ({"reward": "logged"} if public is None else
-                     {"reward": np.asarray(public)} if args.reward is not None or model is not None else {})
-        return _output(est, model, rmap, given)
+            inputs = ({"reward": "logged"} if public is None else
+                      {"reward": np.asarray(public)} if args.reward is not None or model is not None else {})
+        return _output(est, model, rmap, inputs)
     return run
 
 

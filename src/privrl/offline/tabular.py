@@ -46,6 +46,12 @@ the penalty gains ``E_R/(2ñ)`` — the high-probability bound of the reward noi
 argument), under every preset: without it the noise on the reward sums of heavily visited cells
 that never pay (an absorbing failure state) gives them a value of their own.
 
+**Routes for coverage-limited data** (:mod:`privrl.offline.grouping`): the kernel runs unchanged on
+statistics of public state groups and, pooled over the steps, on one-step statistics planned over
+``horizon`` steps (one release serves every step); the noise plan takes the re-derived
+sensitivities (:func:`~privrl.offline.calibration.count_sensitivity`). ``cell_threshold`` and
+``fallback`` are post-processing (:func:`dp_apvi`).
+
 Utility knobs (privacy never depends on them): ``c1, c2, c_unvisited, threshold_multiplier`` with
 presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"practical"``
 (:data:`TABULAR_PRESETS`; how they were chosen: ``docs/offline.md``).
@@ -221,17 +227,24 @@ def _row_sums(x: Any) -> np.ndarray:
 
 
 class TabularFit(NamedTuple):
+    """The output of :func:`dp_apvi`: the greedy policy ``(H,S)`` (with the fallback applied), the
+    pessimistic values ``(H+1,S)`` and Q-values ``(H,S,A)``, the dense ``P̃`` or None, the counts the
+    algorithm used (``ñ_sa`` after Eq. 3 and the cell threshold; ``(H,S,A)``), the behaviour-cloned
+    action ``argmax_a ñ_sa`` of the released visit counts ``(H,S)``. Every field is post-processing."""
+
     policy: np.ndarray
     values: np.ndarray
     q_values: np.ndarray
     transitions: np.ndarray | None
     counts: np.ndarray
+    behaviour: np.ndarray | None = None
 
 
 def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
             delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
             threshold_multiplier: float = 1.0, r_max: float = 1.0, block_states: int | None = None,
-            keep_transitions: bool = False) -> TabularFit:
+            keep_transitions: bool = False, horizon: int | None = None, cell_threshold: float = 0.0,
+            fallback: str = "tie-break") -> TabularFit:
     """Algorithm 1 on sparse statistics, streamed (module docstring): release (2) through ``rel``,
     consistency (3) with the ``n_sa`` bound, P̃ (5) with threshold ``threshold_multiplier·E_sa``,
     lines 3–9 with the penalty ``Γ = c1 sqrt(Var_P̃(V) ι/(ñ − E_sa)) + c2 S H Ē ι/ñ`` where ñ clears
@@ -246,8 +259,24 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     the result does not depend on it. ``keep_transitions`` also returns the dense ``P̃``
     ``(H,S,A,S)`` (small problems). Time ``O(H·S·A·S)`` with noise, ``O(nnz + H·S·A)`` without;
     memory ``O(nnz + H·S·A + block_states·A·S)``.
+
+    Routes for coverage-limited data (post-processing, never a change of the release):
+    ``horizon`` — statistics of one step (``stats.horizon == 1``, counts pooled over the steps of
+    time-homogeneous dynamics) planned over ``horizon`` steps: the one released step serves every
+    ``h`` (its noise keyed by step 0: the same draws at every ``h``), the policy stays per step;
+    ``cell_threshold`` k — released transition cells at most ``k·σ_sas`` are set to 0 after Eq. (3)
+    (they are mostly noise: ``{·}^+`` of ~S pure-noise cells otherwise spreads mass over every next
+    state); ``fallback="behaviour"`` — at ``(h, s)`` with no confident pair (``ñ_sa`` above ``E_sa``:
+    all Q-values clipped to 0) play the behaviour-cloned action ``argmax_a ñ_sa`` of the released
+    counts instead of the
+    tie-break action 0 — more generally, ties of the greedy step (Q-values clipped at 0 by the
+    pessimism tie) are broken by the released visit counts, not by the action's index.
     """
-    H, S, A = stats.shape
+    H_stat, S, A = stats.shape
+    H = H_stat if horizon is None else int(horizon)
+    if H_stat not in (1, H):
+        raise param_error("horizon", "dp_apvi", f"None or any horizon for pooled (one-step) statistics; the "
+                          f"statistics have {H_stat} steps", horizon)
     released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel)
     gap_bound = penalty = reward_bound = 0.0
     block = S                                   # without noise the rows stay sparse: a step at once
@@ -255,6 +284,7 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         gap_bound, penalty, reward_bound = noise.bound[0], noise.penalty_bound, noise.reward_bound  # type: ignore[union-attr]
         block = max(1, BLOCK_CELLS // (A * S)) if block_states is None else int(block_states)
     threshold = threshold_multiplier * gap_bound
+    cell_floor = cell_threshold * noise.noise_std[1] if released.stream is not None else 0.0  # type: ignore[union-attr]
     iota = math.log(H * S * A / delta_fail)
     V = np.zeros((H + 1, S))
     Q = np.zeros((H, S, A))
@@ -262,15 +292,18 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
     for h in range(H - 1, -1, -1):
         v = V[h + 1]
-        step = stats.step(h)
+        hs = h if H_stat == H else 0               # the released step that serves step h
+        step = stats.step(hs)
         pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
         for s0 in range(0, S, block):
             states = range(s0, min(S, s0 + block))
             rows = slice(states.start * A, states.stop * A)
             x: Any = step[rows]
             if released.stream is not None:
-                x = _noisy_rows(released.stream, x, h, states, S)
-                x = _consistent_rows(released.n_sa[h, states.start:states.stop].ravel(), x, gap_bound)
+                x = _noisy_rows(released.stream, x, hs, states, S)
+                x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
+                if cell_floor > 0:
+                    x[x <= cell_floor] = 0.0
             n[rows] = _row_sums(x)
             pv[rows], pv2[rows] = x @ v, x @ (v * v)
             if P_kept is not None:
@@ -283,7 +316,7 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         safe_gap = np.where(bounded, n - gap_bound, 1.0)
         gamma = c1 * np.sqrt(var * iota / safe_gap) + c2 * S * H * penalty * iota / safe_n
         if reward is None:
-            sums = np.asarray(released.reward_sums)[h].ravel()
+            sums = np.asarray(released.reward_sums)[hs].ravel()
             r_h = np.where(ok, np.clip(sums / safe_n, 0.0, r_max), 0.0)
             gamma = gamma + reward_bound / (2.0 * safe_n)
         else:
@@ -293,7 +326,15 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         counts[h] = n.reshape(S, A)
         _, V[h] = greedy(Q[h])
     transitions = None if P_kept is None else P_kept.reshape(H, S, A, S)
-    return TabularFit(np.argmax(Q, axis=-1), V, Q, transitions, counts)
+    behaviour = np.argmax(released.n_sa, axis=-1)[[h if H_stat == H else 0 for h in range(H)]]
+    policy = np.argmax(Q, axis=-1)
+    if fallback == "behaviour":
+        released_n = released.n_sa[[h if H_stat == H else 0 for h in range(H)]]
+        tied = Q == Q.max(axis=-1, keepdims=True)
+        policy = np.argmax(np.where(tied, released_n, -np.inf), axis=-1)
+    elif fallback != "tie-break":
+        raise param_error("fallback", "dp_apvi", "'tie-break' or 'behaviour'", fallback)
+    return TabularFit(policy, V, Q, transitions, counts, behaviour)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
