@@ -94,7 +94,8 @@ from privrl.privacy.calibration import (
 
 __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "LinearNoise", "linear_noise",
            "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power",
-           "reward_sensitivity", "count_sensitivity", "contribution_sensitivity"]
+           "reward_sensitivity", "count_sensitivity", "contribution_sensitivity", "LinearSignal",
+           "linear_noise_to_signal"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
@@ -372,3 +373,43 @@ def linear_noise(horizon: int, d: int, budget: PrivacyBudget, *, calibration: st
             std[list(MATRIX_STREAMS)] = _SQRT2 * s
     shift = matrix_shift(std[list(MATRIX_STREAMS)], d, H, delta_fail)
     return LinearNoise(std, sens, shift)
+
+
+class LinearSignal(NamedTuple):
+    """One released stream of DP-VAPVI against its typical value: ``name`` (in
+    :data:`LINEAR_STREAMS`), the worst step ``h``, the noise (``noise``: operator-norm shift E/2
+    of a Gram matrix, per-coordinate σ of a vector) and the typical ``signal`` it perturbs."""
+
+    name: str
+    h: int
+    noise: float
+    signal: float
+
+    @property
+    def ratio(self) -> float:
+        return self.noise / self.signal if self.signal > 0 else math.inf
+
+
+def linear_noise_to_signal(noise: LinearNoise, K: int, feature_norm_bound: float, d: int) -> list[LinearSignal]:
+    """The noise of each released DP-VAPVI stream against its typical value, from public sizes only.
+
+    A Gram matrix Σ φφᵀ over K regression trajectories of features of norm ≤ B has eigenvalues
+    K·B²/d when the features spread evenly over the d directions; its noise is the shift E/2. A
+    vector Σ φ·y with y in [0, Δ/(2B)] has coordinates of typical size K·Δ/(4√d); its noise is the
+    stream's σ. Each stream is reported at its worst step; streams released at no step are left out.
+    Shared by ``privrl plan dp-vapvi`` and the fit's "noise-dominated" warning."""
+    B = float(feature_norm_bound)
+    out = []
+    for j, name in enumerate(LINEAR_STREAMS):
+        on = [h for h in range(noise.std.shape[1]) if noise.released(j, h)]
+        if not on:
+            continue
+        if j in MATRIX_STREAMS:
+            m = MATRIX_STREAMS.index(j)
+            h = max(on, key=lambda h: noise.shift[m, h])
+            out.append(LinearSignal(name, h, float(noise.shift[m, h]), K * B * B / d))
+        else:
+            h = max(on, key=lambda h: noise.std[j, h] / noise.sensitivity[j, h])
+            out.append(LinearSignal(name, h, float(noise.std[j, h]),
+                                    K * float(noise.sensitivity[j, h]) / (4 * math.sqrt(d))))
+    return out

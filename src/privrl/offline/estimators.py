@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike
 from privrl._validation import param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
-from privrl.errors import InvalidDataError, PrivacyLeakWarning
+from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
     Statistics,
     check_statistics,
@@ -37,11 +37,13 @@ from privrl.offline.calibration import (
     auto_split_power,
     count_noise,
     linear_noise,
+    linear_noise_to_signal,
     resolve_mechanism,
 )
 from privrl.offline.grouping import check_state_groups, group_reward, grouped_statistics
 from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
 from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
+from privrl.planning import HOPELESS
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -508,5 +510,22 @@ class DPVAPVI(PrivateEstimator, _LinearBase):
         self.noise_std_ = noise.std
         self.noise_shift_ = noise.shift
         self._store(fit)
+        if noise.is_private:
+            _warn_noise_dominated(type(self).__name__, noise, K, float(p["feature_norm_bound"]), phi.shape[2])
         return self
+
+
+def _warn_noise_dominated(owner: str, noise: LinearNoise, K: int, feature_norm_bound: float, d: int) -> None:
+    """UtilityWarning when a released stream's noise is at least half its typical value (the
+    ``hopeless`` threshold of ``privrl plan``): a Gram matrix whose noise E/2 reaches K·B²/d, or a
+    vector whose σ reaches K·Δ/(4√d) (:func:`~privrl.offline.calibration.linear_noise_to_signal`).
+    The policy is then driven by the noise, e.g. worse than the logging policy although every
+    Q-value is positive. Public quantities only (K, B, d and the noise plan): nothing is released."""
+    worst = max(linear_noise_to_signal(noise, K, feature_norm_bound, d), key=lambda s: s.ratio)
+    if worst.ratio >= HOPELESS:
+        warnings.warn(f"{owner}: noise-dominated release: the noise of '{worst.name}' ({worst.noise:.3g}, step "
+                      f"{worst.h}) is {worst.ratio:.3g}x its typical value ({worst.signal:.3g}: K = {K} regression "
+                      f"trajectories, d = {d} features of norm <= {feature_norm_bound:g}), so the learned policy is "
+                      "driven by the noise. More data, fewer features or a larger budget reduce it "
+                      "(privrl plan dp-vapvi says which is enough).", UtilityWarning, stacklevel=3)
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 
 from privrl._validation import param_error
-from privrl.offline.calibration import LINEAR_STREAMS, MATRIX_STREAMS
+from privrl.offline.calibration import LINEAR_STREAMS, MATRIX_STREAMS, linear_noise_to_signal
 from privrl.offline.estimators import DPAPVI, DPVAPVI
 from privrl.planning import Assessment, Planner, Public, Released, count_cells, register_plan
 
@@ -109,25 +109,15 @@ def plan_dp_vapvi(pub: Public) -> Assessment:
     K = math.ceil(n / 2) if p["split"] else n
     noise = est.linear_noise(H, d)
     rows = []
-    for j, name in enumerate(LINEAR_STREAMS):
-        on = [h for h in range(H) if noise.released(j, h)]
-        if not on:
-            continue
-        if j in MATRIX_STREAMS:
-            m = list(MATRIX_STREAMS).index(j)
-            signal = K * B * B / d
-            h = max(on, key=lambda h: noise.shift[m, h])
-            rows.append(Released(name, "a Gram matrix Σ φφᵀ (noise: operator norm E/2)", float(noise.shift[m, h]),
-                                 signal, f"K·B²/d = {signal:.3g}: K = {K} regression trajectories, features of norm "
+    for sig in linear_noise_to_signal(noise, K, B, d):
+        if LINEAR_STREAMS.index(sig.name) in MATRIX_STREAMS:
+            rows.append(Released(sig.name, "a Gram matrix Σ φφᵀ (noise: operator norm E/2)", sig.noise, sig.signal,
+                                 f"K·B²/d = {sig.signal:.3g}: K = {K} regression trajectories, features of norm "
                                  f"B = {B:g} spread evenly over d = {d} directions"))
         else:
-            ratios = {h: noise.std[j, h] * 4 * math.sqrt(d) / (K * noise.sensitivity[j, h]) for h in on}
-            h = max(ratios, key=ratios.__getitem__)
-            signal = K * float(noise.sensitivity[j, h]) / (4 * math.sqrt(d))
-            rows.append(Released(name, f"a vector Σ φ·y (per coordinate; worst step h = {h})",
-                                 float(noise.std[j, h]), signal,
-                                 f"K·Δ/(4√d) = {signal:.3g}: y at half its range Δ/(2B), features of norm B spread "
-                                 f"evenly over d = {d} directions"))
+            rows.append(Released(sig.name, f"a vector Σ φ·y (per coordinate; worst step h = {sig.h})", sig.noise,
+                                 sig.signal, f"K·Δ/(4√d) = {sig.signal:.3g}: y at half its range Δ/(2B), features "
+                                 f"of norm B spread evenly over d = {d} directions"))
     released = sum(noise.released(j, h) for j in range(len(LINEAR_STREAMS)) for h in range(H))
     notes = (f"Gaussian noise ({p['calibration']} calibration) on the {released} statistics released over the "
              f"H = {H} steps",)
