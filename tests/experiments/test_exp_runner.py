@@ -54,6 +54,30 @@ def test_plan_covers_every_setting_and_seed_once():
         plan_runs(EXP, "huge")
 
 
+def test_plan_runs_each_setting_at_its_own_seed_count(monkeypatch):
+    """A setting declared with fewer seeds (``setting_seeds``) runs only the seeds below its count,
+    by default and under an explicit seed list; the others run every seed."""
+    import dataclasses
+
+    from privrl.experiments import registry
+
+    base = get_experiment(EXP)
+    few = base.settings_for("smoke")[0]
+    exp = dataclasses.replace(base, id="per-setting-seeds", seeds={**base.seeds, "smoke": 4},
+                              setting_seeds=lambda params, scale: 2 if params == few else 99)
+    monkeypatch.setitem(registry._registry.storage("experiment"), exp.id, exp)
+    n_settings = len(exp.settings_for("smoke"))
+    assert exp.seeds_for(few, "smoke") == 2 and exp.seeds_for(exp.settings_for("smoke")[1], "smoke") == 4
+    specs = plan_runs(exp.id, "smoke")
+    assert len(specs) == 2 + 4 * (n_settings - 1)
+    assert {s.seed for s in specs if s.setting == 0} == {0, 1}
+    assert {s.seed for s in specs if s.setting == 1} == {0, 1, 2, 3}
+    explicit = plan_runs(exp.id, "smoke", [1, 3, 7])
+    assert {s.seed for s in explicit if s.setting == 0} == {1}
+    assert {s.seed for s in explicit if s.setting == 1} == {1, 3, 7}
+    assert base.seeds_for(few, "smoke") == base.n_seeds("smoke")   # no setting_seeds: one count
+
+
 def test_seed_derivation_is_per_run_and_data_is_shared_across_settings():
     assert run_seed(EXP, 1, 2) == derive_seed(EXP, 1, 2)
     seeds = {run_seed(EXP, i, s) for i in range(6) for s in range(4)}

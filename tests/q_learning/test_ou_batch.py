@@ -109,3 +109,19 @@ def test_scan_equals_sequential_recursion(runs):
     both = c.copy()
     _doubling_scan(w, both)
     np.testing.assert_allclose(both, want, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_query_of_stored_states_returns_their_values(monkeypatch, large):
+    """A query of stored states only (repeats and duplicates, nothing new) returns their stored
+    values exactly and draws no normal."""
+    _strategies(monkeypatch, large)
+    batch = OUBatch.from_paths([OUNoise(n_paths=2, beta=1.0, sigma=0.4, noise=NumpyNoise(i)) for i in range(3)])
+    rng = np.random.default_rng(5)
+    batch.query(rng.random((3, 20)))
+    stored = [batch.stored(r) for r in range(3)]
+    read = batch._pos.copy()
+    idx = rng.integers(0, 20, (3, 30))
+    got = batch.query(np.stack([x[i] for (x, _), i in zip(stored, idx)]))
+    assert np.array_equal(got, np.stack([y[i] for (_, y), i in zip(stored, idx)]))
+    assert np.array_equal(batch._pos, read)

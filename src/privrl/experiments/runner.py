@@ -287,14 +287,18 @@ def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> 
 def plan_runs(experiment_id: str, scale: str, seeds: Sequence[int] | None = None,
               overrides: Mapping[str, Any] | None = None) -> list[RunSpec]:
     """Every (setting, seed) of an experiment at ``scale``; ``overrides`` (checked by
-    :func:`check_overrides`) update every setting."""
+    :func:`check_overrides`) update every setting. ``seeds`` (default: 0 .. ``n_seeds(scale)`` - 1)
+    are run by every setting but one declared with fewer seeds (:meth:`Experiment.seeds_for`),
+    which runs those below its count."""
     check_option(scale, "scale", SCALES, owner="plan_runs")
     exp = get_experiment(experiment_id)
     overrides = check_overrides(exp.id, overrides)
     settings = exp.settings_for(scale)
-    seed_list = list(range(exp.n_seeds(scale))) if seeds is None else [int(s) for s in seeds]
+    full = exp.n_seeds(scale)
+    caps = [n if n < full else math.inf for n in (exp.seeds_for(p, scale) for p in settings)]
+    seed_list = list(range(full)) if seeds is None else [int(s) for s in seeds]
     return [RunSpec(exp.id, i, s, {**params, **overrides}, scale)
-            for s in seed_list for i, params in enumerate(settings)]
+            for s in seed_list for i, params in enumerate(settings) if s < caps[i]]
 
 
 def run_seed(experiment_id: str, setting_index: int, seed: int) -> int:

@@ -199,6 +199,9 @@ class Experiment:
     A callable given as ``deviations`` is taken as ``scale_deviations`` (backward compatible).
     ``curve_x`` names the parameters that are the x-axis of a curve: settings that differ only in
     them form one curve in the report's privacy table (``None``: :data:`DEFAULT_CURVE_X`).
+    ``seeds[scale]`` is the most seeds any setting runs; ``setting_seeds(params, scale)``, when
+    given, is one setting's count (at most that): a setting behind a close comparison can run more
+    seeds than the others (:meth:`seeds_for`).
     """
 
     id: str
@@ -218,6 +221,7 @@ class Experiment:
     extra_params: Mapping[str, Any] = field(default_factory=dict)
     run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
     batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
+    setting_seeds: Callable[[Mapping[str, Any], str], int] | None = None
 
     def __post_init__(self) -> None:
         if callable(self.deviations):
@@ -252,4 +256,13 @@ class Experiment:
         return [dict(s) for s in self.settings(scale)]
 
     def n_seeds(self, scale: str) -> int:
+        """The most seeds a setting runs at ``scale`` (seeds 0 .. n - 1)."""
         return int(self.seeds[scale])
+
+    def seeds_for(self, params: Mapping[str, Any], scale: str) -> int:
+        """The seeds one setting runs at ``scale`` (seeds 0 .. n - 1): ``setting_seeds`` when
+        given, never more than :meth:`n_seeds`."""
+        full = self.n_seeds(scale)
+        if self.setting_seeds is None:
+            return full
+        return min(full, int(self.setting_seeds(params, scale)))

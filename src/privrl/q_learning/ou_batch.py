@@ -47,6 +47,8 @@ __all__ = ["OUBatch"]
 _DENSE_SEARCH = 1 << 16
 #: stores larger than this (runs x stored states) take a query's new states one run at a time
 _ROW_INSERTS = 1 << 15
+#: a run's new states, when at most this many, move its stored states up in place (no new arrays)
+_SHIFT_INSERTS = 8
 
 
 class OUBatch:
@@ -213,8 +215,10 @@ class OUBatch:
         new = first & ~hit
         w = (~first).astype(float)                        # duplicates pass the previous value on
         c = np.where(hit[..., None], y_right, 0.0)
-        if not new.any():
-            return new, pos, _scan(w, c)
+        if not new.any():   # stored states only: a duplicate repeats the value before it (no arithmetic)
+            last = np.where(first, np.arange(k), 0)
+            np.maximum.accumulate(last, axis=1, out=last)
+            return new, pos, c[rows, last]
         link = np.zeros((R, k), bool)                     # no stored state between it and the previous one
         np.equal(pos[:, 1:], pos[:, :-1], out=link[:, 1:])
         link &= new
@@ -292,8 +296,18 @@ class OUBatch:
         for r in np.flatnonzero(total > self._n).tolist():
             n, sel = int(self._n[r]), new[r]
             at = pos[r, sel]
-            self._x[r, :total[r]] = np.insert(self._x[r, :n], at, qs[r, sel])
-            self._y[r, :total[r]] = np.insert(self._y[r, :n], at, z[r, sel], axis=0)
+            if len(at) > _SHIFT_INSERTS:
+                self._x[r, :total[r]] = np.insert(self._x[r, :n], at, qs[r, sel])
+                self._y[r, :total[r]] = np.insert(self._y[r, :n], at, z[r, sel], axis=0)
+                continue
+            # a few new states (a point query): the stored ones after each move up in place, last first
+            xr, yr, xs, zs = self._x[r], self._y[r], qs[r, sel], z[r, sel]
+            end = n
+            for i, a in reversed(list(enumerate(at.tolist()))):
+                xr[a + i + 1:end + i + 1] = xr[a:end]
+                yr[a + i + 1:end + i + 1] = yr[a:end]
+                xr[a + i], yr[a + i] = xs[i], zs[i]
+                end = a
 
 
 def _scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
