@@ -292,10 +292,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="comma-separated entry names; a name also selects its bracketed variants (dp-apvi: "
                         "dp-apvi and dp-apvi[paper]); the tasks' trivial and reference entries always run")
     p.add_argument("--budgets", default=None, metavar="B,...",
-                   help="comma-separated budgets such as eps=0.1,eps=1,rho=1 (default: eps=0.1,1,10 and rho=0.1,1)")
+                   help="comma-separated budgets such as eps=0.1,eps=1,rho=1 (default: eps=0.1,1,10 and rho=0.1,1; "
+                        "with --quick: eps=1 and rho=1)")
     p.add_argument("--seeds", type=count_type(1, 1000), default=None, metavar="N",
                    help="seeds per cell (default: each task's for the profile)")
-    p.add_argument("--quick", action="store_true", help="the quick profile: small data, 2 seeds (about a minute)")
+    p.add_argument("--quick", action="store_true", help="the quick profile: small data, 2 seeds, two budgets (about "
+                   "a minute on 2 cores)")
     p.add_argument("--audit", action="store_true", help="audit every private entry on every task (ε_lower at ε = 1)")
     p.add_argument("--audit-trials", type=count_type(8, 10**6), default=None, metavar="N",
                    help="fits per neighbouring input in the black-box audit (default: the task's)")

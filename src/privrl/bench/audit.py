@@ -101,12 +101,12 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
             "delta": delta, "metric": "epsilon_lower"}
     why = entry.refusal(task)
     if why is not None:
-        return RunResult([{**base, "value": math.nan, "status": "refused", "reason": why}], calibration="none")
+        return RunResult([{**base, "value": math.nan, "outcome": "refused", "reason": why}], calibration="none")
     if entry.audit_target is not None:
         res = run_target(entry.audit_target, epsilon=grid.value, delta=delta, fast=True, rng=ctx.rng)
         method, trials = f"release target {entry.audit_target}", res.trials
     elif task.audit_pair is None:
-        return RunResult([{**base, "value": math.nan, "status": "not audited",
+        return RunResult([{**base, "value": math.nan, "outcome": "not audited",
                            "reason": "the task declares no neighbouring inputs"}], calibration="none")
     else:
         first, second = task.audit_pair(np.random.default_rng(derive_seed("bench", task.name, "audit")))
@@ -115,7 +115,7 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
         res = audit_entry(entry, (first, second), grid, trials=trials, rng=ctx.rng)
         method = "black-box"
     row = {**base, "value": float(res.epsilon_lower), "claimed": float(res.claimed_epsilon),
-           "verdict": res.verdict, "status": "ok", "method": method, "trials": int(trials),
+           "verdict": res.verdict, "outcome": "ok", "method": method, "trials": int(trials),
            "statistic": res.statistic, "epsilon_upper": float(res.ci[1]), "cpu_seconds": time.process_time() - t0}
     return RunResult([row], calibration="none", extra={"verdict": res.verdict})
 

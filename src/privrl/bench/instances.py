@@ -55,13 +55,15 @@ class PETruth:
 
 def policy_evaluation_instance(task: str, dataset: TrajectoryDataset, truth: PETruth, *, gamma: float,
                                return_bound: float, groups: np.ndarray | None = None,
-                               horizon: int | None = None) -> Instance:
-    """A policy-evaluation instance: on-policy logs, public γ, F_max, start distribution, groups."""
+                               horizon: int | None = None, target: str = "values") -> Instance:
+    """A policy-evaluation instance: on-policy logs, public γ, F_max, start distribution, groups
+    (default one per state) and ``target``: ``"values"`` (the task scores V̂ per state) or
+    ``"value"`` (it scores Ĵ only)."""
     S = int(dataset.n_states)
     public = {"n_states": S, "n_actions": dataset.n_actions, "gamma": float(gamma),
               "reward_bounds": tuple(dataset.reward_bounds), "return_bound": float(return_bound),
               "initial": truth.initial, "groups": np.arange(S) if groups is None else np.asarray(groups),
-              "horizon": horizon}
+              "horizon": horizon, "target": target}
     return Instance(TaskInput(task, "policy-evaluation", PrivacyUnit.TRAJECTORY, Neighboring.REPLACE_ONE,
                               n_units=int(dataset.n_episodes), delta=math.nan, dataset=dataset, public=public),
                     truth)

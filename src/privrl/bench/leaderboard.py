@@ -260,7 +260,9 @@ def _n_cells(cells: pd.DataFrame) -> int:
 def manifest_of(*, profile: str, selection: Mapping[str, Any], wall_seconds: float, cpu_seconds: float,
                 cells: pd.DataFrame) -> dict[str, Any]:
     """The manifest: commit, versions, cores, the selection, wall and CPU time."""
-    cpu_cells = float(cells["cpu_seconds"].astype(float).sum()) if "cpu_seconds" in cells else math.nan
+    keys = [c for c in ("task", "entry", "budget", "mode", "seed") if c in cells]
+    once = cells.drop_duplicates(keys) if keys and len(cells) else cells     # one row per cell
+    cpu_cells = float(once["cpu_seconds"].astype(float).sum()) if "cpu_seconds" in once else math.nan
     return {"commit": git_commit(), "versions": versions(), "cores": os.cpu_count(), "profile": profile,
             "selection": dict(selection), "cells": _n_cells(cells), "wall_seconds": round(wall_seconds, 1),
             "cpu_seconds": round(cpu_seconds, 1), "cells_cpu_seconds": round(cpu_cells, 1)}

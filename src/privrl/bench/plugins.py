@@ -22,14 +22,18 @@ Optional class attributes: ``name`` (default: the class name in kebab case), ``l
 audited with the broken-noise controls.
 
 Plugins register through the entry point group ``privrl.bench`` (``name = "module:Class"`` in the
-package's metadata) or ``privrl bench --plugin module:Class``.
+package's metadata) or ``privrl bench --plugin module:Class`` (or ``--plugin path/to/file.py:Class``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata
+import importlib.util
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from privrl import registry as _registry
@@ -111,16 +115,43 @@ def plugin_entry(cls: type, spec: str | None = None) -> Entry:
                  takes_noise=takes_noise)
 
 
-def load_plugin(spec: str) -> Entry:
-    """Import ``module:Class``, check it against the protocol and register its entry (again: the
-    same spec replaces its earlier registration)."""
-    module, sep, qualname = str(spec).partition(":")
-    if not sep or not module or not qualname:
-        raise _error(spec, "the form module:Class")
+def _import(module: str, spec: str) -> Any:
+    """The module ``module``: an importable name, or the path of a ``.py`` file."""
+    if module.endswith(".py"):
+        path = Path(module)
+        if not path.is_file():
+            raise _error(spec, f"an existing file ({module!r} does not exist)")
+        name = f"privrl_bench_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+        if name in sys.modules:
+            return sys.modules[name]
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise _error(spec, f"a Python file ({module!r} cannot be loaded)")
+        mod = importlib.util.module_from_spec(loader_spec)
+        sys.modules[name] = mod
+        try:
+            loader_spec.loader.exec_module(mod)
+        except Exception as exc:
+            del sys.modules[name]
+            raise _error(spec, f"a file that imports ({type(exc).__name__}: {exc})") from None
+        return mod
     try:
-        obj: Any = importlib.import_module(module)
+        return importlib.import_module(module)
     except ImportError as exc:
         raise _error(spec, f"an importable module ({type(exc).__name__}: {exc})") from None
+
+
+def load_plugin(spec: str) -> Entry:
+    """Import ``module:Class`` (or ``path/to/file.py:Class``), check it against the protocol and
+    register its entry (again: the same spec replaces its earlier registration). A file path is
+    made absolute, so that pool workers started elsewhere import the same file."""
+    module, sep, qualname = str(spec).rpartition(":")
+    if not sep or not module or not qualname:
+        raise _error(spec, "the form module:Class or path/to/file.py:Class")
+    if module.endswith(".py"):
+        spec = f"{Path(module).resolve()}:{qualname}"
+        module = spec.rpartition(":")[0]
+    obj: Any = _import(module, spec)
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
         if obj is None:

@@ -13,7 +13,7 @@ Data: every cell of one (task, seed) sees the same data, drawn from
 :func:`~privrl.bench.tasks.data_seed`; the cells of one (task, seed) run in one batch (one build
 of the data per worker). The privacy noise of a cell comes from the runner's per-cell generator.
 
-A cell's rows (one per metric) carry ``task, entry, budget, status`` (``ok``, ``refused`` with the
+A cell's rows (one per metric) carry ``task, entry, budget, outcome`` (``ok``, ``refused`` with the
 library's reason, or ``over budget``: the entry ran but its ledger spends more than the budget),
 ``epsilon`` (the ledger's ε at the task's δ), ``delta``, ``rho`` (the ledger's ρ when it has one),
 ``cpu_seconds`` and the notes of the fit (utility warnings).
@@ -153,7 +153,7 @@ def _row_base(cell: Cell, entry: Entry | None, delta: float) -> dict[str, Any]:
 
 
 def _refused(cell: Cell, entry: Entry | None, task: Task, delta: float, reason: str, cpu: float) -> RunResult:
-    row = {**_row_base(cell, entry, delta), "metric": task.metric.name, "value": math.nan, "status": "refused",
+    row = {**_row_base(cell, entry, delta), "metric": task.metric.name, "value": math.nan, "outcome": "refused",
            "reason": " ".join(reason.split()), "epsilon": math.nan, "rho": math.nan, "cpu_seconds": cpu, "notes": ""}
     return RunResult([row], calibration=(entry.calibration if entry and entry.is_private else None) or "none",
                      extra={"status": "refused", "reason": row["reason"]})
@@ -202,7 +202,7 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
         metrics = task.score(prep.inst.truth, fitted.output)
     cert = certification(fitted.ledger if entry.is_private else None, grid, delta)
     status = "ok" if cert["certified"] else "over budget"
-    base = {**_row_base(cell, entry, delta), "status": status, "reason": "" if cert["certified"] else
+    base = {**_row_base(cell, entry, delta), "outcome": status, "reason": "" if cert["certified"] else
             f"its ledger spends ε = {cert['epsilon']:.4g} at δ = {delta:.3g} > the budget {grid}",
             "epsilon": cert["epsilon"], "rho": cert["rho"], "cpu_seconds": cpu, "notes": "; ".join(fitted.notes)}
     rows = [{**base, "metric": k, "value": float(v)} for k, v in metrics.items()]

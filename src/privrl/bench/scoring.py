@@ -49,7 +49,7 @@ def normalised(value: float, trivial: float, reference: float) -> float:
 
 
 def _per_seed(scores: pd.DataFrame, entry: str) -> dict[int, float]:
-    rows = scores[(scores["entry"] == entry) & (scores["status"] == "ok")]
+    rows = scores[(scores["entry"] == entry) & (scores["outcome"] == "ok")]
     return dict(zip(rows["seed"].astype(int), rows["value"].astype(float)))
 
 
@@ -81,14 +81,14 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
         trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
         for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
             entry = entries.get(entry_name)
-            ok = cell[cell["status"].isin(["ok", "over budget"])]
+            ok = cell[cell["outcome"].isin(["ok", "over budget"])]
             raw = ok["value"].astype(float).tolist()
             norm = [normalised(v, trivial[s], reference[s]) for s, v in zip(ok["seed"].astype(int), raw)
                     if s in trivial and s in reference]
             audit = audits[(audits["entry"] == entry_name) & (audits["budget"] == budget)]
             a = audit.iloc[0] if len(audit) else None
-            status = "refused" if (cell["status"] == "refused").all() else (
-                "over budget" if (ok["status"] == "over budget").any() else "ok")
+            status = "refused" if (cell["outcome"] == "refused").all() else (
+                "over budget" if (ok["outcome"] == "over budget").any() else "ok")
             out.append({
                 "task": task_name, "setting": task.setting, "entry": entry_name,
                 "label": getattr(entry, "label", entry_name), "role": _first(cell["role"]) or getattr(entry, "role", ""),
@@ -101,7 +101,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
                 "rho_spent": float(ok["rho"].astype(float).max()) if len(ok) else math.nan,
                 "epsilon_lower": math.nan if a is None else float(a["value"]),
                 "claimed_epsilon": math.nan if a is None else float(a.get("claimed", math.nan)),
-                "audit_verdict": "" if a is None else str(a.get("verdict", a.get("status", ""))),
+                "audit_verdict": "" if a is None else str(a.get("verdict", a.get("outcome", ""))),
                 "audit_method": "" if a is None else str(a.get("method", a.get("reason", ""))),
                 "audit_trials": math.nan if a is None else float(a.get("trials", math.nan)),
                 "notes": _notes(cell["notes"]), "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # annotations only
 
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "Budget", "parse_budgets",
+__all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "PROFILE_BUDGETS", "Budget",
+           "parse_budgets",
            "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index"]
 
 #: the four settings of the benchmark
@@ -95,11 +96,11 @@ class Budget:
         return PrivacyBudget(epsilon=self.value, delta=float(delta))
 
 
-def parse_budgets(text: str | Sequence[str] | None) -> list[Budget]:
+def parse_budgets(text: str | Sequence[str] | None, profile: str = "full") -> list[Budget]:
     """``"eps=0.1,eps=1,rho=1"`` (or a list of items) as budgets, in order, without repeats;
-    ``None``: :data:`DEFAULT_BUDGETS`."""
+    ``None``: the profile's defaults (:data:`PROFILE_BUDGETS`)."""
     if text is None:
-        return list(DEFAULT_BUDGETS)
+        return list(PROFILE_BUDGETS[profile])
     items = text.split(",") if isinstance(text, str) else [t for part in text for t in str(part).split(",")]
     budgets = [Budget.parse(t) for t in items if t.strip()]
     if not budgets:
@@ -113,6 +114,8 @@ DEFAULT_BUDGETS = (Budget("eps", 0.1), Budget("eps", 1.0), Budget("eps", 10.0), 
                    Budget("rho", 1.0))
 #: the budget at which ``--audit`` audits every private entry
 AUDIT_BUDGET = Budget("eps", 1.0)
+#: the default budgets of each profile: the quick profile (CI) runs ε = 1 and ρ = 1 only
+PROFILE_BUDGETS = {"quick": (Budget("eps", 1.0), Budget("rho", 1.0)), "full": DEFAULT_BUDGETS}
 
 
 # --------------------------------------------------------------------------- what entries see and return

@@ -170,7 +170,7 @@ def _clinic_pe(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
     data = model.sample(model.logging_policy, int(sizes["n"]), rng=rng)
     truth = PETruth(model.evaluate(model.logging_policy)[0], model.initial)
     return policy_evaluation_instance("clinic-pe", data, truth, gamma=1.0, return_bound=1.0, groups=model.groups,
-                                      horizon=model.horizon)
+                                      horizon=model.horizon, target="value")
 
 
 _PE_NOTE = ("Values are first-visit discounted values (γ = 0.99) of the logging policy; a return is at most 1 "
@@ -210,8 +210,8 @@ register_task(Task(
     build=_clinic_pe, score=score_values("value_error"), optimum=0.0, optimum_label="exact J",
     audit_pair=_pe_audit(_clinic_pe, {"n": 100}), audit_trials=300,
     notes=("Episodic, undiscounted (γ = 1): J is the probability of success within 20 steps (0.760).",
-           "LSW/LSL estimate values per state with one-hot features; J is their average under the (public) "
-           "start distribution."),
+           "LSW/LSL estimate values per severity level (one-hot features of the public groups); their Ĵ is "
+           "the average under the (public) start distribution. DP Monte Carlo releases Ĵ alone."),
 ))
 
 
@@ -402,10 +402,11 @@ register_task(Task(
            "tabular_as_mixture with one-hot features on the kernel's support (d1 = 22, d2 = 12)",
     logging_policy="none (online: the learner's own policy)", units="users",
     privacy_unit=_USER[0], neighboring=_USER[1], metric=REGRET, trivial="uniform-play", reference="ucrl-vtr",
-    sizes={"quick": {"K": 300, "seeds": 2}, "full": {"K": 2000, "seeds": 5}},
+    sizes={"quick": {"K": 100, "seeds": 2}, "full": {"K": 1000, "seeds": 3}},
     build=_online("riverswim", lambda sizes, rng: _river_model(20)),
     score=score_regret, optimum=0.0, optimum_label="zero regret",
-    notes=(_ONLINE_NOTE, "Episodic RiverSwim (start in state 0, 20 steps) rather than the average-reward one."),
+    notes=(_ONLINE_NOTE, "Episodic RiverSwim (start in state 0, 20 steps) rather than the average-reward one; "
+           "K = 1000 episodes and 3 seeds (the learners' cost grows as d1³ per step)."),
 ))
 
 
@@ -440,7 +441,7 @@ register_task(Task(
     source="privrl/CenterWalk-v0: s ∈ [0, 1], steps of U[0, 0.25], reward 0.5 − |s − 0.5|, 50-step episodes",
     logging_policy="none (online interaction, T samples)", units="reward function",
     privacy_unit=_REWARD[0], neighboring=_REWARD[1], metric=RETURN, trivial="random-play", reference="q-learning",
-    sizes={"quick": {"T": 1000, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
+    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
     build=_CW_BUILD, score=score_return, optimum=20.71, optimum_label="threshold policy (best known)",
     delta=1e-5, audit_pair=_CW_AUDIT, audit_trials=300,
     notes=(_CONTROL_NOTE, "The reference (100) is non-private Q-learning with the authors' DQN-style loop; DP "
@@ -453,7 +454,7 @@ register_task(Task(
     source="privrl.envs.center_walk.CenterWalkEnv(horizon=100, max_move=0.1)",
     logging_policy="none (online interaction, T samples)", units="reward function",
     privacy_unit=_REWARD[0], neighboring=_REWARD[1], metric=RETURN, trivial="random-play", reference="q-learning",
-    sizes={"quick": {"T": 1000, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
+    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
     build=_SLOW_BUILD, score=score_return, delta=1e-5, audit_pair=_SLOW_AUDIT, audit_trials=300,
     notes=(_CONTROL_NOTE, "A second 1-D task (DP Q-learning's certificate covers 1-D states only): finer "
            "control over longer episodes; no optimum is known."),

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         for ds_id in export_minari(tasks, out, profile=profile):
             print(f"{out}/{ds_id}")
         return 0
-    budgets = parse_budgets(args.budgets)
+    budgets = parse_budgets(args.budgets, profile)
     return _run(args, tasks, entries, budgets, profile)
 
 

@@ -1,14 +1,16 @@
 """Entries of Balle, Gomrokchi & Precup (2016) and of private Monte Carlo policy evaluation.
 
-* ``lsw``, ``lsl`` — the non-private counterparts (one-hot features, uniform weights/relevance;
-  LSL's λ = λ_min + √m, the schedule DP-LSL falls back to without noise);
+* ``lsw``, ``lsl`` — the non-private counterparts (uniform weights/relevance; LSL's λ = λ_min + √m,
+  the schedule DP-LSL falls back to without noise);
 * ``dp-lsw``, ``dp-lsl`` — tight calibration, the ``practical`` constants (β, and DP-LSL's λ);
   ``dp-lsw[paper]``, ``dp-lsl[paper]`` — the paper's calibration (Lemma 1's printed constants);
-* ``monte-carlo``, ``dp-monte-carlo`` — the mean return Ĵ and the first-visit values of the task's
-  public state groups (:class:`privrl.MonteCarlo`, :class:`privrl.DPMonteCarlo`), when privrl
-  provides them.
+* ``monte-carlo``, ``dp-monte-carlo`` — the mean return Ĵ (:class:`privrl.MonteCarlo`,
+  :class:`privrl.DPMonteCarlo`) and, on the tasks that ask for state values, the first-visit values
+  of the task's public state groups (one group per state on the chain and FrozenLake).
 
-Every entry gets γ, the return bound F_max and the number of states from the task (public).
+Every entry gets γ, the return bound F_max and the task's public state groups: the least-squares
+entries use one-hot features of the groups (tabular features where each state is its own group —
+the chain, FrozenLake —, the 20 severity levels of the clinic).
 """
 
 from __future__ import annotations
@@ -32,23 +34,33 @@ def _common(task_input: TaskInput) -> dict[str, Any]:
     return {"gamma": float(task_input["gamma"]), "F_max": float(task_input["return_bound"])}
 
 
+def _features(task_input: TaskInput) -> np.ndarray:
+    """One-hot features of the task's public state groups (one group per state: tabular features)."""
+    groups = np.asarray(task_input["groups"])
+    return np.eye(int(groups.max()) + 1)[groups]
+
+
 def _values(est: Any) -> Output:
     return Output(values=np.asarray(est.values_, dtype=float), release=np.asarray(est.theta_, dtype=float))
 
 
 def _lsw(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
-    return estimator_fit(pe.LSW(**_common(task_input)), lambda e: e.fit(task_input.dataset), _values)
+    est = pe.LSW(features=_features(task_input), **_common(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset), _values)
 
 
 def _lsl(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
-    S = int(task_input["n_states"])
-    lam = sqrt_lambda_schedule(task_input.n_units, np.eye(S), np.full(S, 1.0 / S), 1.0)
-    return estimator_fit(pe.LSL(lam=lam, **_common(task_input)), lambda e: e.fit(task_input.dataset), _values)
+    phi = _features(task_input)
+    S = phi.shape[0]
+    lam = sqrt_lambda_schedule(task_input.n_units, phi, np.full(S, 1.0 / S), 1.0)
+    est = pe.LSL(lam=lam, features=phi, **_common(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset), _values)
 
 
 def _private(cls: type, calibration: str):
     def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
-        est = cls(budget=budget, calibration=calibration, constants="practical", **_common(task_input))
+        est = cls(budget=budget, calibration=calibration, constants="practical", features=_features(task_input),
+                  **_common(task_input))
         return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), _values, noise=noise)
     return fit
 
@@ -67,31 +79,34 @@ for _cls, _name, _label, _ref in ((pe.DPLSW, "dp-lsw", "DP-LSW", "lsw"), (pe.DPL
 
 
 # --------------------------------------------------------------------------- Monte Carlo
-def _group_values(est: Any, task_input: TaskInput) -> Output:
-    groups = np.asarray(task_input["groups"])
+def _mc_read(est: Any) -> Output:
+    values = getattr(est, "values_", None)
     group_values = getattr(est, "group_values_", None)
-    values = None if group_values is None else np.asarray(group_values, dtype=float)[groups]
-    J = float(est.value_)
-    release = np.concatenate([[J], [] if group_values is None else np.asarray(group_values, dtype=float)])
-    return Output(values=values, value=J, release=release)
+    release = np.concatenate([[float(est.value_)], [] if group_values is None else np.asarray(group_values, float)])
+    return Output(values=None if values is None else np.asarray(values, dtype=float), value=float(est.value_),
+                  release=release)
 
 
 def _mc_kwargs(task_input: TaskInput) -> dict[str, Any]:
-    return {**_common(task_input), "groups": np.asarray(task_input["groups"])}
+    """γ, F_max and, when the task asks for state values, its public groups (else J alone, which
+    then gets the whole budget)."""
+    groups = task_input["groups"] if task_input.get("target") == "values" else None
+    return {**_common(task_input), "groups": groups}
 
 
-if hasattr(pe, "DPMonteCarlo"):   # private Monte Carlo evaluation, where privrl provides it
-    def _mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
-        return estimator_fit(pe.MonteCarlo(**_mc_kwargs(task_input)), lambda e: e.fit(task_input.dataset),
-                             lambda e: _group_values(e, task_input))
+def _mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    return estimator_fit(pe.MonteCarlo(**_mc_kwargs(task_input)), lambda e: e.fit(task_input.dataset), _mc_read)
 
-    def _dp_mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
-        est = pe.DPMonteCarlo(budget=budget, **_mc_kwargs(task_input))
-        return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), lambda e: _group_values(e, task_input),
-                             noise=noise)
 
-    register_entry(Entry("monte-carlo", "Monte Carlo", _PE, "non-private", _mc,
-                         description="mean return Ĵ and first-visit values of the public state groups"))
-    register_entry(Entry("dp-monte-carlo", "DP Monte Carlo", _PE, "private", _dp_mc, budgets=("eps", "rho"),
-                         calibration="tight", counterpart="monte-carlo", privacy_unit=PrivacyUnit.TRAJECTORY,
-                         description="Gaussian/Laplace noise on the sums of bounded returns, tight calibration"))
+def _dp_mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    est = pe.DPMonteCarlo(budget=budget, **_mc_kwargs(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), _mc_read, noise=noise)
+
+
+register_entry(Entry("monte-carlo", "Monte Carlo", _PE, "non-private", _mc,
+                     description="the mean return Ĵ (and first-visit values of the public state groups where the "
+                                 "task asks for state values)"))
+register_entry(Entry("dp-monte-carlo", "DP Monte Carlo", _PE, "private", _dp_mc, budgets=("eps", "rho"),
+                     calibration="tight", counterpart="monte-carlo", privacy_unit=PrivacyUnit.TRAJECTORY,
+                     description="noise on the sums of bounded returns (and group sums and counts), tight "
+                                 "calibration"))
