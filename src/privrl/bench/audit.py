@@ -34,6 +34,7 @@ import numpy as np
 from privrl._rng import derive_seed
 from privrl.audit import audit_mechanism, run_target
 from privrl.audit.broken import NOISE_DIVISOR
+from privrl.bench.plugins import resolve_entry
 from privrl.bench.spec import Budget, Entry, Fitted, Output, TaskInput
 from privrl.bench.tasks import get_task
 from privrl.experiments.spec import RunContext, RunResult
@@ -90,11 +91,9 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
 
 def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
     """The run function of an audit cell (:mod:`privrl.bench.running`)."""
-    from privrl.bench.running import _resolve  # the runner imports this module lazily
-
     t0 = time.process_time()
     task = get_task(cell.task)
-    entry = _resolve(cell)
+    entry = resolve_entry(cell.entry, cell.plugin)
     grid = Budget.parse(cell.budget)
     delta = task.delta_for(cell.profile)
     base = {"task": cell.task, "entry": cell.entry, "budget": cell.budget, "mode": "audit", "role": entry.role,

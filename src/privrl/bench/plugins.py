@@ -37,13 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from privrl import registry as _registry
-from privrl.bench.entries import estimator_fit, register_entry
+from privrl.bench.entries import estimator_fit, get_entry, register_entry
 from privrl.bench.spec import SETTINGS, Entry, Fitted, Output, TaskInput
 from privrl.errors import InvalidParameterError
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyUnit
 
-__all__ = ["ENTRY_POINT_GROUP", "plugin_entry", "load_plugin", "load_entry_points"]
+__all__ = ["ENTRY_POINT_GROUP", "plugin_entry", "load_plugin", "load_entry_points", "resolve_entry"]
 
 #: the entry point group plugins register under
 ENTRY_POINT_GROUP = "privrl.bench"
@@ -162,6 +162,12 @@ def load_plugin(spec: str) -> Entry:
         raise InvalidParameterError(f"The plugin {spec} is named {entry.name!r}, which is already a benchmark entry: "
                                     "give the class another 'name' attribute.")
     return register_entry(entry, replace=True)
+
+
+def resolve_entry(name: str, plugin: str | None = None) -> Entry:
+    """The entry ``name``, or the plugin ``plugin`` loaded again — in a pool worker, which did not
+    see the driver's ``--plugin``."""
+    return load_plugin(plugin) if plugin else get_entry(name)
 
 
 def load_entry_points() -> list[Entry]:

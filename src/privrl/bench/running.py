@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from privrl.bench.entries import REFUSALS, all_entries, get_entry
+from privrl.bench.entries import REFUSALS, all_entries
+from privrl.bench.plugins import resolve_entry
 from privrl.bench.spec import AUDIT_BUDGET, Budget, Entry, Fitted, Instance, Task, setting_index
 from privrl.bench.tasks import data_seed, get_task
 from privrl.experiments.registry import register
@@ -122,14 +123,6 @@ def instance(task_name: str, profile: str, seed: int) -> Instance:
     return inst
 
 
-def _resolve(cell: Cell) -> Entry:
-    if cell.plugin:
-        from privrl.bench.plugins import load_plugin
-
-        return load_plugin(cell.plugin)
-    return get_entry(cell.entry)
-
-
 def certification(ledger: Ledger | None, budget: Budget | None, delta: float) -> dict[str, Any]:
     """ε spent at the task's ``delta`` (and ρ when the ledger is zCDP), and whether they meet ``budget``."""
     if ledger is None or budget is None:
@@ -178,7 +171,7 @@ def _prepare(cell: Cell, ctx: RunContext) -> _Prepared:
     task = get_task(cell.task)
     inst = instance(cell.task, cell.profile, ctx.seed)
     delta = inst.input.delta
-    entry = _resolve(cell)
+    entry = resolve_entry(cell.entry, cell.plugin)
     grid = None if cell.budget == "none" else Budget.parse(cell.budget)
     prep = _Prepared(cell, task, inst, entry, grid, None, t0)
     why = entry.refusal(task)
