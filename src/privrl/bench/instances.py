@@ -272,7 +272,8 @@ def sparse_from_toy_text(env: Any, *, horizon: int) -> tuple[SparseTabularMDP, T
                 nxt[s, a, j], probs[s, a, j] = int(s2), float(p)
                 if reward:
                     if entry[int(s2)] not in (0.0, float(reward)):
-                        raise InvalidDataError("sparse_from_toy_text needs rewards that depend on the entered state only.")
+                        raise InvalidDataError("sparse_from_toy_text needs rewards that depend on the entered state "
+                                               "only.")
                     entry[int(s2)] = float(reward)
     sparse = SparseTabularMDP(nxt, probs, horizon=horizon, entry_reward=entry, initial=exact.initial,
                               terminal_states=exact.terminal_states, name=f"{exact.name} (H={horizon})")

@@ -95,7 +95,8 @@ def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mappi
     ref_label = getattr(entries.get(task.reference), "label", task.reference)
     lines = [f"## `{task.name}` — {task.title}", "",
              f"{_SETTING_TITLES[task.setting]} · privacy unit: one {task.privacy_unit.value.replace('_', ' ')} "
-             f"({task.neighboring.value.replace('_', ' ')}) · n = {n:,} {task.units} · δ = {task.delta_for(profile):.3g}"
+             f"({task.neighboring.value.replace('_', ' ')}) · n = {n:,} {task.units} · "
+             f"δ = {task.delta_for(profile):.3g}"
              f" · {seeds} seeds" + "".join(f" · {k} = {v}" for k, v in size.items() if k not in ("n", "K", "seeds")),
              "", f"*Data*: {task.source}. *Logging policy*: {task.logging_policy}.", "",
              f"*Metric*: {task.metric.label} ({direction}). *Score*: 0 = {triv_label} "
@@ -103,7 +104,7 @@ def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mappi
     if task.optimum is not None:
         from privrl.bench.scoring import normalised
 
-        opt = normalised(task.optimum, refs["trivial"], refs["reference"])
+        opt = normalised(task.optimum, refs["trivial"], refs["reference"], lower_is_better=task.metric.lower_is_better)
         lines[-1] += f"; optimum: {task.optimum_label} ({format_value(task.optimum)}, score {format_value(opt)})"
     lines[-1] += "."
     for note in task.notes:
@@ -149,7 +150,8 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         "(`privrl bench`); see [the benchmark's documentation](../bench.md) for the tasks, the scores, the audit "
         "and how to add an algorithm.", "",
         f"Profile `{profile}` · commit `{(manifest.get('commit') or 'unknown')[:12]}` · "
-        f"{manifest.get('cells', 0)} cells · {manifest.get('cores')} cores · wall {manifest.get('wall_seconds', 0):.0f} s"
+        f"{manifest.get('cells', 0)} cells · {manifest.get('cores')} cores · "
+        f"wall {manifest.get('wall_seconds', 0):.0f} s"
         f" · CPU {manifest.get('cpu_seconds', 0):.0f} s (this invocation; the cells' own CPU time: "
         f"{manifest.get('cells_cpu_seconds', 0):.0f} s).", "",
         "How to read a table: **ε spent** is what the entry's ledger spends at the task's δ (δ = 1/(10 n) unless "
@@ -211,10 +213,12 @@ def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str
     out.mkdir(parents=True, exist_ok=True)
     written = []
     lines = _intro(profile, manifest)
-    lines += ["## Tasks", "", "| task | setting | privacy unit | n | metric | 0 = | 100 = |", "|---|---|---|---|---|---|---|"]
+    lines += ["## Tasks", "", "| task | setting | privacy unit | n | metric | 0 = | 100 = |",
+              "|---|---|---|---|---|---|---|"]
     for task in tasks:
         lines.append(f"| [`{task.name}`](#{task.name}) | {task.setting} | {task.privacy_unit.value} | "
-                     f"{task.n_units(profile):,} {task.units} | {task.metric.name} | {task.trivial} | {task.reference} |")
+                     f"{task.n_units(profile):,} {task.units} | {task.metric.name} | {task.trivial} | "
+                     f"{task.reference} |")
     lines.append("")
     for task in tasks:
         rows = summary[summary["task"] == task.name]

@@ -62,7 +62,7 @@ class Cell:
     trials: int | None = None
 
     def params(self) -> dict[str, Any]:
-        out = {"task": self.task, "entry": self.entry, "budget": self.budget, "mode": self.mode,
+        out: dict[str, Any] = {"task": self.task, "entry": self.entry, "budget": self.budget, "mode": self.mode,
                "profile": self.profile}
         if self.plugin:
             out["plugin"] = self.plugin
@@ -97,7 +97,7 @@ def plan(tasks: Sequence[Task], entries: Sequence[Entry], budgets: Sequence[Budg
     every budget of a kind it takes, non-private and trivial entries once, ``seeds`` seeds (default:
     the task's for the profile); with ``audit``, one audit cell per private entry and task at
     :data:`~privrl.bench.spec.AUDIT_BUDGET`."""
-    specs = []
+    specs: list[RunSpec] = []
     for task in tasks:
         n_seeds = task.seeds(profile) if seeds is None else int(seeds)
         for entry in entries_for(task, entries):
@@ -256,6 +256,7 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
     for members in groups.values():
         t0 = time.process_time()
         fit_batch = members[0][1].entry.fit_batch
+        assert fit_batch is not None     # grouped above only when set
         fitted = fit_batch([(p.entry, p.inst.input, p.budget, ctxs[i].rng) for i, p in members])
         cpu = (time.process_time() - t0) / len(members)
         for (i, prep), out in zip(members, fitted):

@@ -39,11 +39,14 @@ def mean_se(values: Sequence[float]) -> tuple[float, float]:
     return float(arr.mean()), se
 
 
-def normalised(value: float, trivial: float, reference: float) -> float:
+def normalised(value: float, trivial: float, reference: float, *, lower_is_better: bool | None = None) -> float:
     """``100 · (value − trivial) / (reference − trivial)``; NaN when the reference does not differ
-    from the trivial answer."""
+    from the trivial answer, or (given the metric's direction) is no better than it: the scale
+    would then be inverted."""
     span = reference - trivial
     if not (math.isfinite(span) and abs(span) > 1e-12 * max(1.0, abs(trivial))):
+        return math.nan
+    if lower_is_better is not None and (span > 0) == lower_is_better:
         return math.nan
     return 100.0 * (value - trivial) / span
 
@@ -83,15 +86,17 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
             entry = entries.get(entry_name)
             ok = cell[cell["outcome"].isin(["ok", "over budget"])]
             raw = ok["value"].astype(float).tolist()
-            norm = [normalised(v, trivial[s], reference[s]) for s, v in zip(ok["seed"].astype(int), raw)
-                    if s in trivial and s in reference]
+            lower = task.metric.lower_is_better
+            norm = [normalised(v, trivial[s], reference[s], lower_is_better=lower)
+                    for s, v in zip(ok["seed"].astype(int), raw) if s in trivial and s in reference]
             audit = audits[(audits["entry"] == entry_name) & (audits["budget"] == budget)]
             a = audit.iloc[0] if len(audit) else None
             status = "refused" if (cell["outcome"] == "refused").all() else (
                 "over budget" if (ok["outcome"] == "over budget").any() else "ok")
             out.append({
                 "task": task_name, "setting": task.setting, "entry": entry_name,
-                "label": getattr(entry, "label", entry_name), "role": _first(cell["role"]) or getattr(entry, "role", ""),
+                "label": getattr(entry, "label", entry_name),
+                "role": _first(cell["role"]) or getattr(entry, "role", ""),
                 "calibration": getattr(entry, "calibration", None) or "", "budget": budget, "status": status,
                 "reason": _first(cell["reason"]) if status != "ok" else "", "metric": metric,
                 **dict(zip(("raw_mean", "raw_se"), mean_se(raw))),

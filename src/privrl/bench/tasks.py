@@ -189,7 +189,8 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="frozenlake-pe", dims={"S": 64, "A": 4}, title="FrozenLake 8×8, policy evaluation", setting="policy-evaluation",
+    name="frozenlake-pe", dims={"S": 64, "A": 4}, title="FrozenLake 8×8, policy evaluation",
+    setting="policy-evaluation",
     source="Gymnasium FrozenLake-v1 8×8 (slippery), exact kernel; episodes run until a hole or the goal "
            "(at most 1000 steps)",
     logging_policy="0.5 · optimal (γ = 0.99) + 0.5 · uniform",
@@ -200,7 +201,8 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="clinic-pe", dims={"S": 750, "A": 25, "H": 20}, title="Clinic (750 states): survival rate under current practice",
+    name="clinic-pe", dims={"S": 750, "A": 25, "H": 20},
+    title="Clinic (750 states): survival rate under current practice",
     setting="policy-evaluation",
     source="privrl.envs.sparse_tabular (750 states, 25 actions, H = 20, reward 1 on reaching success; "
            "public state groups: the 20 severity levels)",
@@ -257,7 +259,7 @@ def _linear_mdp_task(sizes: Mapping[str, Any], rng: np.random.Generator) -> Inst
 def _toy_text(env_id: str, horizon: int, low: float, high: float) -> tuple[Any, np.ndarray]:
     import gymnasium as gym
 
-    kwargs = {"map_name": "8x8"} if env_id.startswith("FrozenLake") else {}
+    kwargs: dict[str, Any] = {"map_name": "8x8"} if env_id.startswith("FrozenLake") else {}
     model = from_gymnasium_toy_text(gym.make(env_id, **kwargs), horizon=horizon)
     if (low, high) != (0.0, 1.0):
         model = rescaled(model, low, high, name=f"{env_id} (H={horizon}, rewards mapped to [0, 1])")
@@ -280,7 +282,8 @@ _COVER = "0.5 · optimal + 0.5 · uniform (every state-action pair covered)"
 _OFFLINE_NOTE = "Every entry uses the 'practical' constants (privacy-neutral utility presets) where it has them."
 
 register_task(Task(
-    name="random-tabular", dims={"S": 10, "A": 5, "H": 10, "d": 50}, title="Random tabular MDP (Qiao & Wang)", setting="offline-learning",
+    name="random-tabular", dims={"S": 10, "A": 5, "H": 10, "d": 50}, title="Random tabular MDP (Qiao & Wang)",
+    setting="offline-learning",
     source="privrl.envs.random_tabular_mdp: S = 10, A = 5, H = 10, Dirichlet(0.5) transitions, U[0, 1] rewards "
            "(instance 0)",
     logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
@@ -291,7 +294,8 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="linear-mdp", dims={"S": 2, "A": 100, "H": 20, "d": 10}, title="Linear MDP (Qiao & Wang, App. F)", setting="offline-learning",
+    name="linear-mdp", dims={"S": 2, "A": 100, "H": 20, "d": 10}, title="Linear MDP (Qiao & Wang, App. F)",
+    setting="offline-learning",
     source="privrl.envs.synthetic_linear_mdp: 2 states, 100 actions, H = 20, d = 10 (instance 0)",
     logging_policy="action 0 with probability 0.6, the others uniformly (the paper's)",
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy", reference="vapvi",
@@ -373,7 +377,8 @@ _ONLINE_NOTE = ("LinOpt entries use the 'practical' constants; regret is the exa
                 "played. The uniform-play baseline never learns (a stuck learner).")
 
 register_task(Task(
-    name="e1-hard", dims={"S": 8, "A": 16, "H": 6, "d": 5}, title="Zhou E1: hard linear mixture (d = 5, H = 6)", setting="online-learning",
+    name="e1-hard", dims={"S": 8, "A": 16, "H": 6, "d": 5}, title="Zhou E1: hard linear mixture (d = 5, H = 6)",
+    setting="online-learning",
     source="privrl.envs.linear_mixture.hard_instance (Zhou, Gu & Szepesvári 2021's lower-bound instance; signs "
            "of μ drawn per seed, gap set for K)",
     logging_policy="none (online: the learner's own policy)", units="users",
@@ -385,7 +390,9 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="e2-random", dims={"S": 6, "A": 4, "H": 5, "d": 3}, title="Zhou E2: random linear mixture (S = 6, A = 4, H = 5, d = 3)", setting="online-learning",
+    name="e2-random", dims={"S": 6, "A": 4, "H": 5, "d": 3},
+    title="Zhou E2: random linear mixture (S = 6, A = 4, H = 5, d = 3)",
+    setting="online-learning",
     source="privrl.envs.linear_mixture.random_mixture (Dirichlet(0.3) base MDPs, Bernoulli rewards; a new instance "
            "per seed)",
     logging_policy="none (online: the learner's own policy)", units="users",
@@ -397,7 +404,8 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="riverswim", dims={"S": 6, "A": 2, "H": 20, "d": 22}, title="RiverSwim (6 states, H = 20) as a linear mixture", setting="online-learning",
+    name="riverswim", dims={"S": 6, "A": 2, "H": 20, "d": 22}, title="RiverSwim (6 states, H = 20) as a linear mixture",
+    setting="online-learning",
     source="privrl.envs.river_swim (Strehl & Littman 2008; Osband et al. 2013's rewards), cast by "
            "tabular_as_mixture with one-hot features on the kernel's support (d1 = 22, d2 = 12)",
     logging_policy="none (online: the learner's own policy)", units="users",
@@ -450,7 +458,8 @@ register_task(Task(
 ))
 
 register_task(Task(
-    name="centerwalk-slow", dims={"A": 2}, title="CenterWalk, small steps (0.1) and 100-step episodes", setting="continuous-control",
+    name="centerwalk-slow", dims={"A": 2}, title="CenterWalk, small steps (0.1) and 100-step episodes",
+    setting="continuous-control",
     source="privrl.envs.center_walk.CenterWalkEnv(horizon=100, max_move=0.1)",
     logging_policy="none (online interaction, T samples)", units="reward function",
     privacy_unit=_REWARD[0], neighboring=_REWARD[1], metric=RETURN, trivial="random-play", reference="q-learning",

@@ -45,6 +45,7 @@ def _uniform_play(task_input: TaskInput, budget: Any, rng: np.random.Generator, 
 
 
 def _random_play(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+    assert task_input.make_env is not None, "a continuous-control task gives make_env"
     n_actions = int(task_input.make_env().action_space.n)
     gen = np.random.default_rng(rng.integers(2**63))
     return Fitted(Output(act=lambda obs: gen.integers(0, n_actions, size=len(obs))))

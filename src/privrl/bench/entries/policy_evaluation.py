@@ -75,7 +75,8 @@ for _cls, _name, _label, _ref in ((pe.DPLSW, "dp-lsw", "DP-LSW", "lsw"), (pe.DPL
             _name if _cal == "tight" else f"{_name}[paper]", _label if _cal == "tight" else f"{_label} [paper]",
             _PE, "private", _private(_cls, _cal), budgets=("eps",), calibration=_cal, counterpart=_ref,
             privacy_unit=PrivacyUnit.TRAJECTORY,
-            description=f"{_label} (smoothed-sensitivity output perturbation), {_cal} calibration, practical constants"))
+            description=f"{_label} (smoothed-sensitivity output perturbation), {_cal} calibration, "
+                        "practical constants"))
 
 
 # --------------------------------------------------------------------------- Monte Carlo

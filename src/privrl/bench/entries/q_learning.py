@@ -45,7 +45,9 @@ def _fit(cls: type, **fixed: Any):
         if cls is not QLearning:
             kwargs["budget"] = budget
         est = cls(n_samples=int(task_input["n_samples"]), **kwargs)
-        return estimator_fit(est, lambda e: e.fit(task_input.make_env(), rng=rng), _read, noise=noise)
+        make_env = task_input.make_env
+        assert make_env is not None, "a continuous-control task gives make_env"
+        return estimator_fit(est, lambda e: e.fit(make_env(), rng=rng), _read, noise=noise)
     return fit
 
 
