@@ -16,8 +16,9 @@ induction with the task's public reward table, and the greedy policy.
 
 The plugin protocol (``docs/bench.md``): the class attributes ``settings`` and ``privacy_unit``, a
 keyword constructor taking ``budget``, ``fit(task_input, *, rng)``, a ``privacy_ledger_`` and the
-answer of its setting (``policy_``). As a :class:`privrl.base.PrivateEstimator` that draws its noise
-through its fit's ``Releaser``, it is audited with the broken-noise control too.
+answer of its setting (``policy_``), and ``release_`` (the Q-function the black-box audit compares).
+As a :class:`privrl.base.PrivateEstimator` that draws its noise through its fit's ``Releaser``, the
+audit can give it its noise source (and :func:`privrl.bench.audit.broken` can scale that noise).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ A plugin is a class with
 Optional class attributes: ``name`` (default: the class name in kebab case), ``label``,
 ``budgets`` (``("eps",)`` by default; add ``"rho"`` for a ρ-zCDP guarantee), ``calibration``,
 ``counterpart`` (the name of its non-private counterpart entry). A plugin that subclasses
-:class:`privrl.base.PrivateEstimator` and draws its noise through its fit's ``Releaser`` is also
-audited with the broken-noise controls.
+:class:`privrl.base.PrivateEstimator` and draws its noise through its fit's ``Releaser`` takes its
+noise from the audit's source (its non-private randomness fixed across trials); any other plugin is
+audited with a fresh ``rng`` per trial.
 
 Plugins register through the entry point group ``privrl.bench`` (``name = "module:Class"`` in the
 package's metadata) or ``privrl bench --plugin module:Class`` (or ``--plugin path/to/file.py:Class``).
