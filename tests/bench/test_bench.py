@@ -161,3 +161,13 @@ def test_the_whole_quick_suite_runs(tmp_path):
     assert code == 0
     board = pd.read_csv(tmp_path / "leaderboard.csv")
     assert set(board["task"]) == set(all_tasks())
+
+
+def test_export_minari_writes_the_tasks_dataset(tmp_path, capsys, monkeypatch):
+    minari = pytest.importorskip("minari")
+    assert cli.main(["bench", "--export-minari", str(tmp_path), "--tasks", "random-tabular", "--quick"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in printed] == ["privrl-bench/random-tabular/quick-v0"]
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    ds = minari.load_dataset("privrl-bench/random-tabular/quick-v0")
+    assert ds.total_episodes == get_task("random-tabular").sizes["quick"]["n"]
