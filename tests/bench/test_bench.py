@@ -171,3 +171,25 @@ def test_export_minari_writes_the_tasks_dataset(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
     ds = minari.load_dataset("privrl-bench/random-tabular/quick-v0")
     assert ds.total_episodes == get_task("random-tabular").sizes["quick"]["n"]
+
+
+@pytest.mark.parametrize("task", ["chain", "random-tabular", "centerwalk"])
+def test_every_private_entry_spends_privacy_on_its_audit_pair(task):
+    """An audit instance on which a fit releases nothing would audit nothing: every private entry's
+    ledger spends ε > 0 on both neighbouring inputs of the task's audit pair."""
+    import warnings
+
+    import numpy as np
+
+    t = get_task(task)
+    pair = t.audit_pair(np.random.default_rng(0))
+    budget = Budget("eps", 1.0).privacy_budget(1e-5)
+    for entry in all_entries().values():
+        if not entry.is_private or entry.why_not(t) is not None or entry.refusal(t) is not None:
+            continue
+        for inp in pair:
+            inp.delta = 1e-5
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ledger = entry.fit(inp, budget, np.random.default_rng(1), None).ledger
+            assert ledger.epsilon(1e-5) > 0.05, (task, entry.name)

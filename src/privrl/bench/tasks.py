@@ -423,6 +423,11 @@ register_task(Task(
 N_EVAL_EPISODES = 100
 
 
+#: the samples T of the control tasks' audit instances: every learner makes noisy updates within them
+#: (DP-SGD's first update needs a full batch of 64)
+AUDIT_SAMPLES = 128
+
+
 def _control(name: str, **env_kwargs: Any):
     def make_env() -> Any:
         return CenterWalkEnv(**env_kwargs)
@@ -433,7 +438,7 @@ def _control(name: str, **env_kwargs: Any):
         return control_instance(name, make_env, int(sizes["T"]), seeds)
 
     def audit(rng: np.random.Generator) -> tuple[TaskInput, TaskInput]:
-        inst = build({"T": 64, "eval_episodes": 1}, rng).input
+        inst = build({"T": AUDIT_SAMPLES, "eval_episodes": 1}, rng).input
         shifted = TaskInput(**{**inst.__dict__, "make_env": lambda: RewardShift(make_env(), 0.5)})
         return inst, shifted
     return build, audit
