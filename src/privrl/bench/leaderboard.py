@@ -186,9 +186,11 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
         inside = (means >= low) & (means <= high)
         errors = np.where(inside, eps_rows["score_se"].fillna(0).to_numpy(dtype=float)[order], 0.0)
         style = "--" if "[paper]" in name else "-"
-        ax.errorbar(xs[order], means.clip(low, high), yerr=errors, marker="o", linestyle=style, color=color,
+        shown = means.clip(low, high)
+        ax.errorbar(xs[order], shown, yerr=errors, marker=None, linestyle=style, color=color,
                     label=sub["label"].iloc[0], capsize=2)
-        ax.scatter(xs[order][~inside], means.clip(low, high)[~inside], marker="x", color=color, zorder=3)
+        ax.scatter(xs[order][inside], shown[inside], marker="o", color=color, zorder=3)
+        ax.scatter(xs[order][~inside], shown[~inside], marker="x", color=color, zorder=3)
         rho = sub[sub["budget"].str.startswith("rho")]
         if len(rho):
             ax.scatter(rho["epsilon_spent"], rho["score_mean"].clip(low, high), marker="s", facecolors="none",
@@ -196,7 +198,10 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
     ax.axhline(0.0, color="grey", linewidth=1, label=f"trivial ({task.trivial})")
     ax.axhline(100.0, color="black", linewidth=1, label=f"non-private ({task.reference})")
     if (private["epsilon_spent"].astype(float) > 0).any():
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())     # decade labels only: the minor ones overlap
     ax.set_ylim(low - 5, high + 5)
     ax.set(xlabel="ε spent at the task's δ (circles: ε budgets; squares: ρ budgets)", ylabel="normalised score",
            title=f"{task.name}: {task.metric.label}\n(scores outside [{low:g}, {high:g}] drawn at the edge as ×)")
