@@ -193,3 +193,28 @@ def test_every_private_entry_spends_privacy_on_its_audit_pair(task):
                 warnings.simplefilter("ignore")
                 ledger = entry.fit(inp, budget, np.random.default_rng(1), None).ledger
             assert ledger.epsilon(1e-5) > 0.05, (task, entry.name)
+
+
+def test_plugins_of_the_entry_point_group_are_registered(monkeypatch):
+    """A package that declares ``[project.entry-points."privrl.bench"]`` is loaded by every run; one
+    that fails to import is an error naming it."""
+    import importlib.metadata as md
+    import sys
+
+    from privrl import registry
+    from privrl.bench import plugins
+    from privrl.errors import InvalidParameterError
+
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    good = md.EntryPoint("laplace-planner", "laplace_planner:LaplacePlanner", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(md, "entry_points", lambda group: [good] if group == plugins.ENTRY_POINT_GROUP else [])
+    try:
+        [entry] = plugins.load_entry_points()
+        assert get_entry("laplace-planner") is entry and entry.is_private and entry.settings == ("offline-learning",)
+    finally:
+        registry.storage("bench-entry").pop("laplace-planner", None)
+        sys.modules.pop("laplace_planner", None)
+    bad = md.EntryPoint("nope", "no_such_module_here:Nope", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(md, "entry_points", lambda group: [bad])
+    with pytest.raises(InvalidParameterError, match="nope = no_such_module_here:Nope"):
+        plugins.load_entry_points()
