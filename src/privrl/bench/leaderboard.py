@@ -142,7 +142,31 @@ def _task_table(rows: pd.DataFrame, task: Task) -> list[str]:
     return out
 
 
+def reduced_run(manifest: Mapping[str, Any]) -> str | None:
+    """What a run left out of the whole suite (tasks, entries, budgets, seeds, audit trials), as one
+    sentence for the leaderboard's header; None for a whole-suite run."""
+    from privrl.bench.entries import all_entries
+    from privrl.bench.tasks import all_tasks
+
+    sel = manifest.get("selection") or {}
+    parts = []
+    missing = [t for t in all_tasks() if t not in sel.get("tasks", all_tasks())]
+    if missing:
+        parts.append("tasks not run: " + ", ".join(f"`{t}`" for t in missing))
+    left = [e for e in all_entries() if e not in sel.get("entries", all_entries()) and all_entries()[e].plugin is None]
+    if left:
+        parts.append("entries not run: " + ", ".join(f"`{e}`" for e in left))
+    if sel.get("seeds") is not None:
+        parts.append(f"{sel['seeds']} seeds per cell instead of each task's")
+    if not sel.get("audit", True):
+        parts.append("no audit")
+    elif sel.get("audit_trials") is not None:
+        parts.append(f"{sel['audit_trials']} audit trials per neighbouring input instead of each task's")
+    return None if not parts else "**Reduced run** — " + "; ".join(parts) + "."
+
+
 def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
+    reduced = reduced_run(manifest)
     return [
         "# privrl benchmark: leaderboard", "",
         "Differentially private RL algorithms on common tasks, at common budgets, each cell certified by the "
@@ -154,6 +178,7 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         f"wall {manifest.get('wall_seconds', 0):.0f} s"
         f" · CPU {manifest.get('cpu_seconds', 0):.0f} s (this invocation; the cells' own CPU time: "
         f"{manifest.get('cells_cpu_seconds', 0):.0f} s).", "",
+        *([reduced, ""] if reduced else []),
         "How to read a table: **ε spent** is what the entry's ledger spends at the task's δ (δ = 1/(10 n) unless "
         "the task says otherwise; for a ρ budget, ε at that δ and ρ); an entry that cannot certify a budget is "
         "**refused** with the library's reason; an entry whose ledger spends more than the budget is marked "

@@ -144,6 +144,7 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
     table = summarise(df, {t.name: t for t in tasks}, known)
     selection = {"tasks": [t.name for t in tasks], "entries": [e.name for e in entries],
                  "budgets": [str(b) for b in budgets], "seeds": args.seeds, "audit": bool(args.audit),
+                 "audit_trials": args.audit_trials,
                  "backend": args.backend, "jobs": args.jobs}
     manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df)
     paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
