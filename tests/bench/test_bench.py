@@ -102,7 +102,7 @@ def test_a_quick_run_certifies_every_cell_and_resumes(tmp_path, capsys):
     for name in ("leaderboard.md", "manifest.json", "clinic-pe.png"):
         assert (tmp_path / name).is_file(), name
     header = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
-    assert "**Reduced run** — tasks not run: `chain`" in header and "1 seeds per cell" in header
+    assert "**Reduced run** — tasks not run: `chain`" in header and "1 seed per cell" in header
     capsys.readouterr()
     assert _bench(tmp_path, *args)[0] == 0
     assert "0 ran ok, 4 already finished" in capsys.readouterr().out

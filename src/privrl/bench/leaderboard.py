@@ -157,7 +157,8 @@ def reduced_run(manifest: Mapping[str, Any]) -> str | None:
     if left:
         parts.append("entries not run: " + ", ".join(f"`{e}`" for e in left))
     if sel.get("seeds") is not None:
-        parts.append(f"{sel['seeds']} seeds per cell instead of each task's")
+        n = int(sel["seeds"])
+        parts.append(f"{n} seed{'s' if n != 1 else ''} per cell instead of each task's")
     if not sel.get("audit", True):
         parts.append("no audit")
     elif sel.get("audit_trials") is not None:
