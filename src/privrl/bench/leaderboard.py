@@ -150,6 +150,9 @@ def reduced_run(manifest: Mapping[str, Any]) -> str | None:
 
     sel = manifest.get("selection") or {}
     parts = []
+    done, planned = manifest.get("cells", 0), manifest.get("planned_cells")
+    if planned is not None and done < planned:
+        parts.append(f"{done} of the {planned} planned cells finished (the others are blank)")
     missing = [t for t in all_tasks() if t not in sel.get("tasks", all_tasks())]
     if missing:
         parts.append("tasks not run: " + ", ".join(f"`{t}`" for t in missing))
@@ -293,11 +296,14 @@ def _n_cells(cells: pd.DataFrame) -> int:
 
 
 def manifest_of(*, profile: str, selection: Mapping[str, Any], wall_seconds: float, cpu_seconds: float,
-                cells: pd.DataFrame) -> dict[str, Any]:
-    """The manifest: commit, versions, cores, the selection, wall and CPU time."""
+                cells: pd.DataFrame, planned: int | None = None) -> dict[str, Any]:
+    """The manifest: commit, versions, cores, the selection, the cells finished (of ``planned``), wall
+    and CPU time."""
     keys = [c for c in ("task", "entry", "budget", "mode", "seed") if c in cells]
     once = cells.drop_duplicates(keys) if keys and len(cells) else cells     # one row per cell
     cpu_cells = float(once["cpu_seconds"].astype(float).sum()) if "cpu_seconds" in once else math.nan
     return {"commit": git_commit(), "versions": versions(), "cores": os.cpu_count(), "profile": profile,
-            "selection": dict(selection), "cells": _n_cells(cells), "wall_seconds": round(wall_seconds, 1),
-            "cpu_seconds": round(cpu_seconds, 1), "cells_cpu_seconds": round(cpu_cells, 1)}
+            "selection": dict(selection), "cells": _n_cells(cells),
+            "planned_cells": _n_cells(cells) if planned is None else int(planned),
+            "wall_seconds": round(wall_seconds, 1), "cpu_seconds": round(cpu_seconds, 1),
+            "cells_cpu_seconds": round(cpu_cells, 1)}

@@ -146,7 +146,8 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
                  "budgets": [str(b) for b in budgets], "seeds": args.seeds, "audit": bool(args.audit),
                  "audit_trials": args.audit_trials,
                  "backend": args.backend, "jobs": args.jobs}
-    manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df)
+    manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
+                           planned=len(specs))
     paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
                               left_out={t.name: left_out(t, entries) for t in tasks})
     if not args.quiet:
