@@ -183,6 +183,7 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         f" · CPU {manifest.get('cpu_seconds', 0):.0f} s (this invocation; the cells' own CPU time: "
         f"{manifest.get('cells_cpu_seconds', 0):.0f} s).", "",
         *([reduced, ""] if reduced else []),
+        *([f"*Note*: {manifest['note']}.", ""] if manifest.get("note") else []),
         "How to read a table: **ε spent** is what the entry's ledger spends at the task's δ (δ = 1/(10 n) unless "
         "the task says otherwise; for a ρ budget, ε at that δ and ρ); an entry that cannot certify a budget is "
         "**refused** with the library's reason; an entry whose ledger spends more than the budget is marked "
@@ -226,7 +227,11 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
                        edgecolors=color)
     ax.axhline(0.0, color="grey", linewidth=1, label=f"trivial ({task.trivial})")
     ax.axhline(100.0, color="black", linewidth=1, label=f"non-private ({task.reference})")
-    if (private["epsilon_spent"].astype(float) > 0).any():
+    scored = np.isfinite(private["score_mean"].astype(float)) & (private["epsilon_spent"].astype(float) > 0)
+    if not scored.any():      # e.g. the reference no better than the trivial answer: no normalised scale
+        ax.text(0.5, 0.5, "no normalised score: the reference is no better than the trivial answer",
+                transform=ax.transAxes, ha="center", va="center", fontsize=9)
+    else:
         from matplotlib.ticker import NullFormatter
 
         ax.set_xscale("log")
