@@ -286,27 +286,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="the benchmark: tasks × budgets × algorithms, certified and audited; "
                        "writes the leaderboard (resumes: finished cells are skipped)")
-    p.add_argument("--list", action="store_true", help="list the tasks and entries (with --plugin: the plugins' too)")
-    p.add_argument("--tasks", default=None, metavar="T,...", help="comma-separated task names (default: all)")
-    p.add_argument("--algorithms", default=None, metavar="A,...",
-                   help="comma-separated entry names; a name also selects its bracketed variants (dp-apvi: "
-                        "dp-apvi and dp-apvi[paper]); the tasks' trivial and reference entries always run")
-    p.add_argument("--budgets", default=None, metavar="B,...",
-                   help="comma-separated budgets such as eps=0.1,eps=1,rho=1 (default: eps=0.1,1,10 and rho=0.1,1; "
-                        "with --quick: eps=1 and rho=1)")
-    p.add_argument("--seeds", type=count_type(1, 1000), default=None, metavar="N",
-                   help="seeds per cell (default: each task's for the profile)")
-    p.add_argument("--quick", action="store_true", help="the quick profile: small data, 2 seeds, two budgets (about "
-                   "a minute on 2 cores)")
-    p.add_argument("--audit", action="store_true", help="audit every private entry on every task (ε_lower at ε = 1)")
-    p.add_argument("--audit-trials", type=count_type(8, 10**6), default=None, metavar="N",
-                   help="fits per neighbouring input in the black-box audit (default: the task's)")
-    p.add_argument("--plugin", action="append", default=None, metavar="module:Class",
-                   help="add an outside algorithm (the protocol of docs/bench.md); repeatable")
-    p.add_argument("--export-minari", default=None, metavar="DIR",
-                   help="write each task's seed-0 dataset as a Minari dataset under DIR, then exit")
-    p.add_argument("--leaderboard", default=None, metavar="DIR",
-                   help="where to write the leaderboard (default: --out)")
+    bench.add_options(p, count=count_type)
     _add_runner_options(p, default_out="bench-results")
     p.set_defaults(handler=bench.run)
 
