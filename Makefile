@@ -10,8 +10,10 @@ JOBS ?= 2
 
 PAPER_OUT ?= results/paper
 EVIDENCE  ?= docs/results
+BENCH_OUT ?= results/bench
+BENCH_BOARD ?= docs/bench
 
-.PHONY: demo test test-slow bench bench-utility lint venv clean reproduce-paper
+.PHONY: demo test test-slow bench bench-utility bench-suite lint venv clean reproduce-paper
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +59,11 @@ bench: $(STAMP_TEST)
 
 bench-utility: $(STAMP_TEST)
 	$(BIN)/python benchmarks/bench_utility.py
+
+# The benchmark of private RL (docs/bench.md): every task, entry and budget, audited; the leaderboard,
+# plots and manifest go to $(BENCH_BOARD). Finished cells in $(BENCH_OUT) are skipped.
+bench-suite: $(STAMP_DEMO)
+	$(BIN)/privrl bench --audit --out $(BENCH_OUT) --leaderboard $(BENCH_BOARD) --jobs $(JOBS)
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks

@@ -1,6 +1,7 @@
 """The house's layers (CONTRIBUTING.md): no import cycle between privrl's modules, no shared module
-imports a family, and ``privrl.data`` never imports ``privrl.envs``. Imports inside functions count
-as much as those at the top."""
+imports a family, ``privrl.data`` never imports ``privrl.envs``, and the benchmark (``privrl.bench``)
+sits on top of the families: only the shell imports it. Imports inside functions count as much as
+those at the top."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from privrl import registry
 
 SRC = Path(registry.__file__).parent
 FAMILIES = tuple(registry.FAMILIES)
+#: the layer on top of the families (it may import them) and the shell that may import it
+TOP, SHELL = "privrl.bench", ("privrl.cli", "privrl.commands")
 
 
 def _module_name(path: Path) -> str:
@@ -73,9 +76,27 @@ def test_no_shared_module_imports_a_family():
     def family_of(module: str) -> str | None:
         return next((f for f in FAMILIES if module == f or module.startswith(f + ".")), None)
 
-    offenders = {name: sorted(m for m in deps if family_of(m)) for name, deps in GRAPH.items() if not family_of(name)}
+    offenders = {name: sorted(m for m in deps if family_of(m)) for name, deps in GRAPH.items()
+                 if not family_of(name) and not _within(name, TOP)}
     assert {k: v for k, v in offenders.items() if v} == {}
     assert any(family_of(m) for deps in GRAPH.values() for m in deps), "no family import found: the scan is broken"
+
+
+def _within(module: str, package: str | tuple[str, ...]) -> bool:
+    packages = (package,) if isinstance(package, str) else package
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_only_the_shell_imports_the_bench():
+    """The benchmark is a layer on top of the families: no family and no shared layer imports it
+    (the registry names its registering modules as strings, like the families')."""
+    offenders = {name: sorted(m for m in deps if _within(m, TOP)) for name, deps in GRAPH.items()
+                 if not _within(name, TOP) and not _within(name, SHELL)}
+    assert {k: v for k, v in offenders.items() if v} == {}
+    assert any(_within(m, TOP) for name, deps in GRAPH.items() if _within(name, SHELL) for m in deps), \
+        "the shell imports no benchmark module: the scan is broken"
+    assert any(_within(m, FAMILIES) for name, deps in GRAPH.items() if _within(name, TOP) for m in deps), \
+        "the benchmark imports no family: the scan is broken"
 
 
 def test_data_never_imports_envs():

@@ -15,6 +15,9 @@
                [--groups G] [--param KEY=VALUE] [--json] [--no-knobs]
     privrl check-env ENV_ID
     privrl audit ...                      (see 'privrl audit --help')
+    privrl bench [--tasks T,...] [--algorithms A,...] [--budgets B,...] [--seeds N] [--quick] [--audit]
+                 [--plugin module:Class] [--out DIR] [--leaderboard DIR] [--backend local|ray] [--jobs N]
+    privrl bench --list | --export-minari DIR
 
 This module parses the arguments and dispatches: what each sub-command does lives in
 :mod:`privrl.commands` (and the audit's in :mod:`privrl.audit.cli`). Building the parser imports no
@@ -38,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import privrl
-from privrl.commands import calibrate, check_env, die, fit, one_line, plan, sweeps
+from privrl.commands import bench, calibrate, check_env, die, fit, one_line, plan, sweeps
 from privrl.errors import PrivrlError
 from privrl.experiments.spec import BACKENDS, SCALES
 from privrl.fitters import add_estimator_options, all_fit_commands, count_type
@@ -112,11 +115,15 @@ def _epsilon_list(text: str) -> list[float]:
 def _add_sweep_options(p: argparse.ArgumentParser, default_scale: str = "quick") -> None:
     p.add_argument("--scale", choices=SCALES, default=default_scale,
                    help=f"smoke: seconds; quick: the demo; paper: the paper's full scale (default {default_scale})")
+    _add_runner_options(p)
+
+
+def _add_runner_options(p: argparse.ArgumentParser, default_out: str = "results") -> None:
     p.add_argument("--jobs", type=count_type(1, MAX_JOBS), default=None, help="parallel runs (default: all cores)")
     p.add_argument("--backend", choices=BACKENDS, default="local", help="local process pool (default) or Ray")
     p.add_argument("--ray-address", default=None,
                    help="address of an existing Ray cluster (default: start a local one)")
-    p.add_argument("--out", default="results", help="results directory (default: results)")
+    p.add_argument("--out", default=default_out, help=f"results directory (default: {default_out})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -276,6 +283,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     else:
         p.add_argument("algorithm", metavar="ALGORITHM", nargs="?")
     p.set_defaults(handler=plan.run)
+
+    p = sub.add_parser("bench", help="the benchmark: tasks × budgets × algorithms, certified and audited; "
+                       "writes the leaderboard (resumes: finished cells are skipped)")
+    bench.add_options(p, count=count_type)
+    _add_runner_options(p, default_out="bench-results")
+    p.set_defaults(handler=bench.run)
 
     p = sub.add_parser("check-env", help="Gymnasium's env checker and privrl's model checks")
     p.add_argument("env_id", metavar="ENV_ID")

@@ -100,8 +100,10 @@ class Family:
         return self.package.rpartition(".")[2]
 
     def modules(self, kind: str) -> tuple[str, ...]:
-        """The full names of the modules that register entries of ``kind``."""
-        return tuple(f"{self.package}.{m}" for m in getattr(self, KIND_FIELDS[kind]))
+        """The full names of the modules that register entries of ``kind`` (none for the kinds no
+        family registers: the benchmark's tasks and entries)."""
+        name = KIND_FIELDS.get(kind)
+        return () if name is None else tuple(f"{self.package}.{m}" for m in getattr(self, name))
 
 
 def public_api(families: Iterable[Family]) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """One registry for everything privrl looks up by name.
 
-Six kinds of entries share it:
+Eight kinds of entries share it:
 
 * ``experiment`` — :class:`privrl.experiments.spec.Experiment`, by
   ``privrl.experiments.registry.register``;
@@ -11,7 +11,10 @@ Six kinds of entries share it:
 * ``frontier`` — :class:`privrl.experiments.frontier.Frontier`, by
   ``privrl.experiments.frontier.register_frontier`` (called from the experiment modules);
 * ``plan`` — :class:`privrl.planning.Planner`, by ``privrl.planning.register_plan`` (the
-  families' ``plan`` modules).
+  families' ``plan`` modules);
+* ``bench-task`` and ``bench-entry`` — the benchmark's :class:`privrl.bench.spec.Task` and
+  :class:`privrl.bench.spec.Entry`, registered by :mod:`privrl.bench` (the benchmark sits on top of
+  the families: they never register these), its entry modules and the ``privrl.bench`` entry points.
 
 The family packages are listed once, in :data:`FAMILIES`; each package's ``FAMILY`` record
 (:class:`privrl.family.Family`) names the modules that register its entries, and :data:`SHARED`
@@ -47,6 +50,8 @@ KINDS: dict[str, str] = {
     "env": "environment id",
     "frontier": "frontier algorithm",
     "plan": "plan algorithm",
+    "bench-task": "benchmark task",
+    "bench-entry": "benchmark entry",
 }
 
 #: the family packages, one line each (a new family is one new folder and one line here); each
@@ -60,12 +65,16 @@ FAMILIES: list[str] = [
 
 #: kind -> the modules outside the families that register entries of that kind
 SHARED: dict[str, tuple[str, ...]] = {
-    "experiment": ("privrl.experiments.example",),
+    "experiment": ("privrl.experiments.example", "privrl.bench.running"),
     "frontier": (),
     "fit": (),
     "audit": ("privrl.audit.targets_mechanisms", "privrl.audit.targets_tree"),
     "env": ("privrl.envs.registration",),
     "plan": (),
+    "bench-task": ("privrl.bench.tasks",),
+    "bench-entry": ("privrl.bench.entries.baselines", "privrl.bench.entries.policy_evaluation",
+                    "privrl.bench.entries.offline", "privrl.bench.entries.linear_mixture",
+                    "privrl.bench.entries.q_learning", "privrl.bench.plugins"),
 }
 
 #: top-level third-party package -> the optional extra of privrl that installs it (pyproject.toml)

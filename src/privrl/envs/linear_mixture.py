@@ -255,11 +255,18 @@ def random_mixture(n_states: int = 6, n_actions: int = 4, horizon: int = 5, d1: 
 
 
 # --------------------------------------------------------------------------- E3: tabular
-def tabular_as_mixture(P: Any, r: Any = None, *, initial: Any = None, reward_noise: str = "none") -> LinearMixtureMDP:
+def tabular_as_mixture(P: Any, r: Any = None, *, initial: Any = None, reward_noise: str = "none",
+                       support: str = "all") -> LinearMixtureMDP:
     """E3: an episodic tabular MDP (``P`` ``(H,S,A,S)``, ``r`` ``(H,S,A)`` in [0,1]) as a linear mixture:
     ``ψ(s'|s,a) = e_{(s,a,s')}`` (``d1 = S²A``), ``θ_{h,p} = vec P_h``, ``φ = e_{(s,a)}``
     (``d2 = SA``), ``θ_{h,r} = vec r_h`` (spec §1.2). Memory ``O(S⁴A²)``: tiny MDPs only.
-    ``P`` may also be a ``TabularMDP`` (then ``r`` is ignored and may be ``None``)."""
+    ``P`` may also be a ``TabularMDP`` (then ``r`` is ignored and may be ``None``).
+
+    ``support="reachable"`` keeps only the triples ``(s, a, s')`` with ``P_h(s'|s,a) > 0`` at some
+    step (the kernel's support, a public property of the model's structure): the same one-hot
+    features on fewer coordinates (e.g. RiverSwim: d1 = 22 instead of 72), so a learner's cost,
+    ``O(d1³)`` per step, drops accordingly."""
+    check_option(support, "support", ("all", "reachable"), owner="tabular_as_mixture")
     if hasattr(P, "P") and hasattr(P, "r"):
         model, P, r = P, P.P, P.r
         initial = getattr(model, "initial", None) if initial is None else initial
@@ -269,10 +276,11 @@ def tabular_as_mixture(P: Any, r: Any = None, *, initial: Any = None, reward_noi
     if S * S * A > 4096:
         raise InvalidDataError(f"tabular_as_mixture builds a dense (S, A, S, S^2 A) feature; S^2 A must be <= 4096. "
                                f"Got {S * S * A} instead.")
-    d1, d2 = S * S * A, S * A
-    psi = np.eye(d1).reshape(S, A, S, d1)
+    keep = np.ones(S * A * S, dtype=bool) if support == "all" else (P > 0).any(axis=0).ravel()
+    d1, d2 = int(keep.sum()), S * A
+    psi = np.eye(S * A * S)[:, keep].reshape(S, A, S, d1)
     phi = np.eye(d2).reshape(S, A, d2)
-    return LinearMixtureMDP(psi, P.reshape(H, d1), phi, r.reshape(H, d2), initial=initial,
+    return LinearMixtureMDP(psi, P.reshape(H, S * A * S)[:, keep], phi, r.reshape(H, d2), initial=initial,
                             reward_noise=reward_noise, name=f"TabularAsMixture(S={S}, A={A}, H={H})")
 
 

@@ -19,8 +19,9 @@ def register(experiment: Experiment) -> Experiment:
 
 
 def all_experiments() -> dict[str, Experiment]:
-    """Every registered experiment, sorted by id."""
-    return dict(sorted(_registry.entries("experiment").items()))
+    """Every registered paper experiment, sorted by id (not the unlisted ones: the benchmark's)."""
+    return dict(sorted((k, e) for k, e in _registry.entries("experiment").items()
+                       if getattr(e, "listed", True)))
 
 
 def get_experiment(experiment_id: str) -> Experiment:

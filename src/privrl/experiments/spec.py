@@ -222,6 +222,9 @@ class Experiment:
     run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
     batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
     setting_seeds: Callable[[Mapping[str, Any], str], int] | None = None
+    #: False for an experiment that is not a paper figure (the benchmark's runs): the runner finds
+    #: it, ``privrl list``, ``reproduce`` and the report do not
+    listed: bool = True
 
     def __post_init__(self) -> None:
         if callable(self.deviations):

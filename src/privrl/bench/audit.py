@@ -1,0 +1,134 @@
+"""The benchmark's privacy audit: ε_lower for every private entry on every task, next to its claim.
+
+**Black-box** (every entry that can be refitted cheaply): the task declares two neighbouring
+inputs of a small instance of itself (:attr:`~privrl.bench.spec.Task.audit_pair`: one trajectory
+replaced through the rarest states with the largest reward the bounds allow, or the reward function
+shifted by ½ in sup-norm); the entry is fitted ``trials`` times on each, each fit drawing fresh
+privacy noise (its non-private randomness — environment, exploration — fixed, as the analyses
+treat it as public), and :func:`privrl.audit.audit_samples` turns the two samples of its released
+numbers (:attr:`~privrl.bench.spec.Output.release`: θ̂, Q̂, the released Q-function on a grid...)
+into a Clopper–Pearson lower bound ε_lower at the task's δ. The claimed ε is the entry's own
+ledger's, at the task's δ.
+
+**Release audits** (online learners, which cannot be refitted thousands of times): the entry's
+declared target of :mod:`privrl.audit` (``linopt-central``, ``linopt-local``...) at the same
+budget, in its fast mode — the privatizer's releases on worst-case neighbouring users.
+
+An entry whose ε_lower exceeds its claimed ε is flagged (``VIOLATION``): with probability ≥ 95 %
+the code spends more than it claims. A consistent audit is not a proof of privacy.
+
+:func:`broken` makes the negative control of any entry: the same entry drawing its noise through
+:class:`~privrl.privacy.ScaledNoise` (noise ÷ 10) while its ledger claims the original noise.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from privrl._rng import derive_seed
+from privrl.audit import audit_mechanism, run_target
+from privrl.audit.broken import NOISE_DIVISOR
+from privrl.bench.plugins import resolve_entry
+from privrl.bench.spec import Budget, Entry, Fitted, Output, TaskInput
+from privrl.bench.tasks import get_task
+from privrl.experiments.spec import RunContext, RunResult
+from privrl.privacy.noise import NumpyNoise, ScaledNoise
+
+__all__ = ["audit_cell", "audit_entry", "broken", "release_vector"]
+
+
+def release_vector(out: Output) -> np.ndarray:
+    """The released numbers of an output, flattened (``release`` when the entry gives it)."""
+    if out.release is not None:
+        return np.asarray(out.release, dtype=float).ravel()
+    parts = [np.asarray(x, dtype=float).ravel() for x in (out.values, out.value, out.policy, out.regret, out.policies)
+             if x is not None]
+    if not parts:
+        raise ValueError("the entry's output has no released numbers to audit")
+    return np.concatenate(parts)
+
+
+def _fit(entry: Entry, task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any) -> Fitted:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # small audit instances trip the utility and δ warnings
+        return entry.fit(task_input, budget, rng, noise)
+
+
+def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *, trials: int,
+                rng: np.random.Generator) -> Any:
+    """The black-box audit of ``entry`` on two neighbouring inputs at ``grid`` (module docstring);
+    an :class:`~privrl.audit.AuditResult`."""
+    first, second = pair
+    delta = first.delta
+    budget = grid.privacy_budget(delta)
+    fit_seed = int(rng.integers(2**63))     # the non-private randomness, the same in every trial
+    claims = []
+    for inp in pair:
+        ledger = _fit(entry, inp, budget, np.random.default_rng(fit_seed), None).ledger
+        claims.append(math.inf if ledger is None else float(ledger.epsilon(delta)))
+
+    def sampler(inp: TaskInput):
+        def draw(n: int, gen: np.random.Generator) -> np.ndarray:
+            out = []
+            for _ in range(n):
+                if entry.takes_noise:
+                    fitted = _fit(entry, inp, budget, np.random.default_rng(fit_seed), NumpyNoise(gen))
+                else:
+                    fitted = _fit(entry, inp, budget, np.random.default_rng(gen.integers(2**63)), None)
+                out.append(release_vector(fitted.output))
+            return np.stack(out)
+        return draw
+
+    return audit_mechanism(sampler(first), sampler(second), epsilon=max(claims), delta=delta, trials=int(trials),
+                           rng=rng, algorithm=entry.name, statistics=("projection", "coordinate", "norm"))
+
+
+def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
+    """The run function of an audit cell (:mod:`privrl.bench.running`)."""
+    t0 = time.process_time()
+    task = get_task(cell.task)
+    entry = resolve_entry(cell.entry, cell.plugin)
+    grid = Budget.parse(cell.budget)
+    delta = task.delta_for(cell.profile)
+    base = {"task": cell.task, "entry": cell.entry, "budget": cell.budget, "mode": "audit", "role": entry.role,
+            "delta": delta, "metric": "epsilon_lower"}
+    why = entry.refusal(task)
+    if why is not None:
+        return RunResult([{**base, "value": math.nan, "outcome": "refused", "reason": why}], calibration="none")
+    if entry.audit_target is not None:
+        res = run_target(entry.audit_target, epsilon=grid.value, delta=delta, fast=True, rng=ctx.rng)
+        method, trials = f"release target {entry.audit_target}", res.trials
+    elif task.audit_pair is None:
+        return RunResult([{**base, "value": math.nan, "outcome": "not audited",
+                           "reason": "the task declares no neighbouring inputs"}], calibration="none")
+    else:
+        first, second = task.audit_pair(np.random.default_rng(derive_seed("bench", task.name, "audit")))
+        first.delta = second.delta = delta
+        trials = int(cell.trials or task.audit_trials)
+        res = audit_entry(entry, (first, second), grid, trials=trials, rng=ctx.rng)
+        method = "black-box"
+    row = {**base, "value": float(res.epsilon_lower), "claimed": float(res.claimed_epsilon),
+           "verdict": res.verdict, "outcome": "ok", "method": method, "trials": int(trials),
+           "statistic": res.statistic, "epsilon_upper": float(res.ci[1]), "cpu_seconds": time.process_time() - t0}
+    return RunResult([row], calibration="none", extra={"verdict": res.verdict})
+
+
+def broken(entry: Entry, factor: float = 1.0 / NOISE_DIVISOR) -> Entry:
+    """``entry`` with its privacy noise multiplied by ``factor`` (÷ 10 by default) and its claim
+    unchanged: the negative control the audit must flag. Named ``<name>[noise÷10]``."""
+    if not entry.takes_noise:
+        raise ValueError(f"entry {entry.name!r} draws its own noise: it has no broken control")
+
+    def fit(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+        source = noise if noise is not None else NumpyNoise(np.random.default_rng(rng.integers(2**63)))
+        return entry.fit(task_input, budget, rng, ScaledNoise(source, factor))
+
+    label = f"noise÷{1 / factor:g}"
+    return replace(entry, name=f"{entry.name}[{label}]", label=f"{entry.label} [{label}, broken]", fit=fit,
+                   description=f"{entry.description} — BROKEN: noise × {factor:g}, same claim")

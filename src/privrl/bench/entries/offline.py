@@ -1,0 +1,88 @@
+"""Entries of Qiao & Wang (2023): APVI / DP-APVI (tabular) and PEVI / VAPVI / DP-VAPVI (linear).
+
+* ``apvi``, ``dp-apvi``, ``dp-apvi[paper]`` — on every offline task, with the task's public reward
+  table ``(H, S, A)``;
+* ``pevi``, ``vapvi``, ``dp-vapvi``, ``dp-vapvi[paper]`` — on the tasks that give features: the
+  linear MDP's own, or one-hot state-action features on a small tabular task (a tabular MDP is a
+  linear MDP with d = S·A); left out where d is too large for the time budget.
+
+All use the ``practical`` constants (privacy-neutral utility presets) and, for the linear ones,
+no split (all data in both stages, as in the paper's experiments). The tabular estimators run on
+every offline task: their statistics are sparse (memory grows with the data, not with H·S·A·S).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privrl.bench.entries import estimator_fit, register_entry
+from privrl.bench.spec import Entry, Fitted, Output, Task, TaskInput
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.privacy.budget import PrivacyUnit
+
+__all__ = ["MAX_FEATURE_DIM"]
+
+_OFF = ("offline-learning",)
+#: the largest feature dimension the linear entries run with (their cost grows as d³ per step)
+MAX_FEATURE_DIM = 64
+
+
+def _read(est: Any) -> Output:
+    return Output(policy=np.asarray(est.policy_), release=np.asarray(est.q_values_, dtype=float))
+
+
+def _linear_applies(task: Task) -> str | None:
+    d = task.dims.get("d")
+    if d is None:
+        return "the task gives no features"
+    if d > MAX_FEATURE_DIM:
+        return f"its features have d = {d} > {MAX_FEATURE_DIM} (cost d³ per step)"
+    return None
+
+
+def _apvi(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    return estimator_fit(APVI(constants="practical"), lambda e: e.fit(task_input.dataset, task_input["reward"]), _read)
+
+
+def _dp_apvi(calibration: str):
+    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+        est = DPAPVI(budget=budget, calibration=calibration, constants="practical")
+        return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read,
+                             noise=noise)
+    return fit
+
+
+def _linear(cls: type, **kwargs: Any):
+    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+        private = {"budget": budget, "calibration": kwargs["calibration"]} if "calibration" in kwargs else {}
+        extra = {"split": False} if cls is not PEVI else {}
+        est = cls(constants="practical", **private, **extra)
+        call = (lambda e: e.fit(task_input.dataset, task_input["features"], rng=rng)) if private else \
+            (lambda e: e.fit(task_input.dataset, task_input["features"]))
+        return estimator_fit(est, call, _read, noise=noise)
+    return fit
+
+
+_TRAJ = PrivacyUnit.TRAJECTORY
+register_entry(Entry("apvi", "APVI", _OFF, "non-private", _apvi,
+                     description="adaptive pessimistic value iteration (Yin & Wang 2021), practical constants"))
+for _cal in ("tight", "paper"):
+    register_entry(Entry("dp-apvi" if _cal == "tight" else "dp-apvi[paper]",
+                         "DP-APVI" if _cal == "tight" else "DP-APVI [paper]", _OFF, "private", _dp_apvi(_cal),
+                         budgets=("eps", "rho"), calibration=_cal, counterpart="apvi",
+                         privacy_unit=_TRAJ, audit_target=None,
+                         description=f"Qiao & Wang Algorithm 1 (noisy counts), {_cal} calibration, "
+                                     "practical constants"))
+register_entry(Entry("pevi", "PEVI", _OFF, "non-private", _linear(PEVI), applies=_linear_applies,
+                     description="pessimistic value iteration (Jin et al. 2021), practical constants"))
+register_entry(Entry("vapvi", "VAPVI", _OFF, "non-private", _linear(VAPVI), applies=_linear_applies,
+                     description="variance-aware PEVI (Yin et al. 2022), practical constants, no split"))
+for _cal in ("tight", "paper"):
+    register_entry(Entry("dp-vapvi" if _cal == "tight" else "dp-vapvi[paper]",
+                         "DP-VAPVI" if _cal == "tight" else "DP-VAPVI [paper]", _OFF, "private",
+                         _linear(DPVAPVI, calibration=_cal), budgets=("eps", "rho"), calibration=_cal,
+                         counterpart="vapvi", applies=_linear_applies, privacy_unit=_TRAJ,
+                         description=f"Qiao & Wang Algorithm 2 (noisy regressions), {_cal} calibration, practical "
+                                     "constants, no split"))

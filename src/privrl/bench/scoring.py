@@ -1,0 +1,121 @@
+"""From the cells' rows to the leaderboard's table: raw metric and normalised score, mean ± standard
+error over seeds, ε spent, status and the audit's ε_lower.
+
+Normalised score, per task and seed: ``100 · (m − m_trivial) / (m_reference − m_trivial)``, with
+``m_trivial`` the trivial entry's metric (0 on the scale) and ``m_reference`` the non-private
+reference's (100) on the same seed's data; it is defined for lower- and higher-is-better metrics
+alike (above 100: better than the non-private reference; below 0: worse than the trivial answer).
+When the reference is no better than the trivial answer on a seed the score of that seed is
+undefined (NaN). The optimum, where known, gets the score ``100 · (opt − m_trivial) /
+(m_reference − m_trivial)`` (mean over seeds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privrl.bench.spec import Task
+
+__all__ = ["COLUMNS", "summarise", "mean_se", "normalised"]
+
+#: the columns of the summary (and of ``leaderboard.csv``)
+COLUMNS = ("task", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason", "metric",
+           "raw_mean", "raw_se", "score_mean", "score_se", "n_seeds", "epsilon_spent", "delta", "rho_spent",
+           "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials", "notes",
+           "cpu_seconds")
+
+
+def mean_se(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error (NaN standard error for a single value) of the finite values."""
+    arr = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if arr.size == 0:
+        return math.nan, math.nan
+    se = float(arr.std(ddof=1) / math.sqrt(arr.size)) if arr.size > 1 else math.nan
+    return float(arr.mean()), se
+
+
+def normalised(value: float, trivial: float, reference: float, *, lower_is_better: bool | None = None) -> float:
+    """``100 · (value − trivial) / (reference − trivial)``; NaN when the reference does not differ
+    from the trivial answer, or (given the metric's direction) is no better than it: the scale
+    would then be inverted."""
+    span = reference - trivial
+    if not (math.isfinite(span) and abs(span) > 1e-12 * max(1.0, abs(trivial))):
+        return math.nan
+    if lower_is_better is not None and (span > 0) == lower_is_better:
+        return math.nan
+    return 100.0 * (value - trivial) / span
+
+
+def _per_seed(scores: pd.DataFrame, entry: str) -> dict[int, float]:
+    rows = scores[(scores["entry"] == entry) & (scores["outcome"] == "ok")]
+    return dict(zip(rows["seed"].astype(int), rows["value"].astype(float)))
+
+
+def _first(values: Any) -> str:
+    vals = [str(v) for v in values if isinstance(v, str) and v and v != "nan"]
+    return vals[0] if vals else ""
+
+
+def _notes(values: Any) -> str:
+    seen: list[str] = []
+    for v in values:
+        for note in str(v).split("; ") if isinstance(v, str) and v else ():
+            if note not in seen:
+                seen.append(note)
+    return "; ".join(seen)
+
+
+def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per (task, entry, budget) of the cells' rows ``df`` (:func:`privrl.experiments.results.load_results`
+    of the ``bench`` experiment, one profile): see the module docstring."""
+    out = []
+    for task_name, task in tasks.items():
+        rows = df[df["task"] == task_name] if len(df) else df
+        if rows.empty:
+            continue
+        metric = task.metric.name
+        scores = rows[(rows["mode"] == "score") & (rows["metric"] == metric)]
+        audits = rows[rows["mode"] == "audit"]
+        trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
+        for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
+            entry = entries.get(entry_name)
+            ok = cell[cell["outcome"].isin(["ok", "over budget"])]
+            raw = ok["value"].astype(float).tolist()
+            lower = task.metric.lower_is_better
+            norm = [normalised(v, trivial[s], reference[s], lower_is_better=lower)
+                    for s, v in zip(ok["seed"].astype(int), raw) if s in trivial and s in reference]
+            audit = audits[(audits["entry"] == entry_name) & (audits["budget"] == budget)]
+            a = audit.iloc[0] if len(audit) else None
+            status = "refused" if (cell["outcome"] == "refused").all() else (
+                "over budget" if (ok["outcome"] == "over budget").any() else "ok")
+            out.append({
+                "task": task_name, "setting": task.setting, "entry": entry_name,
+                "label": getattr(entry, "label", entry_name),
+                "role": _first(cell["role"]) or getattr(entry, "role", ""),
+                "calibration": getattr(entry, "calibration", None) or "", "budget": budget, "status": status,
+                "reason": _first(cell["reason"]) if status != "ok" else "", "metric": metric,
+                **dict(zip(("raw_mean", "raw_se"), mean_se(raw))),
+                **dict(zip(("score_mean", "score_se"), mean_se(norm))),
+                "n_seeds": len(raw), "epsilon_spent": float(ok["epsilon"].astype(float).max()) if len(ok) else math.nan,
+                "delta": float(cell["delta"].astype(float).iloc[0]),
+                "rho_spent": float(ok["rho"].astype(float).max()) if len(ok) else math.nan,
+                "epsilon_lower": math.nan if a is None else float(a["value"]),
+                "claimed_epsilon": math.nan if a is None else float(a.get("claimed", math.nan)),
+                "audit_verdict": "" if a is None else str(a.get("verdict", a.get("outcome", ""))),
+                "audit_method": "" if a is None else str(a.get("method", a.get("reason", ""))),
+                "audit_trials": math.nan if a is None else float(a.get("trials", math.nan)),
+                "notes": _notes(cell["notes"]), "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),
+            })
+    return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def reference_points(summary: pd.DataFrame, task: Task) -> dict[str, float]:
+    """The trivial and reference raw metrics of ``task`` in ``summary`` (means over seeds)."""
+    rows = summary[summary["task"] == task.name]
+    get = {r["entry"]: r["raw_mean"] for _, r in rows.iterrows()}
+    return {"trivial": get.get(task.trivial, math.nan), "reference": get.get(task.reference, math.nan)}

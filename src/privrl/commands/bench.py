@@ -1,0 +1,189 @@
+"""``privrl bench``: tasks × budgets × algorithms, certified and audited (:mod:`privrl.bench`).
+
+    privrl bench [--tasks T,...] [--algorithms A,...] [--budgets B,...] [--seeds N] [--quick]
+                 [--audit [--audit-trials N]] [--plugin module:Class ...] [--out DIR] [--leaderboard DIR]
+                 [--backend local|ray] [--jobs N] [--ray-address ADDR] [--quiet]
+    privrl bench --list
+    privrl bench --export-minari DIR [--tasks ...] [--quick]
+
+The cells run through the sweep runner (resumable: finished cells in ``--out`` are skipped); the
+leaderboard (``leaderboard.md``, ``leaderboard.csv``, one plot per task, ``manifest.json``) is
+written into ``--leaderboard`` (default: ``--out``). An audit that finds ε_lower above an entry's
+claim is a one-line error (exit code 1) after the leaderboard is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+from collections.abc import Callable
+from typing import Any
+
+from privrl.commands import check_out_dir, die
+from privrl.commands.sweeps import wrap_listing
+from privrl.errors import InvalidParameterError
+
+__all__ = ["add_options", "run", "select_entries", "select_tasks"]
+
+PROG = "privrl bench"
+
+
+def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Callable[[str], int]]) -> None:
+    """The options of ``privrl bench`` (the runner's options are added by the shell)."""
+    p.add_argument("--list", action="store_true", help="list the tasks and entries (with --plugin: the plugins' too)")
+    p.add_argument("--tasks", default=None, metavar="T,...", help="comma-separated task names (default: all)")
+    p.add_argument("--algorithms", default=None, metavar="A,...",
+                   help="comma-separated entry names; a name also selects its bracketed variants (dp-apvi: "
+                        "dp-apvi and dp-apvi[paper]); the tasks' trivial and reference entries always run")
+    p.add_argument("--budgets", default=None, metavar="B,...",
+                   help="comma-separated budgets such as eps=0.1,eps=1,rho=1 (default: eps=0.1,1,10 and rho=0.1,1; "
+                        "with --quick: eps=1 and rho=1)")
+    p.add_argument("--seeds", type=count(1, 1000), default=None, metavar="N",
+                   help="seeds per cell (default: each task's for the profile)")
+    p.add_argument("--quick", action="store_true", help="the quick profile: small data, 2 seeds, two budgets (about "
+                   "a minute on 2 cores)")
+    p.add_argument("--audit", action="store_true", help="audit every private entry on every task (ε_lower at ε = 1)")
+    p.add_argument("--audit-trials", type=count(8, 10**6), default=None, metavar="N",
+                   help="fits per neighbouring input in the black-box audit (default: the task's)")
+    p.add_argument("--plugin", action="append", default=None, metavar="module:Class",
+                   help="add an outside algorithm (the protocol of docs/bench.md); repeatable")
+    p.add_argument("--export-minari", default=None, metavar="DIR",
+                   help="write each task's seed-0 dataset as a Minari dataset under DIR, then exit")
+    p.add_argument("--leaderboard", default=None, metavar="DIR",
+                   help="where to write the leaderboard (default: --out)")
+
+
+def _items(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    if not items:
+        raise InvalidParameterError(f"Expected a comma-separated list of names. Got {text!r} instead.")
+    return items
+
+
+def select_tasks(text: str | None) -> list[Any]:
+    """The tasks named in ``--tasks`` (all by default); an unknown name lists the known ones."""
+    from privrl.bench.tasks import all_tasks, get_task
+
+    names = _items(text)
+    return list(all_tasks().values()) if names is None else [get_task(n) for n in dict.fromkeys(names)]
+
+
+def select_entries(text: str | None) -> list[Any]:
+    """The entries named in ``--algorithms`` (all by default): a name selects the entry of that
+    name and its bracketed variants (``dp-apvi`` selects ``dp-apvi`` and ``dp-apvi[paper]``)."""
+    from privrl.bench.entries import all_entries, get_entry
+
+    known = all_entries()
+    names = _items(text)
+    if names is None:
+        return list(known.values())
+    chosen: dict[str, Any] = {}
+    for name in names:
+        found = [e for n, e in known.items() if n == name or n.startswith(name + "[")]
+        if not found:
+            get_entry(name)  # the one-line error listing the known names
+        chosen.update((e.name, e) for e in found)
+    return list(chosen.values())
+
+
+def _listing(tasks: list[Any], entries: list[Any]) -> int:
+    from privrl.bench.running import left_out
+
+    print("Tasks:")
+    for line in wrap_listing([(t.name, f"[{t.setting}] {t.title}; unit: {t.privacy_unit.value}; n = "
+                               f"{t.n_units('full'):,} {t.units}; metric: {t.metric.name}; 0 = {t.trivial}, "
+                               f"100 = {t.reference}") for t in tasks]):
+        print("  " + line)
+    print("Entries:")
+    rows = []
+    for e in entries:
+        budgets = ", ".join(e.budgets) if e.budgets else "—"
+        on = [t.name for t in tasks if e.why_not(t) is None]
+        rows.append((e.name, f"[{e.role}; budgets: {budgets}] {e.description or e.label}; tasks: "
+                             f"{', '.join(on) or 'none'}" + (f"; plugin {e.plugin}" if e.plugin else "")))
+    for line in wrap_listing(rows):
+        print("  " + line)
+    skipped = {t.name: left_out(t, entries) for t in tasks}
+    for task, why in skipped.items():
+        for name, reason in why.items():
+            print(f"  ({name} is left out of {task}: {reason})")
+    return 0
+
+
+def _cpu_seconds() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run(args: argparse.Namespace) -> int:
+    """The handler of ``privrl bench``."""
+    from privrl.bench.plugins import load_plugin
+    from privrl.bench.spec import parse_budgets
+
+    for spec in args.plugin or ():
+        load_plugin(spec)
+    tasks = select_tasks(args.tasks)
+    entries = select_entries(args.algorithms)
+    profile = "quick" if args.quick else "full"
+    if args.list:
+        return _listing(tasks, entries)
+    if args.export_minari is not None:
+        from privrl.bench.export import export_minari
+
+        out = check_out_dir(args.export_minari, "--export-minari")
+        for ds_id in export_minari(tasks, out, profile=profile):
+            print(f"{out}/{ds_id}")
+        return 0
+    budgets = parse_budgets(args.budgets, profile)
+    return _run(args, tasks, entries, budgets, profile)
+
+
+def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets: list[Any], profile: str) -> int:
+    import numpy as np
+
+    from privrl.bench.entries import all_entries
+    from privrl.bench.leaderboard import manifest_of, terminal_table, write_leaderboard
+    from privrl.bench.running import EXPERIMENT_ID, left_out, plan
+    from privrl.bench.scoring import summarise
+    from privrl.experiments.results import load_results
+    from privrl.experiments.runner import run_sweep
+
+    specs = plan(tasks, entries, budgets, profile=profile, seeds=args.seeds, audit=args.audit,
+                 audit_trials=args.audit_trials)
+    out = check_out_dir(args.out)
+    board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
+                        quiet=args.quiet)
+    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
+    print(summary.line())
+    wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed) for s in specs}
+    df = load_results(out, EXPERIMENT_ID)
+    if len(df):
+        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int)))
+        df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
+    known = all_entries()
+    table = summarise(df, {t.name: t for t in tasks}, known)
+    selection = {"tasks": [t.name for t in tasks], "entries": [e.name for e in entries],
+                 "budgets": [str(b) for b in budgets], "seeds": args.seeds, "audit": bool(args.audit),
+                 "audit_trials": args.audit_trials,
+                 "backend": args.backend, "jobs": args.jobs}
+    manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
+                           planned=len(specs))
+    paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
+                              left_out={t.name: left_out(t, entries) for t in tasks})
+    if not args.quiet:
+        print(terminal_table(table, tasks))
+    print(f"leaderboard: {board / 'leaderboard.md'} ({len(paths)} files)")
+    status = 0
+    if summary.failed:
+        status = die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed: " + summary.failures_text())
+    violations = table[table["audit_verdict"] == "VIOLATION"]
+    if len(violations):
+        names = ", ".join(f"{r.entry} on {r.task}" for r in violations.itertuples())
+        status = die(PROG, f"privacy audit VIOLATION (ε_lower above the claimed ε): {names}")
+    return status

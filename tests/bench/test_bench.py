@@ -1,0 +1,222 @@
+"""``privrl bench``: listing, a small certified run that resumes, the audit's flag on a deliberately
+broken entry (noise ÷ 10), the plugin example of ``docs/bench.md`` through the benchmark and the
+audit, and the coverage of every private estimator. The whole ``--quick`` suite is ``slow``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from privrl import cli
+from privrl.bench.audit import broken
+from privrl.bench.entries import all_entries, get_entry, register_entry
+from privrl.bench.running import entries_for, plan
+from privrl.bench.scoring import normalised
+from privrl.bench.spec import Budget
+from privrl.bench.tasks import all_tasks, get_task
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = f"{ROOT / 'examples' / 'laplace_planner.py'}:LaplacePlanner"
+
+
+def _bench(tmp_path: Path, *args: str) -> tuple[int, pd.DataFrame]:
+    code = cli.main(["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(tmp_path),
+                     *args])
+    return code, pd.read_csv(tmp_path / "leaderboard.csv")
+
+
+def _row(board: pd.DataFrame, entry: str, budget: str = "eps=1") -> pd.Series:
+    rows = board[(board["entry"] == entry) & (board["budget"] == budget)]
+    assert len(rows) == 1, f"{entry} at {budget}: {len(rows)} rows"
+    return rows.iloc[0]
+
+
+def test_list_names_every_task_and_entry(capsys):
+    assert cli.main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in (*all_tasks(), *all_entries()):
+        assert f"  {name} " in out, name
+
+
+#: private entries that appear only as refused: the Balle-style baseline of Wang & Hegde's Figure 2
+#: protects one trajectory, the control tasks' unit is the reward function
+REFUSED_BY_DESIGN = {"balle-q-learning"}
+
+
+def test_every_private_estimator_runs_on_at_least_two_tasks():
+    tasks = list(all_tasks().values())
+    private = [e for e in all_entries().values() if e.is_private and e.plugin is None and "÷" not in e.name]
+    assert len(private) >= 15
+    for entry in private:
+        listed = [t.name for t in tasks if entry.why_not(t) is None]
+        runs = [t for t in listed if entry.refusal(get_task(t)) is None]
+        assert len(listed) >= 2, (entry.name, listed)
+        assert (len(runs) >= 2) != (entry.name in REFUSED_BY_DESIGN), (entry.name, runs)
+
+
+def test_every_task_runs_its_trivial_and_reference_entries():
+    for task in all_tasks().values():
+        names = [e.name for e in entries_for(task, [])]
+        assert names == [task.trivial, task.reference], task.name
+
+
+def test_normalised_score_is_undefined_on_an_inverted_scale():
+    assert normalised(0.5, trivial=1.0, reference=0.0, lower_is_better=True) == pytest.approx(50.0)
+    assert normalised(5.0, trivial=0.0, reference=10.0, lower_is_better=False) == pytest.approx(50.0)
+    # the reference is worse than the trivial answer: no scale, not an inverted one
+    assert math.isnan(normalised(0.5, trivial=0.1, reference=0.2, lower_is_better=True))
+
+
+def test_a_private_entry_whose_unit_is_not_the_tasks_is_refused():
+    why = get_entry("balle-q-learning").refusal(get_task("centerwalk"))
+    assert why is not None and "trajectory" in why and "reward_function" in why
+    assert get_entry("dp-q-learning").refusal(get_task("centerwalk")) is None
+
+
+def test_plan_runs_private_entries_at_their_budget_kinds_only():
+    budgets = [Budget("eps", 1.0), Budget("rho", 1.0)]
+    specs = plan([get_task("chain")], [get_entry("dp-lsw"), get_entry("dp-monte-carlo")], budgets, profile="quick",
+                 seeds=1, audit=True)
+    cells = {(s.params["entry"], s.params["budget"], s.params["mode"]) for s in specs}
+    assert ("dp-lsw", "eps=1", "score") in cells and ("dp-lsw", "rho=1", "score") not in cells  # pure ε only
+    assert {("dp-monte-carlo", "eps=1", "score"), ("dp-monte-carlo", "rho=1", "score")} <= cells
+    assert {("dp-lsw", "eps=1", "audit"), ("dp-monte-carlo", "eps=1", "audit")} <= cells
+    assert ("zero", "none", "score") in cells and ("lsw", "none", "score") in cells
+
+
+def test_a_quick_run_certifies_every_cell_and_resumes(tmp_path, capsys):
+    args = ("--tasks", "clinic-pe", "--algorithms", "dp-monte-carlo", "--budgets", "eps=1,rho=1")
+    code, board = _bench(tmp_path, *args)
+    assert code == 0
+    eps, rho = _row(board, "dp-monte-carlo"), _row(board, "dp-monte-carlo", "rho=1")
+    assert eps["status"] == "ok" and 0.9 < eps["epsilon_spent"] <= 1.0 + 1e-6
+    assert rho["status"] == "ok" and rho["rho_spent"] <= 1.0 + 1e-6
+    assert rho["epsilon_spent"] > 1.0            # ε at the task's δ of a ρ = 1 ledger
+    assert _row(board, "zero", "none")["score_mean"] == 0.0
+    assert _row(board, "monte-carlo", "none")["score_mean"] == 100.0
+    # the DP estimate beats the zero estimate at ε = 1 on 2,000 trajectories
+    assert eps["score_mean"] > 50.0
+    for name in ("leaderboard.md", "manifest.json", "clinic-pe.png"):
+        assert (tmp_path / name).is_file(), name
+    header = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    assert "**Reduced run** — tasks not run: `chain`" in header and "1 seed per cell" in header
+    capsys.readouterr()
+    assert _bench(tmp_path, *args)[0] == 0
+    assert "0 ran ok, 4 already finished" in capsys.readouterr().out
+
+
+@pytest.fixture
+def broken_entry():
+    """DP Monte Carlo with its noise ÷ 10 and its ledger's claim unchanged, registered for one test."""
+    entry = register_entry(broken(get_entry("dp-monte-carlo")))
+    yield entry
+    from privrl import registry
+
+    registry.storage("bench-entry").pop(entry.name, None)
+
+
+def test_the_audit_flags_a_broken_entry(tmp_path, capsys, broken_entry):
+    """Same ledger, a tenth of the noise: ε_lower exceeds the claim (flagged, exit code 1); the
+    honest entry's ε_lower stays below its claim."""
+    code, board = _bench(tmp_path, "--tasks", "clinic-pe", "--algorithms", f"dp-monte-carlo,{broken_entry.name}",
+                         "--budgets", "eps=1", "--audit", "--audit-trials", "300")
+    assert code == 1
+    assert "VIOLATION" in capsys.readouterr().err
+    bad, good = _row(board, broken_entry.name), _row(board, "dp-monte-carlo")
+    assert bad["audit_verdict"] == "VIOLATION" and bad["epsilon_lower"] > bad["claimed_epsilon"]
+    assert bad["epsilon_spent"] <= 1.0 + 1e-6      # its ledger certifies the budget: only the audit sees it
+    assert good["audit_verdict"] == "consistent" and good["epsilon_lower"] <= good["claimed_epsilon"]
+    assert "⚠" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+
+
+def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
+    """``examples/laplace_planner.py`` (docs/bench.md), loaded by ``--plugin``: certified at ε = 1
+    by its own ledger, better than the uniform policy, audited (ε_lower below its claim)."""
+    code, board = _bench(tmp_path, "--plugin", PLUGIN, "--tasks", "random-tabular", "--algorithms",
+                         "laplace-planner,uniform-policy", "--budgets", "eps=1,rho=1", "--audit",
+                         "--audit-trials", "200")
+    assert code == 0
+    row = _row(board, "laplace-planner")
+    assert row["status"] == "ok" and 0.99 < row["epsilon_spent"] <= 1.0 + 1e-6
+    assert (board["entry"] == "laplace-planner").sum() == 1           # pure ε: no ρ cell
+    assert row["audit_verdict"] == "consistent" and 0.0 <= row["epsilon_lower"] <= row["claimed_epsilon"]
+    assert row["raw_mean"] < _row(board, "uniform-policy", "none")["raw_mean"]
+
+
+def test_a_plugin_that_does_not_follow_the_protocol_is_a_one_line_error():
+    from privrl.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="fit"):
+        cli_entry = "privrl.bench.spec:Metric"      # a class without fit
+        from privrl.bench.plugins import load_plugin
+
+        load_plugin(cli_entry)
+
+
+@pytest.mark.slow
+def test_the_whole_quick_suite_runs(tmp_path):
+    """``privrl bench --quick`` (CI's run): every cell finishes, every task has its references."""
+    code = cli.main(["bench", "--quick", "--jobs", "2", "--quiet", "--out", str(tmp_path)])
+    assert code == 0
+    board = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert set(board["task"]) == set(all_tasks())
+
+
+def test_export_minari_writes_the_tasks_dataset(tmp_path, capsys, monkeypatch):
+    minari = pytest.importorskip("minari")
+    assert cli.main(["bench", "--export-minari", str(tmp_path), "--tasks", "random-tabular", "--quick"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in printed] == ["privrl-bench/random-tabular/quick-v0"]
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    ds = minari.load_dataset("privrl-bench/random-tabular/quick-v0")
+    assert ds.total_episodes == get_task("random-tabular").sizes["quick"]["n"]
+
+
+@pytest.mark.parametrize("task", ["chain", "random-tabular", "centerwalk"])
+def test_every_private_entry_spends_privacy_on_its_audit_pair(task):
+    """An audit instance on which a fit releases nothing would audit nothing: every private entry's
+    ledger spends ε > 0 on both neighbouring inputs of the task's audit pair."""
+    import warnings
+
+    import numpy as np
+
+    t = get_task(task)
+    pair = t.audit_pair(np.random.default_rng(0))
+    budget = Budget("eps", 1.0).privacy_budget(1e-5)
+    for entry in all_entries().values():
+        if not entry.is_private or entry.why_not(t) is not None or entry.refusal(t) is not None:
+            continue
+        for inp in pair:
+            inp.delta = 1e-5
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                ledger = entry.fit(inp, budget, np.random.default_rng(1), None).ledger
+            assert ledger.epsilon(1e-5) > 0.05, (task, entry.name)
+
+
+def test_plugins_of_the_entry_point_group_are_registered(monkeypatch):
+    """A package that declares ``[project.entry-points."privrl.bench"]`` is loaded by every run; one
+    that fails to import is an error naming it."""
+    import importlib.metadata as md
+    import sys
+
+    from privrl import registry
+    from privrl.bench import plugins
+    from privrl.errors import InvalidParameterError
+
+    monkeypatch.syspath_prepend(str(ROOT / "examples"))
+    good = md.EntryPoint("laplace-planner", "laplace_planner:LaplacePlanner", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(md, "entry_points", lambda group: [good] if group == plugins.ENTRY_POINT_GROUP else [])
+    try:
+        [entry] = plugins.load_entry_points()
+        assert get_entry("laplace-planner") is entry and entry.is_private and entry.settings == ("offline-learning",)
+    finally:
+        registry.storage("bench-entry").pop("laplace-planner", None)
+        sys.modules.pop("laplace_planner", None)
+    bad = md.EntryPoint("nope", "no_such_module_here:Nope", plugins.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(md, "entry_points", lambda group: [bad])
+    with pytest.raises(InvalidParameterError, match="nope = no_such_module_here:Nope"):
+        plugins.load_entry_points()
