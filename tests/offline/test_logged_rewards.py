@@ -2,32 +2,17 @@
 sensitivity follows from the declared r_max and F_max; the accountant sees exactly the plan."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 
-from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget, UtilityWarning
-from privrl.envs import sparse_tabular
+from offline.clinic_cases import quiet as _quiet
+from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.offline import APVI, DPAPVI, offline_statistics
 from privrl.offline.calibration import count_noise, reward_sensitivity
 from privrl.privacy import ConstantNoise, zcdp_to_approx_dp
 from privrl.testing import use_noise
-
-SMALL = dict(n_states=26, n_actions=5, horizon=6, n_levels=4, n_admissible=2)
-
-
-@pytest.fixture(scope="module")
-def clinic():
-    model = sparse_tabular(**SMALL, rng=1)
-    return model, model.sample(model.logging_policy, 3000, rng=2, pad_to_horizon=6)
-
-
-def _quiet(fit):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UtilityWarning)
-        return fit()
 
 
 # ----------------------------------------------------------------------------- sensitivity

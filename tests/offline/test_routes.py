@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
+from offline.clinic_cases import SMALL
+from offline.clinic_cases import quiet as _quiet
 from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget, UtilityWarning
 from privrl.envs import sparse_tabular
 from privrl.offline import APVI, DPAPVI, offline_statistics
@@ -18,20 +20,8 @@ from privrl.privacy import ConstantNoise
 from privrl.privacy.calibration import gaussian_mu
 from privrl.testing import use_noise
 
-SMALL = dict(n_states=26, n_actions=5, horizon=6, n_levels=4, n_admissible=2)
 ROUTE = dict(stationary=True, max_visits=1, cell_threshold=3.0, fallback="behaviour")
 
-
-@pytest.fixture(scope="module")
-def clinic():
-    model = sparse_tabular(**SMALL, rng=1)
-    return model, model.sample(model.logging_policy, 3000, rng=2, pad_to_horizon=6)
-
-
-def _quiet(fit):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UtilityWarning)
-        return fit()
 
 
 # ----------------------------------------------------------------------------- sensitivity
