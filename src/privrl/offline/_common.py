@@ -302,9 +302,12 @@ def degenerate_output(q_values: np.ndarray, policy: np.ndarray) -> str | None:
     return None
 
 
-def warn_degenerate(owner: str, cause: str | None, knob: str) -> None:
+def warn_degenerate(owner: str, cause: str | None, knob: str, kind: str = "degenerate output") -> None:
+    """UtilityWarning ``"{owner}: {kind}: {cause}. {knob}"``: ``kind`` is "degenerate output" for a
+    trivial output (:func:`degenerate_output`, the flag the experiments count) and "weak output" for
+    one no better than a trivial answer (:func:`tabular_utility_problem`)."""
     if cause is not None:
-        warnings.warn(f"{owner}: degenerate output: {cause}. {knob}", UtilityWarning, stacklevel=3)
+        warnings.warn(f"{owner}: {kind}: {cause}. {knob}", UtilityWarning, stacklevel=3)
 
 
 def tabular_utility_problem(q_values: np.ndarray, policy: np.ndarray, counts: np.ndarray, values: np.ndarray,

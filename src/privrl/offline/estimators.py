@@ -153,9 +153,12 @@ class _TabularBase(Estimator):
         (judged on the counts the algorithm used: released ones for a private fit)."""
         knobs = getattr(self, "_used_constants", {})
         hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
-        cause = degenerate_output(fit.q_values, fit.policy) or tabular_utility_problem(
-            fit.q_values, fit.policy, fit.counts, fit.values, fit.behaviour, threshold)
-        warn_degenerate(type(self).__name__, cause, hint)
+        trivial = degenerate_output(fit.q_values, fit.policy)
+        if trivial is not None:
+            warn_degenerate(type(self).__name__, trivial, hint)
+        else:
+            warn_degenerate(type(self).__name__, tabular_utility_problem(
+                fit.q_values, fit.policy, fit.counts, fit.values, fit.behaviour, threshold), hint, "weak output")
         groups = self._groups(p, self._n_states)
         to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
         self.policy_ = to_states(fit.policy)
