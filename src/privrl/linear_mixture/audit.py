@@ -122,12 +122,16 @@ def _local(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     return AuditPair(on(0), on(1), claimed, delta)
 
 
+#: the shift γ·I removed: public post-processing, so the audit must stay consistent (a control)
+NO_SHIFT = BrokenVariant("no-shift", "shift gamma*I removed: public post-processing, must stay consistent",
+                         caught=False)
+
+
 register_target(AuditTarget(
     name="linopt-central", description=f"LinOpt central tree privatizer (JDP): released statistics, K={K}, H={H}, d=1",
     privacy_unit="one user (episode), replace-one", build=_central, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10, HALF_NODES,
-              BrokenVariant("no-shift", "shift gamma*I removed: public post-processing, must stay consistent",
-                            caught=False)),
+              NO_SHIFT),
     trials=10_000, fast_trials=3_000,
 ))
 register_target(AuditTarget(
@@ -138,8 +142,7 @@ register_target(AuditTarget(
     build=lambda epsilon, delta, broken: _central(epsilon, delta, broken, "factorization"),
     epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10,
-              BrokenVariant("no-shift", "shift gamma*I removed: public post-processing, must stay consistent",
-                            caught=False)),
+              NO_SHIFT),
     trials=10_000, fast_trials=3_000,
 ))
 register_target(AuditTarget(

@@ -210,15 +210,21 @@ def _run(cls: type) -> Any:
             rho = np.full(phi.shape[0], 1.0 / phi.shape[0]) if weights is None else weights
             given["lam"] = sqrt_lambda_schedule(dataset.n_episodes, phi, rho, coef)
         est = build_estimator(args, cls, **given)
-        try:
-            est.fit(dataset, rng=args.rng)
-        except InvalidDataError as exc:
-            if "clip_returns" not in str(exc):
-                raise
-            raise _bound_error(exc, est, dataset, args.data) from None
+        _fit_within_bounds(est, dataset, args)
         return _output(est, dataset, feature_name, weight_name, coef, private)
 
     return run
+
+
+def _fit_within_bounds(est: Any, dataset: Any, args: argparse.Namespace) -> None:
+    """``est.fit(dataset)``; an out-of-bounds error (the estimator's ``clip_returns`` hint) becomes
+    the command line's :func:`_bound_error`. Shared by the LSW/LSL and the Monte Carlo commands."""
+    try:
+        est.fit(dataset, rng=args.rng)
+    except InvalidDataError as exc:
+        if "clip_returns" not in str(exc):
+            raise
+        raise _bound_error(exc, est, dataset, args.data) from None
 
 
 def _output(est: Any, dataset: Any, feature_name: str, weight_name: str,
@@ -250,12 +256,7 @@ def _run_monte_carlo(name: str, cls: type) -> Any:
         groups = None if args.groups is None else _load_array("--groups", args.groups)
         est = build_estimator(args, cls, groups=groups)
         dataset = load_user_dataset(args)
-        try:
-            est.fit(dataset, rng=args.rng)
-        except InvalidDataError as exc:
-            if "clip_returns" not in str(exc):
-                raise
-            raise _bound_error(exc, est, dataset, args.data) from None
+        _fit_within_bounds(est, dataset, args)
         extra: dict[str, Any] = {"r_max": _r_max(est, dataset), "F_max": float(est.F_max_),
                                  "groups": "none" if groups is None else f"file:{args.groups}"}
         if est.n_trajectories_ is not None:
