@@ -22,7 +22,7 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["backward_induction", "optimal_values", "evaluate_policy", "inverse_cdf", "sample_paths"]
+__all__ = ["backward_induction", "optimal_values", "evaluate_policy", "inverse_cdf", "inverse_cdf_rows", "sample_paths"]
 
 Step = np.ndarray | Callable[[np.ndarray], np.ndarray]
 
@@ -100,6 +100,24 @@ def inverse_cdf(cum: np.ndarray, u: np.ndarray) -> np.ndarray:
     return np.minimum((cum <= x[..., None]).sum(axis=-1), cum.shape[-1] - 1)
 
 
+def inverse_cdf_rows(table: np.ndarray, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``inverse_cdf(table[rows], u)`` — the draws of rows of a table of cumulative weights ``(R, n)``
+    picked by ``rows`` ``(m,)`` — with the same result, by binary search within each distinct row
+    when the table is wide and has few rows (a behaviour policy over many actions: comparing every
+    draw against all n entries costs O(m·n), the search O(m·(R + log n))). A row that is not
+    non-decreasing (negative weights within rounding) takes the comparison route."""
+    R, n = table.shape
+    if 2 * R > n or not np.all(table[:, 1:] >= table[:, :-1]):
+        return inverse_cdf(table[rows], u)
+    out = np.empty(rows.shape, dtype=np.intp)
+    for r in range(R):
+        pick = rows == r
+        if pick.any():
+            # for a non-decreasing row, the number of entries <= x is the right insertion point
+            out[pick] = np.searchsorted(table[r], u[pick] * table[r, -1], side="right")
+    return np.minimum(out, n - 1)
+
+
 def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray] | None, cum_initial: np.ndarray, n: int,
                  rng: np.random.Generator, *, actions_at: np.ndarray | None = None,
                  cum_policy: np.ndarray | None = None,
@@ -137,7 +155,7 @@ def sample_paths(cum_P: np.ndarray, reward_at: Callable[[int], np.ndarray] | Non
             action = actions_at[min(h, actions_at.shape[0] - 1)][state]
         else:
             assert cum_policy is not None
-            action = inverse_cdf(cum_policy[min(h, cum_policy.shape[0] - 1)][state], rng.random(n))
+            action = inverse_cdf_rows(cum_policy[min(h, cum_policy.shape[0] - 1)], state, rng.random(n))
         step = min(h, cum_P.shape[0] - 1)
         nxt = inverse_cdf(cum_P[step][state, action], rng.random(n))
         if next_states is not None:
