@@ -39,6 +39,9 @@ def _interval(low: float | None, high: float | None, closed: str, allow_inf: boo
     return f"{left}{lo}, {hi}{right}"
 
 
+_CLOSED = ("both", "left", "right", "neither")
+
+
 def check_scalar(
     value: Any,
     name: str,
@@ -56,28 +59,31 @@ def check_scalar(
     ``low``/``high`` are included. ``allow_inf`` admits ``+inf`` (e.g. "non-private") even when
     ``high`` is None; NaN is always rejected.
     """
-    if closed not in ("both", "left", "right", "neither"):
+    if closed not in _CLOSED:
         raise ValueError(f"closed must be both/left/right/neither, got {closed!r}")
-    type_name = "an int" if kind is int else "a float"
-    allowed = f"{type_name} in {_interval(low, high, closed, allow_inf)}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise param_error(name, owner, allowed, value)
+
+    def error(got: Any) -> InvalidParameterError:   # the message is built only when it is raised
+        type_name = "an int" if kind is int else "a float"
+        return param_error(name, owner, f"{type_name} in {_interval(low, high, closed, allow_inf)}", got)
+
+    if type(value) not in (float, int) and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        raise error(value)                           # (the built-in float and int skip the ABC checks)
     if kind is int:
         if not isinstance(value, numbers.Integral):
             if not (isinstance(value, float) and value.is_integer()):
-                raise param_error(name, owner, allowed, value)
+                raise error(value)
         value = int(value)
     else:
         value = float(value)
         if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)):
-            raise param_error(name, owner, allowed, value)
+            raise error(value)
     inf_ok = allow_inf and value == math.inf
     if low is not None and not inf_ok:
         if value < low or (value == low and closed in ("right", "neither")):
-            raise param_error(name, owner, allowed, value)
+            raise error(value)
     if high is not None and not inf_ok:
         if value > high or (value == high and closed in ("left", "neither")):
-            raise param_error(name, owner, allowed, value)
+            raise error(value)
     return value
 
 

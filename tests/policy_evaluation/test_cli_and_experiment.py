@@ -290,3 +290,11 @@ def test_truncate_to_horizon_option_and_gamma_one(tmp_path, chain_file, capsys):
                  "--out", str(tmp_path / "cut")])
     assert code == 0
     assert json.loads((tmp_path / "cut" / "certificate.json").read_text())["extra"]["F_max"] == 4.0
+
+
+def test_the_settings_of_a_seed_run_as_one_batch_with_each_runs_own_result():
+    """``run_batch`` draws a seed's batches once and shares the non-private fits between the paper
+    and tight curves; every run's rows and ledger are still exactly those of ``run`` alone."""
+    from batch_cases import check_batches_equal_single_runs
+
+    check_batches_equal_single_runs("balle2016-fig1")

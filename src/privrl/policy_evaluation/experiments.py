@@ -5,7 +5,9 @@ Data. The chain of N = 40 states, stay probability p = 0.5, γ = 0.99 (:mod:`pri
 Every seed draws *nested* batches X_{m_1} ⊂ X_{m_2} ⊂ … from its shared data stream with
 :func:`~privrl.envs.chain.sample_chain_statistics_nested` — one pass whose cost does not grow with
 m (10⁷ trajectories in well under a second) — so every algorithm, budget and calibration of a seed
-sees the same batches.
+sees the same batches. The settings of a seed run as one unit of work (:func:`run_batch`): the
+batches are drawn once and the non-private fits are shared by the paper and tight curves; each
+run's result is exactly :func:`run`'s.
 
 Releases. Every point is a fit of the family's estimators on its batch's first-visit statistics
 (:meth:`DPLSW.fit_statistics <privrl.policy_evaluation.DPLSW.fit_statistics>`, likewise DP-LSL, LSW
@@ -38,7 +40,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +66,8 @@ from privrl.policy_evaluation.mechanism import lambda_min
 from privrl.policy_evaluation.statistics import VisitStatistics
 from privrl.privacy import PrivacyBudget
 
-__all__ = ["EXPERIMENT", "FRONTIER", "FRONTIER_SPEC", "settings", "run", "plot", "claims", "frontier_settings",
-           "frontier_run", "frontier_plot", "frontier_claims", "chain_rmse_point"]
+__all__ = ["EXPERIMENT", "FRONTIER", "FRONTIER_SPEC", "settings", "run", "run_batch", "batch_key", "plot", "claims",
+           "frontier_settings", "frontier_run", "frontier_plot", "frontier_claims", "chain_rmse_point"]
 
 _COMMON = {"n_states": 40, "stay_probability": 0.5, "gamma": 0.99, "epsilon": 0.1, "delta": 0.1,
            "smoothing": "main_text", "constants": "theory"}
@@ -128,11 +130,23 @@ def _rmse(values: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     return float(math.sqrt(err.mean())), float(math.sqrt(err[:-1].mean()))
 
 
-def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int]) -> list[VisitStatistics]:
+def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int],
+             shared: dict[Any, Any]) -> list[VisitStatistics]:
+    """The seed's nested batches of ``sizes``, from its shared data stream. ``shared`` (one per
+    :func:`run_batch` call: the settings of one seed) keeps the longest grid drawn so far: the
+    batches of a grid that is a prefix of it are the same draws (one pass draws the increments in
+    order), so they are read, not drawn again."""
+    key = ("batches", ctx.seed, float(params["gamma"]), int(params["n_states"]), float(params["stay_probability"]))
+    have = shared.get(key)
+    if have is not None and have[0][:len(sizes)] == tuple(sizes):
+        return have[1][:len(sizes)]
     nested = sample_chain_statistics_nested(sizes, float(params["gamma"]), n_states=int(params["n_states"]),
                                             stay_probability=float(params["stay_probability"]),
                                             rng=ctx.shared_rng("data"))
-    return [VisitStatistics(counts=c, mean_returns=f, n_trajectories=m) for m, (c, f) in zip(sizes, nested)]
+    out = [VisitStatistics(counts=c, mean_returns=f, n_trajectories=m) for m, (c, f) in zip(sizes, nested)]
+    if have is None or len(sizes) > len(have[0]):
+        shared[key] = (tuple(sizes), out)
+    return out
 
 
 def _estimators(params: Mapping[str, Any], phi: np.ndarray) -> tuple[Any, Any]:
@@ -158,6 +172,23 @@ def _fit(est: Any, stats: VisitStatistics, noise_rng: Any) -> Any:
 
 
 def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+    return _run(params, ctx, {})
+
+
+def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+    """The settings of one seed run together (:func:`run_batch`): they share its batches."""
+    return ("seed", seed)
+
+
+def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+    """The runs of one seed (:func:`batch_key`), each exactly :func:`run`'s result: the nested
+    batches are drawn once, and the non-private LSW / LSL fits, which do not depend on the
+    calibration, are fitted once for the paper and the tight curve of a feature map."""
+    shared: dict[Any, Any] = {}
+    return [_run(params, ctx, shared) for params, ctx in zip(params_list, ctxs)]
+
+
+def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> RunResult:
     n = int(params["n_states"])
     f_max = float(params["F_max"])
     phi = _features(str(params["features"]), n)
@@ -182,10 +213,21 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
             rows.append({**base, "metric": "excess_risk", "value": labels["excess"]})
             rows.append({**base, "metric": "sigma_diagnostic", "value": labels["sigma"]})
 
+    def non_private(i: int, stats: VisitStatistics, lam: float | None = None, *labels: Any) -> np.ndarray:
+        """θ of the non-private LSW (``lam`` None) or LSL(λ) on batch ``i``, shared by the
+        calibrations of a seed (``labels``: what fixes λ). The batch is fixed by the seed, the
+        chain and the grid up to it (nested draws)."""
+        key = ("theta", ctx.seed, n, float(params["stay_probability"]), float(params["gamma"]),
+               tuple(sizes[:i + 1]), str(params["features"]), f_max, *labels)
+        if key not in shared:
+            est = LSW(**public) if lam is None else LSL(lam=lam, **public)
+            shared[key] = est.fit_statistics(stats).theta_
+        return shared[key]
+
     # one fit per (batch, algorithm, λ), every release drawn in turn from the run's private stream
-    for m, stats in zip(sizes, _batches(params, ctx, sizes)):
+    for i, (m, stats) in enumerate(zip(sizes, _batches(params, ctx, sizes, shared))):
         counts = stats.counts
-        theta = LSW(**public).fit_statistics(stats).theta_
+        theta = non_private(i, stats)
         dp = _fit(dp_lsw(), stats, ctx.rng)
         private.append(dp)
         eta = dp.theta_ - theta
@@ -197,7 +239,7 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
             growth = math.sqrt(m) if schedule == "sqrt" else float(m)
             for c in params["lam_coefs"]:
                 lam = lam_low + float(c) * growth
-                theta_l = LSL(lam=lam, **public).fit_statistics(stats).theta_
+                theta_l = non_private(i, stats, lam, schedule, float(c))
                 dp_l = _fit(dp_lsl(lam), stats, ctx.rng)
                 private.append(dp_l)
                 eta_l = dp_l.theta_ - theta_l
@@ -561,6 +603,8 @@ EXPERIMENT = register(Experiment(
     settings=settings,
     seeds=SEEDS,
     run=run,
+    run_batch=run_batch,
+    batch_key=batch_key,
     plot=plot,
     claims=claims,
     scale_deviations=lambda scale: _scale_deviations(scale),
