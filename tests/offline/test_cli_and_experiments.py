@@ -190,6 +190,15 @@ def test_shared_data_across_algorithms():
     assert [r["value"] for r in a.rows] != [r["value"] for r in c.rows]
 
 
+@pytest.mark.parametrize("exp_id", ["qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular"])
+def test_the_settings_of_a_seed_run_as_one_batch_with_each_runs_own_result(exp_id):
+    """The runner hands a seed's settings to ``run_batch`` together (they share its dataset and
+    statistics); each result is exactly ``run``'s alone, rows and ledger."""
+    from batch_cases import check_batches_equal_single_runs
+
+    check_batches_equal_single_runs(exp_id)
+
+
 def _tabular_frame(dp_last):
     """A paper-scale-shaped frame: APVI falls to 0; each DP-APVI (practical) curve ends at the
     given gap (trivial gap 1.0), 10 seeds, n up to 1e5."""

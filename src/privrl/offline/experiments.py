@@ -16,8 +16,10 @@ One run = one (configuration, seed) over the whole data-size grid: the seed's da
 once at the largest size from ``ctx.shared_rng("data")`` (every configuration of a seed sees the
 same trajectories) and every size is fitted on a prefix, from prefix sums of the sufficient
 statistics (:func:`~privrl.offline.offline_statistics`); the privacy noise of each fit comes from
-its own child of ``ctx.rng``. Every fit is the estimator's own (its noise plan, releaser and
-ledger); the run's ledger is the largest size's (the noise does not depend on the size).
+its own child of ``ctx.rng``. The settings of a seed run as one unit of work (``run_batch``,
+:func:`batch_key`), so the dataset is drawn and counted once per seed; each result is ``run``'s.
+Every fit is the estimator's own (its noise plan, releaser and ledger); the run's ledger is the
+largest size's (the noise does not depend on the size).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from privrl.offline.linear import LINEAR_PRESETS, linear_pessimistic_vi
 from privrl.privacy import NumpyNoise, PrivacyBudget, Releaser
 
 __all__ = ["FIG1A", "FIG1B", "TABULAR", "FRONTIER_TABULAR", "FRONTIER_LINEAR", "tabular_benchmark",
-           "linear_instance", "make_estimator", "trivial_gap"]
+           "linear_instance", "make_estimator", "trivial_gap", "batch_key"]
 
 PAPER = "Qiao & Wang (2023), Offline Reinforcement Learning with Differential Privacy"
 HORIZON = 20
@@ -159,6 +161,20 @@ def _statistics(kind: str, instance: Any, data_seed: int, sizes: tuple[int, ...]
 
 def _data_seed(ctx: RunContext) -> int:
     return int(ctx.shared_rng("data").integers(2**63))
+
+
+def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+    """The settings of one seed run together (one unit of work of the runner): they share the
+    seed's dataset and its prefix statistics (:func:`_statistics`), drawn and counted once."""
+    return ("seed", seed)
+
+
+def _batch(run: Any) -> Any:
+    """``run_batch`` of an experiment whose runs share work through :func:`_statistics`: each
+    result is exactly ``run``'s."""
+    def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+        return [run(params, ctx) for params, ctx in zip(params_list, ctxs)]
+    return run_batch
 
 
 # --------------------------------------------------------------------------- estimators
@@ -544,6 +560,8 @@ FIG1A = register(Experiment(
                                ("dp-vapvi", 25.0, "paper", "theory", {"features": "raw"})]),
     seeds=_SEEDS,
     run=run_linear,
+    run_batch=_batch(run_linear),
+    batch_key=batch_key,
     plot=lambda df, out: _plot_linear(df, out, "qiao2023-fig1a", "Fig. 1(a), H = 20"),
     claims=lambda df: linear_claims(df, compare_pevi=True),
     deviations=LINEAR_DEVIATIONS,
@@ -559,6 +577,8 @@ FIG1B = register(Experiment(
                               + [("dp-vapvi", r, "tight", "theory") for r in (0.1, 1.0, 5.0, 25.0)]),
     seeds=_SEEDS,
     run=run_linear,
+    run_batch=_batch(run_linear),
+    batch_key=batch_key,
     plot=lambda df, out: _plot_linear(df, out, "qiao2023-fig1b", "Fig. 1(b), H = 20"),
     claims=lambda df: linear_claims(df, compare_pevi=False),
     deviations=LINEAR_DEVIATIONS,
@@ -685,6 +705,8 @@ TABULAR = register(Experiment(
     settings=_tabular_settings,
     seeds=_SEEDS,
     run=run_tabular,
+    run_batch=_batch(run_tabular),
+    batch_key=batch_key,
     plot=_plot_tabular,
     claims=tabular_claims,
     deviations=TABULAR_DEVIATIONS,

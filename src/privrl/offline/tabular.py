@@ -298,7 +298,7 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         for s0 in range(0, S, block):
             states = range(s0, min(S, s0 + block))
             rows = slice(states.start * A, states.stop * A)
-            x: Any = step[rows]
+            x: Any = step if block >= S else step[rows]      # one block: the whole step, read as is
             if released.stream is not None:
                 x = _noisy_rows(released.stream, x, hs, states, S)
                 x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
