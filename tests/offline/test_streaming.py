@@ -20,7 +20,7 @@ from privrl.envs import sparse_tabular
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.offline import APVI, DPAPVI, offline_statistics
 from privrl.offline.calibration import count_noise
-from privrl.offline.tabular import dp_apvi, release_counts
+from privrl.offline.tabular import dp_apvi, key_states, release_counts
 from privrl.privacy import ConstantNoise, NumpyNoise, Releaser, events
 from privrl.privacy.noise import KeyedNoise, NoiseSource
 from privrl.testing import use_noise
@@ -86,9 +86,11 @@ class CellNoise(NoiseSource):
 
 
 def _dense_noise(H, S, A, plan):
-    """The noise CellNoise gives a fit: n_sa from the first dense draw, n_sas from the first keyed release."""
+    """The noise CellNoise gives a fit: n_sa from the first dense draw, n_sas from the first keyed
+    release (one key group per step here: S·A·S cells ≤ KEY_CELLS)."""
+    assert key_states(A, S) >= S
     sa = CellNoise.values(10**6 + 1, (H, S, A)) * plan.scale[0]
-    sas = np.stack([[CellNoise.values(2 * 10**7 + h * S + s, (A, S)) for s in range(S)] for h in range(H)])
+    sas = np.stack([CellNoise.values(2 * 10**7 + h, (S * A, S)).reshape(S, A, S) for h in range(H)])
     return sa, sas * plan.scale[1]
 
 
@@ -205,3 +207,20 @@ def test_no_dense_array_is_kept(cls, shape):
     assert H * S * A * S > 2**22 and est.transitions_ is None
     held = sum(getattr(est, a).nbytes for a in ("policy_", "values_", "q_values_", "counts_"))
     assert held < 8 * H * S * A * 3
+
+
+def test_key_groups_cut_by_blocks_give_the_same_release(problem, monkeypatch):
+    """With several key groups per step (groups of 4 of the 6 states) and blocks that cut them, every
+    block size gives the same fit: a group's noise is drawn whole and cut, never redrawn differently."""
+    import privrl.offline.tabular as tabular
+
+    mdp, stats = problem
+    H, S, A = stats.shape
+    monkeypatch.setattr(tabular, "KEY_CELLS", 4 * A * S)
+    assert tabular.key_states(A, S) == 4
+    plan = count_noise(H, S, A, PrivacyBudget(rho=2.0), split_power=1.0)
+    fits = [dp_apvi(stats, mdp.rewards, noise=plan, rel=Releaser(NumpyNoise(3), Ledger()), block_states=b,
+                    keep_transitions=True) for b in (1, 3, 4, 5, None)]
+    for fit in fits[1:]:   # (the water-filling's sums over a block's rows round differently: 1e-16)
+        np.testing.assert_allclose(fit.transitions, fits[0].transitions, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fit.q_values, fits[0].q_values, rtol=0, atol=1e-12)

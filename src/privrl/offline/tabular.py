@@ -16,8 +16,10 @@ functions of a block of rows ``(…, S)``:
 **Streaming.** The released transition counts ``ñ_h(s, a, ·)`` are noisy in *every* one of the
 ``H·S·A·S`` cells (privacy needs noise on the zero counts too), but the algorithm consumes them
 row by row: the consistency step, ``P̃`` and the Bernstein penalty of a pair ``(h, s, a)`` need
-that pair's row only. So the noise of the rows of ``(h, s)`` is drawn where they are consumed,
-from the counter-based stream of the block key ``h·S + s`` of one
+that pair's row only. So the noise of the rows of a step is drawn where they are consumed, by
+key groups of :func:`key_states` states (``KEY_CELLS`` noisy cells: a whole step of a small
+problem, one state of a large one), group ``g`` of step ``h`` from the counter-based stream of
+the block key ``h·G + g`` (``G`` groups per step) of one
 :meth:`~privrl.privacy.release.Releaser.gaussian_stream` release (its event is recorded once, as
 for the dense release): each cell's noise is ``N(0, σ²)`` (or ``Lap(b)``), cells are independent,
 and any processing order or block size gives the same result — the released object has the
@@ -69,7 +71,8 @@ from privrl.offline._common import Statistics, greedy, transition_statistics
 from privrl.offline.calibration import CountNoise
 
 __all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_counts", "private_transitions",
-           "dp_apvi", "dp_apvi_from_counts", "TABULAR_PRESETS", "BLOCK_CELLS", "TRANSITIONS_LIMIT"]
+           "dp_apvi", "dp_apvi_from_counts", "TABULAR_PRESETS", "BLOCK_CELLS", "KEY_CELLS", "key_states",
+           "TRANSITIONS_LIMIT"]
 
 #: Utility presets of APVI / DP-APVI. ``theory``: Algorithm 1's C1 = √2, C2 = 16, C' = 2 and the
 #: threshold E (spec A-T3, A-T4, A-T7). ``practical``: chosen once on held-out instances (random
@@ -84,8 +87,12 @@ TABULAR_PRESETS: dict[str, dict[str, float | str]] = {
     "practical": {"c1": 0.5, "c2": 0.0, "c_unvisited": 2.0, "threshold_multiplier": 0.25, "split_power": "auto"},
 }
 
-#: Dense cells per block of noisy rows (the block holds ``BLOCK_CELLS // (A·S)`` states, at least one).
+#: Dense cells per block of noisy rows (the block holds ``BLOCK_CELLS // (A·S)`` states, at least one,
+#: rounded down to whole key groups).
 BLOCK_CELLS = 1 << 20
+#: Noisy cells per key of the transition counts' stream (the key group holds :func:`key_states` states):
+#: one seeded stream per group, not per state — seeding a stream costs as much as drawing ~10³ cells.
+KEY_CELLS = 1 << 16
 #: Largest ``H·S·A·S`` for which a fit keeps the dense ``P̃`` (``transitions_``); above it, None.
 TRANSITIONS_LIMIT = 1 << 22
 
@@ -129,13 +136,25 @@ def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise
     return _Releases(np.maximum(n_sa, 0.0), stream, reward_sums)
 
 
+def key_states(n_actions: int, n_states: int) -> int:
+    """States per key group of the transition counts' noise: ``max(1, KEY_CELLS // (A·S))``."""
+    return max(1, KEY_CELLS // (n_actions * n_states))
+
+
 def _noisy_rows(stream: Any, counts: Any, h: int, states: range, n_states: int) -> np.ndarray:
     """``{n + noise}^+`` of the rows of ``(h, s)`` for ``s`` in ``states`` (``counts`` their dense or
-    sparse rows ``(len(states)·A, S)``); the noise of ``(h, s)`` is block ``h·S + s`` of ``stream``."""
+    sparse rows ``(len(states)·A, S)``); the noise of the ``g``-th key group of states of step ``h``
+    (:func:`key_states` states, rows ``s·A + a``) is block ``h·G + g`` of ``stream``, ``G`` groups per
+    step; a group that ``states`` cuts is drawn whole and cut (the same values in every block)."""
     dense = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, dtype=float)
     A = dense.shape[0] // len(states)
-    for i, s in enumerate(states):
-        dense[i * A:(i + 1) * A] += stream.noise(h * n_states + s, (A, n_states))
+    size = key_states(A, n_states)
+    groups = -(-n_states // size)
+    for first in range(states.start - states.start % size, states.stop, size):
+        last = min(first + size, n_states)
+        noise = stream.noise(h * groups + first // size, ((last - first) * A, n_states))
+        lo, hi = max(first, states.start), min(last, states.stop)
+        dense[(lo - states.start) * A:(hi - states.start) * A] += noise[(lo - first) * A:(hi - first) * A]
     return np.maximum(dense, 0.0, out=dense)
 
 
@@ -255,10 +274,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
 
     ``reward``: the public ``(H,S,A)`` reward, or None for the logged rewards (released reward sums;
     ``r_max`` their declared bound). ``noise=None`` (or an infinite budget) adds no noise, E = 0:
-    APVI. ``block_states`` states per block of dense noisy rows (default ``BLOCK_CELLS // (A·S)``);
-    the result does not depend on it. ``keep_transitions`` also returns the dense ``P̃``
-    ``(H,S,A,S)`` (small problems). Time ``O(H·S·A·S)`` with noise, ``O(nnz + H·S·A)`` without;
-    memory ``O(nnz + H·S·A + block_states·A·S)``.
+    APVI. ``block_states`` states per block of dense noisy rows (default ``BLOCK_CELLS // (A·S)`` in
+    whole key groups, :func:`key_states`); the result does not depend on it. ``keep_transitions``
+    also returns the dense ``P̃`` ``(H,S,A,S)`` (small problems). Time ``O(H·S·A·S)`` with noise,
+    ``O(nnz + H·S·A)`` without; memory ``O(nnz + H·S·A + block_states·A·S)``.
 
     Routes for coverage-limited data (post-processing, never a change of the release):
     ``horizon`` — statistics of one step (``stats.horizon == 1``, counts pooled over the steps of
@@ -282,7 +301,8 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     block = S                                   # without noise the rows stay sparse: a step at once
     if released.stream is not None:
         gap_bound, penalty, reward_bound = noise.bound[0], noise.penalty_bound, noise.reward_bound  # type: ignore[union-attr]
-        block = max(1, BLOCK_CELLS // (A * S)) if block_states is None else int(block_states)
+        group = key_states(A, S)
+        block = max(group, BLOCK_CELLS // (A * S) // group * group) if block_states is None else int(block_states)
     threshold = threshold_multiplier * gap_bound
     cell_floor = cell_threshold * noise.noise_std[1] if released.stream is not None else 0.0  # type: ignore[union-attr]
     iota = math.log(H * S * A / delta_fail)
