@@ -89,3 +89,24 @@ def test_inverse_cdf_never_draws_a_zero_probability_entry():
     np.testing.assert_array_equal(got, [[1, 1, 3, 3], [0, 0, 0, 0]])
     with pytest.raises(ValueError):
         inverse_cdf(cum, np.zeros(3))                                    # shapes must broadcast
+
+
+def test_inverse_cdf_rows_is_inverse_cdf_of_the_picked_rows():
+    """The binary search within each row of a wide table (a policy over many actions) draws exactly
+    what comparing against the picked rows draws — also at u = 0, u → 1 and zero-weight entries —
+    and a row that is not non-decreasing takes the comparison route."""
+    from privrl.envs.finite import inverse_cdf, inverse_cdf_rows
+
+    rng = np.random.default_rng(0)
+    for n in (3, 8, 100):
+        probs = rng.dirichlet(np.ones(n) * 0.3, size=2)
+        probs[:, 1] = 0.0
+        table = np.cumsum(probs / probs.sum(axis=1, keepdims=True), axis=1)
+        rows = rng.integers(0, 2, size=4000)
+        u = rng.random(4000)
+        u[:5], u[5:10] = 0.0, np.nextafter(1.0, 0.0)
+        got = inverse_cdf_rows(table, rows, u)
+        np.testing.assert_array_equal(got, inverse_cdf(table[rows], u))
+        assert got.dtype == inverse_cdf(table[rows], u).dtype and not np.any(got == 1)
+    table[0, 5] = table[0, 4] - 1e-13                    # rounding below a previous entry
+    np.testing.assert_array_equal(inverse_cdf_rows(table, rows, u), inverse_cdf(table[rows], u))

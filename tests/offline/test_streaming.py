@@ -224,3 +224,24 @@ def test_key_groups_cut_by_blocks_give_the_same_release(problem, monkeypatch):
     for fit in fits[1:]:   # (the water-filling's sums over a block's rows round differently: 1e-16)
         np.testing.assert_allclose(fit.transitions, fits[0].transitions, rtol=0, atol=1e-12)
         np.testing.assert_allclose(fit.q_values, fits[0].q_values, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_states", [4, 60])
+def test_prefix_statistics_count_exactly_what_a_sort_counts(n_states):
+    """Prefix statistics (dense counting of few cells, S = 4; a sort per prefix when the cells
+    outnumber the visits, S = 60) equal the sorted unique cells of each prefix; a step's sparse
+    matrix is built once and read-only."""
+    from privrl.offline._common import transition_statistics
+
+    rng = np.random.default_rng(1)
+    K, H, A = 300, 3, 2
+    data = {"observations": rng.integers(0, n_states, (K, H)), "actions": rng.integers(0, A, (K, H)),
+            "next_observations": rng.integers(0, n_states, (K, H)), "rewards": rng.random((K, H))}
+    flat = ((np.arange(H)[None, :] * n_states + data["observations"]) * A + data["actions"]) * n_states \
+        + data["next_observations"]
+    for k, st in zip((1, 50, 300), transition_statistics(data, n_states, A, [1, 50, 300])):
+        keys, counts = np.unique(flat[:k].ravel(), return_counts=True)
+        np.testing.assert_array_equal(st.keys, keys)
+        np.testing.assert_array_equal(st.values, counts)
+        assert st.step(1) is st.step(1) and not st.step(1).data.flags.writeable
+        np.testing.assert_array_equal(st.step(1).toarray(), st.counts[1].reshape(n_states * A, n_states))

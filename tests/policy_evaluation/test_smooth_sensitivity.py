@@ -126,3 +126,24 @@ def test_psi_lambda_rejects_counts_above_m():
         psi_lambda(np.array([3, 1]), np.array([0.5, 0.5]), 1.0, 2, 0.1)
     with pytest.raises(InvalidParameterError, match="counts"):
         psi_w(np.array([-1, 1]), np.array([0.5, 0.5]), 0.1)
+
+
+def test_the_interval_bounds_skip_no_maximum_at_large_counts():
+    """The scan skips the k intervals whose bound e^{-aβ} φ(b) cannot beat the best value: with the
+    chain's batch sizes (counts to 10⁶, β ≈ 6e-4: tens of thousands of k) the result is exactly the
+    maximum of the full vectorised scan over every k."""
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        n = int(rng.integers(2, 41))
+        m = int(10 ** rng.uniform(2, 6))
+        v = np.minimum(rng.multinomial(m, rng.dirichlet(np.ones(n))), m)
+        w = rng.dirichlet(np.ones(n))
+        beta = float(10 ** rng.uniform(-4, -1))
+        k = np.arange(0, int(v.max()) + 1, dtype=float)
+        phi = (w / np.maximum(v[None, :] - k[:, None], 1.0) ** 2).sum(axis=1)
+        assert psi_w(v, w, beta) == pytest.approx(float(np.max(np.exp(-beta * k) * phi)), rel=1e-12)
+        c = float(rng.uniform(0.01, 2.0))
+        k = np.arange(0, m - int(v.min()) + 1, dtype=float)
+        s = (w[None, :] * np.minimum(v[None, :] + k[:, None], m)).sum(axis=1)
+        full = float(np.max(np.exp(-beta * k) * (c * np.sqrt(s) + np.linalg.norm(w)) ** 2))
+        assert psi_lambda(v, w, c, m, beta) == pytest.approx(full, rel=1e-12)
