@@ -30,19 +30,22 @@ from typing import Any, NamedTuple
 import numpy as np
 
 
-def _compiler() -> tuple[Callable[[Any], Any], bool]:
+def _compiler() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
     """numba's ``njit`` — plain IEEE arithmetic (no fastmath), compiled once per machine and cached
-    next to this module — or, without numba or with ``PRIVRL_NO_JIT=1``, the functions as they are."""
+    next to this module — and the same, inlined into its callers (so a constant argument such as a
+    batch of one run specialises the body), or, without numba or with ``PRIVRL_NO_JIT=1``, the
+    functions as they are."""
     if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
-        return (lambda f: f), False
+        return (lambda f: f), (lambda f: f), False
     try:
         import numba
     except ImportError:
-        return (lambda f: f), False
-    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
+        return (lambda f: f), (lambda f: f), False
+    options = {"cache": True, "nogil": True, "error_model": "numpy"}
+    return numba.njit(**options), numba.njit(inline="always", **options), True
 
 
-_jit, JIT = _compiler()
+_jit, _inlined, JIT = _compiler()
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
@@ -156,14 +159,15 @@ class Counters(NamedTuple):
 
 
 # --------------------------------------------------------------------------- planning
-@_jit
-def spd_inverses(L, u, h, inv, theta, gj):  # pragma: no cover - compiled
+@_inlined
+def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
     """Every run's ``Λ⁻¹ = L[r, h]⁻¹`` and ``θ = Λ⁻¹ u[r, h]`` for SPD ``d × d`` matrices, stored
     run-last: ``inv[i, j, r]``, ``theta[i, r]``; the run index innermost, each run's arithmetic the
     same sequence as alone. The adjugate over the determinant for d ≤ 3 (exactly symmetric for a
     symmetric input), Gauss–Jordan elimination without pivoting above (stable for SPD matrices:
-    every pivot is a Schur complement, at least ``λ_min(Λ)``). ``gj``: scratch ``(3, d, R)``."""
-    d, R = inv.shape[0], inv.shape[2]
+    every pivot is a Schur complement, at least ``λ_min(Λ)``). ``gj``: scratch ``(3, d, R)``; ``R``:
+    the number of runs (``inv.shape[2]``, passed so that a constant specialises the loops)."""
+    d = inv.shape[0]
     if d == 1:
         for r in range(R):
             inv[0, 0, r] = 1.0 / L[r, h, 0, 0]
@@ -226,12 +230,12 @@ def spd_inverses(L, u, h, inv, theta, gj):  # pragma: no cover - compiled
                 theta[i, r] += inv[i, c, r] * u[r, h, c]
 
 
-@_jit
-def _dot_quad(theta, inv, x, xo, dot, quad, row, U):  # pragma: no cover - compiled
+@_inlined
+def _dot_quad(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - compiled
     """For the columns ``u < U`` of ``x[:, xo + u, :]``, every run at once (run-last arrays):
     ``dot[u] = θᵀx_u`` and ``quad[u] = x_uᵀ inv x_u``, each run's in the order of one run's
     loops (``Σ_c θ_c x_c`` from c = 0; ``Σ_i x_i (Σ_c inv_ic x_c)``), so bit for bit a run's own."""
-    d, R = theta.shape[0], theta.shape[1]
+    d = theta.shape[0]
     for u in range(U):
         for r in range(R):
             dot[u, r] = theta[0, r] * x[0, xo + u, r]
@@ -252,6 +256,16 @@ def _dot_quad(theta, inv, x, xo, dot, quad, row, U):  # pragma: no cover - compi
 
 @_jit
 def plan_all(G, S, b, w):  # pragma: no cover - compiled
+    """Every run's planning (:func:`_plan`) for episode ``b`` of the block (``w``: :func:`scratch`);
+    a single run gets its own specialisation, whose loops run over the columns."""
+    if S.Q.shape[0] == 1:
+        _plan(G, S, b, w, 1)
+    else:
+        _plan(G, S, b, w, S.Q.shape[0])
+
+
+@_inlined
+def _plan(G, S, b, w, R):  # pragma: no cover - compiled
     """Every run's optimistic backward induction and greedy policy (Algorithm 1 lines 5–12 /
     Algorithm 2 lines 4–12) for episode ``b`` of the block (random tie-breaks): ``S.Q``, ``S.feat``,
     ``S.V``, ``S.Vmax``, ``S.greedy`` (``w``: :func:`scratch`). The runs share their geometry, so every
@@ -260,15 +274,14 @@ def plan_all(G, S, b, w):  # pragma: no cover - compiled
     batch)."""
     psi, phi, bp, br, inv_p, th_p, gj_p, inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = w
     H, A, d1 = G.dims[_H], G.dims[_A], G.dims[_D1]
-    R = S.Q.shape[0]
     tie = G.tie[0]
     for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
         for r in range(R):
             V[jp, r] = S.V[r, jp]
     for h in range(H - 1, -1, -1):
         U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
-        spd_inverses(S.Lr, S.ur, h, inv_r, th_r, gj_r)
-        _dot_quad(th_r, inv_r, phi, uo, val, qd, row, U)                  # φᵀθ̂_r, ‖φ‖²_{Λ_r⁻¹}
+        spd_inverses(S.Lr, S.ur, h, inv_r, th_r, gj_r, R)
+        _dot_quad(th_r, inv_r, phi, uo, val, qd, row, U, R)                  # φᵀθ̂_r, ‖φ‖²_{Λ_r⁻¹}
         for u in range(U):
             for r in range(R):
                 bonus[u, r] = br[h, r] * math.sqrt(max(qd[u, r], 0.0))
@@ -277,7 +290,7 @@ def plan_all(G, S, b, w):  # pragma: no cover - compiled
                 for q in range(d1 * U):
                     S.feat[r, fo + q] = 0.0
         else:
-            spd_inverses(S.Lp, S.up, h, inv_p, th_p, gj_p)
+            spd_inverses(S.Lp, S.up, h, inv_p, th_p, gj_p, R)
             for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
                 for u in range(U):
                     for r in range(R):
@@ -291,7 +304,7 @@ def plan_all(G, S, b, w):  # pragma: no cover - compiled
                 for r in range(R):
                     for u in range(U):
                         S.feat[r, fo + c * U + u] = f[c, u, r]
-            _dot_quad(th_p, inv_p, f, 0, dp, qd, row, U)                    # ϕᵀθ̂_p, ‖ϕ‖²_{Λ_p⁻¹}
+            _dot_quad(th_p, inv_p, f, 0, dp, qd, row, U, R)                    # ϕᵀθ̂_p, ‖ϕ‖²_{Λ_p⁻¹}
             for u in range(U):
                 for r in range(R):
                     val[u, r] = val[u, r] + dp[u, r]

@@ -81,7 +81,7 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     flat_u = np.ascontiguousarray(u, dtype=float).reshape(-1, 1, d)
     n = len(flat_L)
     inv, theta = np.empty((d, d, n)), np.empty((d, n))
-    kernels().spd_inverses(flat_L, flat_u, 0, inv, theta, np.empty((3, d, n)))
+    kernels().spd_inverses(flat_L, flat_u, 0, inv, theta, np.empty((3, d, n)), n)
     return inv.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
