@@ -25,6 +25,10 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   d = 3 (H = 5) and d = 30 (H = 10); the square root at d = 30 would need GBs: its row gives the
   size of its noise store instead (``measured: false``).
 
+* ``tight_noise_plan`` — the tight calibration's noise split (one L-BFGS-B optimisation over the 4H
+  stream std's, E2 sizes, JDP tree, ε = 1) per plan, with every BLAS pool limited to one thread (the
+  library's setting) and with the pools as loaded (``--only-calibration``: these rows only).
+
 ``peak_mb`` (tracemalloc) comes from a separate 200-episode run: tracing slows allocation.
 
     .venv/bin/python benchmarks/bench_linear_mixture.py [--episodes 2000] [--full] [--seeds 5] [--only-fits]
@@ -33,6 +37,7 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -41,7 +46,7 @@ import tracemalloc
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _util import emit, measure  # noqa: E402
+from _util import cpu_seconds, emit, measure  # noqa: E402
 
 from privrl import PrivacyBudget  # noqa: E402
 from privrl.envs.linear_mixture import hard_instance, random_mixture  # noqa: E402
@@ -161,6 +166,25 @@ def bench_frontier(K: int) -> float:
     return total
 
 
+def bench_calibration(plans: int = 20) -> None:
+    """CPU per tight noise plan (distinct K, so no cache hit), BLAS limited to one thread or not."""
+    import privrl._threads as threads
+    from privrl.linear_mixture import calibration as cal
+
+    single = threads.single_threaded_blas
+    for mode in ("one BLAS thread", "BLAS pools as loaded"):
+        if mode != "one BLAS thread":
+            cal.single_threaded_blas = contextlib.nullcontext
+        cal._noise_plan.cache_clear()
+        cal._noise_plan("central", (1.0, 1e-5, None), "tight", 999, 5, 3, 3, 5.0)   # imports, first call
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        for K in range(1000, 1000 + plans):
+            cal._noise_plan("central", (1.0, 1e-5, None), "tight", K, 5, 3, 3, 5.0)
+        emit("tight_noise_plan", blas=mode, plans=plans, seconds=(time.perf_counter() - wall) / plans,
+             cpu_seconds=(cpu_seconds() - cpu) / plans, peak_mb=float("nan"))
+    cal.single_threaded_blas = single
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=2000)
@@ -172,7 +196,11 @@ def main() -> None:
                     help="K of the counter memory rows (d = 3, H = 5 and d = 30, H = 10; the issue's rows: 100000)")
     ap.add_argument("--only-counters", action="store_true", help="the counter memory rows only")
     ap.add_argument("--only-fits", action="store_true", help="the single-fit rows only")
+    ap.add_argument("--only-calibration", action="store_true", help="the tight noise-split rows only")
     args = ap.parse_args()
+    bench_calibration()
+    if args.only_calibration:
+        return
     if not args.only_fits:
         for d, horizon in ((3, 5), (30, 10)):
             for counter in ("tree", "blt", "factorization"):

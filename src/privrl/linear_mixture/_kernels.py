@@ -5,10 +5,13 @@ Algorithm 2 lines 4–12), the rollout on the true model, the exact pseudo-regre
 PO's policy update (line 15) and the insert of the batched statistics — until it needs Python: a new
 block of pre-drawn uniforms or normals, a callback or a gym episode (``step`` mode), a regularizer
 that updates itself, a contribution or a PD floor near its bound (decided exactly by NumPy, as the
-regularizers' own code decides it). Every loop runs over one run at a time, so a run's result does
-not depend on the others in the batch. Arithmetic is plain IEEE (no fastmath: no reassociation, no
-fused multiply–add); the statistics (:func:`insert`, :func:`release`) make exactly the elementwise
-operations of the regularizers' own NumPy updates, in the same order, so they are bit-identical.
+regularizers' own code decides it). The planning works on every run at once, the run index
+innermost (the runs share their geometry, so the loops vectorise across runs); every other loop runs
+over one run at a time. Either way each run's arithmetic is the same sequence of operations as that
+run alone, so a run's result does not depend on the others in the batch. Arithmetic is plain IEEE
+(no fastmath: no reassociation, no fused multiply–add); the statistics (:func:`insert`,
+:func:`release`) make exactly the elementwise operations of the regularizers' own NumPy updates, in
+the same order, so they are bit-identical.
 
 Imported on the first fit only (numba takes a few tenths of a second to load): ``import privrl``
 and ``privrl --help`` never load it. Without numba, or with ``PRIVRL_NO_JIT=1`` in the environment
@@ -27,19 +30,22 @@ from typing import Any, NamedTuple
 import numpy as np
 
 
-def _compiler() -> tuple[Callable[[Any], Any], bool]:
+def _compiler() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
     """numba's ``njit`` — plain IEEE arithmetic (no fastmath), compiled once per machine and cached
-    next to this module — or, without numba or with ``PRIVRL_NO_JIT=1``, the functions as they are."""
+    next to this module — and the same, inlined into its callers (so a constant argument such as a
+    batch of one run specialises the body), or, without numba or with ``PRIVRL_NO_JIT=1``, the
+    functions as they are."""
     if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
-        return (lambda f: f), False
+        return (lambda f: f), (lambda f: f), False
     try:
         import numba
     except ImportError:
-        return (lambda f: f), False
-    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
+        return (lambda f: f), (lambda f: f), False
+    options = {"cache": True, "nogil": True, "error_model": "numpy"}
+    return numba.njit(**options), numba.njit(inline="always", **options), True
 
 
-_jit, JIT = _compiler()
+_jit, _inlined, JIT = _compiler()
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
@@ -153,182 +159,221 @@ class Counters(NamedTuple):
 
 
 # --------------------------------------------------------------------------- planning
-@_jit
-def spd_inverse(M, u, inv, theta, tmp):  # pragma: no cover - compiled
-    """``inv = M⁻¹``, ``theta = M⁻¹u`` for an SPD ``d × d`` matrix: the adjugate over the determinant
-    (d ≤ 3; exactly symmetric for a symmetric input), Gauss–Jordan elimination without pivoting
-    above (stable for SPD matrices: every pivot is a Schur complement, at least ``λ_min(M)``).
-    ``tmp``: scratch of at least ``max(9, 2d)`` entries (no allocation per call)."""
-    d = M.shape[0]
+@_inlined
+def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
+    """Every run's ``Λ⁻¹ = L[r, h]⁻¹`` and ``θ = Λ⁻¹ u[r, h]`` for SPD ``d × d`` matrices, stored
+    run-last: ``inv[i, j, r]``, ``theta[i, r]``; the run index innermost, each run's arithmetic the
+    same sequence as alone. The adjugate over the determinant for d ≤ 3 (exactly symmetric for a
+    symmetric input), Gauss–Jordan elimination without pivoting above (stable for SPD matrices:
+    every pivot is a Schur complement, at least ``λ_min(Λ)``). ``gj``: scratch ``(3, d, R)``; ``R``:
+    the number of runs (``inv.shape[2]``, passed so that a constant specialises the loops)."""
+    d = inv.shape[0]
     if d == 1:
-        inv[0, 0] = 1.0 / M[0, 0]
+        for r in range(R):
+            inv[0, 0, r] = 1.0 / L[r, h, 0, 0]
     elif d == 2:
-        det = M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]
-        inv[0, 0] = M[1, 1] / det
-        inv[0, 1] = -M[0, 1] / det
-        inv[1, 0] = -M[1, 0] / det
-        inv[1, 1] = M[0, 0] / det
+        for r in range(R):
+            m00, m01, m10, m11 = L[r, h, 0, 0], L[r, h, 0, 1], L[r, h, 1, 0], L[r, h, 1, 1]
+            det = m00 * m11 - m01 * m10
+            inv[0, 0, r] = m11 / det
+            inv[0, 1, r] = -m01 / det
+            inv[1, 0, r] = -m10 / det
+            inv[1, 1, r] = m00 / det
     elif d == 3:
-        adj = tmp
-        for e in range(9):
-            p1, p2, n1, n2 = _ADJ3[0, e], _ADJ3[1, e], _ADJ3[2, e], _ADJ3[3, e]
-            adj[e] = (M[p1 // 3, p1 % 3] * M[p2 // 3, p2 % 3]) - (M[n1 // 3, n1 % 3] * M[n2 // 3, n2 % 3])
-        det = M[0, 0] * adj[0] + M[0, 1] * adj[3] + M[0, 2] * adj[6]
-        for e in range(9):
-            inv[e // 3, e % 3] = adj[e] / det
+        for r in range(R):
+            m = L[r, h]
+            a00, a01, a02 = m[0, 0], m[0, 1], m[0, 2]
+            a10, a11, a12 = m[1, 0], m[1, 1], m[1, 2]
+            a20, a21, a22 = m[2, 0], m[2, 1], m[2, 2]
+            c00 = (a11 * a22) - (a12 * a21)                              # the adjugate
+            c01 = (a02 * a21) - (a01 * a22)
+            c02 = (a01 * a12) - (a02 * a11)
+            c10 = (a12 * a20) - (a10 * a22)
+            c11 = (a00 * a22) - (a02 * a20)
+            c12 = (a02 * a10) - (a00 * a12)
+            c20 = (a10 * a21) - (a11 * a20)
+            c21 = (a01 * a20) - (a00 * a21)
+            c22 = (a00 * a11) - (a01 * a10)
+            det = a00 * c00 + a01 * c10 + a02 * c20
+            inv[0, 0, r], inv[0, 1, r], inv[0, 2, r] = c00 / det, c01 / det, c02 / det
+            inv[1, 0, r], inv[1, 1, r], inv[1, 2, r] = c10 / det, c11 / det, c12 / det
+            inv[2, 0, r], inv[2, 1, r], inv[2, 2, r] = c20 / det, c21 / det, c22 / det
     else:
-        for r in range(d):
-            for c in range(d):
-                inv[r, c] = M[r, c]
-        row = tmp[:d]
-        col = tmp[d:2 * d]
+        row, col, piv = gj[0], gj[1], gj[2, 0]
+        for i in range(d):
+            for j in range(d):
+                for r in range(R):
+                    inv[i, j, r] = L[r, h, i, j]
         for k in range(d):                                              # NumPy's elimination, entry by entry
-            piv = 1.0 / inv[k, k]
-            for c in range(d):
-                row[c] = inv[k, c] * piv
-                col[c] = inv[c, k] * -piv
-            for r in range(d):
-                if r != k:
-                    m = inv[r, k]
+            for r in range(R):
+                piv[r] = 1.0 / inv[k, k, r]
+                for c in range(d):
+                    row[c, r] = inv[k, c, r] * piv[r]
+                    col[c, r] = inv[c, k, r] * -piv[r]
+            for i in range(d):
+                if i != k:
                     for c in range(d):
                         if c != k:
-                            inv[r, c] -= m * row[c]
+                            for r in range(R):
+                                inv[i, c, r] -= inv[i, k, r] * row[c, r]
             for c in range(d):
-                inv[k, c] = row[c]
-                inv[c, k] = col[c]
-            inv[k, k] = piv
-    for r in range(d):
-        acc = inv[r, 0] * u[0]
+                for r in range(R):
+                    inv[k, c, r] = row[c, r]
+                    inv[c, k, r] = col[c, r]
+            for r in range(R):
+                inv[k, k, r] = piv[r]
+    for i in range(d):                                                  # θ = Λ⁻¹u, row by row
+        for r in range(R):
+            theta[i, r] = inv[i, 0, r] * u[r, h, 0]
         for c in range(1, d):
-            acc += inv[r, c] * u[c]
-        theta[r] = acc
+            for r in range(R):
+                theta[i, r] += inv[i, c, r] * u[r, h, c]
 
 
-@_jit
-def _quad(inv, x, row, out, U):  # pragma: no cover - compiled
-    """``out[u] = x[:, u]ᵀ inv x[:, u]`` for the columns ``u < U`` of ``x`` (``row`` scratch)."""
-    d = inv.shape[0]
+@_inlined
+def _dot_quad(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - compiled
+    """For the columns ``u < U`` of ``x[:, xo + u, :]``, every run at once (run-last arrays):
+    ``dot[u] = θᵀx_u`` and ``quad[u] = x_uᵀ inv x_u``, each run's in the order of one run's
+    loops (``Σ_c θ_c x_c`` from c = 0; ``Σ_i x_i (Σ_c inv_ic x_c)``), so bit for bit a run's own."""
+    d = theta.shape[0]
     for u in range(U):
-        out[u] = 0.0
-    for r in range(d):
-        for u in range(U):
-            row[u] = 0.0
-        for c in range(d):
-            m = inv[r, c]
-            for u in range(U):
-                row[u] += m * x[c, u]
-        for u in range(U):
-            out[u] += x[r, u] * row[u]
-
-
-@_jit
-def _dot(theta, x, out, U):  # pragma: no cover - compiled
-    """``out[u] = θᵀ x[:, u]``."""
-    for u in range(U):
-        out[u] = theta[0] * x[0, u]
-    for c in range(1, theta.shape[0]):
-        m = theta[c]
-        for u in range(U):
-            out[u] += m * x[c, u]
-
-
-@_jit
-def plan_run(G, S, r, b, w):  # pragma: no cover - compiled
-    """Run r's optimistic backward induction and greedy policy (episode ``b`` of the block, for
-    random tie-breaks): ``S.Q``, ``S.feat``, ``S.V``, ``S.Vmax``, ``S.greedy``. Every step works on
-    its distinct columns side by side (``w``: scratch arrays)."""
-    inv_p, theta_p, inv_r, theta_r, f, x, row, val, tmp, sc = w
-    H, A, d1, d2 = G.dims[_H], G.dims[_A], G.dims[_D1], G.dims[_D2]
-    po, ties = G.is_po[r], G.random_ties[r]
-    tie = G.tie[0]
-    psi, feat, V, Q = G.psi[r], S.feat[r], S.V[r], S.Q[r]
-    for h in range(H - 1, -1, -1):
-        spd_inverse(S.Lr[r, h], S.ur[r, h], inv_r, theta_r, sc)
-        U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
-        for c in range(d2):
-            for u in range(U):
-                x[c, u] = G.phi_u[r, c, uo + u]
-        _dot(theta_r, x, val, U)                                        # φᵀθ̂_r
-        _quad(inv_r, x, row, tmp, U)                                    # ‖φ‖²_{Λ_r⁻¹}
-        br = G.br[r, h]
-        for u in range(U):
-            tmp[u] = br * math.sqrt(max(tmp[u], 0.0))
-        if h == H - 1:                                                  # ϕ_H ≡ 0 (V_{H+1} = 0)
-            for q in range(d1 * U):
-                feat[fo + q] = 0.0
-        else:
-            spd_inverse(S.Lp[r, h], S.up[r, h], inv_p, theta_p, sc)
-            for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
-                for u in range(U):
-                    f[c, u] = 0.0
-                for jj in range(k):
-                    v = V[G.succ_at[so + jj]]
-                    base = pofs + (c * k + jj) * U
-                    for u in range(U):
-                        f[c, u] += psi[base + u] * v
-                for u in range(U):
-                    feat[fo + c * U + u] = f[c, u]
-            _dot(theta_p, f, row, U)                                    # ϕᵀθ̂_p
-            for u in range(U):
-                val[u] = val[u] + row[u]
-            _quad(inv_p, f, row, x[0], U)                               # ‖ϕ‖²_{Λ_p⁻¹} (x is free now)
-            bp = G.bp[r, h]
-            for u in range(U):
-                val[u] += bp * math.sqrt(max(x[0, u], 0.0))
-        cap = float(H - h)                                              # line 10 (1-based: H − h + 1)
-        for u in range(U):
-            val[u] = max(min(val[u] + tmp[u], cap), 0.0)
-        on = G.offn[h]
-        for i in range(G.n[h]):
-            jp = on + i
-            col = jp * A
-            best = -np.inf
-            for a in range(A):
-                q = val[G.uinv[col + a]]
-                Q[col + a] = q
-                if q > best:
-                    best = q
-            S.Vmax[r, jp] = best
-            if po:                                                       # V = ⟨π, Q⟩
-                v = 0.0
-                for a in range(A):
-                    v += S.pi[r, jp, a] * Q[col + a]
-                V[jp] = v
-                continue
-            V[jp] = best                                                 # max_a Q
-            # line 12: the lowest index (or a seeded random one) among the actions within TIE_TOL·H of the max
-            thr = best - tie
-            g = 0
-            if ties:
-                s = G.scat[jp]
-                top = -1.0
-                for a in range(A):
-                    wt = S.u_tie[b, r, h, s, a] if Q[col + a] >= thr else 0.0
-                    if wt > top:
-                        top, g = wt, a
-            else:
-                for a in range(A):
-                    if Q[col + a] >= thr:
-                        g = a
-                        break
-            S.greedy[r, jp] = g
-
-
-@_jit
-def scratch(G):  # pragma: no cover - compiled
-    """The planning's scratch arrays (allocated once per :func:`advance` call, not per run)."""
-    d1, d2 = G.dims[_D1], G.dims[_D2]
-    m = max(1, int(G.U.max())) if G.U.shape[0] else 1
-    d = max(d1, d2)
-    return (np.empty((d1, d1)), np.empty(d1), np.empty((d2, d2)), np.empty(d2), np.empty((d1, m)), np.empty((d, m)),
-            np.empty(m), np.empty(m), np.empty(m), np.empty(max(9, 2 * d)))
+        for r in range(R):
+            dot[u, r] = theta[0, r] * x[0, xo + u, r]
+        for c in range(1, d):
+            for r in range(R):
+                dot[u, r] += theta[c, r] * x[c, xo + u, r]
+        for r in range(R):
+            quad[u, r] = 0.0
+        for i in range(d):
+            for r in range(R):
+                row[r] = 0.0
+            for c in range(d):
+                for r in range(R):
+                    row[r] += inv[i, c, r] * x[c, xo + u, r]
+            for r in range(R):
+                quad[u, r] += x[i, xo + u, r] * row[r]
 
 
 @_jit
 def plan_all(G, S, b, w):  # pragma: no cover - compiled
-    """Every run's planning (:func:`plan_run`) for episode ``b`` of the block (``w``: :func:`scratch`)."""
-    for r in range(S.Q.shape[0]):
-        plan_run(G, S, r, b, w)
+    """Every run's planning (:func:`_plan`) for episode ``b`` of the block (``w``: :func:`scratch`);
+    a single run gets its own specialisation, whose loops run over the columns."""
+    if S.Q.shape[0] == 1:
+        _plan(G, S, b, w, 1)
+    else:
+        _plan(G, S, b, w, S.Q.shape[0])
+
+
+@_inlined
+def _plan(G, S, b, w, R):  # pragma: no cover - compiled
+    """Every run's optimistic backward induction and greedy policy (Algorithm 1 lines 5–12 /
+    Algorithm 2 lines 4–12) for episode ``b`` of the block (random tie-breaks): ``S.Q``, ``S.feat``,
+    ``S.V``, ``S.Vmax``, ``S.greedy`` (``w``: :func:`scratch`). The runs share their geometry, so every
+    step works on its distinct columns for all runs side by side, the run index innermost (the
+    arithmetic of each run is the same sequence as one run alone: its result does not depend on the
+    batch)."""
+    psi, phi, bp, br, inv_p, th_p, gj_p, inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = w
+    H, A, d1 = G.dims[_H], G.dims[_A], G.dims[_D1]
+    tie = G.tie[0]
+    for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
+        for r in range(R):
+            V[jp, r] = S.V[r, jp]
+    for h in range(H - 1, -1, -1):
+        U, k, so, pofs, fo, uo = G.U[h], G.ksucc[h], G.soff[h], G.poff[h], G.foff[h], G.uoff[h]
+        spd_inverses(S.Lr, S.ur, h, inv_r, th_r, gj_r, R)
+        _dot_quad(th_r, inv_r, phi, uo, val, qd, row, U, R)                  # φᵀθ̂_r, ‖φ‖²_{Λ_r⁻¹}
+        for u in range(U):
+            for r in range(R):
+                bonus[u, r] = br[h, r] * math.sqrt(max(qd[u, r], 0.0))
+        if h == H - 1:                                                  # ϕ_H ≡ 0 (V_{H+1} = 0)
+            for r in range(R):
+                for q in range(d1 * U):
+                    S.feat[r, fo + q] = 0.0
+        else:
+            spd_inverses(S.Lp, S.up, h, inv_p, th_p, gj_p, R)
+            for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
+                for u in range(U):
+                    for r in range(R):
+                        f[c, u, r] = 0.0
+                for jj in range(k):
+                    jv = G.succ_at[so + jj]
+                    base = pofs + (c * k + jj) * U
+                    for u in range(U):
+                        for r in range(R):
+                            f[c, u, r] += psi[base + u, r] * V[jv, r]
+                for r in range(R):
+                    for u in range(U):
+                        S.feat[r, fo + c * U + u] = f[c, u, r]
+            _dot_quad(th_p, inv_p, f, 0, dp, qd, row, U, R)                    # ϕᵀθ̂_p, ‖ϕ‖²_{Λ_p⁻¹}
+            for u in range(U):
+                for r in range(R):
+                    val[u, r] = val[u, r] + dp[u, r]
+                for r in range(R):
+                    val[u, r] += bp[h, r] * math.sqrt(max(qd[u, r], 0.0))
+        cap = float(H - h)                                              # line 10 (1-based: H − h + 1)
+        for u in range(U):
+            for r in range(R):
+                val[u, r] = max(min(val[u, r] + bonus[u, r], cap), 0.0)
+        on = G.offn[h]
+        for r in range(R):
+            po, ties = G.is_po[r], G.random_ties[r]
+            Q = S.Q[r]
+            for i in range(G.n[h]):
+                jp = on + i
+                col = jp * A
+                best = -np.inf
+                for a in range(A):
+                    q = val[G.uinv[col + a], r]
+                    Q[col + a] = q
+                    if q > best:
+                        best = q
+                S.Vmax[r, jp] = best
+                if po:                                                   # V = ⟨π, Q⟩
+                    v = 0.0
+                    for a in range(A):
+                        v += S.pi[r, jp, a] * Q[col + a]
+                    S.V[r, jp] = v
+                    V[jp, r] = v
+                    continue
+                S.V[r, jp] = best                                        # max_a Q
+                V[jp, r] = best
+                # line 12: the lowest index (or a seeded random one) among the actions within TIE_TOL·H of the max
+                thr = best - tie
+                g = 0
+                if ties:
+                    s = G.scat[jp]
+                    top = -1.0
+                    for a in range(A):
+                        wt = S.u_tie[b, r, h, s, a] if Q[col + a] >= thr else 0.0
+                        if wt > top:
+                            top, g = wt, a
+                else:
+                    for a in range(A):
+                        if Q[col + a] >= thr:
+                            g = a
+                            break
+                S.greedy[r, jp] = g
+
+
+@_jit
+def scratch(G):  # pragma: no cover - compiled
+    """The planning's arrays (allocated once per :func:`advance` call, not per episode): the runs'
+    ψ, φ at the distinct columns and β's, run-last; the work arrays of :func:`plan_all`."""
+    d1, d2 = G.dims[_D1], G.dims[_D2]
+    R = G.bp.shape[0]
+    m = max(1, int(G.U.max())) if G.U.shape[0] else 1
+    psi = np.empty((G.psi.shape[1], R))
+    for r in range(R):
+        for q in range(G.psi.shape[1]):
+            psi[q, r] = G.psi[r, q]
+    phi = np.empty((d2, G.phi_u.shape[2], R))
+    for r in range(R):
+        for c in range(d2):
+            for q in range(G.phi_u.shape[2]):
+                phi[c, q, r] = G.phi_u[r, c, q]
+    return (psi, phi, G.bp.T.copy(), G.br.T.copy(), np.empty((d1, d1, R)), np.empty((d1, R)), np.empty((3, d1, R)),
+            np.empty((d2, d2, R)), np.empty((d2, R)), np.empty((3, d2, R)), np.empty((d1, m, R)), np.empty((m, R)),
+            np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty(R), np.empty((G.offn[-1], R)))
 
 
 # --------------------------------------------------------------------------- the episode

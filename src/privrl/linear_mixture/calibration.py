@@ -56,6 +56,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl._threads import single_threaded_blas
 from privrl._validation import check_option, param_error
 from privrl.privacy import events
 from privrl.privacy.budget import PrivacyBudget
@@ -238,7 +239,8 @@ def tight_stds(sens: np.ndarray, mu: float, count: int, *, d1: int, d2: int, n_e
     from scipy.optimize import minimize
 
     start = np.log(np.sqrt(load))                                         # σ ∝ Δ: the even split
-    res = minimize(objective, start, jac=True, method="L-BFGS-B", options={"maxiter": 500, "gtol": 1e-10})
+    with single_threaded_blas():                                          # a 4H-variable problem
+        res = minimize(objective, start, jac=True, method="L-BFGS-B", options={"maxiter": 500, "gtol": 1e-10})
     u = res.x if res.success or objective(res.x)[0] <= objective(start)[0] else start
     s = np.exp(u - u.max())
     used = float(np.sum(load / s**2))

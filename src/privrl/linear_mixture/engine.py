@@ -77,13 +77,12 @@ def spd_inverse(Lam: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     Gauss–Jordan elimination without pivoting above: every pivot is a Schur complement, at least
     ``λ_min(Λ)``), in the layout ``(d, d, ...)`` and ``(d, ...)`` (stack axes last)."""
     lead, d = Lam.shape[:-2], Lam.shape[-1]
-    flat_L = np.ascontiguousarray(Lam, dtype=float).reshape(-1, d, d)
-    flat_u = np.ascontiguousarray(u, dtype=float).reshape(-1, d)
-    inv, theta = np.empty_like(flat_L), np.empty_like(flat_u)
-    k, tmp = kernels(), np.empty(max(9, 2 * d))
-    for b in range(len(flat_L)):
-        k.spd_inverse(flat_L[b], flat_u[b], inv[b], theta[b], tmp)
-    return np.moveaxis(inv.reshape(*lead, d, d), (-2, -1), (0, 1)), np.moveaxis(theta.reshape(*lead, d), -1, 0)
+    flat_L = np.ascontiguousarray(Lam, dtype=float).reshape(-1, 1, d, d)
+    flat_u = np.ascontiguousarray(u, dtype=float).reshape(-1, 1, d)
+    n = len(flat_L)
+    inv, theta = np.empty((d, d, n)), np.empty((d, n))
+    kernels().spd_inverses(flat_L, flat_u, 0, inv, theta, np.empty((3, d, n)), n)
+    return inv.reshape(d, d, *lead), theta.reshape(d, *lead)
 
 
 class _Geometry:
