@@ -272,7 +272,7 @@ def _plan(G, S, b, w, R):  # pragma: no cover - compiled
     step works on its distinct columns for all runs side by side, the run index innermost (the
     arithmetic of each run is the same sequence as one run alone: its result does not depend on the
     batch)."""
-    psi, phi, bp, br, inv_p, th_p, gj_p, inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = w
+    psi, phi, bp, br, inv_p, th_p, gj_p, inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = w[:17]
     H, A, d1 = G.dims[_H], G.dims[_A], G.dims[_D1]
     tie = G.tie[0]
     for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
@@ -357,8 +357,8 @@ def _plan(G, S, b, w, R):  # pragma: no cover - compiled
 
 @_jit
 def scratch(G):  # pragma: no cover - compiled
-    """The planning's arrays (allocated once per :func:`advance` call, not per episode): the runs'
-    ψ, φ at the distinct columns and β's, run-last; the work arrays of :func:`plan_all`."""
+    """A fit's work arrays (made once per fit): the runs' ψ, φ at the distinct columns, β's, mean
+    rewards and kernels, run-last; the work arrays of :func:`plan_all` and :func:`played_values`."""
     d1, d2 = G.dims[_D1], G.dims[_D2]
     R = G.bp.shape[0]
     m = max(1, int(G.U.max())) if G.U.shape[0] else 1
@@ -373,7 +373,20 @@ def scratch(G):  # pragma: no cover - compiled
                 phi[c, q, r] = G.phi_u[r, c, q]
     return (psi, phi, G.bp.T.copy(), G.br.T.copy(), np.empty((d1, d1, R)), np.empty((d1, R)), np.empty((3, d1, R)),
             np.empty((d2, d2, R)), np.empty((d2, R)), np.empty((3, d2, R)), np.empty((d1, m, R)), np.empty((m, R)),
-            np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty(R), np.empty((G.offn[-1], R)))
+            np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty(R), np.empty((G.offn[-1], R)),
+            _run_last(G.mean), _run_last(G.P), np.empty((G.offn[-1], R)), np.empty(R), np.empty(R))
+
+
+@_jit
+def _run_last(x):  # pragma: no cover - compiled
+    """A copy of ``x`` with its first (run) axis moved last, contiguous."""
+    R = x.shape[0]
+    flat = x.reshape(R, -1)
+    out = np.empty((flat.shape[1], R))
+    for r in range(R):
+        for q in range(flat.shape[1]):
+            out[q, r] = flat[r, q]
+    return out.reshape(x.shape[1:] + (R,))
 
 
 # --------------------------------------------------------------------------- the episode
@@ -431,29 +444,55 @@ def _collect(G, S, r):  # pragma: no cover - compiled
 
 
 @_jit
-def _regret(G, S, r, k):  # pragma: no cover - compiled
-    """``V_1^*(s_1) − V_1^{π^k}(s_1)``: backward induction of the played policy on the true model."""
+def played_values(G, S, w):  # pragma: no cover - compiled
+    """``S.v_pi = V^{π^k}`` of every run's played policy on its true model (backward induction),
+    every run at once, the run index innermost, each run's arithmetic the same sequence as alone
+    (``w``: :func:`scratch`). A batch of VI and PO runs makes both passes, each writing its own runs."""
+    n_po = 0
+    for r in range(S.Q.shape[0]):
+        n_po += G.is_po[r]
+    if n_po > 0:
+        _played(G, S, w, S.Q.shape[0], True)
+    if n_po < S.Q.shape[0]:
+        _played(G, S, w, S.Q.shape[0], False)
+
+
+@_inlined
+def _played(G, S, w, R, po):  # pragma: no cover - compiled
+    """:func:`played_values` for the PO runs (``⟨π, r + PV⟩``) or the VI runs (the greedy action's)."""
+    mean, P, V, q, v = w[17], w[18], w[19], w[20], w[21]
     H, A = G.dims[_H], G.dims[_A]
+    for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
+        for r in range(R):
+            V[jp, r] = S.v_pi[r, jp]
     for h in range(H - 1, -1, -1):
         so, k_h = G.soff[h], G.ksucc[h]
         for i in range(G.n[h]):
             jp = G.offn[h] + i
             s = G.scat[jp]
-            if G.is_po[r]:
-                v = 0.0
+            if po:
+                for r in range(R):
+                    v[r] = 0.0
                 for a in range(A):
-                    q = G.mean[r, h, s, a]
+                    for r in range(R):
+                        q[r] = mean[h, s, a, r]
                     for jj in range(k_h):
-                        q += G.P[r, h, s, a, G.succ_state[so + jj]] * S.v_pi[r, G.succ_at[so + jj]]
-                    v += S.pi[r, jp, a] * q
+                        sj, vj = G.succ_state[so + jj], G.succ_at[so + jj]
+                        for r in range(R):
+                            q[r] += P[h, s, a, sj, r] * V[vj, r]
+                    for r in range(R):
+                        v[r] += S.pi[r, jp, a] * q[r]
             else:
-                a = S.greedy[r, jp]
-                v = G.mean[r, h, s, a]
+                for r in range(R):
+                    v[r] = mean[h, s, S.greedy[r, jp], r]
                 for jj in range(k_h):
-                    v += G.P[r, h, s, a, G.succ_state[so + jj]] * S.v_pi[r, G.succ_at[so + jj]]
-            S.v_pi[r, jp] = v
-    s0 = S.s[r, 0]
-    S.regret[r, k] = G.v_star[r, s0] - S.v_pi[r, G.pos[0, s0]]
+                    sj, vj = G.succ_state[so + jj], G.succ_at[so + jj]
+                    for r in range(R):
+                        v[r] += P[h, s, S.greedy[r, jp], sj, r] * V[vj, r]
+            for r in range(R):
+                V[jp, r] = v[r]
+                if G.is_po[r] == po:
+                    S.v_pi[r, jp] = v[r]
 
 
 @_jit
@@ -501,12 +540,13 @@ def _contributions_pass(C, S):  # pragma: no cover - compiled
 
 
 @_jit
-def advance(G, S, C, k, phase, checked):  # pragma: no cover - compiled
+def advance(G, S, C, w, k, phase, checked):  # pragma: no cover - compiled
     """Run episodes from ``(k, phase)`` until the end or until Python is needed; returns the new
-    ``(k, phase, reason)``. ``checked``: the pending contributions were checked by NumPy."""
+    ``(k, phase, reason)``. ``checked``: the pending contributions were checked by NumPy; ``w``: the
+    fit's :func:`scratch`."""
     K, step, batched = G.dims[_K], G.dims[_STEP] != 0, G.dims[_BATCHED] != 0
     R = S.Q.shape[0]
-    w, per_action = scratch(G), np.empty(G.dims[_A])
+    per_action = np.empty(G.dims[_A])
     while k < K:
         b = k - S.clock[0]
         if phase == PLAN:
@@ -517,11 +557,13 @@ def advance(G, S, C, k, phase, checked):  # pragma: no cover - compiled
             if step:
                 return k, phase, PLANNED
         if phase == ROLLOUT:
+            played_values(G, S, w)
             for r in range(R):
                 if G.model_row[r]:
                     _rollout(G, S, r, b, per_action)
                 _collect(G, S, r)
-                _regret(G, S, r, k)
+                s0 = S.s[r, 0]                                           # V_1^*(s_1) − V_1^{π^k}(s_1)
+                S.regret[r, k] = G.v_star[r, s0] - S.v_pi[r, G.pos[0, s0]]
                 if G.is_po[r] and k < K - 1:
                     _policy_update(G, S, r, per_action)
             phase = INSERT

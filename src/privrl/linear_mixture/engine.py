@@ -418,6 +418,7 @@ class _Lockstep:
         st, K = self.state, self.K
         counters = self.batched.counters if self.batched is not None else empty_counters(self.H)
         k, phase, checked = 0, k_.PLAN, False
+        work = k_.scratch(self.G)
         while True:
             if phase == k_.PLAN and k < K:
                 if k >= st.clock[1]:
@@ -425,7 +426,7 @@ class _Lockstep:
                 for r in self.gym_rows:                  # a gym run draws its policy randomness as fit did
                     if self.runs[r].random_ties:
                         st.u_tie[k - st.clock[0], r] = self.runs[r].streams["policy"].random((self.H, self.S, self.A))
-            k, phase, why = k_.advance(self.G, st, counters, k, phase, checked)
+            k, phase, why = k_.advance(self.G, st, counters, work, k, phase, checked)
             checked = False
             if why == k_.DONE:
                 break
