@@ -222,6 +222,18 @@ def _key(event: Any) -> Any:
         return json.dumps(event_to_json(event), sort_keys=True)
 
 
+def _repeats(events: Iterable[Any]) -> list[tuple[Any, int]]:
+    """``events`` as (event, times) with consecutive repeats of one object counted once (a loop that
+    appends the same event object per release: thousands of entries, one to examine)."""
+    out: list[list[Any]] = []
+    for event in events:
+        if out and out[-1][0] is event:
+            out[-1][1] += 1
+        else:
+            out.append([event, 1])
+    return [(e, n) for e, n in out]
+
+
 def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any:
     """One ``ComposedDpEvent`` equivalent to composing ``events``: flattened, identical events
     grouped into ``SelfComposedDpEvent``s (first-seen order), ``NoOpDpEvent``s dropped, and with
@@ -231,12 +243,13 @@ def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any
     bases: dict[Any, Any] = {}
     inv_var = 0.0
     gaussian_at: int | None = None
-    for event in events:
+    for event, times in _repeats(events):
         for base, n in _flatten(event):
             if isinstance(base, _dp().NoOpDpEvent):
                 continue
             if merge_gaussians and isinstance(base, _dp().GaussianDpEvent) and base.noise_multiplier > 0:
-                inv_var += n / float(base.noise_multiplier) ** 2
+                for _ in range(times):      # one addition per event, in order: the same sum as unrolled
+                    inv_var += n / float(base.noise_multiplier) ** 2
                 if gaussian_at is None:
                     gaussian_at = len(bases)
                     bases["__gaussian__"] = base
@@ -246,7 +259,7 @@ def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any
             if k not in counts:
                 bases[k] = base
                 counts[k] = 0
-            counts[k] += n
+            counts[k] += n * times
     grouped = []
     for k, base in bases.items():
         if k == "__gaussian__":
@@ -476,12 +489,12 @@ class Ledger:
     # -- queries
     @property
     def is_empty(self) -> bool:
-        return all(isinstance(e, _dp().NoOpDpEvent) for e in self._events)
+        return all(isinstance(e, _dp().NoOpDpEvent) for e, _ in _repeats(self._events))
 
     @property
     def is_non_private(self) -> bool:
         """True when some release was made without noise (ε = ∞)."""
-        return any(_contains(e, _dp().NonPrivateDpEvent) or _zero_noise(e) for e in self._events)
+        return any(_contains(e, _dp().NonPrivateDpEvent) or _zero_noise(e) for e, _ in _repeats(self._events))
 
     def leaves(self) -> list[tuple[Any, int]]:
         """Every base release as (event, count): nested compositions unrolled, no-ops dropped."""

@@ -466,6 +466,32 @@ class _Baseline(PrivateEstimator, _QLearner):
                                   "infinite budget gives the noiseless learner", check=_check_budget)
 
 
+class _RewardReleases:
+    """Input perturbation's releases: ``release(r) = r + N(0, s^2)``, one per received reward, each
+    a Gaussian release of sensitivity 1 (the reward's range under sup-norm neighbours) recorded as
+    its own event, exactly as ``rel.gaussian(r, sensitivity=1, std=s)`` would.
+
+    A streaming privatizer: the noise of up to ``n_max`` releases is drawn from ``rel.noise`` in
+    one block at the first release (the noise does not depend on the rewards), so seeded NumPy
+    noise gives the same normals, in the same order, as one draw per reward; each release then
+    costs an addition and the event's record."""
+
+    def __init__(self, rel: Any, std: float, n_max: int) -> None:
+        self._rel, self._std, self._n_max = rel, float(std), max(int(n_max), 1)
+        self._event = events.gaussian(math.inf if std == 0 else float(std))   # sigma / Delta, Delta = 1
+        self._noise: list[float] = []
+        self._pos = 0
+
+    def __call__(self, r: float) -> float:
+        if self._pos == len(self._noise):
+            self._noise = self._rel.noise.gaussian(self._n_max, self._std).tolist()
+            self._pos = 0
+        value = r + self._noise[self._pos]
+        self._pos += 1
+        self._rel.record(self._event)
+        return value
+
+
 class InputPerturbationQLearning(_Baseline):
     """Gaussian noise on every reward ([Ven13]-style baseline of App. E.2; spec §5.5).
 
@@ -494,9 +520,7 @@ class InputPerturbationQLearning(_Baseline):
             std = input_perturbation_std(*_epsilon_delta(budget), cfg.n_samples, p["calibration"])
         rngs = child_rngs(rng, *_STREAMS)
         rel = self._privacy(None if p["secure"] else rngs["reward"])
-
-        def release(r: float) -> float:
-            return float(rel.gaussian(r, sensitivity=1.0, std=std))
+        release = _RewardReleases(rel, std, cfg.n_samples)
 
         def finish(res: TrainResult) -> None:
             self.reward_noise_std_ = std
