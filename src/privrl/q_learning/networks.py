@@ -5,7 +5,9 @@ float64 NumPy ReLU MLP with hand-written backward passes, and ``R`` runs of one 
 their networks *stacked* — layer ``l`` of every run in one ``(R, out, in)`` array — so one batched
 matrix product advances all of them (:class:`StackedMLP`; :class:`MLP` is one network). Each run's
 slice goes through the same products as a network of its own, so a run's numbers do not depend
-on the other runs of its batch.
+on the other runs of its batch. The TD learner's hot path (acting, the target values and the TD
+gradient) runs in compiled kernels (:mod:`privrl.q_learning._kernels`: one run's minibatch at a
+time through the whole network, the same arithmetic up to the order of the sums).
 
 DP-SGD's per-sample gradients are closed-form: for a ReLU MLP the per-sample gradient of layer
 ``l`` is the outer product ``delta_l,i ⊗ a_{l-1,i}``, so its squared norm is
@@ -196,7 +198,12 @@ class NumpyLearner:
 
     def __init__(self, sizes: tuple[int, ...], rngs: Sequence[np.random.Generator], cfg: Any,
                  has_target: bool, learning_rates: Sequence[float] | None = None) -> None:
+        # here, not at the top: numba loads on the first fit only, never on ``import privrl``
+        from privrl.q_learning import _kernels
+
         params = np.stack([_init_params(tuple(sizes), rng) for rng in rngs])
+        self._kernels = _kernels
+        self._layout = _kernels.layout_of(tuple(sizes))
         self.net = StackedMLP(sizes, params)
         self.target = StackedMLP(sizes, params.copy()) if has_target else None
         self.cfg = cfg
@@ -207,12 +214,18 @@ class NumpyLearner:
     def network(self, r: int) -> MLP:
         return MLP(self.net.sizes, self.net.params[r].copy())
 
+    def _forward(self, net: StackedMLP, x: np.ndarray) -> np.ndarray:
+        """``(R, n, in)`` states → ``(R, n, m)`` values (the compiled kernel)."""
+        out = np.empty((*x.shape[:2], net.sizes[-1]))
+        self._kernels.forward(net.params, self._layout, np.ascontiguousarray(x, dtype=float), out)
+        return out
+
     def act_q(self, obs: np.ndarray) -> np.ndarray:
         """Q at one state per run: ``(R, in)`` → ``(R, m)``."""
-        return self.net.point(obs)
+        return self._forward(self.net, obs[:, None, :])[:, 0]
 
     def target_q(self, s2: np.ndarray) -> np.ndarray:
-        return (self.target or self.net).forward(s2)[0]
+        return self._forward(self.target or self.net, s2)
 
     def sync_target(self, rows: np.ndarray) -> None:
         """Copy the online networks of ``rows`` (indices) into their target networks."""
@@ -232,12 +245,13 @@ class NumpyLearner:
         return q[np.arange(R)[:, None], np.arange(n), a]
 
     def td_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, g_sa: np.ndarray) -> None:
-        """One step on the mean TD loss (Alg. 1 line 20), every run on its own batch."""
-        q, acts = self.net.forward(s)
-        n = a.shape[1]
-        td = self._taken(q, a) + g_sa - y
-        dtd = _loss_grad(td, self.cfg.loss) * (1.0 / n)
-        self._apply(self.net.grads(acts, self.net.deltas(acts, self._dout(q, a, dtd))))
+        """One step on the mean TD loss (Alg. 1 line 20), every run on its own batch (the compiled
+        kernel: forward, TD error, backward and gradient sums in one pass per run)."""
+        grad = np.empty_like(self.net.params)
+        c = np.ascontiguousarray
+        self._kernels.td_gradients(self.net.params, self._layout, c(s, dtype=float), c(a, dtype=np.int64),
+                                   c(g_sa, dtype=float), c(y, dtype=float), self.cfg.loss != "squared", grad)
+        self._apply(grad)
 
     def dpsgd_step(self, s: np.ndarray, a: np.ndarray, y: np.ndarray, clip_norms: np.ndarray,
                    releases: Sequence[Callable[[np.ndarray], np.ndarray] | None]) -> None:

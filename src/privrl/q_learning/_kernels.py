@@ -1,0 +1,163 @@
+"""The compiled kernels of the stacked Q-networks (numba, cached on disk).
+
+The NumPy learner of :mod:`privrl.q_learning.networks` spends its time on small matrix products of
+``R`` runs' networks over a minibatch: every layer's activations of every run are materialised,
+several megabytes per update. These kernels take one sample of one run at a time through the whole
+network — forward pass, TD error (Alg. 1 line 20), backward pass, gradient sums — keeping its
+activations in a scratch vector, so nothing but the inputs and the ``(R, P)`` gradient sums touches
+memory. Each run is computed on its own (its result does not depend on the batch it is in).
+
+Parameters are the learner's flat rows (per run: W1, b1, W2, b2, ... in PyTorch's order, ``W``
+row-major ``(out, in)``); ``layout`` is one row per layer: offset of W, offset of b, inputs,
+outputs (:func:`layout_of`). Arithmetic is plain IEEE (no fastmath); the sums run in another order
+than NumPy's matrix products, so the results agree with the NumPy path up to rounding.
+
+Imported on the first fit (numba takes a few tenths of a second to load): ``import privrl`` never
+loads it. Without numba, or with ``PRIVRL_NO_JIT=1`` in the environment when this module is first
+imported, the same functions run as plain Python (:data:`JIT` is then False): the same operations in
+the same order, so the same results, but orders of magnitude slower (for tests of small fits).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["JIT", "layout_of", "forward", "td_gradients"]
+
+
+def _compiler() -> tuple[Callable[[Any], Any], bool]:
+    """numba's ``njit`` (plain IEEE arithmetic, cached next to this module) or, without numba or
+    with ``PRIVRL_NO_JIT=1``, the functions as they are."""
+    if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
+        return (lambda f: f), False
+    try:
+        import numba
+    except ImportError:
+        return (lambda f: f), False
+    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
+
+
+_jit, JIT = _compiler()
+
+
+def layout_of(sizes: Sequence[int]) -> np.ndarray:
+    """``(L, 4)`` int64: per layer the offsets of its W and b in a parameter row, its inputs and
+    its outputs."""
+    rows, off = [], 0
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        rows.append((off, off + a * b, a, b))
+        off += a * b + b
+    return np.array(rows, dtype=np.int64)
+
+
+@_jit
+def _forward_run(p: np.ndarray, layout: np.ndarray, h: np.ndarray) -> int:
+    """The forward pass of one run's minibatch, batch-major: ``h[:d]`` holds the inputs (one row per
+    input coordinate, one column per sample); every layer's outputs are written in the rows after
+    its inputs (post-ReLU for hidden layers). Returns the first row of the network's output. Output
+    ``j`` of a layer sums ``W[j, k] x[k]`` over ``k`` in order, then adds the bias."""
+    n = h.shape[1]
+    start = 0
+    last = layout.shape[0] - 1
+    for layer in range(layout.shape[0]):
+        w_off, b_off, n_in, n_out = layout[layer, 0], layout[layer, 1], layout[layer, 2], layout[layer, 3]
+        out = start + n_in
+        for j in range(n_out):
+            row = h[out + j]
+            for i in range(n):
+                row[i] = 0.0
+            for k in range(n_in):
+                w = p[w_off + j * n_in + k]
+                src = h[start + k]
+                for i in range(n):
+                    row[i] += w * src[i]
+            b = p[b_off + j]
+            if layer < last:
+                for i in range(n):
+                    v = row[i] + b
+                    row[i] = v if v > 0.0 else 0.0
+            else:
+                for i in range(n):
+                    row[i] += b
+        start = out
+    return start
+
+
+@_jit
+def _rows(layout: np.ndarray, d: int) -> int:
+    width = d
+    for layer in range(layout.shape[0]):
+        width += layout[layer, 3]
+    return width
+
+
+@_jit
+def forward(params: np.ndarray, layout: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """``out[r, i] = net_r(x[r, i])``: ``x`` ``(R, n, d)``, ``out`` ``(R, n, m)``."""
+    R, n, d = x.shape
+    m = out.shape[2]
+    h = np.empty((_rows(layout, d), n))
+    for r in range(R):
+        for k in range(d):
+            for i in range(n):
+                h[k, i] = x[r, i, k]
+        top = _forward_run(params[r], layout, h)
+        for i in range(n):
+            for j in range(m):
+                out[r, i, j] = h[top + j, i]
+
+
+@_jit
+def td_gradients(params: np.ndarray, layout: np.ndarray, s: np.ndarray, a: np.ndarray, g_sa: np.ndarray,
+                 y: np.ndarray, huber: bool, grad: np.ndarray) -> None:
+    """The gradient of the mean TD loss of every run (Alg. 1 line 20) into ``grad`` ``(R, P)``:
+    per sample ``td = (Q(s, a) + g_a(s)) - y``, its loss derivative (``td``, or ``clip(td, -1, 1)``
+    for the Huber loss) divided by the batch size, back-propagated through the network; every
+    parameter's gradient summed over the samples in order."""
+    R, n, d = s.shape
+    L = layout.shape[0]
+    width = _rows(layout, d)
+    h = np.empty((width, n))
+    delta = np.empty((width, n))
+    inv_n = 1.0 / n
+    for r in range(R):
+        p = params[r]
+        g = grad[r]
+        for k in range(d):
+            for i in range(n):
+                h[k, i] = s[r, i, k]
+        top = _forward_run(p, layout, h)
+        for j in range(layout[L - 1, 3]):
+            for i in range(n):
+                delta[top + j, i] = 0.0
+        for i in range(n):
+            taken = a[r, i]
+            td = (h[top + taken, i] + g_sa[r, i]) - y[r, i]
+            if huber:
+                td = min(max(td, -1.0), 1.0)
+            delta[top + taken, i] = td * inv_n
+        out = top
+        for layer in range(L - 1, -1, -1):
+            w_off, b_off, n_in, n_out = layout[layer, 0], layout[layer, 1], layout[layer, 2], layout[layer, 3]
+            start = out - n_in
+            d_out = delta[out:out + n_out]
+            gw = np.dot(d_out, h[start:start + n_in].T)          # sum over the samples: (out, in)
+            g[w_off:w_off + n_out * n_in] = gw.ravel()
+            for j in range(n_out):
+                gb = 0.0
+                for i in range(n):
+                    gb += d_out[j, i]
+                g[b_off + j] = gb
+            if layer > 0:
+                weights = p[w_off:w_off + n_out * n_in].reshape((n_out, n_in))
+                d_in = np.dot(weights.T, d_out)                  # (in, n)
+                for k in range(n_in):
+                    act = h[start + k]
+                    row = delta[start + k]
+                    for i in range(n):
+                        row[i] = d_in[k, i] if act[i] > 0.0 else 0.0
+            out = start
