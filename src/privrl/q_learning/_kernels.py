@@ -161,3 +161,53 @@ def td_gradients(params: np.ndarray, layout: np.ndarray, s: np.ndarray, a: np.nd
                     for i in range(n):
                         row[i] = d_in[k, i] if act[i] > 0.0 else 0.0
             out = start
+
+
+# ------------------------------------------------------------------------------ OU path stores
+@_jit
+def search_stores(x: np.ndarray, n: np.ndarray, qs: np.ndarray, out: np.ndarray) -> None:
+    """``out[r, i]`` = the number of run ``r``'s stored states (``x[r, :n[r]]``, increasing) below
+    ``qs[r, i]`` (``searchsorted`` on the left)."""
+    R, k = qs.shape
+    for r in range(R):
+        size = n[r]
+        for i in range(k):
+            q = qs[r, i]
+            lo, hi = 0, size
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if x[r, mid] < q:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[r, i] = lo
+
+
+@_jit
+def insert_stores(x: np.ndarray, y: np.ndarray, n: np.ndarray, qs: np.ndarray, z: np.ndarray, new: np.ndarray,
+                  pos: np.ndarray) -> None:
+    """Merge every run's new states into its sorted store in place: ``qs[r, i]`` (value ``z[r, i]``)
+    for each ``new[r, i]``, increasing in ``i``, goes before the stored state ``pos[r, i]`` (the
+    arrays have room for them). The stored states move up from the last one down."""
+    R, k = qs.shape
+    m = y.shape[2]
+    for r in range(R):
+        src = n[r] - 1
+        dst = src
+        for i in range(k):
+            if new[r, i]:
+                dst += 1
+        for i in range(k - 1, -1, -1):
+            if not new[r, i]:
+                continue
+            at = pos[r, i]
+            while src >= at:
+                x[r, dst] = x[r, src]
+                for j in range(m):
+                    y[r, dst, j] = y[r, src, j]
+                dst -= 1
+                src -= 1
+            x[r, dst] = qs[r, i]
+            for j in range(m):
+                y[r, dst, j] = z[r, i, j]
+            dst -= 1

@@ -47,8 +47,6 @@ __all__ = ["OUBatch"]
 _DENSE_SEARCH = 1 << 16
 #: stores larger than this (runs x stored states) take a query's new states one run at a time
 _ROW_INSERTS = 1 << 15
-#: a run's new states, when at most this many, move its stored states up in place (no new arrays)
-_SHIFT_INSERTS = 8
 
 
 class OUBatch:
@@ -63,6 +61,10 @@ class OUBatch:
 
     def __init__(self, betas: Sequence[float], sigmas: Sequence[float],
                  sources: Sequence[Sequence[NoiseSource]]) -> None:
+        # here, not at the top: numba loads on the first fit only, never on ``import privrl``
+        from privrl.q_learning import _kernels
+
+        self._kernels = _kernels
         self.beta = np.asarray(betas, float)
         self.sigma = np.asarray(sigmas, float)
         self._sources = [list(s) for s in sources]
@@ -145,8 +147,7 @@ class OUBatch:
         if R * k * nmax <= _DENSE_SEARCH:   # one comparison of every state with every stored one
             return (x[:, None, :] < qs[:, :, None]).sum(-1)
         out = np.empty((R, k), np.intp)
-        for r, n in enumerate(self._n.tolist()):
-            out[r] = x[r, :n].searchsorted(qs[r])
+        self._kernels.search_stores(self._x, self._n, np.ascontiguousarray(qs), out)
         return out
 
     def point(self, x: np.ndarray) -> np.ndarray:
@@ -283,8 +284,8 @@ class OUBatch:
 
     def _insert_rows(self, qs: np.ndarray, z: np.ndarray, new: np.ndarray, pos: np.ndarray,
                      total: np.ndarray) -> None:
-        """Large stores: each run's few new states inserted into its own row (the stores keep
-        spare width, doubled when full)."""
+        """Large stores: each run's new states merged into its own row in place (a compiled
+        kernel; the stores keep spare width, doubled when full)."""
         width = int(total.max())
         if width > self._x.shape[1]:
             grown = max(width, 2 * self._x.shape[1])
@@ -293,21 +294,8 @@ class OUBatch:
             x[:, :self._x.shape[1]] = self._x
             y[:, :self._y.shape[1]] = self._y
             self._x, self._y = x, y
-        for r in np.flatnonzero(total > self._n).tolist():
-            n, sel = int(self._n[r]), new[r]
-            at = pos[r, sel]
-            if len(at) > _SHIFT_INSERTS:
-                self._x[r, :total[r]] = np.insert(self._x[r, :n], at, qs[r, sel])
-                self._y[r, :total[r]] = np.insert(self._y[r, :n], at, z[r, sel], axis=0)
-                continue
-            # a few new states (a point query): the stored ones after each move up in place, last first
-            xr, yr, xs, zs = self._x[r], self._y[r], qs[r, sel], z[r, sel]
-            end = n
-            for i, a in reversed(list(enumerate(at.tolist()))):
-                xr[a + i + 1:end + i + 1] = xr[a:end]
-                yr[a + i + 1:end + i + 1] = yr[a:end]
-                xr[a + i], yr[a + i] = xs[i], zs[i]
-                end = a
+        self._kernels.insert_stores(self._x, self._y, self._n, np.ascontiguousarray(qs), np.ascontiguousarray(z),
+                                    np.ascontiguousarray(new), np.ascontiguousarray(pos, dtype=np.intp))
 
 
 def _scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
