@@ -211,3 +211,58 @@ def insert_stores(x: np.ndarray, y: np.ndarray, n: np.ndarray, qs: np.ndarray, z
             for j in range(m):
                 y[r, dst, j] = z[r, i, j]
             dst -= 1
+
+
+@_jit
+def bridge_values(qs: np.ndarray, first: np.ndarray, new: np.ndarray, pos: np.ndarray, x: np.ndarray, y: np.ndarray,
+                  n: np.ndarray, beta: np.ndarray, sigma: np.ndarray, xi: np.ndarray, z: np.ndarray) -> None:
+    """The values ``z`` ``(R, k, m)`` of every run's sorted query ``qs`` on paths with stored states
+    (:meth:`~privrl.q_learning.ou_batch.OUBatch._conditioned`): a duplicate repeats the value
+    before it, a hit (``first`` and not ``new``) is the stored value, a new state is the bridge (or
+    one-sided) draw ``w- g(s-) + w+ g(s+) + sigma sqrt(var) xi`` whose left neighbour is the previous
+    new state when no stored state lies between them, else the stored one (a missing neighbour at
+    distance ``+inf``). The recursion ``z_i = c_i + w_i z_{i-1}`` taken in order, as the batch
+    scan does, with the same elementwise operations."""
+    R, k = qs.shape
+    m = z.shape[2]
+    inf = np.inf
+    for r in range(R):
+        size = n[r]
+        nb = -beta[r]
+        for i in range(k):
+            if not first[r, i]:
+                for j in range(m):
+                    z[r, i, j] = z[r, i - 1, j]
+                continue
+            p = pos[r, i]
+            if not new[r, i]:
+                for j in range(m):
+                    z[r, i, j] = y[r, p, j]
+                continue
+            has_right = p < size
+            link = i > 0 and pos[r, i - 1] == p
+            stored_left = (not link) and p > 0
+            if link:
+                d1 = qs[r, i] - qs[r, i - 1]
+            elif stored_left:
+                d1 = qs[r, i] - x[r, p - 1]
+            else:
+                d1 = inf
+            d2 = x[r, p] - qs[r, i] if has_right else inf
+            em1 = np.expm1(nb * d1)
+            em2 = np.expm1(nb * d2)
+            a1 = -em1 * (2.0 + em1)
+            a2 = -em2 * (2.0 + em2)
+            e1 = 1.0 + em1
+            den = a1 + a2 * (e1 * e1)
+            w_left = e1 * a2 / den
+            w_right = (1.0 + em2) * a1 / den
+            sd = np.sqrt(max(a1 * a2 / den, 0.0))
+            sd *= sigma[r]
+            for j in range(m):
+                c = sd * xi[r, i, j]
+                if has_right:
+                    c += w_right * y[r, p, j]
+                if stored_left:
+                    c += w_left * y[r, p - 1, j]
+                z[r, i, j] = c + w_left * z[r, i - 1, j] if link else c

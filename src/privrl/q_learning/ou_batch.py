@@ -214,37 +214,14 @@ class OUBatch:
         y_right = flat.take(base + at, axis=0)
         hit = first & (x_right == qs)
         new = first & ~hit
-        w = (~first).astype(float)                        # duplicates pass the previous value on
-        c = np.where(hit[..., None], y_right, 0.0)
         if not new.any():   # stored states only: a duplicate repeats the value before it (no arithmetic)
             last = np.where(first, np.arange(k), 0)
             np.maximum.accumulate(last, axis=1, out=last)
-            return new, pos, c[rows, last]
-        link = np.zeros((R, k), bool)                     # no stored state between it and the previous one
-        np.equal(pos[:, 1:], pos[:, :-1], out=link[:, 1:])
-        link &= new
-        stored_left = new & ~link & (pos > 0)
-        left = np.maximum(pos - 1, 0)
-        d1 = np.full((R, k), np.inf)
-        np.subtract(qs[:, 1:], qs[:, :-1], out=d1[:, 1:], where=link[:, 1:])
-        d1 = np.where(stored_left, qs - self._x[rows, left], d1)
-        d2 = np.where(new, x_right - qs, np.inf)
-        beta = self.beta[:, None]
-        em1, em2 = np.expm1(-beta * d1), np.expm1(-beta * d2)     # e^{-beta d} - 1
-        a1, a2 = -em1 * (2.0 + em1), -em2 * (2.0 + em2)          # 1 - e^{-2 beta d}
-        e1 = 1.0 + em1
-        with np.errstate(invalid="ignore", divide="ignore"):   # hits and duplicates: masked below
-            den = a1 + a2 * (e1 * e1)                         # 1 - e^{-2 beta (d1 + d2)}
-            w_left = e1 * a2 / den
-            w_right = (1.0 + em2) * a1 / den
-            sd = np.sqrt(np.maximum(a1 * a2 / den, 0.0))
-        sd *= self.sigma[:, None]
-        c_new = sd[..., None] * self._normals_for(new)
-        c_new += np.where(has_right, w_right, 0.0)[..., None] * y_right
-        c_new += np.where(stored_left, w_left, 0.0)[..., None] * flat.take(base + left, axis=0)
-        c = np.where(new[..., None], c_new, c)
-        w[link] = w_left[link]
-        return new, pos, _scan(w, c)
+            return new, pos, y_right[rows, last]
+        z = np.empty((R, k, m))
+        self._kernels.bridge_values(qs, first, new, pos, self._x, self._y, self._n, self.beta, self.sigma,
+                                    np.ascontiguousarray(self._normals_for(new)), z)
+        return new, pos, z
 
     # -- storage: a query's new states are merged into the stores lazily (a reset drops them)
     def _flush(self) -> None:
