@@ -41,8 +41,8 @@ def _compiler() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
         import numba
     except ImportError:
         return (lambda f: f), (lambda f: f), False
-    options = {"cache": True, "nogil": True, "error_model": "numpy"}
-    return numba.njit(**options), numba.njit(inline="always", **options), True
+    return (numba.njit(cache=True, nogil=True, error_model="numpy"),
+            numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"), True)
 
 
 _jit, _inlined, JIT = _compiler()
