@@ -12,7 +12,15 @@ ledger's, at the task's δ.
 
 **Release audits** (online learners, which cannot be refitted thousands of times): the entry's
 declared target of :mod:`privrl.audit` (``linopt-central``, ``linopt-local``...) at the same
-budget, in its fast mode — the privatizer's releases on worst-case neighbouring users.
+budget, in its fast mode — the privatizer's releases on worst-case neighbouring users. The target
+does not depend on the task beyond δ, so one audit per (target, ε, δ), seeded from that identity,
+serves every entry and task that declare it (:func:`release_audit`; the runner batches those cells
+together).
+
+Every audit is one fixed number of fits per input, decided before it runs (the task's
+``audit_trials``; the Clopper–Pearson bound is not valid if the count depended on the outcome), at
+the budget :data:`~privrl.bench.spec.AUDIT_BUDGET`: the mechanism's code is the same at every
+budget, so one audit per (task, entry) checks it.
 
 An entry whose ε_lower exceeds its claimed ε is flagged (``VIOLATION``): with probability ≥ 95 %
 the code spends more than it claims. A consistent audit is not a proof of privacy.
@@ -23,6 +31,7 @@ the code spends more than it claims. A consistent audit is not a proof of privac
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
@@ -40,7 +49,7 @@ from privrl.bench.tasks import get_task
 from privrl.experiments.spec import RunContext, RunResult
 from privrl.privacy.noise import NumpyNoise, ScaledNoise
 
-__all__ = ["audit_cell", "audit_entry", "broken", "release_vector"]
+__all__ = ["audit_cell", "audit_entry", "broken", "release_audit", "release_vector"]
 
 
 def release_vector(out: Output) -> np.ndarray:
@@ -89,6 +98,14 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
                            rng=rng, algorithm=entry.name, statistics=("projection", "coordinate", "norm"))
 
 
+@functools.lru_cache(maxsize=32)
+def release_audit(target: str, epsilon: float, delta: float) -> Any:
+    """The audit of the registered release ``target`` at (``epsilon``, ``delta``), fast mode, seeded
+    from its identity: the same result for every entry and task that declare it (cached per process)."""
+    return run_target(target, epsilon=epsilon, delta=delta, fast=True,
+                      rng=derive_seed("bench", "release-target", target, repr(float(epsilon)), repr(float(delta))))
+
+
 def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
     """The run function of an audit cell (:mod:`privrl.bench.running`)."""
     t0 = time.process_time()
@@ -102,7 +119,7 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
     if why is not None:
         return RunResult([{**base, "value": math.nan, "outcome": "refused", "reason": why}], calibration="none")
     if entry.audit_target is not None:
-        res = run_target(entry.audit_target, epsilon=grid.value, delta=delta, fast=True, rng=ctx.rng)
+        res = release_audit(entry.audit_target, grid.value, delta)
         method, trials = f"release target {entry.audit_target}", res.trials
     elif task.audit_pair is None:
         return RunResult([{**base, "value": math.nan, "outcome": "not audited",

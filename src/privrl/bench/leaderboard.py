@@ -24,9 +24,11 @@ from privrl.bench.scoring import reference_points
 from privrl.bench.spec import AUDIT_BUDGET, Task
 from privrl.experiments.runner import git_commit, versions
 
-__all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "format_value"]
+__all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "WARNED_MARK", "format_value"]
 
 VIOLATION_MARK = "⚠ VIOLATION"
+#: the mark of a score cell whose fits raised a utility (or privacy-leak) warning, with the seeds that did
+WARNED_MARK = "⚑"
 _RED, _RESET = "\x1b[31m", "\x1b[0m"
 _SETTING_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
                    "online-learning": "Online learning", "continuous-control": "Continuous control"}
@@ -57,7 +59,11 @@ def _audit(row: Mapping[str, Any], markdown: bool = True) -> str:
     lower = row["epsilon_lower"]
     if not isinstance(lower, float) or not math.isfinite(lower):
         return "—"
-    text = f"{lower:.2f} (claim {row['claimed_epsilon']:.2f}; {row['audit_method']})"
+    trials = row.get("audit_trials", math.nan)
+    method = str(row["audit_method"])
+    if isinstance(trials, float) and math.isfinite(trials) and method == "black-box":
+        method += f", {trials:.0f} fits per input"
+    text = f"{lower:.2f} (claim {row['claimed_epsilon']:.2f}; {method})"
     if row["audit_verdict"] == "VIOLATION":
         text = f"**{VIOLATION_MARK}** {text}" if markdown else f"{VIOLATION_MARK} {text}"
     return text
@@ -79,6 +85,9 @@ def _score(row: Mapping[str, Any]) -> str:
     if row["status"] == "refused":
         return "refused: " + str(row["reason"]).replace("|", "/")
     text = format_value(row["score_mean"], row["score_se"], digits=3)
+    warned = row.get("n_warned", 0)
+    if isinstance(warned, (int, float)) and math.isfinite(warned) and warned > 0:
+        text += f" {WARNED_MARK} {int(warned)}/{int(row['n_seeds'])}"
     if row["status"] == "over budget":
         text += f" (over budget: {str(row['reason']).replace('|', '/')})"
     return text
@@ -107,11 +116,20 @@ def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mappi
         opt = normalised(task.optimum, refs["trivial"], refs["reference"], lower_is_better=task.metric.lower_is_better)
         lines[-1] += f"; optimum: {task.optimum_label} ({format_value(task.optimum)}, score {format_value(opt)})"
     lines[-1] += "."
+    score_note = _first_note(summary[summary["task"] == task.name])
+    if score_note:
+        lines += ["", f"**No normalised score on this run** — {score_note}: the score column is blank and the "
+                      "plot empty; compare the raw metric."]
     for note in task.notes:
         lines += ["", f"*Note*: {note}"]
     if left_out:
         lines += ["", "*Left out*: " + "; ".join(f"`{k}` ({v})" for k, v in left_out.items()) + "."]
     return lines + [""]
+
+
+def _first_note(rows: pd.DataFrame) -> str:
+    notes = [n for n in rows.get("score_note", []) if isinstance(n, str) and n]
+    return notes[0] if notes else ""
 
 
 _ORDER = {"trivial": 0, "non-private": 1, "private": 2}
@@ -137,6 +155,8 @@ def _task_table(rows: pd.DataFrame, task: Task) -> list[str]:
     notes = {n for v in rows["notes"] for n in str(v).split("; ") if isinstance(v, str) and v and v != "nan"}
     out = lines + [""]
     if notes:
+        out += [f"{WARNED_MARK} k/n: the fits of k of the cell's n seeds raised a `UtilityWarning` (the library's "
+                "flag for an answer that is degenerate or no better than a trivial one), listed below.", ""]
         out += ["<details><summary>warnings raised by the fits</summary>", ""]
         out += [f"- {n}" for n in sorted(notes)] + ["", "</details>", ""]
     return out
@@ -189,7 +209,10 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         "**refused** with the library's reason; an entry whose ledger spends more than the budget is marked "
         "*over budget*. **score**: 0 = the trivial answer, 100 = the non-private reference named in the task, "
         "mean ± standard error over seeds (same data for every entry of a seed). **ε_lower**: the audit's 95 % "
-        f"lower bound on ε at ε = {AUDIT_BUDGET.value:g}; above the claim it is flagged {VIOLATION_MARK}.", "",
+        f"lower bound on ε, from one audit of the entry's mechanism per task at the budget ε = "
+        f"{AUDIT_BUDGET.value:g} (shown on that row only; the code is the same at every budget); above the claim it "
+        f"is flagged {VIOLATION_MARK}. {WARNED_MARK} k/n after a score: the fits of k of its n seeds raised a "
+        "`UtilityWarning`.", "",
     ]
 
 
@@ -229,7 +252,7 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
     ax.axhline(100.0, color="black", linewidth=1, label=f"non-private ({task.reference})")
     scored = np.isfinite(private["score_mean"].astype(float)) & (private["epsilon_spent"].astype(float) > 0)
     if not scored.any():      # e.g. the reference no better than the trivial answer: no normalised scale
-        ax.text(0.5, 0.5, "no normalised score: the reference is no better than the trivial answer",
+        ax.text(0.5, 0.5, "no normalised score: the reference is not clearly better than the trivial answer",
                 transform=ax.transAxes, ha="center", va="center", fontsize=9)
     else:
         from matplotlib.ticker import NullFormatter

@@ -266,8 +266,13 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
 
 def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
     """Cells of one task and seed share a batch (and so a worker and one build of the data);
-    audit cells run alone (they are long)."""
+    black-box audit cells run alone (they are long); the audit cells of one release target at one δ
+    share a batch, so that its one audit (:func:`~privrl.bench.audit.release_audit`) runs once."""
     if params.get("mode") == "audit":
+        target = resolve_entry(str(params["entry"]), params.get("plugin")).audit_target
+        if target is not None:
+            delta = get_task(str(params["task"])).delta_for(str(params["profile"]))
+            return ("audit-target", target, params["budget"], repr(delta))
         return ("audit", params["task"], params["entry"])
     return (params["task"], params["profile"], int(seed))
 

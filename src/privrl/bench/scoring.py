@@ -8,6 +8,16 @@ alike (above 100: better than the non-private reference; below 0: worse than the
 When the reference is no better than the trivial answer on a seed the score of that seed is
 undefined (NaN). The optimum, where known, gets the score ``100 · (opt − m_trivial) /
 (m_reference − m_trivial)`` (mean over seeds).
+
+A normalised score needs a reference *clearly* better than the trivial answer
+(:func:`reference_check`): over the seeds, the reference's mean improvement on the trivial answer
+must exceed :data:`MIN_REFERENCE_GAIN` of the trivial answer's metric and two standard errors.
+Otherwise the task's reference is *degenerate* on this run and every score of the task is left
+blank (NaN, the raw metric stays), with the reason in ``score_note``: dividing by a span that is
+noise would turn round-off into scores of ±10⁴.
+
+``n_warned`` counts the seeds of a cell whose fit raised a :class:`~privrl.errors.UtilityWarning`
+(or a privacy-leak warning): the leaderboard marks those cells.
 """
 
 from __future__ import annotations
@@ -21,13 +31,16 @@ import pandas as pd
 
 from privrl.bench.spec import Task
 
-__all__ = ["COLUMNS", "summarise", "mean_se", "normalised"]
+__all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised", "reference_check"]
 
 #: the columns of the summary (and of ``leaderboard.csv``)
 COLUMNS = ("task", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason", "metric",
            "raw_mean", "raw_se", "score_mean", "score_se", "n_seeds", "epsilon_spent", "delta", "rho_spent",
            "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials", "notes",
-           "cpu_seconds")
+           "n_warned", "score_note", "cpu_seconds")
+#: the smallest improvement of the reference on the trivial answer (a fraction of the trivial
+#: answer's metric) for which the task's normalised score is defined
+MIN_REFERENCE_GAIN = 0.05
 
 
 def mean_se(values: Sequence[float]) -> tuple[float, float]:
@@ -49,6 +62,24 @@ def normalised(value: float, trivial: float, reference: float, *, lower_is_bette
     if lower_is_better is not None and (span > 0) == lower_is_better:
         return math.nan
     return 100.0 * (value - trivial) / span
+
+
+def reference_check(trivial: Mapping[int, float], reference: Mapping[int, float], *, lower_is_better: bool,
+                    min_gain: float = MIN_REFERENCE_GAIN) -> str:
+    """``""`` when the reference is clearly better than the trivial answer over the common seeds
+    (mean gain above ``min_gain`` · |trivial| and above two standard errors), else why not."""
+    seeds = sorted(set(trivial) & set(reference))
+    gains = [(trivial[s] - reference[s]) * (1.0 if lower_is_better else -1.0) for s in seeds]
+    gains = [g for g in gains if math.isfinite(g)]
+    if not gains:
+        return "undecided reference: no seed with both the trivial and the reference entry"
+    gain, se = mean_se(gains)
+    scale = abs(float(np.mean([trivial[s] for s in seeds])))
+    if gain > min_gain * scale and not (math.isfinite(se) and gain <= 2.0 * se):
+        return ""
+    return (f"degenerate reference: the reference improves on the trivial answer by {gain:.3g} (± {se:.2g}) over "
+            f"{len(gains)} seed{'s' if len(gains) != 1 else ''}, less than {100 * min_gain:g} % of the trivial "
+            "answer's metric or two standard errors; no normalised score")
 
 
 def _per_seed(scores: pd.DataFrame, entry: str) -> dict[int, float]:
@@ -82,13 +113,16 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
         scores = rows[(rows["mode"] == "score") & (rows["metric"] == metric)]
         audits = rows[rows["mode"] == "audit"]
         trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
+        score_note = reference_check(trivial, reference, lower_is_better=task.metric.lower_is_better)
         for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
             entry = entries.get(entry_name)
             ok = cell[cell["outcome"].isin(["ok", "over budget"])]
             raw = ok["value"].astype(float).tolist()
             lower = task.metric.lower_is_better
             norm = [normalised(v, trivial[s], reference[s], lower_is_better=lower)
-                    for s, v in zip(ok["seed"].astype(int), raw) if s in trivial and s in reference]
+                    for s, v in zip(ok["seed"].astype(int), raw) if s in trivial and s in reference
+                    and not score_note]
+            warned = int(sum(isinstance(n, str) and n not in ("", "nan") for n in ok["notes"]))
             audit = audits[(audits["entry"] == entry_name) & (audits["budget"] == budget)]
             a = audit.iloc[0] if len(audit) else None
             status = "refused" if (cell["outcome"] == "refused").all() else (
@@ -109,7 +143,8 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
                 "audit_verdict": "" if a is None else str(a.get("verdict", a.get("outcome", ""))),
                 "audit_method": "" if a is None else str(a.get("method", a.get("reason", ""))),
                 "audit_trials": math.nan if a is None else float(a.get("trials", math.nan)),
-                "notes": _notes(cell["notes"]), "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),
+                "notes": _notes(cell["notes"]), "n_warned": warned, "score_note": score_note,
+                "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),
             })
     return pd.DataFrame(out, columns=list(COLUMNS))
 

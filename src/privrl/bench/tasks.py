@@ -184,7 +184,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=RMSE, trivial="zero", reference="lsw",
     sizes={"quick": {"n": 1000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_chain, score=score_values("value_rmse"), optimum=0.0, optimum_label="exact values",
-    audit_pair=_pe_audit(_chain, {"n": 100}), audit_trials=500,
+    audit_pair=_pe_audit(_chain, {"n": 100}),
     notes=(_PE_NOTE, "One batch size (n = 10⁴ trajectories) instead of the paper's grid of batch sizes."),
 ))
 
@@ -197,7 +197,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=RMSE, trivial="zero", reference="lsw",
     sizes={"quick": {"n": 1000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_frozenlake_pe, score=score_values("value_rmse"), optimum=0.0, optimum_label="exact values",
-    audit_pair=_pe_audit(_frozenlake_pe, {"n": 100}), audit_trials=500, notes=(_PE_NOTE,),
+    audit_pair=_pe_audit(_frozenlake_pe, {"n": 100}), notes=(_PE_NOTE,),
 ))
 
 register_task(Task(
@@ -210,7 +210,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=ERROR, trivial="zero", reference="monte-carlo",
     sizes={"quick": {"n": 2000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_clinic_pe, score=score_values("value_error"), optimum=0.0, optimum_label="exact J",
-    audit_pair=_pe_audit(_clinic_pe, {"n": 100}), audit_trials=300,
+    audit_pair=_pe_audit(_clinic_pe, {"n": 100}),
     notes=("Episodic, undiscounted (γ = 1): J is the probability of success within 20 steps (0.760).",
            "LSW/LSL estimate values per severity level (one-hot features of the public groups); their Ĵ is "
            "the average under the (public) start distribution. DP Monte Carlo releases Ĵ alone."),
@@ -289,7 +289,7 @@ register_task(Task(
     logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
     reference="apvi", sizes={"quick": {"n": 300, "seeds": 2}, "full": {"n": 1000, "seeds": 5}},
     build=_random_tabular_task, score=score_policy, optimum=0.0, optimum_label="optimal policy",
-    audit_pair=_offline_audit(_random_tabular_task, {"n": 30}), audit_trials=300,
+    audit_pair=_offline_audit(_random_tabular_task, {"n": 30}),
     notes=(_OFFLINE_NOTE, "The paper has no tabular experiment; this is the instance of privrl's."),
 ))
 
@@ -301,7 +301,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy", reference="vapvi",
     sizes={"quick": {"n": 300, "seeds": 2}, "full": {"n": 1000, "seeds": 5}},
     build=_linear_mdp_task, score=score_policy, optimum=0.0, optimum_label="optimal policy",
-    audit_pair=_offline_audit(_linear_mdp_task, {"n": 30}), audit_trials=300,
+    audit_pair=_offline_audit(_linear_mdp_task, {"n": 30}),
     notes=(_OFFLINE_NOTE, "One data size (K = 1000) instead of the paper's grid; no split (as in the paper's "
            "experiments)."),
 ))
@@ -314,8 +314,8 @@ register_task(Task(
                              "full": {"n": 10_000, "horizon": 100, "seeds": 5}},
     build=_toy_text_task("frozenlake", "FrozenLake-v1"), score=score_policy, optimum=0.0,
     optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("frozenlake", "FrozenLake-v1"), {"n": 30, "horizon": 20}),
-    audit_trials=300, notes=(_OFFLINE_NOTE,),
+    audit_pair=_offline_audit(_toy_text_task("frozenlake", "FrozenLake-v1"), {"n": 30, "horizon": 10}),
+    notes=(_OFFLINE_NOTE,),
 ))
 
 register_task(Task(
@@ -327,8 +327,7 @@ register_task(Task(
     build=_toy_text_task("cliffwalking", "CliffWalking-v1", -100.0, 0.0), score=score_policy, optimum=0.0,
     optimum_label="optimal policy",
     audit_pair=_offline_audit(_toy_text_task("cliffwalking", "CliffWalking-v1", -100.0, 0.0),
-                              {"n": 30, "horizon": 20}),
-    audit_trials=300,
+                              {"n": 30, "horizon": 10}),
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 100)/100, so gaps are in units of 100 reward points; the goal "
            "earns the image of 0 at every remaining step."),
 ))
@@ -338,13 +337,15 @@ register_task(Task(
     source="Gymnasium Taxi-v4 (Taxi-v3's successor), exact kernel, H = 50; rewards −10..20 mapped to [0, 1]",
     logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
     reference="apvi", sizes={"quick": {"n": 1000, "horizon": 50, "seeds": 2},
-                             "full": {"n": 10_000, "horizon": 50, "seeds": 3}},
+                             "full": {"n": 10_000, "horizon": 50, "seeds": 2}},
     build=_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), score=score_policy, optimum=0.0,
     optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), {"n": 20, "horizon": 10}),
-    audit_trials=200,
+    audit_pair=_offline_audit(_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), {"n": 20, "horizon": 2}),
+    audit_trials=100,
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 10)/30; a delivered passenger earns the image of 0 at every remaining "
-           "step."),
+           "step.", "2 seeds: DP-APVI's noisy count table has H·S·A·S = 7.5·10⁷ cells (a fit takes 4-17 s). The "
+           "audit instance has n = 20 episodes of H = 2 steps and 100 fits per input (a refit on the 500-state "
+           "table takes 0.1-0.6 s)."),
 ))
 
 register_task(Task(
@@ -355,7 +356,6 @@ register_task(Task(
     sizes={"quick": {"n": 2000, "seeds": 2}, "full": {"n": 10_000, "seeds": 3}},
     build=_clinic_offline, score=score_policy, optimum=0.0, optimum_label="optimal policy",
     audit_pair=_offline_audit(_clinic_offline, {"n": 20, "n_states": 62, "n_actions": 5, "horizon": 5}),
-    audit_trials=200,
     notes=(_OFFLINE_NOTE, "n = 10⁴ episodes (the real-size target is 10⁵); the public reward table (expected "
            "outcome reward) is given to the learners. The audit uses a 62-state instance of the generator."),
 ))
@@ -447,16 +447,17 @@ def _control(name: str, **env_kwargs: Any):
 _CW_BUILD, _CW_AUDIT = _control("centerwalk")
 _SLOW_BUILD, _SLOW_AUDIT = _control("centerwalk-slow", horizon=100, max_move=0.1)
 _CONTROL_NOTE = ("δ = 10⁻⁵ (one reward function: the rule δ = 1/(10 n) does not apply). The return is the mean "
-                 "over 100 evaluation episodes of the released greedy policy, not the training return.")
+                 "over 100 evaluation episodes of the released greedy policy, not the training return. 3 seeds "
+                 "(each control cell trains a network for T = 5000 samples).")
 
 register_task(Task(
     name="centerwalk", dims={"A": 2}, title="CenterWalk (Wang & Hegde)", setting="continuous-control",
     source="privrl/CenterWalk-v0: s ∈ [0, 1], steps of U[0, 0.25], reward 0.5 − |s − 0.5|, 50-step episodes",
     logging_policy="none (online interaction, T samples)", units="reward function",
     privacy_unit=_REWARD[0], neighboring=_REWARD[1], metric=RETURN, trivial="random-play", reference="q-learning",
-    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
+    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 3}},
     build=_CW_BUILD, score=score_return, optimum=20.71, optimum_label="threshold policy (best known)",
-    delta=1e-5, audit_pair=_CW_AUDIT, audit_trials=300,
+    delta=1e-5, audit_pair=_CW_AUDIT,
     notes=(_CONTROL_NOTE, "The reference (100) is non-private Q-learning with the authors' DQN-style loop; DP "
            "Q-learning can only be certified on Algorithm 1's plain loop (its exact counterpart is "
            "'q-learning[alg1]')."),
@@ -468,8 +469,8 @@ register_task(Task(
     source="privrl.envs.center_walk.CenterWalkEnv(horizon=100, max_move=0.1)",
     logging_policy="none (online interaction, T samples)", units="reward function",
     privacy_unit=_REWARD[0], neighboring=_REWARD[1], metric=RETURN, trivial="random-play", reference="q-learning",
-    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 5}},
-    build=_SLOW_BUILD, score=score_return, delta=1e-5, audit_pair=_SLOW_AUDIT, audit_trials=300,
+    sizes={"quick": {"T": 500, "seeds": 2}, "full": {"T": 5000, "seeds": 3}},
+    build=_SLOW_BUILD, score=score_return, delta=1e-5, audit_pair=_SLOW_AUDIT,
     notes=(_CONTROL_NOTE, "A second 1-D task (DP Q-learning's certificate covers 1-D states only): finer "
            "control over longer episodes; no optimum is known."),
 ))

@@ -10,6 +10,7 @@ that differs from the default (``dp-apvi[paper]`` — the paper's calibration; `
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -49,12 +50,16 @@ def all_entries() -> dict[str, Entry]:
 
 
 def warning_notes(caught: list[Any]) -> list[str]:
-    """One short note per distinct utility or privacy warning a fit raised (the first clause)."""
+    """One short note per distinct utility or privacy warning a fit raised: its first clause, without
+    parentheses and with numbers of two digits or more as ``…`` (so that the same warning on other
+    seeds reads the same)."""
     notes = []
     for w in caught:
         if issubclass(w.category, (UtilityWarning, PrivacyLeakWarning)):
             text = " ".join(str(w.message).split())
             text = text.split(": ", 1)[-1].split(". ")[0].rstrip(".")
+            text = re.sub(r"\s*\([^()]*\)", "", text)
+            text = re.sub(r"(?<![\w./])\d*\.?\d{2,}(e[-+]?\d+)?", "…", text)
             note = f"{w.category.__name__}: {text[:110]}"
             if note not in notes:
                 notes.append(note)
