@@ -122,7 +122,7 @@ def test_the_audit_flags_a_broken_entry(tmp_path, capsys, broken_entry):
     """Same ledger, a tenth of the noise: ε_lower exceeds the claim (flagged, exit code 1); the
     honest entry's ε_lower stays below its claim."""
     code, board = _bench(tmp_path, "--tasks", "clinic-pe", "--algorithms", f"dp-monte-carlo,{broken_entry.name}",
-                         "--budgets", "eps=1", "--audit", "--audit-trials", "300")
+                         "--budgets", "eps=1", "--audit")        # the task's default: 200 fits per input
     assert code == 1
     assert "VIOLATION" in capsys.readouterr().err
     bad, good = _row(board, broken_entry.name), _row(board, "dp-monte-carlo")
@@ -136,8 +136,7 @@ def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
     """``examples/laplace_planner.py`` (docs/bench.md), loaded by ``--plugin``: certified at ε = 1
     by its own ledger, better than the uniform policy, audited (ε_lower below its claim)."""
     code, board = _bench(tmp_path, "--plugin", PLUGIN, "--tasks", "random-tabular", "--algorithms",
-                         "laplace-planner,uniform-policy", "--budgets", "eps=1,rho=1", "--audit",
-                         "--audit-trials", "200")
+                         "laplace-planner,uniform-policy", "--budgets", "eps=1,rho=1", "--audit")
     assert code == 0
     row = _row(board, "laplace-planner")
     assert row["status"] == "ok" and 0.99 < row["epsilon_spent"] <= 1.0 + 1e-6
@@ -220,3 +219,43 @@ def test_plugins_of_the_entry_point_group_are_registered(monkeypatch):
     monkeypatch.setattr(md, "entry_points", lambda group: [bad])
     with pytest.raises(InvalidParameterError, match="nope = no_such_module_here:Nope"):
         plugins.load_entry_points()
+
+
+def test_a_degenerate_reference_blanks_the_tasks_scores():
+    """RiverSwim's non-private learner is no better than uniform play at K = 1000: no normalised scale."""
+    from privrl.bench.scoring import reference_check
+
+    stuck = reference_check({0: 3353.5, 1: 3350.0}, {0: 3364.0, 1: 3340.0}, lower_is_better=True)
+    assert stuck.startswith("degenerate reference")
+    assert reference_check({0: 0.7, 1: 0.71}, {0: 0.001, 1: 0.002}, lower_is_better=True) == ""
+    assert reference_check({0: 5.0, 1: 5.2}, {0: 20.0, 1: 19.0}, lower_is_better=False) == ""
+    # better on average, but by less than two standard errors of the per-seed gains
+    assert reference_check({0: 1.0, 1: 1.0}, {0: 0.2, 1: 1.6}, lower_is_better=True).startswith("degenerate")
+
+
+def test_cells_whose_fits_warned_are_marked(tmp_path):
+    """DP-LSW and DP-APVI at ε = 0.1 answer worse than the trivial answer: their fits raise the library's
+    UtilityWarning, the board counts the warned seeds and marks the score."""
+    from privrl.bench.leaderboard import WARNED_MARK
+
+    code, board = _bench(tmp_path, "--tasks", "chain,random-tabular", "--algorithms", "dp-lsw,dp-apvi",
+                         "--budgets", "eps=0.1")
+    assert code == 0
+    for entry in ("dp-lsw", "dp-apvi"):
+        row = _row(board, entry, "eps=0.1")
+        assert row["score_mean"] < 0.0, entry
+        assert row["n_warned"] == 1 and "UtilityWarning" in row["notes"], entry
+    text = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    assert f"{WARNED_MARK} 1/1" in text
+
+
+def test_one_release_target_audit_serves_every_entry_and_task_at_its_delta():
+    from privrl.bench.running import batch_key
+
+    def key(task: str, entry: str) -> tuple:
+        return batch_key({"task": task, "entry": entry, "budget": "eps=1", "mode": "audit", "profile": "full"}, 0)
+
+    # linopt-vi and linopt-po privatize with the same central factorization counter; E1 and E2 share δ
+    assert key("e1-hard", "linopt-vi") == key("e2-random", "linopt-po") == key("e1-hard", "linopt-po")
+    assert key("riverswim", "linopt-vi") != key("e1-hard", "linopt-vi")          # K = 1000: another δ
+    assert key("chain", "dp-lsw") != key("chain", "dp-monte-carlo")              # black-box audits run alone

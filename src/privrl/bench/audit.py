@@ -82,6 +82,10 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
         ledger = _fit(entry, inp, budget, np.random.default_rng(fit_seed), None).ledger
         claims.append(math.inf if ledger is None else float(ledger.epsilon(delta)))
 
+    statistics: list[Any] = ["projection", "coordinate", "norm"]
+    if entry.takes_noise:
+        statistics.insert(0, _noise_free_difference(entry, pair, budget, fit_seed))
+
     def sampler(inp: TaskInput):
         def draw(n: int, gen: np.random.Generator) -> np.ndarray:
             out = []
@@ -95,7 +99,22 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
         return draw
 
     return audit_mechanism(sampler(first), sampler(second), epsilon=max(claims), delta=delta, trials=int(trials),
-                           rng=rng, algorithm=entry.name, statistics=("projection", "coordinate", "norm"))
+                           rng=rng, algorithm=entry.name, statistics=tuple(statistics))
+
+
+def _noise_free_difference(entry: Entry, pair: tuple[TaskInput, TaskInput], budget: Any, fit_seed: int) -> Any:
+    """The statistic ``T(x) = (x − (r + r')/2) · (r − r')`` with ``r``, ``r'`` the entry's releases on
+    the two inputs fitted without privacy noise (its source scaled by 0): the likelihood-ratio test
+    of a release with isotropic noise, chosen before any audited sample is drawn (so the selection
+    half has only its threshold to pick). Post-processing that hides the difference (a clipped
+    Q-function) leaves it no better than the other statistics."""
+    quiet = [release_vector(_fit(entry, inp, budget, np.random.default_rng(fit_seed),
+                                 ScaledNoise(NumpyNoise(np.random.default_rng(0)), 0.0)).output) for inp in pair]
+    w, c = quiet[0] - quiet[1], (quiet[0] + quiet[1]) / 2
+
+    def noise_free_difference(sel_a: np.ndarray, sel_b: np.ndarray):
+        return lambda x: (np.asarray(x, dtype=float) - c) @ w
+    return noise_free_difference
 
 
 @functools.lru_cache(maxsize=32)

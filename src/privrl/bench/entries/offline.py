@@ -34,6 +34,13 @@ def _read(est: Any) -> Output:
     return Output(policy=np.asarray(est.policy_), release=np.asarray(est.q_values_, dtype=float))
 
 
+def _read_counts(est: Any) -> Output:
+    """DP-APVI's output; the audit compares its released noisy visit counts ñ_h(s, a): on a small
+    audit instance the pessimistic Q-function is clipped to 0 everywhere, the same on both inputs,
+    which would audit nothing."""
+    return Output(policy=np.asarray(est.policy_), release=np.asarray(est.counts_, dtype=float))
+
+
 def _linear_applies(task: Task) -> str | None:
     d = task.dims.get("d")
     if d is None:
@@ -63,7 +70,7 @@ def _apvi(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fi
 def _dp_apvi(calibration: str):
     def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
         est = DPAPVI(budget=budget, calibration=calibration, constants="practical")
-        return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read,
+        return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read_counts,
                              noise=noise)
     return fit
 
