@@ -84,7 +84,10 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
 
     statistics: list[Any] = ["projection", "coordinate", "norm"]
     if entry.takes_noise:
-        statistics.insert(0, _noise_free_difference(entry, pair, budget, fit_seed))
+        try:
+            statistics.insert(0, _noise_free_difference(entry, pair, budget, fit_seed))
+        except Exception:  # noqa: BLE001 - an entry that cannot fit without noise keeps the other statistics
+            pass
 
     def sampler(inp: TaskInput):
         def draw(n: int, gen: np.random.Generator) -> np.ndarray:

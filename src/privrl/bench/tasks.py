@@ -336,16 +336,16 @@ register_task(Task(
     name="taxi", dims={"S": 500, "A": 6, "H": 50}, title="Taxi (500 states), offline", setting="offline-learning",
     source="Gymnasium Taxi-v4 (Taxi-v3's successor), exact kernel, H = 50; rewards −10..20 mapped to [0, 1]",
     logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
-    reference="apvi", sizes={"quick": {"n": 1000, "horizon": 50, "seeds": 2},
+    reference="apvi", sizes={"quick": {"n": 1000, "horizon": 10, "seeds": 2},
                              "full": {"n": 10_000, "horizon": 50, "seeds": 2}},
     build=_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), score=score_policy, optimum=0.0,
     optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), {"n": 20, "horizon": 2}),
+    audit_pair=_offline_audit(_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), {"n": 20, "horizon": 1}),
     audit_trials=100,
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 10)/30; a delivered passenger earns the image of 0 at every remaining "
            "step.", "2 seeds: DP-APVI's noisy count table has H·S·A·S = 7.5·10⁷ cells (a fit takes 4-17 s). The "
-           "audit instance has n = 20 episodes of H = 2 steps and 100 fits per input (a refit on the 500-state "
-           "table takes 0.1-0.6 s)."),
+           "audit instance has n = 20 episodes of H = 1 step and 100 fits per input (a refit on the 500-state "
+           "table takes 0.05-0.3 s)."),
 ))
 
 register_task(Task(
@@ -353,7 +353,7 @@ register_task(Task(
     source="privrl.envs.sparse_tabular (750 states, 25 actions, H = 20, reward 1 on reaching success)",
     logging_policy="the clinicians' policy of the task (close to uniform over 4 admissible actions)",
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy", reference="apvi",
-    sizes={"quick": {"n": 2000, "seeds": 2}, "full": {"n": 10_000, "seeds": 3}},
+    sizes={"quick": {"n": 2000, "n_states": 250, "seeds": 2}, "full": {"n": 10_000, "seeds": 3}},
     build=_clinic_offline, score=score_policy, optimum=0.0, optimum_label="optimal policy",
     audit_pair=_offline_audit(_clinic_offline, {"n": 20, "n_states": 62, "n_actions": 5, "horizon": 5}),
     notes=(_OFFLINE_NOTE, "n = 10⁴ episodes (the real-size target is 10⁵); the public reward table (expected "

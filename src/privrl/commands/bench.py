@@ -169,6 +169,7 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
     from privrl.bench.leaderboard import manifest_of, terminal_table, write_leaderboard
     from privrl.bench.running import EXPERIMENT_ID, left_out, plan
     from privrl.bench.scoring import summarise
+    from privrl.bench.spec import AUDIT_BUDGET
     from privrl.experiments.results import load_results
     from privrl.experiments.runner import run_sweep
 
@@ -195,6 +196,12 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
                  "backend": args.backend, "jobs": args.jobs}
     manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
                            planned=len(specs))
+    manifest["seeds_per_task"] = {t.name: t.seeds(profile) if args.seeds is None else args.seeds for t in tasks}
+    if args.audit:
+        manifest["audit"] = {"budget": str(AUDIT_BUDGET), "per": "task and private entry (once, at this budget)",
+                             "fits_per_input": {t.name: args.audit_trials or t.audit_trials for t in tasks
+                                                if t.audit_pair is not None},
+                             "release_targets": "fast mode of each registered target, one audit per (target, ε, δ)"}
     paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
                               left_out={t.name: left_out(t, entries) for t in tasks})
     if not args.quiet:
