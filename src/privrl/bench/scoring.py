@@ -77,9 +77,10 @@ def reference_check(trivial: Mapping[int, float], reference: Mapping[int, float]
     scale = abs(float(np.mean([trivial[s] for s in seeds])))
     if gain > min_gain * scale and not (math.isfinite(se) and gain <= 2.0 * se):
         return ""
-    return (f"degenerate reference: the reference improves on the trivial answer by {gain:.3g} (± {se:.2g}) over "
+    spread = f" ± {se:.2g}" if math.isfinite(se) else ""
+    return (f"degenerate reference: the reference improves on the trivial answer by {gain:.3g}{spread} over "
             f"{len(gains)} seed{'s' if len(gains) != 1 else ''}, less than {100 * min_gain:g} % of the trivial "
-            "answer's metric or two standard errors; no normalised score")
+            "answer's metric or than two standard errors")
 
 
 def _per_seed(scores: pd.DataFrame, entry: str) -> dict[int, float]:
