@@ -36,3 +36,20 @@ def test_tight_noise_split_runs_under_one_blas_thread(monkeypatch):
     cal._noise_plan("central", (1.0, 1e-5, None), "tight", 1234, 3, 2, 2, 3.0)
     cal._noise_plan.cache_clear()
     assert seen and all(n == 1 for threads in seen for n in threads)
+
+
+def test_workers_spawned_in_the_block_load_a_one_thread_blas(monkeypatch):
+    import multiprocessing
+    import os
+
+    from privrl._threads import BLAS_THREADS, one_blas_thread_in_workers
+
+    for key in BLAS_THREADS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")                               # the user's own setting stays
+    with one_blas_thread_in_workers():
+        with multiprocessing.get_context("spawn").Pool(1) as pool:
+            seen = tuple(pool.apply(os.getenv, (key,)) for key in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+    assert seen == ("1", "3")
+    assert "OPENBLAS_NUM_THREADS" not in os.environ and os.environ["MKL_NUM_THREADS"] == "3"
+

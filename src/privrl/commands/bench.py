@@ -15,11 +15,9 @@ claim is a one-line error (exit code 1) after the leaderboard is written.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import resource
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from privrl.commands import check_out_dir, die
@@ -115,24 +113,6 @@ def _listing(tasks: list[Any], entries: list[Any]) -> int:
     return 0
 
 
-#: the BLAS thread counts set to 1 for the pool's workers (unless the user set them): the pool runs
-#: one cell per core already, and a threaded BLAS on top oversubscribes the cores — the small
-#: eigh/solve calls of the linear estimators ran up to 25× slower on 2 busy cores
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def _one_blas_thread_per_worker() -> Iterator[None]:
-    """Spawned workers read these variables when they import NumPy; the caller's are restored after."""
-    unset = [k for k in BLAS_THREADS if k not in os.environ]
-    os.environ.update({k: "1" for k in unset})
-    try:
-        yield
-    finally:
-        for k in unset:
-            os.environ.pop(k, None)
-
-
 def _cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -178,9 +158,8 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
     out = check_out_dir(args.out)
     board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
     wall0, cpu0 = time.perf_counter(), _cpu_seconds()
-    with _one_blas_thread_per_worker():
-        summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
-                            quiet=args.quiet)
+    summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
+                        quiet=args.quiet)
     wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     print(summary.line())
     wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed) for s in specs}

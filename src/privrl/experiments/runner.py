@@ -53,6 +53,7 @@ import numpy as np
 
 from privrl._io import atomic_write_bytes
 from privrl._rng import derive_seed
+from privrl._threads import one_blas_thread_in_workers
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.experiments.registry import get_experiment
@@ -515,20 +516,22 @@ def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None):
         return
     groups = _largest_first(groups)
     ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch/Ray threads
-    pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx,
-                                  initializer=_worker_init, initargs=(os.getpid(),))
-    try:
-        futures = {pool.submit(execute_runs, group, commit): group for group in groups}
-        for future in cf.as_completed(futures):
-            group = futures[future]
-            try:
-                outcomes = future.result()
-            except Exception as exc:  # noqa: BLE001 - a worker died (e.g. out of memory)
-                outcomes = [_crashed(spec, commit, exc) for spec in group]
-            yield from outcomes
-    finally:
-        # on Ctrl-C (or any early exit) drop the queued runs instead of waiting for them
-        pool.shutdown(wait=True, cancel_futures=True)
+    # one unit of work per core: the workers (spawned as the pool needs them) load a one-thread BLAS
+    with one_blas_thread_in_workers():
+        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx,
+                                      initializer=_worker_init, initargs=(os.getpid(),))
+        try:
+            futures = {pool.submit(execute_runs, group, commit): group for group in groups}
+            for future in cf.as_completed(futures):
+                group = futures[future]
+                try:
+                    outcomes = future.result()
+                except Exception as exc:  # noqa: BLE001 - a worker died (e.g. out of memory)
+                    outcomes = [_crashed(spec, commit, exc) for spec in group]
+                yield from outcomes
+        finally:
+            # on Ctrl-C (or any early exit) drop the queued runs instead of waiting for them
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: seconds between two checks of the watchdog thread of a pool worker
