@@ -32,13 +32,14 @@ venv: $(STAMP_TEST)
 demo: $(STAMP_DEMO)
 	$(BIN)/privrl reproduce --scale quick --out results/ --jobs $(JOBS)
 
-# Paper scale, then the evidence in $(EVIDENCE): the metrics archive (metrics/, with its manifest), the
-# PNG figures and report.md drawn from it, and README.md's generated summary. Runs already finished in
+# Paper scale (the runs only: figures and report are drawn once, from the archive), then the evidence in
+# $(EVIDENCE): the metrics archive (metrics/, with its manifest), the PNG figures and report.md drawn
+# from it, and README.md's generated summary. Runs already finished in
 # $(PAPER_OUT) are skipped (the wall time is then that of this call): start from an empty $(PAPER_OUT)
 # after a change to the runs' code.
 reproduce-paper: $(STAMP_DEMO)
-	@start=$$(date +%s); status=0; \
-	PRIVRL_FIGURE_FORMATS=png $(BIN)/privrl reproduce --scale paper --out $(PAPER_OUT) --jobs $(JOBS) || status=$$?; \
+	@start=$$(date +%s); status=0; export PRIVRL_FIGURE_FORMATS=png; \
+	$(BIN)/privrl reproduce --scale paper --out $(PAPER_OUT) --jobs $(JOBS) --no-plot || status=$$?; \
 	end=$$(date +%s); \
 	$(BIN)/privrl report $(PAPER_OUT) --evidence $(EVIDENCE) --wall-seconds $$((end - start)) --readme README.md || exit 1; \
 	exit $$status

@@ -292,6 +292,11 @@ def test_reproduce(tmp_path, inproc):
     report = tmp_path / "res" / "report.md"
     assert ok.stdout.strip().splitlines()[-1] == f"Report: {report}"
     assert "![example-gaussian](example-gaussian/example-gaussian.png)" in report.read_text()
+    runs_only = inproc("reproduce", "--scale", "smoke", "--only", EXP, "--jobs", "1", "--no-plot",
+                       "--out", tmp_path / "runs")
+    assert runs_only.returncode == 0 and "Report:" not in runs_only.stdout
+    assert not (tmp_path / "runs" / "report.md").exists() and not list((tmp_path / "runs").rglob("*.png"))
+    assert list((tmp_path / "runs" / EXP).rglob("metrics.csv"))
     assert_one_line_error(bad_out)
     assert_one_line_error(unknown, "Unknown experiment id 'nope'")
 

@@ -225,6 +225,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_sweep_options(p)
     p.add_argument("--only", nargs="+", metavar="ID", default=None,
                    help="reproduce only these experiments (default: every registered one)")
+    p.add_argument("--no-plot", action="store_true",
+                   help="the runs only: no figures and no report (e.g. when 'privrl report --evidence' follows)")
     p.set_defaults(handler=sweeps.reproduce)
 
     p = sub.add_parser("frontier", help="privacy–utility frontier of one algorithm: utility against epsilon "

@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def reproduce(args: argparse.Namespace) -> int:
-    """``privrl reproduce``: every experiment (or ``--only``), the figures and the report."""
+    """``privrl reproduce``: every experiment (or ``--only``), the figures and the report (not with
+    ``--no-plot``)."""
     from privrl.experiments.report import write_report
 
     ids = list(all_experiments())
@@ -108,8 +109,8 @@ def reproduce(args: argparse.Namespace) -> int:
         return die("privrl reproduce", "no experiment is registered")
     summary, plots = _sweep(args, ids, None, None)
     status = _report_sweep("privrl reproduce", summary, plots)
-    path = write_report(args.out, ids)
-    print(f"Report: {path}")
+    if not args.no_plot:
+        print(f"Report: {write_report(args.out, ids)}")
     return status
 
 

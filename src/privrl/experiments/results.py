@@ -320,9 +320,11 @@ def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *
         params = {k: _param_cell(v) for k, v in (manifest.get("params") or {}).items()
                   if k not in rows.columns and k not in base}
         late = {} if "scale" in rows.columns or "scale" in params else {"scale": manifest.get("scale")}
-        for key, value in {**base, **params, **late}.items():
-            rows[key] = [value] * len(rows)
-        frames.append(rows)
+        cells = {**base, **params, **late}
+        for key in [k for k in cells if k in rows.columns]:                # overwritten where they stand
+            rows[key] = [cells.pop(key)] * len(rows)
+        extra = pd.DataFrame({key: [value] * len(rows) for key, value in cells.items()}, index=rows.index)
+        frames.append(pd.concat([rows, extra], axis=1))
     if not frames:
         return pd.DataFrame(columns=list(BASE_COLUMNS) + ["metric", "value"])
     df = pd.concat(frames, ignore_index=True, sort=False)
