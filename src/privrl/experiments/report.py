@@ -70,9 +70,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None = None, *,
-               figures_dir: str | os.PathLike | None = None) -> PlotSummary:
+               figures_dir: str | os.PathLike | None = None, jobs: int = 1) -> PlotSummary:
     """Draw every figure of the experiments found under ``OUT`` (or only ``experiment_ids``) into
-    ``figures_dir/<id>`` (default ``OUT/<id>``).
+    ``figures_dir/<id>`` (default ``OUT/<id>``); ``jobs`` > 1 draws the experiments in that many
+    spawned processes (an experiment a worker does not know, e.g. one registered at run time, is
+    drawn here).
 
     An experiment without a ``plot`` function, unknown to the registry, or without a successful
     run is listed in ``skipped``; one whose ``plot`` raises is listed in ``errors``.
@@ -80,27 +82,47 @@ def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None 
     out = Path(out_dir)
     target = out if figures_dir is None else Path(figures_dir)
     ids = experiments_in(out) if experiment_ids is None else list(experiment_ids)
-    registry = all_experiments()
+    drawn: dict[str, tuple[str, list[Path] | str | None]] = {}
+    if jobs > 1 and len(ids) > 1:
+        import concurrent.futures as cf
+        import multiprocessing
+
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(ids)),
+                                    mp_context=multiprocessing.get_context("spawn")) as pool:
+            drawn = dict(zip(ids, pool.map(_plot_one, [out] * len(ids), ids, [target] * len(ids))))
     summary = PlotSummary()
     for exp_id in ids:
-        exp = registry.get(exp_id)
-        if exp is None or exp.plot is None:
+        kind, value = drawn.get(exp_id, ("unknown", None))
+        if kind == "unknown":
+            kind, value = _plot_one(out, exp_id, target)
+        if kind == "figures":
+            summary.figures[exp_id] = list(value)  # type: ignore[arg-type]
+        elif kind == "error":
+            summary.errors[exp_id] = str(value)
+        else:
             summary.skipped.append(exp_id)
-            continue
-        df = load_results(out, exp_id)
-        if len(df) == 0:
-            summary.skipped.append(exp_id)
-            continue
-        try:
-            paths = exp.plot(df, target / exp_id)
-            summary.figures[exp_id] = [Path(p) for p in (paths or [])]
-        except Exception as exc:  # noqa: BLE001 - one broken figure must not stop the others
-            summary.errors[exp_id] = _one_line(exc)
-        finally:
-            import matplotlib.pyplot as plt
-
-            plt.close("all")
     return summary
+
+
+def _plot_one(out: Path, exp_id: str, target: Path) -> tuple[str, list[Path] | str | None]:
+    """One experiment's figures: ``("figures", paths)``, ``("error", message)``, ``("skipped", None)``
+    (no plot function or no successful run) or ``("unknown", None)`` (not in this process's registry)."""
+    exp = all_experiments().get(exp_id)
+    if exp is None:
+        return "unknown", None
+    if exp.plot is None:
+        return "skipped", None
+    df = load_results(out, exp_id)
+    if len(df) == 0:
+        return "skipped", None
+    try:
+        return "figures", [Path(p) for p in (exp.plot(df, target / exp_id) or [])]
+    except Exception as exc:  # noqa: BLE001 - one broken figure must not stop the others
+        return "error", _one_line(exc)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close("all")
 
 
 # --------------------------------------------------------------------------- formatting
