@@ -35,6 +35,7 @@ import concurrent.futures as cf
 import contextlib
 import io
 import json
+import multiprocessing
 import os
 import platform
 import sys
@@ -161,6 +162,26 @@ def _rows_csv(runs: Sequence[tuple[Mapping[str, Any], Path]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def _pack_experiment(src: Path, exp_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
+    """One experiment's archive files (its rows and its run manifests, gzip-compressed) and its
+    manifests; the runs must be of one scale and name distinct (setting, seed) pairs."""
+    runs = [(read_manifest(d / MANIFEST), d / METRICS) for d in iter_run_dirs(src, exp_id)]
+    manifests = [m for m, _ in runs]
+    scales = {str(m.get("scale")) for m in manifests}
+    if len(scales) > 1:
+        raise InvalidDataError(f"The runs of {exp_id} under {src} are of several scales "
+                               f"({', '.join(sorted(scales))}): "
+                               "archive one sweep (one scale per experiment).")
+    keys = [(m.get("setting"), m.get("seed")) for m in manifests]
+    if len(set(keys)) != len(keys):
+        raise InvalidDataError(f"Several runs of {exp_id} under {src} share a (setting, seed): archive one sweep "
+                               "(no other --set values in the same results directory).")
+    for m in manifests:
+        m.pop("metrics_sha256", None)   # the archive's rows are the check; the per-run files are gone
+    runs_json = (json.dumps(to_jsonable(manifests), indent=0, sort_keys=True) + "\n").encode("utf-8")
+    return gzip_bytes(_rows_csv(runs)), gzip_bytes(runs_json), manifests
+
+
 def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
                   experiment_ids: Sequence[str] | None = None, wall_seconds: float | None = None) -> Path:
     """Write the metrics archive of ``results_dir`` (every run of ``experiment_ids``, default all)
@@ -176,25 +197,16 @@ def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
     written: set[Path] = set()
     per_experiment: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
-    for exp_id in ids:
-        runs = [(read_manifest(d / MANIFEST), d / METRICS) for d in iter_run_dirs(src, exp_id)]
-        manifests = [m for m, _ in runs]
-        scales = {str(m.get("scale")) for m in manifests}
-        if len(scales) > 1:
-            raise InvalidDataError(f"The runs of {exp_id} under {src} are of several scales "
-                                   f"({', '.join(sorted(scales))}): "
-                                   "archive one sweep (one scale per experiment).")
-        keys = [(m.get("setting"), m.get("seed")) for m in manifests]
-        if len(set(keys)) != len(keys):
-            raise InvalidDataError(f"Several runs of {exp_id} under {src} share a (setting, seed): archive one sweep "
-                                   "(no other --set values in the same results directory).")
-        for m in manifests:
-            m.pop("metrics_sha256", None)   # the archive's rows are the check; the per-run files are gone
-        rows = _rows_csv(runs)
+    jobs = min(2, os.cpu_count() or 1, len(ids))
+    if jobs > 1:                           # each experiment's files read and compressed in a worker
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            packed = list(pool.map(_pack_experiment, [src] * len(ids), ids))
+    else:
+        packed = [_pack_experiment(src, exp_id) for exp_id in ids]
+    for exp_id, (rows, runs_json, manifests) in zip(ids, packed):
         paths = (rows_path(out, exp_id), runs_path(out, exp_id))
-        atomic_write_bytes(paths[0], gzip_bytes(rows))
-        atomic_write_bytes(paths[1], gzip_bytes((json.dumps(to_jsonable(manifests), indent=0, sort_keys=True)
-                                            + "\n").encode("utf-8")))
+        atomic_write_bytes(paths[0], rows)
+        atomic_write_bytes(paths[1], runs_json)
         written.update(paths)
         per_experiment[exp_id] = _summary(manifests)
         every += manifests
