@@ -23,29 +23,13 @@ last bit of ``exp``/``sqrt`` (tested), but one to two orders of magnitude slower
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
+from privrl._jit import compilers
 
-def _compiler() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
-    """numba's ``njit`` — plain IEEE arithmetic (no fastmath), compiled once per machine and cached
-    next to this module — and the same, inlined into its callers (so a constant argument such as a
-    batch of one run specialises the body), or, without numba or with ``PRIVRL_NO_JIT=1``, the
-    functions as they are."""
-    if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
-        return (lambda f: f), (lambda f: f), False
-    try:
-        import numba
-    except ImportError:
-        return (lambda f: f), (lambda f: f), False
-    return (numba.njit(cache=True, nogil=True, error_model="numpy"),
-            numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"), True)
-
-
-_jit, _inlined, JIT = _compiler()
+_jit, _inlined, JIT = compilers()
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
@@ -53,10 +37,6 @@ PLAN, ROLLOUT, INSERT = 0, 1, 2
 DONE, NEED_DRAWS, NEED_NOISE, PLANNED, STEP, CHECK, PER_RUN, FLOOR = range(8)
 #: dims fields
 _H, _S, _A, _D1, _D2, _K, _BATCHED, _STEP = range(8)
-#: the adjugate of a 3×3 matrix, entry by entry (row-major): ``m[P1] m[P2] − m[N1] m[N2]`` (exactly
-#: symmetric for a symmetric input)
-_ADJ3 = np.array([[4, 2, 1, 5, 0, 2, 3, 1, 0], [8, 7, 5, 6, 8, 3, 7, 6, 4],
-                  [5, 1, 2, 3, 2, 0, 4, 0, 1], [7, 8, 4, 8, 6, 5, 6, 7, 3]], dtype=np.int64)
 #: contribution bounds: relative tolerance of ``check_contributions``, and the margin under which the
 #: kernel's own sums (another summation order) pass without asking NumPy
 _TOL = 1e-9
@@ -156,6 +136,35 @@ class Counters(NamedTuple):
     screen_r: np.ndarray    # (R, H)
     x_bound: np.ndarray     # (R, H)
     y_bound: np.ndarray     # (R, H)
+
+
+class Work(NamedTuple):
+    """A fit's work arrays (:func:`scratch`, made once per fit), the run index last: the runs' ψ, φ
+    at the distinct columns, β's, mean rewards and kernels, then the scratch of :func:`plan_all` and
+    :func:`played_values`."""
+
+    psi: np.ndarray         # (poff[H], R)
+    phi: np.ndarray         # (d2, uoff[H], R)
+    bp: np.ndarray          # (H, R)
+    br: np.ndarray          # (H, R)
+    mean: np.ndarray        # (H, S, A, R)
+    P: np.ndarray           # (H, S, A, S, R)
+    inv_p: np.ndarray       # (d1, d1, R) Λ_p⁻¹ of the step
+    th_p: np.ndarray        # (d1, R) θ̂_p
+    gj_p: np.ndarray        # (3, d1, R) Gauss–Jordan scratch
+    inv_r: np.ndarray       # (d2, d2, R)
+    th_r: np.ndarray        # (d2, R)
+    gj_r: np.ndarray        # (3, d2, R)
+    f: np.ndarray           # (d1, m, R) ϕ at the step's columns
+    val: np.ndarray         # (m, R) the optimistic Q before clipping
+    bonus: np.ndarray       # (m, R) the reward bonus
+    qd: np.ndarray          # (m, R) a quadratic form
+    dp: np.ndarray          # (m, R) ϕᵀθ̂_p
+    row: np.ndarray         # (R,)
+    V: np.ndarray           # (offn[H+1], R) the planned values
+    V_played: np.ndarray    # (offn[H+1], R) the played policy's values
+    q: np.ndarray           # (R,)
+    v: np.ndarray           # (R,)
 
 
 # --------------------------------------------------------------------------- planning
@@ -272,7 +281,9 @@ def _plan(G, S, b, w, R):  # pragma: no cover - compiled
     step works on its distinct columns for all runs side by side, the run index innermost (the
     arithmetic of each run is the same sequence as one run alone: its result does not depend on the
     batch)."""
-    psi, phi, bp, br, inv_p, th_p, gj_p, inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = w[:17]
+    psi, phi, bp, br, inv_p, th_p, gj_p = w.psi, w.phi, w.bp, w.br, w.inv_p, w.th_p, w.gj_p
+    inv_r, th_r, gj_r, f, val, bonus, qd, dp, row, V = (w.inv_r, w.th_r, w.gj_r, w.f, w.val, w.bonus, w.qd,
+                                                         w.dp, w.row, w.V)
     H, A, d1 = G.dims[_H], G.dims[_A], G.dims[_D1]
     tie = G.tie[0]
     for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
@@ -357,24 +368,16 @@ def _plan(G, S, b, w, R):  # pragma: no cover - compiled
 
 @_jit
 def scratch(G):  # pragma: no cover - compiled
-    """A fit's work arrays (made once per fit): the runs' ψ, φ at the distinct columns, β's, mean
-    rewards and kernels, run-last; the work arrays of :func:`plan_all` and :func:`played_values`."""
+    """A fit's :class:`Work` arrays (made once per fit)."""
     d1, d2 = G.dims[_D1], G.dims[_D2]
     R = G.bp.shape[0]
     m = max(1, int(G.U.max())) if G.U.shape[0] else 1
-    psi = np.empty((G.psi.shape[1], R))
-    for r in range(R):
-        for q in range(G.psi.shape[1]):
-            psi[q, r] = G.psi[r, q]
-    phi = np.empty((d2, G.phi_u.shape[2], R))
-    for r in range(R):
-        for c in range(d2):
-            for q in range(G.phi_u.shape[2]):
-                phi[c, q, r] = G.phi_u[r, c, q]
-    return (psi, phi, G.bp.T.copy(), G.br.T.copy(), np.empty((d1, d1, R)), np.empty((d1, R)), np.empty((3, d1, R)),
-            np.empty((d2, d2, R)), np.empty((d2, R)), np.empty((3, d2, R)), np.empty((d1, m, R)), np.empty((m, R)),
-            np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty(R), np.empty((G.offn[-1], R)),
-            _run_last(G.mean), _run_last(G.P), np.empty((G.offn[-1], R)), np.empty(R), np.empty(R))
+    n = G.offn[-1]
+    return Work(_run_last(G.psi), _run_last(G.phi_u), G.bp.T.copy(), G.br.T.copy(), _run_last(G.mean),
+                _run_last(G.P), np.empty((d1, d1, R)), np.empty((d1, R)), np.empty((3, d1, R)),
+                np.empty((d2, d2, R)), np.empty((d2, R)), np.empty((3, d2, R)), np.empty((d1, m, R)),
+                np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty((m, R)), np.empty(R),
+                np.empty((n, R)), np.empty((n, R)), np.empty(R), np.empty(R))
 
 
 @_jit
@@ -460,7 +463,7 @@ def played_values(G, S, w):  # pragma: no cover - compiled
 @_inlined
 def _played(G, S, w, R, po):  # pragma: no cover - compiled
     """:func:`played_values` for the PO runs (``⟨π, r + PV⟩``) or the VI runs (the greedy action's)."""
-    mean, P, V, q, v = w[17], w[18], w[19], w[20], w[21]
+    mean, P, V, q, v = w.mean, w.P, w.V_played, w.q, w.v
     H, A = G.dims[_H], G.dims[_A]
     for jp in range(G.offn[H], G.offn[H + 1]):                          # V_{H+1} = 0
         for r in range(R):

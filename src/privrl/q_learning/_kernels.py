@@ -20,28 +20,16 @@ the same order, so the same results, but orders of magnitude slower (for tests o
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
+
+from privrl._jit import compilers
 
 __all__ = ["JIT", "layout_of", "forward", "td_gradients"]
 
 
-def _compiler() -> tuple[Callable[[Any], Any], bool]:
-    """numba's ``njit`` (plain IEEE arithmetic, cached next to this module) or, without numba or
-    with ``PRIVRL_NO_JIT=1``, the functions as they are."""
-    if os.environ.get("PRIVRL_NO_JIT", "") not in ("", "0"):
-        return (lambda f: f), False
-    try:
-        import numba
-    except ImportError:
-        return (lambda f: f), False
-    return numba.njit(cache=True, nogil=True, error_model="numpy"), True
-
-
-_jit, JIT = _compiler()
+_jit, _, JIT = compilers()
 
 
 def layout_of(sizes: Sequence[int]) -> np.ndarray:
