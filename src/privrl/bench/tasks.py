@@ -306,42 +306,39 @@ register_task(Task(
            "experiments)."),
 ))
 
-register_task(Task(
-    name="frozenlake", dims={"S": 64, "A": 4, "H": 100}, title="FrozenLake 8×8, offline", setting="offline-learning",
+def _gym_offline(name: str, env_id: str, *, rewards: tuple[float, float] = (0.0, 1.0),
+                 audit_sizes: Mapping[str, Any], **fields: Any) -> Task:
+    """An offline task on a Gymnasium toy-text environment's exact kernel: the covering logging
+    policy, one trajectory per user, the gap to the optimum against the logging policy and APVI."""
+    build = _toy_text_task(name, env_id, *rewards)
+    return Task(name=name, setting="offline-learning", logging_policy=_COVER, privacy_unit=_TRAJ[0],
+                neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy", reference="apvi", build=build,
+                score=score_policy, optimum=0.0, optimum_label="optimal policy",
+                audit_pair=_offline_audit(build, audit_sizes), **fields)
+
+
+register_task(_gym_offline(
+    "frozenlake", "FrozenLake-v1", audit_sizes={"n": 30, "horizon": 10},
+    dims={"S": 64, "A": 4, "H": 100}, title="FrozenLake 8×8, offline",
     source="Gymnasium FrozenLake-v1 8×8 (slippery), exact kernel, H = 100",
-    logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
-    reference="apvi", sizes={"quick": {"n": 2000, "horizon": 100, "seeds": 2},
-                             "full": {"n": 10_000, "horizon": 100, "seeds": 5}},
-    build=_toy_text_task("frozenlake", "FrozenLake-v1"), score=score_policy, optimum=0.0,
-    optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("frozenlake", "FrozenLake-v1"), {"n": 30, "horizon": 10}),
+    sizes={"quick": {"n": 2000, "horizon": 100, "seeds": 2}, "full": {"n": 10_000, "horizon": 100, "seeds": 5}},
     notes=(_OFFLINE_NOTE,),
 ))
 
-register_task(Task(
-    name="cliffwalking", dims={"S": 48, "A": 4, "H": 50}, title="CliffWalking, offline", setting="offline-learning",
+register_task(_gym_offline(
+    "cliffwalking", "CliffWalking-v1", rewards=(-100.0, 0.0), audit_sizes={"n": 30, "horizon": 10},
+    dims={"S": 48, "A": 4, "H": 50}, title="CliffWalking, offline",
     source="Gymnasium CliffWalking-v1, exact kernel, H = 50; rewards −100..0 mapped to [0, 1]",
-    logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
-    reference="apvi", sizes={"quick": {"n": 300, "horizon": 50, "seeds": 2},
-                             "full": {"n": 1000, "horizon": 50, "seeds": 5}},
-    build=_toy_text_task("cliffwalking", "CliffWalking-v1", -100.0, 0.0), score=score_policy, optimum=0.0,
-    optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("cliffwalking", "CliffWalking-v1", -100.0, 0.0),
-                              {"n": 30, "horizon": 10}),
+    sizes={"quick": {"n": 300, "horizon": 50, "seeds": 2}, "full": {"n": 1000, "horizon": 50, "seeds": 5}},
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 100)/100, so gaps are in units of 100 reward points; the goal "
            "earns the image of 0 at every remaining step."),
 ))
 
-register_task(Task(
-    name="taxi", dims={"S": 500, "A": 6, "H": 50}, title="Taxi (500 states), offline", setting="offline-learning",
+register_task(_gym_offline(
+    "taxi", "Taxi-v4", rewards=(-10.0, 20.0), audit_sizes={"n": 20, "horizon": 1}, audit_trials=100,
+    dims={"S": 500, "A": 6, "H": 50}, title="Taxi (500 states), offline",
     source="Gymnasium Taxi-v4 (Taxi-v3's successor), exact kernel, H = 50; rewards −10..20 mapped to [0, 1]",
-    logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
-    reference="apvi", sizes={"quick": {"n": 1000, "horizon": 10, "seeds": 2},
-                             "full": {"n": 10_000, "horizon": 50, "seeds": 2}},
-    build=_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), score=score_policy, optimum=0.0,
-    optimum_label="optimal policy",
-    audit_pair=_offline_audit(_toy_text_task("taxi", "Taxi-v4", -10.0, 20.0), {"n": 20, "horizon": 1}),
-    audit_trials=100,
+    sizes={"quick": {"n": 1000, "horizon": 10, "seeds": 2}, "full": {"n": 10_000, "horizon": 50, "seeds": 2}},
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 10)/30; a delivered passenger earns the image of 0 at every remaining "
            "step.",
            "2 seeds: DP-APVI's noisy count table has H·S·A·S = 7.5·10⁷ cells (a fit takes 2 s, 15 s with the paper "
