@@ -35,7 +35,6 @@ import concurrent.futures as cf
 import contextlib
 import io
 import json
-import multiprocessing
 import os
 import platform
 import sys
@@ -59,7 +58,14 @@ from privrl.experiments.archive import (
     rows_path,
     runs_path,
 )
-from privrl.experiments.report import evaluate, experiments_in, headline_tables, make_plots, render_report
+from privrl.experiments.report import (
+    evaluate,
+    experiments_in,
+    headline_tables,
+    make_plots,
+    render_report,
+    spawn_pool,
+)
 from privrl.experiments.results import MANIFEST, METRICS, iter_run_dirs, read_manifest
 from privrl.experiments.runner import git_commit, versions
 
@@ -182,12 +188,19 @@ def _pack_experiment(src: Path, exp_id: str) -> tuple[bytes, bytes, list[dict[st
     return gzip_bytes(_rows_csv(runs)), gzip_bytes(runs_json), manifests
 
 
+def _jobs(ids: Sequence[str]) -> int:
+    """Worker processes for the evidence of ``ids``: two at most (the 2-core target machine)."""
+    return min(2, os.cpu_count() or 1, len(ids))
+
+
 def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
-                  experiment_ids: Sequence[str] | None = None, wall_seconds: float | None = None) -> Path:
+                  experiment_ids: Sequence[str] | None = None, wall_seconds: float | None = None,
+                  pool: cf.Executor | None = None) -> Path:
     """Write the metrics archive of ``results_dir`` (every run of ``experiment_ids``, default all)
     into ``archive``; return its manifest's path. Archive files of experiments not written are
     removed, so the archive always holds one sweep. The runs of one experiment must be of one
-    scale and name distinct (setting, seed) pairs."""
+    scale and name distinct (setting, seed) pairs. ``pool``: worker processes to pack the
+    experiments in (default: up to two of their own)."""
     src, out = Path(results_dir), Path(archive)
     if wall_seconds is not None:
         wall_seconds = check_scalar(wall_seconds, "wall_seconds", owner="write_archive", low=0.0)
@@ -197,10 +210,11 @@ def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
     written: set[Path] = set()
     per_experiment: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
-    jobs = min(2, os.cpu_count() or 1, len(ids))
-    if jobs > 1:                           # each experiment's files read and compressed in a worker
-        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            packed = list(pool.map(_pack_experiment, [src] * len(ids), ids))
+    if pool is not None and len(ids) > 1:  # each experiment's files read and compressed in a worker
+        packed = list(pool.map(_pack_experiment, [src] * len(ids), ids))
+    elif _jobs(ids) > 1:
+        with spawn_pool(_jobs(ids)) as own:
+            packed = list(own.map(_pack_experiment, [src] * len(ids), ids))
     else:
         packed = [_pack_experiment(src, exp_id) for exp_id in ids]
     for exp_id, (rows, runs_json, manifests) in zip(ids, packed):
@@ -253,36 +267,39 @@ def collect_evidence(source: str | os.PathLike, dest: str | os.PathLike, *, wall
     ids = experiments_in(src) if experiment_ids is None else list(experiment_ids)
     if not ids:
         raise InvalidDataError(f"No runs found under {src}: nothing to collect.")
-    if from_archive:
-        if wall_seconds is not None:
-            raise InvalidParameterError("The 'wall_seconds' parameter of collect_evidence applies to a results "
-                                        "directory only (an archive records its own). Got it with an archive.")
-        if not _same(src, archive):
-            archive.mkdir(parents=True, exist_ok=True)
-            for stale in archive.glob("*.gz"):
-                stale.unlink()
-            for f in sorted(p for p in src.rglob("*") if p.is_file()):
-                atomic_write_bytes(archive / f.relative_to(src), f.read_bytes())
-    else:
-        write_archive(src, archive, experiment_ids=ids, wall_seconds=wall_seconds)
-        audit = src / "audit" / "audit.json"
-        if audit.is_file():
-            atomic_write_bytes(archive / "audit" / "audit.json", audit.read_bytes())
-    out.mkdir(parents=True, exist_ok=True)
-    if plots:
-        for d in [p for p in out.iterdir() if p.is_dir() and p.name != ARCHIVE_DIR]:
-            for stale in d.glob("*.png"):
-                stale.unlink()
-        # the figures in worker processes, the claims evaluated here meanwhile (they read the archive only)
-        with _png_only(), cf.ThreadPoolExecutor(max_workers=1) as side:
-            claims = side.submit(evaluate, archive, ids)
-            summary = make_plots(archive, ids, figures_dir=out, jobs=min(2, os.cpu_count() or 1))
-            evaluation = claims.result()
-        if summary.errors:
-            raise InvalidDataError("Figures could not be drawn: " + "; ".join(f"{k}: {v}" for k, v in
-                                                                              summary.errors.items()))
-    else:
-        evaluation = evaluate(archive, ids)
+    if from_archive and wall_seconds is not None:
+        raise InvalidParameterError("The 'wall_seconds' parameter of collect_evidence applies to a results "
+                                    "directory only (an archive records its own). Got it with an archive.")
+    # one pool of workers, spawned once (PNG only, inherited), packs the archive and draws the figures
+    with _png_only(), contextlib.ExitStack() as stack:
+        pool = stack.enter_context(spawn_pool(_jobs(ids))) if _jobs(ids) > 1 else None
+        if from_archive:
+            if not _same(src, archive):
+                archive.mkdir(parents=True, exist_ok=True)
+                for stale in archive.glob("*.gz"):
+                    stale.unlink()
+                for f in sorted(p for p in src.rglob("*") if p.is_file()):
+                    atomic_write_bytes(archive / f.relative_to(src), f.read_bytes())
+        else:
+            write_archive(src, archive, experiment_ids=ids, wall_seconds=wall_seconds, pool=pool)
+            audit = src / "audit" / "audit.json"
+            if audit.is_file():
+                atomic_write_bytes(archive / "audit" / "audit.json", audit.read_bytes())
+        out.mkdir(parents=True, exist_ok=True)
+        if plots:
+            for d in [p for p in out.iterdir() if p.is_dir() and p.name != ARCHIVE_DIR]:
+                for stale in d.glob("*.png"):
+                    stale.unlink()
+            # the figures in the worker processes, the claims evaluated here meanwhile (they read the archive only)
+            with cf.ThreadPoolExecutor(max_workers=1) as side:
+                claims = side.submit(evaluate, archive, ids)
+                summary = make_plots(archive, ids, figures_dir=out, pool=pool)
+                evaluation = claims.result()
+            if summary.errors:
+                raise InvalidDataError("Figures could not be drawn: " + "; ".join(f"{k}: {v}" for k, v in
+                                                                                  summary.errors.items()))
+        else:
+            evaluation = evaluate(archive, ids)
     report = out / "report.md"
     atomic_write_bytes(report, render_report(archive, figures_dir=out, evaluation=evaluation).encode("utf-8"))
     old_manifest = out / ARCHIVE_MANIFEST        # the manifest now lives in the archive

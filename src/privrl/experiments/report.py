@@ -19,6 +19,7 @@ The report is a function of the runs and today's claim code: it carries no gener
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import json
 import math
 import os
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from privrl.errors import InvalidDataError
-from privrl.experiments.archive import archive_experiments, is_archive, read_manifest
+from privrl.experiments.archive import archive_experiments, is_archive, read_manifest, rows_path
 from privrl.experiments.registry import all_experiments
 from privrl.experiments.results import (
     atomic_write_text,
@@ -70,11 +71,13 @@ def _one_line(exc: BaseException) -> str:
 
 
 def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None = None, *,
-               figures_dir: str | os.PathLike | None = None, jobs: int = 1) -> PlotSummary:
+               figures_dir: str | os.PathLike | None = None, jobs: int = 1,
+               pool: cf.Executor | None = None) -> PlotSummary:
     """Draw every figure of the experiments found under ``OUT`` (or only ``experiment_ids``) into
     ``figures_dir/<id>`` (default ``OUT/<id>``); ``jobs`` > 1 draws the experiments in that many
-    spawned processes (an experiment a worker does not know, e.g. one registered at run time, is
-    drawn here).
+    spawned processes, or ``pool`` draws them in its workers (an experiment a worker does not know,
+    e.g. one registered at run time, is drawn here). The largest experiments of an archive are
+    handed out first, so that no long figure starts last.
 
     An experiment without a ``plot`` function, unknown to the registry, or without a successful
     run is listed in ``skipped``; one whose ``plot`` raises is listed in ``errors``.
@@ -83,13 +86,12 @@ def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None 
     target = out if figures_dir is None else Path(figures_dir)
     ids = experiments_in(out) if experiment_ids is None else list(experiment_ids)
     drawn: dict[str, tuple[str, list[Path] | str | None]] = {}
-    if jobs > 1 and len(ids) > 1:
-        import concurrent.futures as cf
-        import multiprocessing
-
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(ids)),
-                                    mp_context=multiprocessing.get_context("spawn")) as pool:
-            drawn = dict(zip(ids, pool.map(_plot_one, [out] * len(ids), ids, [target] * len(ids))))
+    order = largest_first(out, ids)
+    if pool is not None and len(ids) > 1:
+        drawn = dict(zip(order, pool.map(_plot_one, [out] * len(ids), order, [target] * len(ids))))
+    elif jobs > 1 and len(ids) > 1:
+        with spawn_pool(min(jobs, len(ids))) as own:
+            drawn = dict(zip(order, own.map(_plot_one, [out] * len(ids), order, [target] * len(ids))))
     summary = PlotSummary()
     for exp_id in ids:
         kind, value = drawn.get(exp_id, ("unknown", None))
@@ -102,6 +104,23 @@ def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None 
         else:
             summary.skipped.append(exp_id)
     return summary
+
+
+def spawn_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A pool of ``workers`` spawned processes (fresh interpreters: no forked threads or state)."""
+    import multiprocessing
+
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def largest_first(out: Path, ids: Sequence[str]) -> list[str]:
+    """``ids`` with the experiments of an archive ordered by the size of their rows, largest first
+    (the order work is handed to a pool: the longest jobs start first); a results directory's in
+    the given order."""
+    if not is_archive(out):
+        return list(ids)
+    size = {e: rows_path(out, e).stat().st_size if rows_path(out, e).is_file() else 0 for e in ids}
+    return sorted(ids, key=lambda e: -size[e])
 
 
 def _plot_one(out: Path, exp_id: str, target: Path) -> tuple[str, list[Path] | str | None]:
