@@ -126,3 +126,16 @@ def test_readme_headline_block_is_rewritten_in_place(evidence, tmp_path):
     (tmp_path / "plain.md").write_text("no markers")
     with pytest.raises(InvalidDataError, match="no generated headline block"):
         update_readme(tmp_path / "plain.md", evidence / "metrics")
+
+
+def test_an_archives_experiments_are_handed_out_largest_first(evidence, tmp_path):
+    from privrl.experiments.archive import ARCHIVE_MANIFEST, rows_path
+    from privrl.experiments.report import largest_first
+
+    archive = tmp_path / "metrics"
+    archive.mkdir()
+    (archive / ARCHIVE_MANIFEST).write_bytes((evidence / "metrics" / ARCHIVE_MANIFEST).read_bytes())
+    for name, size in (("small", 10), ("large", 1000), ("medium", 100)):
+        rows_path(archive, name).write_bytes(b"x" * size)
+    assert largest_first(archive, ["small", "medium", "large", "absent"]) == ["large", "medium", "small", "absent"]
+    assert largest_first(tmp_path, ["small", "large"]) == ["small", "large"]     # not an archive: as given

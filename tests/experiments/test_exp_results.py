@@ -160,3 +160,17 @@ def test_load_results_errors(tmp_path):
     (d / R.MANIFEST).write_text("[]")
     with pytest.raises(InvalidDataError, match="not a privrl run manifest"):
         R.load_results(tmp_path)
+
+
+def test_label_categories_keeps_every_value_and_turns_only_text_into_categories():
+    import pandas as pd
+
+    df = pd.DataFrame({"algorithm": ["DP-LSW", "LSW", "DP-LSW"], "value": [1.0, 2.0, 3.0], "m": [1, 2, 3],
+                       "params": ['{"a": 1}', None, '{"a": 2}']})
+    out = R.label_categories(df)
+    assert isinstance(out["algorithm"].dtype, pd.CategoricalDtype)
+    assert out["value"].dtype == float and out["m"].dtype == df["m"].dtype
+    assert out["algorithm"].astype(str).tolist() == df["algorithm"].tolist()
+    assert (out["algorithm"] == "DP-LSW").tolist() == [True, False, True]
+    assert out["params"].isna().tolist() == [False, True, False]
+    assert R.label_categories(out) is out          # already categorical: nothing to do

@@ -36,6 +36,7 @@ from privrl.experiments.registry import all_experiments
 from privrl.experiments.results import (
     atomic_write_text,
     check_results_dir,
+    label_categories,
     load_manifests,
     load_results,
 )
@@ -131,7 +132,7 @@ def _plot_one(out: Path, exp_id: str, target: Path) -> tuple[str, list[Path] | s
         return "unknown", None
     if exp.plot is None:
         return "skipped", None
-    df = load_results(out, exp_id)
+    df = label_categories(load_results(out, exp_id))
     if len(df) == 0:
         return "skipped", None
     try:
@@ -388,7 +389,7 @@ def _evaluate_claims(out: Path, exp_id: str, exp: Any, manifests: Sequence[Mappi
     if not any(m.get("status") == "ok" for m in manifests):
         return _Claims(note="No successful run to measure.")
     try:
-        df = load_results(out, exp_id)
+        df = label_categories(load_results(out, exp_id))
         scale = _scale(manifests)
         if "scale" not in df.columns and scale is not None:
             df["scale"] = scale

@@ -309,9 +309,6 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
 
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure
 
-    # the label columns as categories: the panels select on them ~120 times over ~3·10⁵ rows
-    df = df.astype({c: "category" for c in ("metric", "features", "algorithm", "schedule", "calibration")
-                    if c in df.columns})
     best = best_coefficients(df)
     fig, axes = new_figure(ncols=4, width=4.3, height=5.2, layout="constrained")
     ax1, ax2, ax3, ax4 = np.ravel(axes)
