@@ -265,3 +265,22 @@ def test_frontier_claim_is_decided_only_with_enough_seeds(seeds, tight_gap, verd
     (claim,) = frontier_claims(pd.DataFrame(rows))
     assert claim.verdict == verdict
     assert (verdict == "undecided") == bool(claim.reason)
+
+
+def test_frontier_claim_takes_a_difference_within_seed_noise_for_a_tie():
+    """Tight's mean gap a hair above sound's, well within the paired seed noise, is a tie (holds);
+    the same difference with no noise is a real loss (fails)."""
+    import pandas as pd
+
+    from privrl.offline.experiments import frontier_claims
+
+    noise = np.random.default_rng(0).normal(0.0, 0.1, size=(20, 3))
+
+    def verdict(spread: float) -> str:
+        rows = [dict(epsilon=e, calibration=cal, metric="gap", value=v, seed=s, trivial_gap=1.0)
+                for s in range(20) for j, e in enumerate((0.1, 1.0, 10.0))
+                for cal, v in (("sound", 0.2), ("tight", 0.21 + spread * noise[s, j]), ("paper", 0.3))]
+        (claim,) = frontier_claims(pd.DataFrame(rows))
+        return claim.verdict
+
+    assert verdict(1.0) == "holds" and verdict(0.0) == "fails"
