@@ -327,3 +327,21 @@ def test_accepts_trajectory_dataset(small):
     a = DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(ds, mdp.rewards, rng=3)
     b = DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(data, mdp.rewards, rng=3)
     np.testing.assert_array_equal(a.q_values_, b.q_values_)
+
+
+@pytest.mark.parametrize("spread, dense", [(0.05, False), (0.5, True), (5.0, True)])
+def test_water_levels_sorted_per_row_and_over_candidates_agree(spread, dense):
+    """Eq. (3)'s water level, by the candidates' one lexsort and by sorting every row (the path taken
+    when most entries are candidates): the same level, and Σ max(0, x − t) = hi, to 1e-9."""
+    from privrl.offline.tabular import _dense_water_levels, _water_levels
+
+    rng = np.random.default_rng(3)
+    rows = np.abs(rng.normal(0.0, 10.0, (400, 60)))
+    hi = rows.sum(axis=1) * rng.uniform(0.0, 1.0, 400) * spread / 5.0
+    top = rows.max(axis=1)
+    sparse = (rows > (top - hi)[:, None]).mean()
+    t_dense = _dense_water_levels(rows, hi, top)
+    t = _water_levels(rows, hi)
+    np.testing.assert_allclose(t, t_dense, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(np.maximum(rows - t[:, None], 0).sum(axis=1), hi, rtol=1e-9, atol=1e-9)
+    assert (sparse > 0.25) == dense      # which path _water_levels takes

@@ -182,7 +182,10 @@ def _water_levels(rows: np.ndarray, hi: np.ndarray) -> np.ndarray:
     level is the simplex projection's (Duchi et al. 2008): with the candidates ``u`` sorted down,
     ``t = (Σ_{j<=k} u_j − hi)/k`` for the largest ``k`` with ``u_k > (Σ_{j<=k} u_j − hi)/k``."""
     top = rows.max(axis=1)
-    row, col = np.nonzero(rows > (top - hi)[:, None])
+    above = rows > (top - hi)[:, None]
+    if 4 * np.count_nonzero(above) > above.size:                 # most entries are candidates (large noise)
+        return _dense_water_levels(rows, hi, top)
+    row, col = np.nonzero(above)
     u = rows[row, col]
     order = np.lexsort((-u, row))
     row, u = row[order], u[order]
@@ -195,6 +198,19 @@ def _water_levels(rows: np.ndarray, hi: np.ndarray) -> np.ndarray:
     t = top.copy()                                                 # no candidate: hi = 0, t = max
     has = k > 0
     t[has] = levels[first[has] + k[has] - 1]
+    return t
+
+
+def _dense_water_levels(rows: np.ndarray, hi: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """:func:`_water_levels` when most entries are candidates (e.g. under the paper's calibration):
+    every row sorted on its own (``np.sort`` along the rows, ~30× faster there than one ``lexsort``
+    of all candidates, and each row's sums start from 0)."""
+    u = -np.sort(-rows, axis=1)
+    levels = (np.cumsum(u, axis=1) - hi[:, None]) / np.arange(1, rows.shape[1] + 1)
+    k = np.count_nonzero(u > levels, axis=1)
+    t = top.copy()                                                 # no candidate: hi = 0, t = max
+    has = np.flatnonzero(k > 0)
+    t[has] = levels[has, k[has] - 1]
     return t
 
 
