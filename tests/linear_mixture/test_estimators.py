@@ -221,7 +221,7 @@ def test_jdp_structure_learner_only_sees_releases():
     fitted = {name for name in vars(est) if name.endswith("_")}
     assert fitted == {"regret_", "cumulative_regret_", "policy_", "theta_p_", "theta_r_", "beta_p_", "beta_r_",
                       "constants_", "regret_bound_", "privatizer_parameters_", "privacy_ledger_", "paper_epsilon_",
-                      "saturated_", "noise_std_"}
+                      "saturated_", "near_uniform_", "policy_tv_from_uniform_", "noise_std_"}
 
 
 def test_ldp_messages_are_contributions_plus_fresh_noise():

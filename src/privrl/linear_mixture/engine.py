@@ -61,6 +61,9 @@ __all__ = ["fit_many", "plan_once", "softmax", "spd_inverse"]
 _BLOCK = 256
 #: actions within TIE_TOL·H of max_a Q count as maximisers (tie-break, Algorithm 1 line 12)
 TIE_TOL = 1e-12
+#: a PO learner whose last policy is within this total variation of uniform at every step and state
+#: still plays (about) uniformly: the stuck learner, whose regret it then shares (UtilityWarning)
+NEAR_UNIFORM_TV = 0.1
 _I = np.int64
 
 
@@ -483,4 +486,19 @@ class _Lockstep:
                     "linear. The shift 2*Upsilon*I of the private Gram and the radii beta swamp the data: use "
                     "constants='practical' (or a smaller beta_scale or noise_term_scale), a larger budget, or more "
                     "episodes.",
+                    UtilityWarning, stacklevel=5)
+            # PO: the total variation of the last policy from uniform, max over (h, s) — post-processing
+            # of the policy the released statistics produced (unreached states keep the uniform fill)
+            est.policy_tv_from_uniform_ = (float(0.5 * np.abs(est.policy_ - 1.0 / self.A).sum(axis=-1).max())
+                                           if run.is_po else math.nan)
+            est.near_uniform_ = bool(run.is_po and not est.saturated_
+                                     and est.policy_tv_from_uniform_ <= NEAR_UNIFORM_TV)
+            if est.near_uniform_:
+                warnings.warn(
+                    f"{type(est).__name__}: weak output: the last policy is within total variation "
+                    f"{est.policy_tv_from_uniform_:.2g} of uniform play at every step and state, so the learner "
+                    "played about as the uniform (stuck) learner does and its regret is no better. The "
+                    "mirror-descent steps on the noisy Q estimates cancelled out (the action gaps are small next to "
+                    "the privacy noise and the bonus): use more episodes or a larger budget; LinOpt-VI's greedy step "
+                    "commits to the estimated best action instead.",
                     UtilityWarning, stacklevel=5)

@@ -202,7 +202,9 @@ class _LinOpt(PrivateEstimator):
         """Run K episodes online on ``env`` (a :class:`LinearMixtureMDP` or a gymnasium env with known
         features); sets ``regret_`` (per-episode exact pseudo-regret), ``cumulative_regret_``,
         ``policy_``, ``theta_p_``, ``theta_r_``, ``beta_p_``, ``beta_r_`` (per step), ``constants_``,
-        ``regret_bound_``, ``saturated_``, ``privatizer_parameters_``, ``noise_std_``,
+        ``regret_bound_``, ``saturated_``, ``near_uniform_`` and ``policy_tv_from_uniform_`` (PO: the
+        last policy within total variation ``engine.NEAR_UNIFORM_TV`` of uniform everywhere; NaN for
+        VI), ``privatizer_parameters_``, ``noise_std_``,
         ``privacy_ledger_``. ``callback(k, Q=, V=, policy=, stats=)``, if given, sees what the learner
         holds in episode k (released statistics only) — for diagnostics and tests. Many runs at once:
         :func:`~privrl.linear_mixture.engine.fit_many`."""

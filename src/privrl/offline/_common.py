@@ -335,8 +335,11 @@ def tabular_utility_problem(q_values: np.ndarray, policy: np.ndarray, counts: np
     released (noisy, post-processed) counts, never the raw data: a cell is visited when its counts
     sum above ``threshold``. Causes: no visited cell; the tie-break action (all Q-values tie, action
     0) in at least 90 % of the visited cells; the policy equal to the behaviour-cloned action
-    ``behaviour`` ``(H,S)`` (argmax of the released visit counts) at every visited cell; a pessimistic
-    value of 0 — the trivial estimate — at every visited start state (``values[0]``)."""
+    ``behaviour`` ``(H,S)`` (argmax of the released visit counts) at every visited cell; one constant
+    action at every visited cell that is the behaviour-cloned one at 90 % of them or more (the other
+    actions' counts lost in the noise: a constant imitation of the logging policy's mode, which
+    can be worse than the logging policy); a pessimistic value of 0 — the trivial estimate — at
+    every visited start state (``values[0]``)."""
     visited = counts.sum(axis=-1) > threshold
     if not visited.any():
         return "no (h, s) has released visit counts above the count threshold: nothing was learned from the data"
@@ -348,6 +351,14 @@ def tabular_utility_problem(q_values: np.ndarray, policy: np.ndarray, counts: np
     if behaviour is not None and np.array_equal(policy[visited], behaviour[visited]):
         return ("the policy equals the behaviour-cloned action (the most logged one) at every visited (h, s): "
                 "the data taught it nothing beyond imitating the logging policy's most frequent choice")
+    played = np.unique(policy[visited])
+    if behaviour is not None and played.size == 1 and q_values.shape[-1] > 1:
+        share = float(np.mean(behaviour[visited] == played[0]))
+        if share >= 0.9:
+            return (f"the policy plays one action ({int(played[0])}) at every visited (h, s), the most logged one at "
+                    f"{share:.0%} of them: the released counts of the other actions are too thin for the noise, so "
+                    "pessimism left only the logging policy's favourite, a constant policy that can be worse than "
+                    "the logging policy itself")
     if not np.any(values[0][visited[0]] > 0):
         return ("the pessimistic value estimate is 0 at every visited start state: no better than the trivial "
                 "estimate 0")

@@ -14,6 +14,19 @@ Two ways a private value estimate can be useless without saying so:
   squared distance of the released values outside [0, F_max] exceeding U(F_max/2) =
   (0.3556 F_max)² therefore means (in expectation over the states) a noise std of at least
   F_max/2: :data:`NOISE_DOMINATED_RMS`.
+* **No better than the zero estimate.** The zero estimate has squared error mean_s V_s², the
+  release about mean_s s_s² (noise variance s_s² at state s). With V̂_s = V_s + e_s,
+  E V̂_s² = V_s² + s_s², so max(V̂_s² − s_s², 0) estimates V_s², and the release is no better than
+  zero (in expectation) when mean_s s_s² ≥ mean_s max(V̂_s² − s_s², 0)
+  (:func:`noise_exceeds_signal`). The Monte Carlo group values pass their public noise variances
+  (from the public noise scale and the released counts); their values are clipped to [0, F_max],
+  so their error is taken as the least a clipped value with that noise std can have, whatever its
+  true value (:func:`clipped_error_floor`; s²/2 for small s, F_max²/4 for large s). For DP-LSW / DP-LSL, whose σ_X is
+  data-dependent, the noise variance is read off the release: the true values lie in [0, F_max],
+  so E(V_s + e_s)₋² ≤ s²/2 (and likewise above F_max), and 2·(the mean squared distance of the
+  released values outside [0, F_max]) is a lower estimate of the noise variance
+  (:func:`outside_noise_variance`). Values near 0 relative to the noise — FrozenLake's, most of
+  which are below 0.1 — are where this bites before the F_max/2 check does.
 * **Shrunk to zero by regularisation** (DP-LSL's ridge). θ^λ = (ΦᵀΓ_XΦ + cI)^{-1}ΦᵀΓ_X F_X,
   c = λ/(2m), keeps a fraction e/(e + c) of the least-squares fit along an eigen-direction of
   ΦᵀΓ_XΦ with eigenvalue e: at least 10% iff e ≥ c/9. The eigenvalues are at most
@@ -29,7 +42,8 @@ import math
 
 import numpy as np
 
-__all__ = ["NOISE_DOMINATED_RMS", "outside_rms", "directions_kept", "KEPT_FRACTION"]
+__all__ = ["NOISE_DOMINATED_RMS", "outside_rms", "directions_kept", "KEPT_FRACTION", "noise_exceeds_signal",
+           "outside_noise_variance", "clipped_error_floor"]
 
 
 def _edge_excursion(a: float) -> float:
@@ -49,6 +63,43 @@ def outside_rms(values: np.ndarray, f_max: float) -> float:
     """RMS over the states of the distance of the released values to [0, F_max], in units of F_max."""
     values = np.asarray(values, dtype=float)
     return float(np.sqrt(np.mean((values - np.clip(values, 0.0, f_max)) ** 2)) / f_max)
+
+
+def outside_noise_variance(values: np.ndarray, f_max: float) -> float:
+    """A lower estimate of the noise variance of released values whose true values lie in
+    [0, F_max]: twice their mean squared distance to [0, F_max] (module docstring)."""
+    return 2.0 * (outside_rms(values, f_max) * f_max) ** 2
+
+
+def noise_exceeds_signal(values: np.ndarray, noise_var: np.ndarray | float,
+                         error: np.ndarray | float | None = None) -> bool:
+    """Whether a released value estimate is no better than the zero estimate in expectation: its
+    mean squared error ``error`` (per state; default the noise variance) is at least the mean of
+    max(V̂_s² − s_s², 0), the estimate of mean_s V_s² — the zero estimate's squared error (module
+    docstring). ``noise_var`` s_s² per state or one number."""
+    values = np.asarray(values, dtype=float)
+    noise = np.broadcast_to(np.asarray(noise_var, dtype=float), values.shape)
+    err = noise if error is None else np.broadcast_to(np.asarray(error, dtype=float), values.shape)
+    return bool(values.size and np.mean(err) >= np.mean(np.maximum(values ** 2 - noise, 0.0)))
+
+
+_normal_cdf = np.frompyfunc(lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0)), 1, 1)
+
+
+def clipped_error_floor(std: np.ndarray, f_max: float, grid: int = 41) -> np.ndarray:
+    """min over V ∈ [0, F_max] of E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), per std s: the least
+    squared error a value clipped to [0, F_max] with noise std s has, whatever its true value.
+    With a = −V/s, b = (F_max − V)/s and z standard normal it is s²·E clip(z, a, b)² =
+    s²[Φ(b) − Φ(a) − bφ(b) + aφ(a) + a²Φ(a) + b²(1 − Φ(b))]; the minimum over a grid of V
+    (s²/2 for s ≪ F_max, about 0.46·s² at s = F_max/2, F_max²/4 as s → ∞)."""
+    std = np.asarray(std, dtype=float)
+    s = np.clip(std, 1e-12 * f_max, 1e6 * f_max).reshape(-1, 1)
+    v = np.linspace(0.0, f_max, grid).reshape(1, -1)
+    a, b = np.maximum(-v / s, -40.0), np.minimum((f_max - v) / s, 40.0)   # beyond ±40 the tails vanish
+    cdf_a, cdf_b = (_normal_cdf(a).astype(float), _normal_cdf(b).astype(float))
+    pdf_a, pdf_b = (np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi) for x in (a, b))
+    inner = cdf_b - cdf_a - b * pdf_b + a * pdf_a + a * a * cdf_a + b * b * (1.0 - cdf_b)
+    return np.where(std > 0, (s * s * inner).min(axis=1).reshape(std.shape), 0.0)
 
 
 def directions_kept(features: np.ndarray, relevance: np.ndarray, lam: float, m: int, visits: int, *,

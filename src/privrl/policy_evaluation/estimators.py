@@ -36,7 +36,13 @@ from privrl.policy_evaluation.bounds import (
     terminal_states,
 )
 from privrl.policy_evaluation.calibration import EPSILON_CAP
-from privrl.policy_evaluation.diagnostics import NOISE_DOMINATED_RMS, directions_kept, outside_rms
+from privrl.policy_evaluation.diagnostics import (
+    NOISE_DOMINATED_RMS,
+    directions_kept,
+    noise_exceeds_signal,
+    outside_noise_variance,
+    outside_rms,
+)
 from privrl.policy_evaluation.mechanism import (
     DPLSLMechanism,
     DPLSWMechanism,
@@ -399,10 +405,14 @@ def _utility(est: Any, mech: _SmoothedRelease, m: int, visits: int) -> dict[str,
     """The public utility diagnostics of a fit (:mod:`~privrl.policy_evaluation.diagnostics`):
     ``outside_rms`` (RMS distance of V̂ outside [0, F_max], in units of F_max), ``noise_dominated``
     (above :data:`NOISE_DOMINATED_RMS`: a noise std of at least F_max/2, no better than the constant
-    F_max/2) and, for LSL, ``directions_kept`` (at most this many of the d directions keep 10% of
+    F_max/2), ``no_better_than_zero`` (the noise variance read off the values outside [0, F_max]
+    is at least the signal the values carry: :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`)
+    and, for LSL, ``directions_kept`` (at most this many of the d directions keep 10% of
     their unregularised size) and ``shrunk`` (at most half do)."""
     out: dict[str, Any] = {"outside_rms": outside_rms(est.values_, est.F_max_)}
     out["noise_dominated"] = bool(mech.is_private and out["outside_rms"] >= NOISE_DOMINATED_RMS)
+    out["no_better_than_zero"] = bool(mech.is_private and noise_exceeds_signal(
+        est.values_, outside_noise_variance(est.values_, est.F_max_)))
     if isinstance(mech, DPLSLMechanism):
         d = mech.features.shape[1]
         kept = directions_kept(mech.features, mech.relevance, mech.lam, m, visits, phi_norm=mech.phi_norm)
@@ -417,7 +427,8 @@ def utility_text(utility: dict[str, Any]) -> str:
         parts.append(f"at most {utility['directions_kept']} of {utility['n_directions']} directions keep 10% of "
                      "their unregularised size" + (" (shrunk towards zero)" if utility["shrunk"] else ""))
     parts.append(f"RMS distance of the values outside [0, F_max] = {utility['outside_rms']:.3g} F_max"
-                 + (f" (≥ {NOISE_DOMINATED_RMS:.3g}: noise-dominated)" if utility["noise_dominated"] else ""))
+                 + (f" (≥ {NOISE_DOMINATED_RMS:.3g}: noise-dominated)" if utility["noise_dominated"] else
+                    " (no better than the zero estimate)" if utility.get("no_better_than_zero") else ""))
     return "; ".join(parts)
 
 
@@ -425,7 +436,9 @@ def _warn_utility(est: Any) -> None:
     """UtilityWarning for a degenerate release, judged on public quantities and the release only
     (:mod:`~privrl.policy_evaluation.diagnostics`): (i) the released V̂ = Φθ̂ lies so far outside
     [0, F_max] that its noise std is at least F_max/2 — no better than the constant F_max/2;
-    (ii) DP-LSL's ridge term leaves at most half of the directions of the fit 10% of their size."""
+    else (i') the noise variance that distance indicates is at least the values' signal — no
+    better than the zero estimate; (ii) DP-LSL's ridge term leaves at most half of the directions
+    of the fit 10% of their size."""
     owner = type(est).__name__
     utility = est.utility_
     if utility["noise_dominated"]:
@@ -435,6 +448,14 @@ def _warn_utility(est: Any) -> None:
             "of at least F_max/2. More trajectories, a larger epsilon, a tighter public F_max, fewer features or "
             "state aggregation, weights that leave out rarely visited states, calibration='tight' or "
             "constants='practical' reduce it.", UtilityWarning, stacklevel=3)
+    elif utility.get("no_better_than_zero"):
+        warnings.warn(
+            f"{owner}: the released estimate is no better than the zero estimate: the spread of its values below 0 "
+            f"and above F_max (RMS {utility['outside_rms']:.2g} F_max), which only the privacy noise produces, "
+            "indicates a noise variance at least the signal the values carry (true values small next to the "
+            "noise). More trajectories, a larger epsilon, fewer features or state aggregation, weights that leave "
+            "out rarely visited states, calibration='tight' or constants='practical' reduce it.",
+            UtilityWarning, stacklevel=3)
     if utility.get("shrunk"):
         warnings.warn(
             f"{owner}: the estimate is shrunk towards zero by the ridge term "

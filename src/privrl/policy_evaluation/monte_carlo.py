@@ -74,6 +74,7 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
+from privrl.policy_evaluation.diagnostics import clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
 from privrl.policy_evaluation.statistics import discounted_returns, first_visit_statistics
 from privrl.privacy import events
@@ -354,12 +355,21 @@ class _MonteCarlo(Estimator):
 def _utility(est: dict[str, Any], mech: MonteCarloMechanism) -> dict[str, Any]:
     """Public diagnostics: the noise std of Ĵ and whether it reaches F_max/2 (then Ĵ is no better
     than the trivial F_max/2, whose error is at most F_max/2 for every value in [0, F_max]); per
-    group, how many have a noise std (from the released counts) of at least F_max/2."""
+    group, how many have a noise std (from the released counts) of at least F_max/2, and whether the
+    group values as a whole are no better than the zero estimate (the least error their clipped noise
+    can cause, whatever the true values, at least the signal max(V̂_g² − s_g², 0) they carry:
+    :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`) — post-processing of the
+    release and the public noise scale only."""
     half = mech.F_max / 2.0
     out: dict[str, Any] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}
     if "group_std" in est:
+        std = np.minimum(est["group_std"], 1e154)           # finite: ∞ where Ñ_g < 1
+        error = clipped_error_floor(std, mech.F_max) if mech.is_private else np.zeros_like(std)
         out.update(n_groups=mech.n_groups, groups_noise_dominated=int(np.sum(est["group_std"] >= half)),
-                   group_std_median=float(np.median(est["group_std"])))
+                   group_std_median=float(np.median(est["group_std"])),
+                   group_error_rms=float(np.sqrt(np.mean(error))),
+                   groups_no_better_than_zero=mech.is_private and noise_exceeds_signal(est["group_values"], std ** 2,
+                                                                                       error))
     return out
 
 
@@ -369,7 +379,9 @@ def utility_text(utility: dict[str, Any]) -> str:
                                                               if utility["noise_dominated"] else "")
     if "n_groups" in utility:
         text += (f"; {utility['groups_noise_dominated']} of {utility['n_groups']} group values noise-dominated "
-                 f"(std ≥ F_max/2), median group std {utility['group_std_median']:.3g}")
+                 f"(std ≥ F_max/2), median group std {utility['group_std_median']:.3g}"
+                 + ("; the group values are no better than the zero estimate"
+                    if utility.get("groups_no_better_than_zero") else ""))
     return text
 
 
@@ -461,3 +473,10 @@ def _warn_utility(est: Any) -> None:
                       "noise std of at least F_max/2 (judged from the released counts): they are no better than the "
                       "constant F_max/2. Fewer, larger groups, a smaller max_groups_per_trajectory, more trajectories "
                       "or a larger epsilon reduce it.", UtilityWarning, stacklevel=3)
+    elif utility.get("groups_no_better_than_zero"):
+        warnings.warn(f"{owner}: the group values are no better than the zero estimate: their noise (an RMS error "
+                      f"of at least {utility['group_error_rms']:.2g}, judged from the released counts) is at least the "
+                      "signal they carry (most of the error sits in rarely entered groups, whose values are then "
+                      "near-random in [0, F_max]). Fewer, larger groups (merge the rare states), a smaller "
+                      "max_groups_per_trajectory, more trajectories or a larger epsilon reduce it.",
+                      UtilityWarning, stacklevel=3)

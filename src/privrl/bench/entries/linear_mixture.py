@@ -33,8 +33,12 @@ def _read(est: Any) -> Output:
 
 
 def _notes(est: Any) -> list[str]:
-    return ["UtilityWarning: degenerate output: the learner's optimistic values saturate (linear regret)"] \
-        if getattr(est, "saturated_", False) else []
+    if getattr(est, "saturated_", False):
+        return ["UtilityWarning: degenerate output: the learner's optimistic values saturate (linear regret)"]
+    if getattr(est, "near_uniform_", False):
+        return ["UtilityWarning: weak output: the last policy is within total variation … of uniform play at every "
+                "step and state"]
+    return []
 
 
 def _estimator(cls: type, privatizer: str, calibration: str, task_input: TaskInput, budget: Any) -> Any:
@@ -79,7 +83,7 @@ def fit_batch(calls: Sequence[tuple]) -> list[Any]:
         runs.append((i, est, task_input.model, rng))
     if runs:
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # saturation is read from each learner's saturated_
+            warnings.simplefilter("ignore")      # read from each learner's saturated_ / near_uniform_
             fit_many([r[1] for r in runs], [r[2] for r in runs], [r[3] for r in runs], reachable_only=True)
     for i, est, _, _ in runs:
         out[i] = Fitted(_read(est), estimator=est, ledger=est.privacy_ledger_ if est.is_private else None,
