@@ -22,6 +22,9 @@ Every audit is one fixed number of fits per input, decided before it runs (the t
 the budget :data:`~privrl.bench.spec.AUDIT_BUDGET`: the mechanism's code is the same at every
 budget, so one audit per (task, entry) checks it.
 
+An uncertified reference (:meth:`~privrl.bench.spec.Entry.uncertified`) is not audited: it claims
+no ε for the task's unit, so there is no claim to hold it to.
+
 An entry whose ε_lower exceeds its claimed ε is flagged (``VIOLATION``): with probability ≥ 95 %
 the code spends more than it claims. A consistent audit is not a proof of privacy.
 
@@ -140,6 +143,10 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
     why = entry.refusal(task)
     if why is not None:
         return RunResult([{**base, "value": math.nan, "outcome": "refused", "reason": why}], calibration="none")
+    if entry.uncertified(task) is not None:      # it claims no ε for the task's unit: nothing to hold it to
+        return RunResult([{**base, "value": math.nan, "outcome": "not audited",
+                           "reason": "an uncertified reference: it claims no ε for the task's privacy unit"}],
+                         calibration="none")
     if entry.audit_target is not None:
         res = release_audit(entry.audit_target, grid.value, delta)
         method, trials = f"release target {entry.audit_target}", res.trials
