@@ -1,7 +1,8 @@
 """``privrl bench``: listing, a small certified run that resumes, the audit's flag on a deliberately
-broken entry (noise ÷ 10), the plugin example of ``docs/bench.md`` through the benchmark and the
-audit, the uncertified reference row of the Balle-style baseline, and the coverage of every private
-estimator. The whole ``--quick`` suite is ``slow``."""
+broken entry (noise ÷ 10) and on the broken copy of the plugin example, the plugin example of
+``docs/bench.md`` through the benchmark and the audit, the uncertified reference row of the
+Balle-style baseline, and the coverage of every private estimator. The whole ``--quick`` suite is
+``slow``."""
 
 from __future__ import annotations
 
@@ -153,6 +154,36 @@ def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
     assert (board["entry"] == "laplace-planner").sum() == 1           # pure ε: no ρ cell
     assert row["audit_verdict"] == "consistent" and 0.0 <= row["epsilon_lower"] <= row["claimed_epsilon"]
     assert row["raw_mean"] < _row(board, "uniform-policy", "none")["raw_mean"]
+
+
+def test_the_audit_flags_the_plugin_with_a_tenth_of_its_noise():
+    """The example plugin releases its noisy counts (5 000 on the audit instance; one trajectory
+    replaced moves 20 of them by 1): on the task's audit pair, with 500 fits per input and the
+    audit's generator seeded 0, its broken copy (Laplace scale 2 instead of 20, the same ledger) has
+    ε_lower > its claim of 1 (1.50 measured; 1.16–1.79 over seeds 0–9), the honest plugin 0."""
+    import numpy as np
+
+    from privrl import registry
+    from privrl._rng import derive_seed
+    from privrl.bench.audit import audit_entry
+    from privrl.bench.plugins import load_plugin
+
+    try:
+        honest = load_plugin(PLUGIN)
+    finally:
+        registry.storage("bench-entry").pop("laplace-planner", None)
+    task = get_task("random-tabular")
+    results = {}
+    for entry in (honest, broken(honest)):
+        pair = task.audit_pair(np.random.default_rng(derive_seed("bench", task.name, "audit")))
+        for inp in pair:
+            inp.delta = task.delta_for("full")
+        results[entry.name] = audit_entry(entry, pair, Budget("eps", 1.0), trials=500, rng=np.random.default_rng(0))
+    good, bad = results["laplace-planner"], results["laplace-planner[noise÷10]"]
+    assert good.claimed_epsilon == bad.claimed_epsilon == pytest.approx(1.0, abs=1e-3)
+    assert bad.verdict == "VIOLATION" and bad.epsilon_lower > bad.claimed_epsilon
+    assert bad.statistic == "noise_free_difference"
+    assert good.verdict == "consistent" and good.epsilon_lower <= good.claimed_epsilon
 
 
 def test_the_balle_baseline_is_an_uncertified_reference_on_both_control_tasks():
