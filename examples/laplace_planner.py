@@ -16,9 +16,12 @@ induction with the task's public reward table, and the greedy policy.
 
 The plugin protocol (``docs/bench.md``): the class attributes ``settings`` and ``privacy_unit``, a
 keyword constructor taking ``budget``, ``fit(task_input, *, rng)``, a ``privacy_ledger_`` and the
-answer of its setting (``policy_``), and ``release_`` (the Q-function the black-box audit compares).
-As a :class:`privrl.base.PrivateEstimator` that draws its noise through its fit's ``Releaser``, the
-audit can give it its noise source (and :func:`privrl.bench.audit.broken` can scale that noise).
+answer of its setting (``policy_``), and ``release_``: the numbers the black-box audit compares,
+here the noisy counts themselves — what the mechanism releases (the planned Q-function is
+post-processing of them, and moves far less than the noise between neighbouring datasets, which
+would hide a miscalibrated noise from the audit). As a :class:`privrl.base.PrivateEstimator` that
+draws its noise through its fit's ``Releaser``, the audit can give it its noise source (and
+:func:`privrl.bench.audit.broken` can scale that noise).
 """
 
 from __future__ import annotations
@@ -87,5 +90,5 @@ class LaplacePlanner(PrivateEstimator):
         Q, V = backward_induction(P, np.asarray(task_input["reward"], dtype=float))
         self.q_values_ = Q
         self.policy_ = Q.argmax(axis=-1)
-        self.release_ = Q                         # what the benchmark's black-box audit compares
+        self.release_ = counts                    # the mechanism's release: what the black-box audit compares
         return self

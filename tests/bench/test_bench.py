@@ -1,10 +1,13 @@
 """``privrl bench``: listing, a small certified run that resumes, the audit's flag on a deliberately
-broken entry (noise ÷ 10), the plugin example of ``docs/bench.md`` through the benchmark and the
-audit, and the coverage of every private estimator. The whole ``--quick`` suite is ``slow``."""
+broken entry (noise ÷ 10) and on the broken copy of the plugin example, the plugin example of
+``docs/bench.md`` through the benchmark and the audit, the uncertified reference row of the
+Balle-style baseline, and the coverage of every private estimator. The whole ``--quick`` suite is
+``slow``."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -41,9 +44,9 @@ def test_list_names_every_task_and_entry(capsys):
         assert f"  {name} " in out, name
 
 
-#: private entries that appear only as refused: the Balle-style baseline of Wang & Hegde's Figure 2
-#: protects one trajectory, the control tasks' unit is the reward function
-REFUSED_BY_DESIGN = {"balle-q-learning"}
+#: private entries that appear only as uncertified references: the Balle-style baseline of Wang &
+#: Hegde's Figure 2 protects one transition, the control tasks' unit is the reward function
+UNCERTIFIED_BY_DESIGN = {"balle-q-learning": ["centerwalk", "centerwalk-slow"]}
 
 
 def test_every_private_estimator_runs_on_at_least_two_tasks():
@@ -53,8 +56,9 @@ def test_every_private_estimator_runs_on_at_least_two_tasks():
     for entry in private:
         listed = [t.name for t in tasks if entry.why_not(t) is None]
         runs = [t for t in listed if entry.refusal(get_task(t)) is None]
-        assert len(listed) >= 2, (entry.name, listed)
-        assert (len(runs) >= 2) != (entry.name in REFUSED_BY_DESIGN), (entry.name, runs)
+        uncertified = [t for t in runs if entry.uncertified(get_task(t)) is not None]
+        assert len(runs) >= 2, (entry.name, runs)
+        assert uncertified == UNCERTIFIED_BY_DESIGN.get(entry.name, []), (entry.name, uncertified)
 
 
 def test_every_task_runs_its_trivial_and_reference_entries():
@@ -70,10 +74,17 @@ def test_normalised_score_is_undefined_on_an_inverted_scale():
     assert math.isnan(normalised(0.5, trivial=0.1, reference=0.2, lower_is_better=True))
 
 
-def test_a_private_entry_whose_unit_is_not_the_tasks_is_refused():
-    why = get_entry("balle-q-learning").refusal(get_task("centerwalk"))
-    assert why is not None and "trajectory" in why and "reward_function" in why
-    assert get_entry("dp-q-learning").refusal(get_task("centerwalk")) is None
+def test_a_private_entry_whose_unit_is_not_the_tasks_is_refused_unless_declared_an_uncertified_reference():
+    balle, online = get_entry("balle-q-learning"), get_task("e1-hard")
+    why = balle.refusal(online)          # a unit it is not declared a reference for: refused
+    assert why is not None and "trajectory" in why and "user_episode" in why
+    assert balle.uncertified(online) is None
+    control = get_task("centerwalk")
+    assert balle.refusal(control) is None and "one transition" in balle.uncertified(control)
+    dp = get_entry("dp-q-learning")
+    assert dp.refusal(control) is None and dp.uncertified(control) is None
+    with pytest.raises(ValueError, match="uncertified_reason"):
+        replace(dp, name="x", uncertified_units=("trajectory",))      # a reference says why
 
 
 def test_plan_runs_private_entries_at_their_budget_kinds_only():
@@ -145,6 +156,86 @@ def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
     assert row["raw_mean"] < _row(board, "uniform-policy", "none")["raw_mean"]
 
 
+def test_the_audit_flags_the_plugin_with_a_tenth_of_its_noise():
+    """The example plugin releases its noisy counts (5 000 on the audit instance; one trajectory
+    replaced moves 20 of them by 1): on the task's audit pair, with 500 fits per input and the
+    audit's generator seeded 0, its broken copy (Laplace scale 2 instead of 20, the same ledger) has
+    ε_lower > its claim of 1 (1.50 measured; 1.16–1.79 over seeds 0–9), the honest plugin 0."""
+    import numpy as np
+
+    from privrl import registry
+    from privrl._rng import derive_seed
+    from privrl.bench.audit import audit_entry
+    from privrl.bench.plugins import load_plugin
+
+    try:
+        honest = load_plugin(PLUGIN)
+    finally:
+        registry.storage("bench-entry").pop("laplace-planner", None)
+    task = get_task("random-tabular")
+    results = {}
+    for entry in (honest, broken(honest)):
+        pair = task.audit_pair(np.random.default_rng(derive_seed("bench", task.name, "audit")))
+        for inp in pair:
+            inp.delta = task.delta_for("full")
+        results[entry.name] = audit_entry(entry, pair, Budget("eps", 1.0), trials=500, rng=np.random.default_rng(0))
+    good, bad = results["laplace-planner"], results["laplace-planner[noise÷10]"]
+    assert good.claimed_epsilon == bad.claimed_epsilon == pytest.approx(1.0, abs=1e-3)
+    assert bad.verdict == "VIOLATION" and bad.epsilon_lower > bad.claimed_epsilon
+    assert bad.statistic == "noise_free_difference"
+    assert good.verdict == "consistent" and good.epsilon_lower <= good.claimed_epsilon
+
+
+def test_the_balle_baseline_is_an_uncertified_reference_on_both_control_tasks():
+    """Wang & Hegde's Figure 2 baseline on the paper's task: each control cell is fitted and scored,
+    its outcome is 'uncertified' with the reason, no ε and no ledger or budget in its result (so
+    no manifest certifies it), and no audit of it is planned or run."""
+    import numpy as np
+
+    from privrl.bench.audit import audit_cell
+    from privrl.bench.running import Cell, run_cell
+    from privrl.experiments.spec import RunContext
+
+    entry = get_entry("balle-q-learning")
+    for name in UNCERTIFIED_BY_DESIGN["balle-q-learning"]:
+        task = get_task(name)
+        ctx = RunContext("bench", 0, 0, "quick", np.random.default_rng(0))
+        res = run_cell(Cell(name, entry.name, "eps=1", "score", "quick").params(), ctx)
+        [row] = res.rows
+        assert row["outcome"] == "uncertified" and "reward function" in row["reason"], name
+        assert math.isfinite(row["value"]) and row["metric"] == "return", name        # scored
+        assert math.isnan(row["epsilon"]) and math.isnan(row["rho"]), name             # claims no ε
+        assert res.ledger is None and res.budget is None and res.extra["certified"] is False, name
+        specs = plan([task], [entry], [Budget("eps", 1.0)], profile="quick", seeds=1, audit=True)
+        assert {s.params["mode"] for s in specs if s.params["entry"] == entry.name} == {"score"}, name
+        [audit_row] = audit_cell(Cell(name, entry.name, "eps=1", "audit", "quick"), ctx).rows
+        assert audit_row["outcome"] == "not audited" and "claimed" not in audit_row and "verdict" not in audit_row
+
+
+def test_the_board_labels_an_uncertified_reference_and_never_meets_its_budget(tmp_path, capsys):
+    """Through the command line with --audit on centerwalk: the Balle-style row is scored, labelled,
+    its ε cell says 'not DP for this unit' (never an ε), its status is never 'ok', and its audit
+    column is empty (exit code 0: nothing flagged)."""
+    from privrl.bench.leaderboard import UNCERTIFIED_MARK
+
+    code, board = _bench(tmp_path, "--tasks", "centerwalk", "--algorithms", "balle-q-learning", "--budgets",
+                         "eps=1,eps=10", "--audit")
+    assert code == 0
+    for budget in ("eps=1", "eps=10"):
+        row = _row(board, "balle-q-learning", budget)
+        assert row["status"] == "uncertified" and math.isnan(row["epsilon_spent"]), budget
+        assert math.isfinite(row["raw_mean"]) and "one transition" in row["reason"], budget
+        assert math.isnan(row["epsilon_lower"]) and not isinstance(row["audit_verdict"], str), budget
+    lines = [ln for ln in (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+             if ln.startswith("| Balle-style")]
+    assert len(lines) == 2
+    for line in lines:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        assert cells[0] == "Balle-style Q-learning (uncertified reference)"
+        assert cells[2].startswith(f"{UNCERTIFIED_MARK}: its ε protects one transition") and cells[3] == "—"
+        assert cells[4] != "—"                                               # the return is shown
+
+
 def test_a_plugin_that_does_not_follow_the_protocol_is_a_one_line_error():
     from privrl.errors import InvalidParameterError
 
@@ -186,7 +277,8 @@ def test_every_private_entry_spends_privacy_on_its_audit_pair(task):
     pair = t.audit_pair(np.random.default_rng(0))
     budget = Budget("eps", 1.0).privacy_budget(1e-5)
     for entry in all_entries().values():
-        if not entry.is_private or entry.why_not(t) is not None or entry.refusal(t) is not None:
+        if not entry.is_private or entry.why_not(t) is not None or entry.refusal(t) is not None \
+                or entry.uncertified(t) is not None:
             continue
         for inp in pair:
             inp.delta = 1e-5

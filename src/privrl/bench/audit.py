@@ -22,6 +22,9 @@ Every audit is one fixed number of fits per input, decided before it runs (the t
 the budget :data:`~privrl.bench.spec.AUDIT_BUDGET`: the mechanism's code is the same at every
 budget, so one audit per (task, entry) checks it.
 
+An uncertified reference (:meth:`~privrl.bench.spec.Entry.uncertified`) is not audited: it claims
+no ε for the task's unit, so there is no claim to hold it to.
+
 An entry whose ε_lower exceeds its claimed ε is flagged (``VIOLATION``): with probability ≥ 95 %
 the code spends more than it claims. A consistent audit is not a proof of privacy.
 
@@ -82,10 +85,14 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
         ledger = _fit(entry, inp, budget, np.random.default_rng(fit_seed), None).ledger
         claims.append(math.inf if ledger is None else float(ledger.epsilon(delta)))
 
+    # the noise-free difference replaces the projection on the selection half's mean difference (the
+    # same test with the exact direction): fitted on a few hundred fits of a release of thousands of
+    # numbers (a count table), that projection separates the selection half perfectly, wins the choice of
+    # statistic and then fails on the evaluation half
     statistics: list[Any] = ["projection", "coordinate", "norm"]
     if entry.takes_noise:
         try:
-            statistics.insert(0, _noise_free_difference(entry, pair, budget, fit_seed))
+            statistics[0] = _noise_free_difference(entry, pair, budget, fit_seed)
         except Exception:  # noqa: BLE001 - an entry that cannot fit without noise keeps the other statistics
             pass
 
@@ -140,6 +147,10 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
     why = entry.refusal(task)
     if why is not None:
         return RunResult([{**base, "value": math.nan, "outcome": "refused", "reason": why}], calibration="none")
+    if entry.uncertified(task) is not None:      # it claims no ε for the task's unit: nothing to hold it to
+        return RunResult([{**base, "value": math.nan, "outcome": "not audited",
+                           "reason": "an uncertified reference: it claims no ε for the task's privacy unit"}],
+                         calibration="none")
     if entry.audit_target is not None:
         res = release_audit(entry.audit_target, grid.value, delta)
         method, trials = f"release target {entry.audit_target}", res.trials
@@ -160,7 +171,9 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
 
 def broken(entry: Entry, factor: float = 1.0 / NOISE_DIVISOR) -> Entry:
     """``entry`` with its privacy noise multiplied by ``factor`` (÷ 10 by default) and its claim
-    unchanged: the negative control the audit must flag. Named ``<name>[noise÷10]``."""
+    unchanged: the negative control the audit must flag. Named ``<name>[noise÷10]``; registered in
+    the process that runs it (a plugin's copy is not re-imported by pool workers: run it with
+    ``--jobs 1`` or call :func:`audit_entry`)."""
     if not entry.takes_noise:
         raise ValueError(f"entry {entry.name!r} draws its own noise: it has no broken control")
 
@@ -169,5 +182,6 @@ def broken(entry: Entry, factor: float = 1.0 / NOISE_DIVISOR) -> Entry:
         return entry.fit(task_input, budget, rng, ScaledNoise(source, factor))
 
     label = f"noise÷{1 / factor:g}"
+    # plugin=None: a worker resolving the plugin's spec would load the honest class again
     return replace(entry, name=f"{entry.name}[{label}]", label=f"{entry.label} [{label}, broken]", fit=fit,
-                   description=f"{entry.description} — BROKEN: noise × {factor:g}, same claim")
+                   description=f"{entry.description} — BROKEN: noise × {factor:g}, same claim", plugin=None)

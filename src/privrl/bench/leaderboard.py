@@ -2,8 +2,10 @@
 privacy–utility plot per task and ``manifest.json`` (commit, versions, cores, wall and CPU time).
 
 Every cell shows the ε the entry's own ledger spends at the task's δ; a refused entry shows the
-library's reason; the audit column shows ε_lower (black-box or release audit) at ε = 1, flagged
-``⚠ VIOLATION`` when it exceeds the claimed ε (red in the terminal).
+library's reason; an uncertified reference (a paper's baseline whose guarantee is for another unit)
+shows its score, :data:`UNCERTIFIED_MARK` and why in place of an ε, is labelled so in the table and
+drawn dotted in the plot; the audit column shows ε_lower (black-box or release audit) at ε = 1,
+flagged ``⚠ VIOLATION`` when it exceeds the claimed ε (red in the terminal).
 """
 
 from __future__ import annotations
@@ -24,11 +26,14 @@ from privrl.bench.scoring import reference_points
 from privrl.bench.spec import AUDIT_BUDGET, Task
 from privrl.experiments.runner import git_commit, versions
 
-__all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "WARNED_MARK", "format_value"]
+__all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "WARNED_MARK", "UNCERTIFIED_MARK",
+           "format_value"]
 
 VIOLATION_MARK = "⚠ VIOLATION"
 #: the mark of a score cell whose fits raised a utility (or privacy-leak) warning, with the seeds that did
 WARNED_MARK = "⚑"
+#: the ε cell (and plot label) of an uncertified reference: it runs, but claims no ε for the task's unit
+UNCERTIFIED_MARK = "not DP for this unit"
 _RED, _RESET = "\x1b[31m", "\x1b[0m"
 _SETTING_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
                    "online-learning": "Online learning", "continuous-control": "Continuous control"}
@@ -44,11 +49,13 @@ def format_value(value: float, se: float = math.nan, digits: int = 3) -> str:
     return f"{text} ± {0.0 if se <= 1e-9 * max(abs(value), 1e-300) else se:.2g}"
 
 
-def _eps(row: Mapping[str, Any]) -> str:
+def _eps(row: Mapping[str, Any], short: bool = False) -> str:
     if row["role"] != "private":
         return "—" if row["role"] == "trivial" else "∞ (non-private)"
     if row["status"] == "refused":
         return "—"
+    if row["status"] == "uncertified":
+        return UNCERTIFIED_MARK if short else f"{UNCERTIFIED_MARK}: {str(row['reason']).replace('|', '/')}"
     text = format_value(row["epsilon_spent"], digits=3)
     if isinstance(row["budget"], str) and row["budget"].startswith("rho") and math.isfinite(row["rho_spent"]):
         text += f" (ρ {row['rho_spent']:.3g})"
@@ -78,6 +85,8 @@ def _budget_label(budget: str) -> str:
 
 def _entry_label(row: Mapping[str, Any]) -> str:
     suffix = {"trivial": " (trivial)", "non-private": " (non-private)"}.get(row["role"], "")
+    if row["status"] == "uncertified":
+        suffix = " (uncertified reference)"
     return f"{row['label']}{suffix}"
 
 
@@ -138,7 +147,8 @@ _ORDER = {"trivial": 0, "non-private": 1, "private": 2}
 def _sorted(rows: pd.DataFrame) -> pd.DataFrame:
     def key(row: Any) -> tuple:
         kind, _, value = str(row["budget"]).partition("=")
-        return (_ORDER.get(row["role"], 3), row["entry"].split("[")[0], "[" in row["entry"], row["entry"],
+        rank = 3 if row["status"] == "uncertified" else _ORDER.get(row["role"], 3)     # references last
+        return (rank, row["entry"].split("[")[0], "[" in row["entry"], row["entry"],
                 kind != "eps", float(value) if value else 0.0)
     order = sorted(range(len(rows)), key=lambda i: key(rows.iloc[i]))
     return rows.iloc[order]
@@ -207,7 +217,10 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         "How to read a table: **ε spent** is what the entry's ledger spends at the task's δ (δ = 1/(10 n) unless "
         "the task says otherwise; for a ρ budget, ε at that δ and ρ); an entry that cannot certify a budget is "
         "**refused** with the library's reason; an entry whose ledger spends more than the budget is marked "
-        "*over budget*. **score**: 0 = the trivial answer, 100 = the non-private reference named in the task, "
+        "*over budget*. An *uncertified reference* (a paper's baseline whose guarantee protects another unit than "
+        f"the task's) is scored like the others, but its ε cell says **{UNCERTIFIED_MARK}** and why: it meets no "
+        "budget and is not audited. **score**: 0 = the trivial answer, 100 = the non-private reference named in the "
+        "task, "
         "mean ± standard error over seeds (same data for every entry of a seed). **ε_lower**: the audit's 95 % "
         f"lower bound on ε, from one audit of the entry's mechanism per task at the budget ε = "
         f"{AUDIT_BUDGET.value:g} (shown on that row only; the code is the same at every budget); above the claim it "
@@ -238,11 +251,16 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
         means = eps_rows["score_mean"].to_numpy(dtype=float)[order]
         inside = (means >= low) & (means <= high)
         errors = np.where(inside, eps_rows["score_se"].fillna(0).to_numpy(dtype=float)[order], 0.0)
-        style = "--" if "[paper]" in name else "-"
+        uncertified = (sub["status"] == "uncertified").any()
+        style = ":" if uncertified else "--" if "[paper]" in name else "-"
+        label = sub["label"].iloc[0]
+        if uncertified:       # drawn at its budget for its own unit, which is not the task's
+            label += f" — {UNCERTIFIED_MARK} (x: its ε for its own unit)"
         shown = means.clip(low, high)
-        ax.errorbar(xs[order], shown, yerr=errors, marker=None, linestyle=style, color=color,
-                    label=sub["label"].iloc[0], capsize=2)
-        ax.scatter(xs[order][inside], shown[inside], marker="o", color=color, zorder=3)
+        ax.errorbar(xs[order], shown, yerr=errors, marker=None, linestyle=style, color=color, label=label,
+                    capsize=2)
+        ax.scatter(xs[order][inside], shown[inside], marker="D" if uncertified else "o", zorder=3,
+                   **({"facecolors": "none", "edgecolors": color} if uncertified else {"color": color}))
         ax.scatter(xs[order][~inside], shown[~inside], marker="x", color=color, zorder=3)
         rho = sub[sub["budget"].str.startswith("rho")]
         if len(rho):
@@ -313,7 +331,7 @@ def terminal_table(summary: pd.DataFrame, tasks: Sequence[Task], *, color: bool 
                 audit = f"{_RED}{audit}{_RESET}"
             score = _score(row)
             raw = "—" if row["status"] == "refused" else format_value(row["raw_mean"], row["raw_se"])
-            lines.append(f"  {row['entry']:<28} {_budget_label(row['budget']):<10} eps {_eps(row):<18} "
+            lines.append(f"  {row['entry']:<28} {_budget_label(row['budget']):<10} eps {_eps(row, short=True):<18} "
                          f"{raw:<20} score {score[:70]:<24} audit {audit}")
     return "\n".join(lines)
 

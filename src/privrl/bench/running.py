@@ -14,9 +14,11 @@ Data: every cell of one (task, seed) sees the same data, drawn from
 of the data per worker). The privacy noise of a cell comes from the runner's per-cell generator.
 
 A cell's rows (one per metric) carry ``task, entry, budget, outcome`` (``ok``, ``refused`` with the
-library's reason, or ``over budget``: the entry ran but its ledger spends more than the budget),
-``epsilon`` (the ledger's ε at the task's δ), ``delta``, ``rho`` (the ledger's ρ when it has one),
-``cpu_seconds`` and the notes of the fit (utility warnings).
+library's reason, ``over budget``: the entry ran but its ledger spends more than the budget, or
+``uncertified``: an uncertified reference, :meth:`~privrl.bench.spec.Entry.uncertified`, scored
+with the reason its guarantee does not cover the task's unit and no ε), ``epsilon`` (the ledger's ε
+at the task's δ; NaN for an uncertified reference), ``delta``, ``rho`` (the ledger's ρ when it has
+one), ``cpu_seconds`` and the notes of the fit (utility warnings).
 """
 
 from __future__ import annotations
@@ -96,7 +98,8 @@ def plan(tasks: Sequence[Task], entries: Sequence[Entry], budgets: Sequence[Budg
     """The run specs of a benchmark: every applicable entry on every task, each private entry at
     every budget of a kind it takes, non-private and trivial entries once, ``seeds`` seeds (default:
     the task's for the profile); with ``audit``, one audit cell per private entry and task at
-    :data:`~privrl.bench.spec.AUDIT_BUDGET`."""
+    :data:`~privrl.bench.spec.AUDIT_BUDGET` (none for an uncertified reference: it claims nothing
+    for the task's unit)."""
     specs: list[RunSpec] = []
     for task in tasks:
         n_seeds = task.seeds(profile) if seeds is None else int(seeds)
@@ -106,7 +109,7 @@ def plan(tasks: Sequence[Task], entries: Sequence[Entry], budgets: Sequence[Budg
             for cell in cells:
                 index = setting_index(cell.task, cell.entry, cell.budget, cell.mode)
                 specs.extend(RunSpec(EXPERIMENT_ID, index, s, cell.params(), profile) for s in range(n_seeds))
-            if audit and entry.is_private and AUDIT_BUDGET.kind in entry.budgets:
+            if audit and entry.is_private and AUDIT_BUDGET.kind in entry.budgets and entry.uncertified(task) is None:
                 cell = Cell(task.name, entry.name, str(AUDIT_BUDGET), "audit", profile, entry.plugin, audit_trials)
                 specs.append(RunSpec(EXPERIMENT_ID, setting_index(cell.task, cell.entry, cell.budget, cell.mode), 0,
                                      cell.params(), profile))
@@ -164,6 +167,7 @@ class _Prepared:
     budget: Any
     t0: float
     refused: RunResult | None = None
+    uncertified: str | None = None
 
 
 def _prepare(cell: Cell, ctx: RunContext) -> _Prepared:
@@ -173,7 +177,7 @@ def _prepare(cell: Cell, ctx: RunContext) -> _Prepared:
     delta = inst.input.delta
     entry = resolve_entry(cell.entry, cell.plugin)
     grid = None if cell.budget == "none" else Budget.parse(cell.budget)
-    prep = _Prepared(cell, task, inst, entry, grid, None, t0)
+    prep = _Prepared(cell, task, inst, entry, grid, None, t0, uncertified=entry.uncertified(task))
     why = entry.refusal(task)
     try:
         prep.budget = None if grid is None else grid.privacy_budget(delta)
@@ -193,20 +197,28 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         metrics = task.score(prep.inst.truth, fitted.output)
-    cert = certification(fitted.ledger if entry.is_private else None, grid, delta)
-    status = "ok" if cert["certified"] else "over budget"
-    base = {**_row_base(cell, entry, delta), "outcome": status, "reason": "" if cert["certified"] else
-            f"its ledger spends ε = {cert['epsilon']:.4g} at δ = {delta:.3g} > the budget {grid}",
+    if prep.uncertified is not None:     # a reference for another unit: scored, its ledger never read
+        cert: dict[str, Any] = {"epsilon": math.nan, "rho": math.nan, "certified": False}
+        status, reason = "uncertified", prep.uncertified
+    else:
+        cert = certification(fitted.ledger if entry.is_private else None, grid, delta)
+        status = "ok" if cert["certified"] else "over budget"
+        reason = "" if cert["certified"] else \
+            f"its ledger spends ε = {cert['epsilon']:.4g} at δ = {delta:.3g} > the budget {grid}"
+    base = {**_row_base(cell, entry, delta), "outcome": status, "reason": reason,
             "epsilon": cert["epsilon"], "rho": cert["rho"], "cpu_seconds": cpu, "notes": "; ".join(fitted.notes)}
     rows = [{**base, "metric": k, "value": float(v)} for k, v in metrics.items()]
-    private = entry.is_private and fitted.ledger is not None
+    private = entry.is_private and fitted.ledger is not None and prep.uncertified is None
     est = fitted.estimator
+    extra: dict[str, Any] = {"status": status}
+    if prep.uncertified is not None:
+        extra.update(certified=False, uncertified=prep.uncertified)
     return RunResult(rows, ledger=fitted.ledger if private else None,
                      budget=prep.budget if private else None,
                      privacy_unit=fitted.privacy_unit or getattr(est, "privacy_unit", None),
                      neighboring=fitted.neighboring or getattr(est, "neighboring", None),
                      calibration=(entry.calibration or "tight") if private else "none",
-                     extra={"status": status})
+                     extra=extra)
 
 
 def _fit_one(prep: _Prepared, ctx: RunContext) -> Fitted | BaseException:

@@ -16,6 +16,10 @@ Otherwise the task's reference is *degenerate* on this run and every score of th
 blank (NaN, the raw metric stays), with the reason in ``score_note``: dividing by a span that is
 noise would turn round-off into scores of ±10⁴.
 
+``status`` is ``ok`` (certified at the budget), ``over budget``, ``refused`` or ``uncertified`` (an
+uncertified reference: scored like the others, with no ε spent and never counted as meeting the
+budget; ``reason`` says why its guarantee does not cover the task's unit).
+
 ``n_warned`` counts the seeds of a cell whose fit raised a :class:`~privrl.errors.UtilityWarning`
 (or a privacy-leak warning): the leaderboard marks those cells.
 """
@@ -117,7 +121,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
         score_note = reference_check(trivial, reference, lower_is_better=task.metric.lower_is_better)
         for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
             entry = entries.get(entry_name)
-            ok = cell[cell["outcome"].isin(["ok", "over budget"])]
+            ok = cell[cell["outcome"].isin(["ok", "over budget", "uncertified"])]     # scored
             raw = ok["value"].astype(float).tolist()
             lower = task.metric.lower_is_better
             norm = [normalised(v, trivial[s], reference[s], lower_is_better=lower)
@@ -126,8 +130,8 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
             warned = int(sum(isinstance(n, str) and n not in ("", "nan") for n in ok["notes"]))
             audit = audits[(audits["entry"] == entry_name) & (audits["budget"] == budget)]
             a = audit.iloc[0] if len(audit) else None
-            status = "refused" if (cell["outcome"] == "refused").all() else (
-                "over budget" if (ok["outcome"] == "over budget").any() else "ok")
+            status = "refused" if (cell["outcome"] == "refused").all() else next(
+                (s for s in ("uncertified", "over budget") if (ok["outcome"] == s).any()), "ok")
             out.append({
                 "task": task_name, "setting": task.setting, "entry": entry_name,
                 "label": getattr(entry, "label", entry_name),

@@ -296,8 +296,12 @@ class Entry:
     is out of reach (online learners). ``plugin`` is ``"module:Class"`` for an entry loaded by
     ``--plugin`` (pool workers import it again). ``privacy_unit`` is the unit the entry's guarantee
     protects (a :class:`~privrl.privacy.PrivacyUnit`); a private entry whose unit is not the task's
-    is listed as refused. ``takes_noise`` is False for an entry that cannot draw its privacy noise
-    from a given source (a plugin with its own sampler): its audit gives each trial a fresh ``rng``.
+    is listed as refused, unless the task's unit is one of its ``uncertified_units``: there it runs
+    as an *uncertified reference* (a paper's baseline on the paper's task), scored and shown with
+    ``uncertified_reason`` (why its guarantee does not cover that unit) in place of an ε, never
+    certified, never counted as meeting a budget and never audited. ``takes_noise`` is False for
+    an entry that cannot draw its privacy noise from a given source (a plugin with its own
+    sampler): its audit gives each trial a fresh ``rng``.
     Entries with the same ``batch_group`` may be fitted together on one (task, seed):
     ``fit_batch([(entry, task_input, budget, rng), ...])`` returns a :class:`Fitted` (or the
     refusal, an exception) per call, each as ``entry.fit`` would (e.g. online learners in lockstep).
@@ -319,6 +323,8 @@ class Entry:
     takes_noise: bool = True
     batch_group: str | None = None
     fit_batch: Callable[[Sequence[tuple]], list[Any]] | None = None
+    uncertified_units: tuple[Any, ...] = ()
+    uncertified_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -329,6 +335,9 @@ class Entry:
                              f"{self.settings!r}")
         if self.role == "private" and not self.budgets:
             raise ValueError(f"Entry {self.name!r}: a private entry declares the budget kinds it takes")
+        if self.uncertified_units and (self.role != "private" or not self.uncertified_reason.strip()):
+            raise ValueError(f"Entry {self.name!r}: only a private entry runs as an uncertified reference, and it "
+                             "says why its guarantee does not cover those units (uncertified_reason)")
 
     @property
     def is_private(self) -> bool:
@@ -342,12 +351,27 @@ class Entry:
 
     def refusal(self, task: Task) -> str | None:
         """Why a private entry cannot certify anything on ``task`` before it runs (its privacy unit
-        is not the task's), else None."""
-        unit = getattr(self.privacy_unit, "value", self.privacy_unit)
-        want = getattr(task.privacy_unit, "value", task.privacy_unit)
-        if self.is_private and unit is not None and unit != want:
+        is not the task's), else None — also for an uncertified reference on ``task``
+        (:meth:`uncertified`), which runs without a certificate."""
+        unit = _unit_value(self.privacy_unit)
+        want = _unit_value(task.privacy_unit)
+        if self.is_private and unit is not None and unit != want and self.uncertified(task) is None:
             return f"its guarantee protects one {unit}; the task's privacy unit is one {want}"
         return None
+
+    def uncertified(self, task: Task) -> str | None:
+        """``uncertified_reason`` when the entry runs on ``task`` as an uncertified reference (its
+        guarantee is for another unit than the task's, one of ``uncertified_units``), else None."""
+        want = _unit_value(task.privacy_unit)
+        if (self.is_private and want != _unit_value(self.privacy_unit)
+                and want in {_unit_value(u) for u in self.uncertified_units}):
+            return " ".join(self.uncertified_reason.split())
+        return None
+
+
+def _unit_value(unit: Any) -> Any:
+    """A :class:`~privrl.privacy.PrivacyUnit`'s value (a unit may be given as its value)."""
+    return getattr(unit, "value", unit)
 
 
 def setting_index(*parts: Any) -> int:

@@ -143,6 +143,17 @@ class BalleQLearning(PrivateEstimator):
         return self
 
     def release_q(self, states: Any) -> np.ndarray:
+        """The released Q-table at states in [0, 1] (``(n,)`` or ``(n, 1)``): ``(n, m)``, the row of
+        each state's bin."""
         check_is_fitted(self, "q_table_")
         x = np.asarray(states, float).reshape(-1)
         return self.q_table_[np.minimum((x * self.n_bins).astype(int), self.n_bins - 1)]
+
+    def bin_centres(self) -> np.ndarray:
+        """The centre of every state bin, ``(n_bins,)``: one state per row of the Q-table."""
+        return (np.arange(self.n_bins) + 0.5) / self.n_bins
+
+    def greedy_action(self, states: Any) -> np.ndarray:
+        """argmax of :meth:`release_q` at ``states`` (post-processing of the release; ties go to the
+        first action, where training breaks them at random)."""
+        return np.argmax(self.release_q(states), axis=1)

@@ -6,8 +6,12 @@
   ``dp-q-learning[paper]`` — the paper's calibration (not certified: its ledger records the ε its
   noise truly spends);
 * ``input-perturbation``, ``dp-sgd`` (and their ``[paper]`` rows) — the paper's private baselines;
-* ``balle-q-learning`` — the Balle-style baseline of the paper's Figure 2: it protects one
-  trajectory, not the reward function, so the control tasks list it as refused.
+* ``balle-q-learning`` — the Balle-style baseline of the paper's Figure 2, on the paper's task as an
+  *uncertified reference*: its guarantee protects one transition (a one-step trajectory of a DP-LSW
+  regression), not the reward function, and not the values released at newly visited states
+  (Wang & Hegde §4), so the control tasks score it but certify and audit nothing (its ε cell says
+  why). It answers with its own Q-table: ``release`` is the table (one row per state bin), ``act``
+  its greedy action.
 
 The learners act on the task's environment for its T samples; the released policy is the greedy
 policy of the released Q-function (``greedy_action``).
@@ -39,7 +43,13 @@ def _read(est: Any) -> Output:
     return Output(act=est.greedy_action, release=np.asarray(est.release_q(grid), dtype=float))
 
 
-def _fit(cls: type, **fixed: Any):
+def _read_balle(est: BalleQLearning) -> Output:
+    """The Balle-style baseline's answer: its Q-table (``release_q`` at its own bin centres) and its
+    greedy action; it has no observation bounds of its own (its states are [0, 1], binned)."""
+    return Output(act=est.greedy_action, release=np.asarray(est.release_q(est.bin_centres()), dtype=float))
+
+
+def _fit(cls: type, read: Any = _read, **fixed: Any):
     def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
         kwargs = dict(fixed)
         if cls is not QLearning:
@@ -47,7 +57,7 @@ def _fit(cls: type, **fixed: Any):
         est = cls(n_samples=int(task_input["n_samples"]), **kwargs)
         make_env = task_input.make_env
         assert make_env is not None, "a continuous-control task gives make_env"
-        return estimator_fit(est, lambda e: e.fit(make_env(), rng=rng), _read, noise=noise)
+        return estimator_fit(est, lambda e: e.fit(make_env(), rng=rng), read, noise=noise)
     return fit
 
 
@@ -72,7 +82,11 @@ for _cal in ("tight", "paper"):
                          _fit(DPSGDQLearning, calibration=_cal), budgets=("eps",), calibration=_cal,
                          counterpart="q-learning", privacy_unit=_REWARD,
                          description=f"DP-SGD Q-learning (q = 1), {_cal} calibration"))
-register_entry(Entry("balle-q-learning", "Balle-style Q-learning", _CC, "private", _fit(BalleQLearning),
-                     budgets=("eps",), calibration="tight", counterpart="q-learning",
-                     privacy_unit=BalleQLearning.privacy_unit,
-                     description="DP-LSW regressions on trajectories (the paper's Figure 2 baseline)"))
+register_entry(Entry("balle-q-learning", "Balle-style Q-learning", _CC, "private",
+                     _fit(BalleQLearning, read=_read_balle), budgets=("eps",), calibration="tight",
+                     counterpart="q-learning", privacy_unit=BalleQLearning.privacy_unit,
+                     uncertified_units=(_REWARD,),
+                     uncertified_reason="its ε protects one transition, not the reward function, nor the values "
+                                        "released at newly visited states (Wang & Hegde §4)",
+                     description="DP-LSW regressions on one-step trajectories (the paper's Figure 2 baseline, "
+                                 "uncertified on the control tasks)"))
