@@ -331,7 +331,7 @@ def terminal_table(summary: pd.DataFrame, tasks: Sequence[Task], *, color: bool 
                 audit = f"{_RED}{audit}{_RESET}"
             score = _score(row)
             raw = "—" if row["status"] == "refused" else format_value(row["raw_mean"], row["raw_se"])
-            lines.append(f"  {row['entry']:<28} {_budget_label(row['budget']):<10} eps {_eps(row, short=True):<18} "
+            lines.append(f"  {row['entry']:<28} {_budget_label(row['budget']):<10} eps {_eps(row, short=True):<20} "
                          f"{raw:<20} score {score[:70]:<24} audit {audit}")
     return "\n".join(lines)
 
