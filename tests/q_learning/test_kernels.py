@@ -110,6 +110,21 @@ def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
         assert np.isinf(results[0][0][r, total:]).all()
 
 
+def test_plain_python_replay_minibatches_agree_with_the_compiled_ones(monkeypatch):
+    plain = _plain_kernels(monkeypatch)
+    rng = np.random.default_rng(4)
+    bits = (rng.integers(0, 2**64, size=(3, 5 * 8 + 4), dtype=np.uint64) >> np.uint64(1)).view(np.int64)
+    bits[1, 9] = 2**63 - 1                      # rejected: the second index of size 9 is below 3
+    sizes = np.array([8, 9, 20, 20, 13])
+    results = []
+    for mod in (_kernels, plain):
+        out, used = np.empty((3, 5, 8), np.int64), np.empty(3, np.int64)
+        mod.floyd_minibatches(bits, sizes, out, used)
+        results.append((out, used))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], [40, 41, 40])
+    np.testing.assert_array_equal(results[1][1], [40, 41, 40])
+
 def test_block_drawn_reward_noise_is_one_release_per_reward():
     """The reward releases draw the same normals, in the same order, as ``rel.gaussian`` per reward,
     and record one Gaussian event (sigma / 1) per release."""

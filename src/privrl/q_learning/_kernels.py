@@ -5,7 +5,9 @@ The NumPy learner of :mod:`privrl.q_learning.networks` spends its time on small 
 several megabytes per update. These kernels take one sample of one run at a time through the whole
 network — forward pass, TD error (Alg. 1 line 20), backward pass, gradient sums — keeping its
 activations in a scratch vector, so nothing but the inputs and the ``(R, P)`` gradient sums touches
-memory. Each run is computed on its own (its result does not depend on the batch it is in).
+memory. Each run is computed on its own (its result does not depend on the batch it is in). The
+OU path stores of :mod:`privrl.q_learning.ou_batch` and the replay minibatches of
+:mod:`privrl.q_learning.replay` (Floyd's algorithm) have their kernels here too.
 
 Parameters are the learner's flat rows (per run: W1, b1, W2, b2, ... in PyTorch's order, ``W``
 row-major ``(out, in)``); ``layout`` is one row per layer: offset of W, offset of b, inputs,
@@ -26,10 +28,10 @@ import numpy as np
 
 from privrl._jit import compilers
 
-__all__ = ["JIT", "layout_of", "forward", "td_gradients"]
+__all__ = ["JIT", "layout_of", "forward", "td_gradients", "floyd_minibatches"]
 
 
-_jit, _, JIT = compilers()
+_jit, _inline, JIT = compilers()
 
 
 def layout_of(sizes: Sequence[int]) -> np.ndarray:
@@ -254,3 +256,58 @@ def bridge_values(qs: np.ndarray, first: np.ndarray, new: np.ndarray, pos: np.nd
                 if stored_left:
                     c += w_left * y[r, p - 1, j]
                 z[r, i, j] = c + w_left * z[r, i - 1, j] if link else c
+
+
+# ------------------------------------------------------------------------------ replay minibatches
+_TOP = (1 << 63) - 1       # the largest of the words a minibatch reads
+
+
+@_inline
+def _uniform_below(bits: np.ndarray, c: int, m: int) -> tuple[int, int]:
+    """A uniform integer on ``[0, m)`` from the words ``bits[c:]`` (uniform on ``[0, 2^63)``) and the
+    position after the words read, ``-1`` when they ran out. A word ``x`` below ``2^63 - (2^63 mod m)``
+    gives ``x mod m`` (every value from the same number of words: exact); a word above is rejected
+    and the next one read (probability below ``m / 2^63``)."""
+    while c < bits.shape[0]:
+        x = bits[c]
+        c += 1
+        if x <= _TOP - m or x <= _TOP - (_TOP % m + 1) % m:     # the exact bound only near the top
+            return x % m, c
+    return 0, -1
+
+
+@_jit
+def floyd_minibatches(bits: np.ndarray, sizes: np.ndarray, out: np.ndarray, used: np.ndarray) -> None:
+    """Uniform minibatches of distinct indices by Floyd's algorithm: ``out[r, b]`` (``k`` indices) is
+    a uniformly random ``k``-subset of ``range(sizes[b])`` — each of the ``C(n, k)`` subsets equally
+    likely — drawn from run ``r``'s words ``bits[r]`` (uniform on ``[0, 2^63)``, read in order). For
+    ``j = n - k, ..., n - 1``: ``t`` uniform on ``[0, j]`` (:func:`_uniform_below`), and ``j`` is
+    taken instead when ``t`` is in already. ``used[r]``: the words run ``r`` read, or ``-1`` when
+    ``bits[r]`` ran out (``out[r]`` then incomplete). Each run is computed on its own."""
+    R, B, k = out.shape
+    top = 1
+    for b in range(B):
+        top = max(top, sizes[b])
+    taken = np.zeros(top, np.bool_)
+    for r in range(R):
+        row = bits[r]
+        c = 0
+        for b in range(B):
+            n = sizes[b]
+            pick = out[r, b]
+            filled = 0
+            while filled < k:
+                j = n - k + filled
+                t, c = _uniform_below(row, c, j + 1)
+                if c < 0:
+                    break
+                if taken[t]:
+                    t = j
+                taken[t] = True
+                pick[filled] = t
+                filled += 1
+            for i in range(filled):
+                taken[pick[i]] = False
+            if c < 0:
+                break
+        used[r] = c

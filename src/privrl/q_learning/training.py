@@ -44,6 +44,7 @@ from privrl.errors import InvalidDataError
 from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
 from privrl.q_learning.networks import MLP, NumpyLearner, TorchLearner, build_network
 from privrl.q_learning.ou_batch import OUBatch
+from privrl.q_learning.replay import Minibatches
 
 __all__ = ["MLP", "Privatizer", "TrainResult", "TrainingRun", "UnitMap", "train", "train_many", "build_network",
            "functional_noise"]
@@ -327,7 +328,10 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
     updates = 0
     gamma = cfg.gamma
     policy_rngs = [run.rngs["policy"] for run in runs]
-    replay_rngs = [run.rngs["replay"] for run in runs]
+    if cfg.update_every == "step":   # a replay minibatch at every step once the buffer holds batch_size
+        sizes = np.minimum(np.arange(1, cfg.n_samples + 1), cap)
+        minibatches = Minibatches([run.rngs["replay"] for run in runs], cfg.batch_size,
+                                  sizes[sizes >= cfg.batch_size])
     rows = np.arange(R)[:, None]
     for paths in (noise, t_noise):
         if paths is not None:
@@ -420,8 +424,7 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
                 update(slice(0, size))
                 size = ptr = 0
         elif size >= cfg.batch_size:
-            picks = [rng.choice(size, cfg.batch_size, replace=False) for rng in replay_rngs]
-            update(picks[0][None] if R == 1 else np.stack(picks))
+            update(next(minibatches))
     env_rows.close()
     return [TrainResult(learner.network(r), np.asarray(returns[r]), updates, cfg.n_samples, logs[r])
             for r in range(R)]
