@@ -64,3 +64,12 @@ def test_lockstep_runs_keep_the_trace_of_each_run():
     for x, y in zip(together[0]._trace, alone._trace):
         np.testing.assert_allclose(x["g_sa"], y["g_sa"], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(x["states"], y["states"])
+
+
+def test_max_over_actions_is_numpys_max():
+    from privrl.q_learning.training import _max_over_actions
+
+    q = np.random.default_rng(0).normal(size=(4, 7, 3))
+    q[1, 2, 1] = np.nan
+    np.testing.assert_array_equal(_max_over_actions(q), q.max(-1))
+    np.testing.assert_array_equal(_max_over_actions(q[..., :1]), q[..., 0])

@@ -259,6 +259,16 @@ def _check_rewards(r: np.ndarray, low: np.ndarray, high: np.ndarray) -> None:
             "(the 'reward_bounds' parameter).")
 
 
+def _max_over_actions(q: np.ndarray) -> np.ndarray:
+    """``q.max(-1)`` for a few actions as elementwise maxima of the action slices: NumPy reduces a
+    short contiguous last axis one output at a time (about 40 times slower at ``(60, 128, 2)``).
+    The same values (NaN propagates as in ``max``)."""
+    out = q[..., 0].copy()
+    for j in range(1, q.shape[-1]):
+        np.maximum(out, q[..., j], out=out)
+    return out
+
+
 def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
           reward_bounds: tuple[float, float], trace: bool = False, backend: str = "numpy",
           observe: Callable[[Any], np.ndarray] | None = None) -> TrainResult:
@@ -365,7 +375,7 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
             else:
                 nxt[nr] = nxt[nr] + g_next
                 g_sa[nr] = g_taken
-        y = rew + gamma * (1.0 - term) * nxt.max(2)
+        y = rew + gamma * (1.0 - term) * _max_over_actions(nxt)
         for r in traced:
             logs[r].append({"update": updates, "g_sa": g_sa[r].copy(), "states": s[r].copy()})
         if dpsgd:
