@@ -342,14 +342,16 @@ def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResu
         sizes = np.minimum(np.arange(1, cfg.n_samples + 1), cap)
         minibatches = Minibatches([run.rngs["replay"] for run in runs], cfg.batch_size,
                                   sizes[sizes >= cfg.batch_size])
-    rows = np.arange(R)[:, None]
+    # a minibatch's rows of the buffers: one take from the flat view (several times faster than
+    # memory[runs, idx], NumPy's general advanced indexing)
+    transitions, first_row = memory.reshape(R * cap, -1), np.arange(R)[:, None] * cap
     for paths in (noise, t_noise):
         if paths is not None:
             paths.reset()
 
     def update(idx: slice | np.ndarray) -> None:
         nonlocal updates
-        batch = memory[:, idx] if isinstance(idx, slice) else memory[rows, idx]   # (R, n, 2d + 3)
+        batch = memory[:, idx] if isinstance(idx, slice) else transitions.take(first_row + idx, axis=0)  # (R, n, 2d+3)
         s, s2 = np.ascontiguousarray(batch[..., :d]), np.ascontiguousarray(batch[..., d:2 * d])
         rew, term = batch[..., 2 * d + 1], batch[..., 2 * d + 2]
         a = batch[..., 2 * d].astype(np.int64)
