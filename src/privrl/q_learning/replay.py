@@ -1,5 +1,5 @@
 """Experience-replay minibatches of many runs in lockstep (the ``update_every="step"`` loop of
-:mod:`privrl.q_learning.training`; the authors' released code samples its replay memory this way).
+:mod:`privrl.q_learning.training`: the reference configuration's batch of 128 from a replay memory).
 
 Each minibatch of a run is a uniformly random set of ``batch_size`` distinct indices of its replay
 buffer, every subset equally likely (``Generator.choice(size, batch_size, replace=False)`` in
@@ -56,21 +56,23 @@ class Minibatches:
         self._next += 1
         return self._block[:, self._next - 1]
 
-    def _words(self, rng: np.random.Generator, count: int) -> np.ndarray:
-        return (rng.integers(0, 2**64, size=count, dtype=np.uint64) >> np.uint64(1)).view(np.int64)
-
     def _draw_block(self) -> None:
         sizes = self.sizes[self._drawn:self._drawn + _BLOCK_STEPS]
         R, k = len(self.rngs), self.batch_size
         count = sizes.size * k + _SPARE
-        bits = np.stack([self._words(rng, count) for rng in self.rngs]) if R else np.empty((0, count), np.int64)
+        bits = np.stack([_words(rng, count) for rng in self.rngs])
         out = np.empty((R, sizes.size, k), np.int64)
         used = np.empty(R, np.int64)
         self._kernel(bits, sizes, out, used)
         for r in np.flatnonzero(used < 0).tolist():      # run r rejected more than _SPARE words
             row = bits[r]
             while used[r] < 0:
-                row = np.concatenate([row, self._words(self.rngs[r], _SPARE)])
+                row = np.concatenate([row, _words(self.rngs[r], _SPARE)])
                 self._kernel(row[None], sizes, out[r:r + 1], used[r:r + 1])
         self._block, self._next = out, 0
         self._drawn += sizes.size
+
+
+def _words(rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` words uniform on ``[0, 2^63)``: the top 63 bits of uniform 64-bit integers."""
+    return (rng.integers(0, 2**64, size=count, dtype=np.uint64) >> np.uint64(1)).view(np.int64)
