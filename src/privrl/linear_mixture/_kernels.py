@@ -5,8 +5,9 @@ Algorithm 2 lines 4–12), the rollout on the true model, the exact pseudo-regre
 PO's policy update (line 15) and the insert of the batched statistics — until it needs Python: a new
 block of pre-drawn uniforms or normals, a callback or a gym episode (``step`` mode), a regularizer
 that updates itself, a contribution or a PD floor near its bound (decided exactly by NumPy, as the
-regularizers' own code decides it). The planning works on every run at once, the run index
-innermost (the runs share their geometry, so the loops vectorise across runs); every other loop runs
+regularizers' own code decides it). The planning and the batched statistics work on every run at
+once, the run index innermost (the runs share their geometry and their statistics' sizes, so the
+loops vectorise across runs; the statistics' runs grouped by kind of noise); every other loop runs
 over one run at a time. Either way each run's arithmetic is the same sequence of operations as that
 run alone, so a run's result does not depend on the others in the batch. Arithmetic is plain IEEE
 (no fastmath: no reassociation, no fused multiply–add); the statistics (:func:`insert`,
@@ -110,31 +111,31 @@ class State(NamedTuple):
 
 
 class Counters(NamedTuple):
-    """The batched statistics of R runs (see :class:`~privrl.linear_mixture.regularizers.BatchedStatistics`):
-    the 4 streams packed along the last axis ``P``, the exact sums, the tree's live nodes (levels are
-    common to every run: the counters advance together), the BLT buffers, the local messages' sums."""
+    """The batched statistics of R runs (see :class:`~privrl.linear_mixture.regularizers.BatchedStatistics`),
+    the run index last, the runs grouped by kind (``order``: tree runs, BLT runs, local runs, runs
+    without noise, each group in run order; the noisy runs first): the 4 streams packed along the
+    axis ``P``, the exact sums, the tree's live nodes (levels are common to every run: the counters
+    advance together), the BLT buffers, the local messages' sums."""
 
     ints: np.ndarray        # int64 [t, n_items, depth, zpos, zfilled]
-    sizes: np.ndarray       # int64 [d1, d2, P]
-    exact: np.ndarray       # (R, H, P)
-    kind: np.ndarray        # (R,) int64: −1 no noise, 0 tree, 1 BLT, 2 local
-    slot: np.ndarray        # (R,) int64: the run's index among the noisy runs
-    kslot: np.ndarray       # (R,) int64: among the runs of its kind
-    z: np.ndarray           # (Bz, R_noisy, W+1) pre-drawn standard normals
-    scale: np.ndarray       # (R_noisy, W+1)
-    draw_at: np.ndarray       # (R_noisy, H·P) int64
+    sizes: np.ndarray       # int64 [d1, d2, P, n_tree, n_blt, n_noisy]
+    order: np.ndarray       # (R,) int64: the run at each grouped position
+    exact: np.ndarray       # (H, P, R)
+    z: np.ndarray           # (Bz, W+1, R_noisy) pre-drawn standard normals
+    scale: np.ndarray       # (W+1, R_noisy)
+    draw_at: np.ndarray     # (H·P, R_noisy) int64
     levels: np.ndarray      # (L,) int64 live node levels (decreasing)
-    stack: np.ndarray       # (L, R_tree, H, P) running noise totals from the top node down
+    stack: np.ndarray       # (L, H, P, R_tree) running noise totals from the top node down
     theta: np.ndarray       # (d_blt, R_blt)
     omega: np.ndarray       # (d_blt, R_blt)
-    blt_state: np.ndarray   # (d_blt, R_blt, H, P)
-    blt_total: np.ndarray   # (R_blt, H, P)
-    local_total: np.ndarray  # (R_local, H, P)
-    shift_p: np.ndarray     # (R, H, d1·d1) shift·I
-    shift_r: np.ndarray     # (R, H, d2·d2)
-    screen_p: np.ndarray    # (R, H) the floor's screen on ‖N_p‖²_F (inf: never floored)
-    screen_r: np.ndarray    # (R, H)
-    x_bound: np.ndarray     # (R, H)
+    blt_state: np.ndarray   # (d_blt, H, P, R_blt)
+    blt_total: np.ndarray   # (H, P, R_blt)
+    local_total: np.ndarray  # (H, P, R_local)
+    shift_p: np.ndarray     # (H, d1·d1, R) shift·I
+    shift_r: np.ndarray     # (H, d2·d2, R)
+    screen_p: np.ndarray    # (H, R) the floor's screen on ‖N_p‖²_F (inf: never floored)
+    screen_r: np.ndarray    # (H, R)
+    x_bound: np.ndarray     # (R, H) (run order)
     y_bound: np.ndarray     # (R, H)
 
 
@@ -576,7 +577,7 @@ def advance(G, S, C, w, k, phase, checked):  # pragma: no cover - compiled
             return k, phase, PER_RUN
         if not checked and not _contributions_pass(C, S):
             return k, phase, CHECK
-        if C.z.shape[1] > 0 and C.ints[3] == C.ints[4]:
+        if C.sizes[5] > 0 and C.ints[3] == C.ints[4]:
             return k, phase, NEED_NOISE
         floor = insert(C, S.x_p, S.y_p, S.x_r, S.rew, S.Lp, S.up, S.Lr, S.ur)
         checked = False
@@ -591,18 +592,20 @@ def advance(G, S, C, w, k, phase, checked):  # pragma: no cover - compiled
 # --------------------------------------------------------------------------- batched statistics
 @_jit
 def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compiled
-    """Insert the R users' contributions and write the next statistics; True when a noisy run's
-    noise total may exceed its floor's screen (then NumPy decides the PD floor exactly).
+    """Insert the R users' contributions and write the next statistics (:func:`release`); True
+    when a noisy run's noise total may exceed its floor's screen (then NumPy decides the PD floor
+    exactly).
 
     The operations of ``BatchedStatistics``' NumPy update, entry by entry: items
     ``x_p x_pᵀ, x_p y_p, x_r x_rᵀ, x_r y_r``; this round's noise ``scale · z`` (a local run adds it to
     its items and to its total; a BLT run advances its recurrence ``y = z − Σ_i ω_i s_i``,
     ``s_i ← θ_i s_i + y``, ``n ← n + y``; a tree run's node closes at level ``ctz(t)`` with running
-    total ``below + noise``); ``exact ← exact + item``."""
+    total ``below + noise``); ``exact ← exact + item``. Every entry (h, q) is done for all runs at
+    once, the (kind-grouped) run index innermost."""
     R, H = x_p.shape[0], x_p.shape[1]
-    d1, d2, P = C.sizes[0], C.sizes[1], C.sizes[2]
-    n_items = C.ints[1]
-    noisy = C.z.shape[1] > 0 and C.ints[0] < n_items
+    d1, d2 = C.sizes[0], C.sizes[1]
+    nt, nb, nn = C.sizes[3], C.sizes[3] + C.sizes[4], C.sizes[5]
+    noisy = nn > 0 and C.ints[0] < C.ints[1]
     zpos = C.ints[3]
     t = C.ints[0] + 1
     level = 0
@@ -611,49 +614,43 @@ def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compile
     depth = C.ints[2]
     while depth > 0 and C.levels[depth - 1] < level:
         depth -= 1
-    item = np.empty(P)
-    noise = np.empty(H * P)
-    for r in range(R):
-        kind, slot, ks = C.kind[r], C.slot[r], C.kslot[r]
-        if noisy and kind >= 0:
-            for q in range(H * P):
-                c = C.draw_at[slot, q]
-                noise[q] = C.scale[slot, c] * C.z[zpos, slot, c]
+    xp, yp = np.empty((H, d1, R)), np.empty((H, R))                     # the contributions, run-last
+    xr, yr = np.empty((H, d2, R)), np.empty((H, R))
+    for k in range(R):
+        r = C.order[k]
         for h in range(H):
-            o = 0
-            for i in range(d1):
-                for jj in range(d1):
-                    item[o] = x_p[r, h, i] * x_p[r, h, jj]
-                    o += 1
-            for i in range(d1):
-                item[o] = x_p[r, h, i] * y_p[r, h]
-                o += 1
-            for i in range(d2):
-                for jj in range(d2):
-                    item[o] = x_r[r, h, i] * x_r[r, h, jj]
-                    o += 1
-            for i in range(d2):
-                item[o] = x_r[r, h, i] * y_r[r, h]
-                o += 1
-            for q in range(P):
-                x = item[q]
-                if noisy and kind == 2:                                   # a local user's message
-                    n = noise[h * P + q]
-                    x = x + n
-                    C.local_total[ks, h, q] = C.local_total[ks, h, q] + n
-                elif noisy and kind == 1:                                 # the BLT recurrence
-                    acc = C.omega[0, ks] * C.blt_state[0, ks, h, q]
-                    for i in range(1, C.theta.shape[0]):
-                        acc += C.omega[i, ks] * C.blt_state[i, ks, h, q]
-                    y = noise[h * P + q] - acc
-                    for i in range(C.theta.shape[0]):
-                        C.blt_state[i, ks, h, q] = C.theta[i, ks] * C.blt_state[i, ks, h, q] + y
-                    C.blt_total[ks, h, q] = C.blt_total[ks, h, q] + y
-                elif kind == 0:                                            # the tree node closed now
-                    n = noise[h * P + q] if noisy else 0.0
-                    below = C.stack[depth - 1, ks, h, q] if depth > 0 else 0.0
-                    C.stack[depth, ks, h, q] = below + n
-                C.exact[r, h, q] = C.exact[r, h, q] + x
+            for c in range(d1):
+                xp[h, c, k] = x_p[r, h, c]
+            yp[h, k] = y_p[r, h]
+            for c in range(d2):
+                xr[h, c, k] = x_r[r, h, c]
+            yr[h, k] = y_r[r, h]
+    item = np.empty(R)
+    noise = np.zeros(nn)                                                # (stays 0 in a round without noise)
+    for h in range(H):
+        q = 0
+        for i in range(d1):
+            for jj in range(d1):
+                for k in range(R):
+                    item[k] = xp[h, i, k] * xp[h, jj, k]
+                _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
+                q += 1
+        for i in range(d1):
+            for k in range(R):
+                item[k] = xp[h, i, k] * yp[h, k]
+            _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
+            q += 1
+        for i in range(d2):
+            for jj in range(d2):
+                for k in range(R):
+                    item[k] = xr[h, i, k] * xr[h, jj, k]
+                _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
+                q += 1
+        for i in range(d2):
+            for k in range(R):
+                item[k] = xr[h, i, k] * yr[h, k]
+            _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
+            q += 1
     C.levels[depth] = level
     C.ints[2] = depth + 1
     C.ints[0] = t
@@ -662,42 +659,99 @@ def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compile
     return release(C, Lp, up, Lr, ur)
 
 
+@_inlined
+def _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R):  # pragma: no cover - compiled
+    """Entry (h, q) of every run (kind-grouped order: tree runs ``[0, nt)``, BLT ``[nt, nb)``, local
+    ``[nb, nn)``, no noise ``[nn, R)``): this round's noise, the runs' noise state, the exact sum."""
+    if noisy:
+        for k in range(nn):
+            c = C.draw_at[h * C.sizes[2] + q, k]
+            noise[k] = C.scale[c, k] * C.z[zpos, c, k]
+    for k in range(nt):                                                  # the tree node closed now
+        below = C.stack[depth - 1, h, q, k] if depth > 0 else 0.0
+        C.stack[depth, h, q, k] = below + noise[k]
+    if noisy:
+        for k in range(nt, nb):                                          # the BLT recurrence
+            j = k - nt
+            acc = C.omega[0, j] * C.blt_state[0, h, q, j]
+            for i in range(1, C.theta.shape[0]):
+                acc += C.omega[i, j] * C.blt_state[i, h, q, j]
+            y = noise[k] - acc
+            for i in range(C.theta.shape[0]):
+                C.blt_state[i, h, q, j] = C.theta[i, j] * C.blt_state[i, h, q, j] + y
+            C.blt_total[h, q, j] = C.blt_total[h, q, j] + y
+        for k in range(nb, nn):                                          # a local user's message
+            n = noise[k]
+            item[k] = item[k] + n
+            C.local_total[h, q, k - nb] = C.local_total[h, q, k - nb] + n
+    for k in range(R):
+        C.exact[h, q, k] = C.exact[h, q, k] + item[k]
+
+
 @_jit
 def release(C, Lp, up, Lr, ur):  # pragma: no cover - compiled
     """The statistics ``exact + noise total (+ shift·I)`` per run (the tree's covering nodes, the
-    BLT's prefix noise, nothing more for local and non-private runs); True when a noisy run's
-    ``‖N‖²_F`` exceeds its floor's screen (less a margin for the summation order)."""
-    R, H = C.exact.shape[0], C.exact.shape[1]
+    BLT's prefix noise, nothing more for local and non-private runs), written at the runs' own rows
+    (``C.order``); True when a noisy run's ``‖N‖²_F`` exceeds its floor's screen (less a margin for
+    the summation order)."""
+    H, R = C.exact.shape[0], C.exact.shape[2]
     d1, d2 = C.sizes[0], C.sizes[1]
+    nt, nb, nn = C.sizes[3], C.sizes[3] + C.sizes[4], C.sizes[5]
     depth = C.ints[2]
+    rel, tot = np.empty(R), np.zeros(R)
+    n2p, n2r = np.empty(R), np.empty(R)
+    order = C.order
     flag = False
-    for r in range(R):
-        kind, ks = C.kind[r], C.kslot[r]
-        for h in range(H):
-            n2p, n2r = 0.0, 0.0
-            for q in range(C.sizes[2]):
-                x = C.exact[r, h, q]
-                n = 0.0
-                if kind == 0:
-                    if depth > 0:
-                        n = C.stack[depth - 1, ks, h, q]
-                    x = x + n
-                elif kind == 1:
-                    n = C.blt_total[ks, h, q]
-                    x = x + n
-                elif kind == 2:
-                    n = C.local_total[ks, h, q]
-                if q < d1 * d1:
-                    Lp[r, h, q // d1, q % d1] = x + C.shift_p[r, h, q]
-                    n2p += n * n
-                elif q < d1 * d1 + d1:
-                    up[r, h, q - d1 * d1] = x
-                elif q < d1 * d1 + d1 + d2 * d2:
-                    e = q - d1 * d1 - d1
-                    Lr[r, h, e // d2, e % d2] = x + C.shift_r[r, h, e]
-                    n2r += n * n
-                else:
-                    ur[r, h, q - d1 * d1 - d1 - d2 * d2] = x
-            if n2p > C.screen_p[r, h] * (1 - 1e-6) or n2r > C.screen_r[r, h] * (1 - 1e-6):
+    for h in range(H):
+        for k in range(R):
+            n2p[k], n2r[k] = 0.0, 0.0
+        q = 0
+        for i in range(d1):
+            for jj in range(d1):
+                _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+                for k in range(R):
+                    Lp[order[k], h, i, jj] = rel[k] + C.shift_p[h, q, k]
+                    n2p[k] += tot[k] * tot[k]
+                q += 1
+        for i in range(d1):
+            _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+            for k in range(R):
+                up[order[k], h, i] = rel[k]
+            q += 1
+        e = 0
+        for i in range(d2):
+            for jj in range(d2):
+                _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+                for k in range(R):
+                    Lr[order[k], h, i, jj] = rel[k] + C.shift_r[h, e, k]
+                    n2r[k] += tot[k] * tot[k]
+                q += 1
+                e += 1
+        for i in range(d2):
+            _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+            for k in range(R):
+                ur[order[k], h, i] = rel[k]
+            q += 1
+        for k in range(nn):
+            if n2p[k] > C.screen_p[h, k] * (1 - 1e-6) or n2r[k] > C.screen_r[h, k] * (1 - 1e-6):
                 flag = True
     return flag
+
+
+@_inlined
+def _total(C, h, q, depth, rel, tot, nt, nb, nn, R):  # pragma: no cover - compiled
+    """Entry (h, q) of every run: ``rel = exact + noise total`` (a local run's noise is in its
+    exact sum already) and ``tot`` the noise total (``tot`` stays 0 from ``nn`` on)."""
+    for k in range(nt):
+        n = C.stack[depth - 1, h, q, k] if depth > 0 else 0.0
+        rel[k] = C.exact[h, q, k] + n
+        tot[k] = n
+    for k in range(nt, nb):
+        n = C.blt_total[h, q, k - nt]
+        rel[k] = C.exact[h, q, k] + n
+        tot[k] = n
+    for k in range(nb, nn):
+        rel[k] = C.exact[h, q, k]
+        tot[k] = C.local_total[h, q, k - nb]
+    for k in range(nn, R):
+        rel[k] = C.exact[h, q, k]

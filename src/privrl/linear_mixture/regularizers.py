@@ -565,11 +565,11 @@ class BatchedStatistics:
         tree_rows, blt_rows, local_rows = self._rows
         kind_of = np.full(self.R, -1, dtype=np.int64)
         kind_of[self._noisy] = self._kinds
-        slot = np.zeros(self.R, dtype=np.int64)
-        slot[self._noisy] = np.arange(len(noisy))
-        kslot = np.zeros(self.R, dtype=np.int64)
-        for rows in self._rows:
-            kslot[rows] = np.arange(len(rows))
+        # the kernels' order: the runs grouped by kind (tree, BLT, local: the noisy runs), then the others
+        self._order = np.concatenate([tree_rows, blt_rows, local_rows, np.flatnonzero(kind_of < 0)]).astype(np.int64)
+        n_noisy = len(noisy)
+        self._slot_at = np.searchsorted(self._noisy, self._order[:n_noisy])  # grouped position -> noisy index
+        self._position = np.argsort(self._slot_at)                               # noisy index -> grouped position
         # BLT runs: their factorization per buffer (d, R_blt)
         if len(blt_rows):
             blts = [regs[r]._counters[0].blt for r in blt_rows]
@@ -593,18 +593,26 @@ class BatchedStatistics:
         shift_r = np.zeros((self.R, H, d2 * d2))
         shift_r[..., ::d2 + 1] = self.shift_r[:, :, None]
         depth = self.n_items.bit_length() + 1
+        order, slot_at = self._order, self._slot_at
+
+        def run_last(x: np.ndarray) -> np.ndarray:
+            """``x`` (runs first, in run order) with its run axis last, in the grouped order."""
+            return np.ascontiguousarray(np.moveaxis(x[order], 0, -1))
+
         self.counters = kernels().Counters(
-            ints=np.array([0, self.n_items, 0, 0, 0], dtype=np.int64), sizes=np.array([d1, d2, self.P], dtype=np.int64),
-            exact=np.zeros((self.R, H, self.P)), kind=kind_of, slot=slot, kslot=kslot,
-            z=np.zeros((0, len(noisy), self._scale.shape[1] if len(noisy) else 1)),
-            scale=self._scale if len(noisy) else np.zeros((0, 1)),
-            draw_at=self._index if len(noisy) else np.zeros((0, H * self.P), dtype=np.int64),
-            levels=np.zeros(depth, dtype=np.int64), stack=np.zeros((depth, len(tree_rows), H, self.P)),
+            ints=np.array([0, self.n_items, 0, 0, 0], dtype=np.int64),
+            sizes=np.array([d1, d2, self.P, len(tree_rows), len(blt_rows), n_noisy], dtype=np.int64),
+            order=order, exact=np.zeros((H, self.P, self.R)),
+            z=np.zeros((0, self._scale.shape[1] if n_noisy else 1, n_noisy)),
+            scale=np.ascontiguousarray(self._scale[slot_at].T) if n_noisy else np.zeros((1, 0)),
+            draw_at=(np.ascontiguousarray(self._index[slot_at].T) if n_noisy
+                     else np.zeros((H * self.P, 0), dtype=np.int64)),
+            levels=np.zeros(depth, dtype=np.int64), stack=np.zeros((depth, H, self.P, len(tree_rows))),
             theta=np.ascontiguousarray(theta), omega=np.ascontiguousarray(omega),
-            blt_state=np.zeros((theta.shape[0], len(blt_rows), H, self.P)),
-            blt_total=np.zeros((len(blt_rows), H, self.P)),
-            local_total=np.zeros((len(local_rows), H, self.P)), shift_p=shift_p, shift_r=shift_r,
-            screen_p=np.ascontiguousarray(screens[0]), screen_r=np.ascontiguousarray(screens[1]),
+            blt_state=np.zeros((theta.shape[0], H, self.P, len(blt_rows))),
+            blt_total=np.zeros((H, self.P, len(blt_rows))),
+            local_total=np.zeros((H, self.P, len(local_rows))), shift_p=run_last(shift_p), shift_r=run_last(shift_r),
+            screen_p=run_last(screens[0]), screen_r=run_last(screens[1]),
             x_bound=np.ascontiguousarray(self.x_bound, dtype=float),
             y_bound=np.ascontiguousarray(self.y_bound, dtype=float))
         self.stats: Stats = (np.zeros((self.R, H, d1, d1)), np.zeros((self.R, H, d1)), np.zeros((self.R, H, d2, d2)),
@@ -618,9 +626,9 @@ class BatchedStatistics:
         order of its own counters' draws); returns the counters' new state."""
         c = self.counters
         n = max(1, min(self.n_items - int(c.ints[0]), self.block_rounds))
-        z = np.zeros((n, len(self._noisy), self._scale.shape[1]))
+        z = np.zeros((n, self._scale.shape[1], len(self._noisy)))            # (the kernels' grouped order)
         for j, source in enumerate(self._sources):
-            z[:, j, :self._m[j]] = source.gaussian((n, int(self._m[j])), 1.0)
+            z[:, :self._m[j], self._position[j]] = source.gaussian((n, int(self._m[j])), 1.0)
         c.ints[3], c.ints[4] = 0, n
         self.counters = c._replace(z=z)
         return self.counters
@@ -658,7 +666,8 @@ class BatchedStatistics:
             totals.append((self._BLT, blt_rows, c.blt_total))
         if len(local_rows):
             totals.append((self._LOCAL, local_rows, c.local_total))
-        for kind, rows, noise in totals:
+        for kind, rows, total in totals:
+            noise = np.ascontiguousarray(np.moveaxis(total, -1, 0))         # (R_kind, H, P), as the runs' own
             sq = noise * noise
             for Lam, sl, floor, threshold, screen in ((Lp, sp, self.floor_p, self._threshold_p, self._screen_p),
                                                       (Lr, sr, self.floor_r, self._threshold_r, self._screen_r)):
@@ -682,9 +691,9 @@ def empty_counters(horizon: int) -> Any:
     """Counters of no run (the kernels' argument when the statistics are the regularizers' own)."""
     z, i = np.zeros, np.int64
     return kernels().Counters(
-        ints=np.zeros(5, dtype=i), sizes=np.zeros(3, dtype=i), exact=z((0, horizon, 0)), kind=z(0, dtype=i),
-        slot=z(0, dtype=i), kslot=z(0, dtype=i), z=z((0, 0, 1)), scale=z((0, 1)), draw_at=z((0, 0), dtype=i),
-        levels=z(1, dtype=i), stack=z((1, 0, horizon, 0)), theta=z((0, 0)), omega=z((0, 0)),
-        blt_state=z((0, 0, horizon, 0)), blt_total=z((0, horizon, 0)), local_total=z((0, horizon, 0)),
-        shift_p=z((0, horizon, 0)), shift_r=z((0, horizon, 0)), screen_p=z((0, horizon)), screen_r=z((0, horizon)),
-        x_bound=z((0, horizon)), y_bound=z((0, horizon)))
+        ints=np.zeros(5, dtype=i), sizes=np.zeros(6, dtype=i), order=z(0, dtype=i), exact=z((horizon, 0, 0)),
+        z=z((0, 1, 0)), scale=z((1, 0)), draw_at=z((0, 0), dtype=i), levels=z(1, dtype=i),
+        stack=z((1, horizon, 0, 0)), theta=z((0, 0)), omega=z((0, 0)), blt_state=z((0, horizon, 0, 0)),
+        blt_total=z((horizon, 0, 0)), local_total=z((horizon, 0, 0)), shift_p=z((horizon, 0, 0)),
+        shift_r=z((horizon, 0, 0)), screen_p=z((horizon, 0)), screen_r=z((horizon, 0)), x_bound=z((0, horizon)),
+        y_bound=z((0, horizon)))
