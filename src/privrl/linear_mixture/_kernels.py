@@ -501,17 +501,23 @@ def _played(G, S, w, R, po):  # pragma: no cover - compiled
 
 @_jit
 def _policy_update(G, S, r, e):  # pragma: no cover - compiled
-    """PO line 15 at every planned state: ``logits += η Q``, ``π = softmax(logits)`` (``e``: scratch of A entries)."""
+    """PO line 15 at every planned state: ``logits += η Q``, ``π = softmax(logits)`` (``e``: scratch
+    of A entries). The first maximal logit's weight is ``exp(0) = 1`` exactly: not computed."""
     A, eta = G.dims[_A], G.eta[r]
     for jp in range(S.pi.shape[1]):
-        top = -np.inf
+        top, at = -np.inf, 0
         for a in range(A):
             x = S.logits[r, jp, a] + eta * S.Q[r, jp * A + a]
             S.logits[r, jp, a] = x
-            top = max(top, x)
+            if x > top:
+                top, at = x, a
+        for a in range(at):
+            e[a] = math.exp(S.logits[r, jp, a] - top)
+        e[at] = 1.0
+        for a in range(at + 1, A):
+            e[a] = math.exp(S.logits[r, jp, a] - top)
         tot = 0.0
         for a in range(A):
-            e[a] = math.exp(S.logits[r, jp, a] - top)
             tot += e[a]
         for a in range(A):
             S.pi[r, jp, a] = e[a] / tot
