@@ -137,6 +137,9 @@ class Counters(NamedTuple):
     screen_r: np.ndarray    # (H, R)
     x_bound: np.ndarray     # (R, H) (run order)
     y_bound: np.ndarray     # (R, H)
+    runs: np.ndarray        # (H, d1 + d2 + 2, R) scratch: the contributions, run-last
+    per_run: np.ndarray     # (6, R) scratch: item, noise, rel, tot, ‖N_p‖², ‖N_r‖²
+    pairs: np.ndarray       # (2, P) int64: item q is runs[h, pairs[0, q]] · runs[h, pairs[1, q]]
 
 
 class Work(NamedTuple):
@@ -608,9 +611,23 @@ def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compile
     ``s_i ← θ_i s_i + y``, ``n ← n + y``; a tree run's node closes at level ``ctz(t)`` with running
     total ``below + noise``); ``exact ← exact + item``. Every entry (h, q) is done for all runs at
     once, the (kind-grouped) run index innermost."""
-    R, H = x_p.shape[0], x_p.shape[1]
-    d1, d2 = C.sizes[0], C.sizes[1]
     nt, nb, nn = C.sizes[3], C.sizes[3] + C.sizes[4], C.sizes[5]
+    if x_p.shape[0] > 1:
+        return _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, x_p.shape[0], nt, nb, nn)
+    if nt == 1:                                                          # a single run: one specialisation per kind
+        return _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, 1, 1, 1, 1)
+    if nb == 1:
+        return _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, 1, 0, 1, 1)
+    if nn == 1:
+        return _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, 1, 0, 0, 1)
+    return _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, 1, 0, 0, 0)
+
+
+@_inlined
+def _insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur, R, nt, nb, nn):  # pragma: no cover - compiled
+    """:func:`insert` for ``R`` runs grouped at ``nt ≤ nb ≤ nn`` (constants for a single run)."""
+    H = x_p.shape[1]
+    d1, d2 = C.sizes[0], C.sizes[1]
     noisy = nn > 0 and C.ints[0] < C.ints[1]
     zpos = C.ints[3]
     t = C.ints[0] + 1
@@ -620,49 +637,31 @@ def insert(C, x_p, y_p, x_r, y_r, Lp, up, Lr, ur):  # pragma: no cover - compile
     depth = C.ints[2]
     while depth > 0 and C.levels[depth - 1] < level:
         depth -= 1
-    xp, yp = np.empty((H, d1, R)), np.empty((H, R))                     # the contributions, run-last
-    xr, yr = np.empty((H, d2, R)), np.empty((H, R))
+    xs = C.runs                                                         # the contributions, run-last
     for k in range(R):
         r = C.order[k]
         for h in range(H):
             for c in range(d1):
-                xp[h, c, k] = x_p[r, h, c]
-            yp[h, k] = y_p[r, h]
+                xs[h, c, k] = x_p[r, h, c]
+            xs[h, d1, k] = y_p[r, h]
             for c in range(d2):
-                xr[h, c, k] = x_r[r, h, c]
-            yr[h, k] = y_r[r, h]
-    item = np.empty(R)
-    noise = np.zeros(nn)                                                # (stays 0 in a round without noise)
+                xs[h, d1 + 1 + c, k] = x_r[r, h, c]
+            xs[h, d1 + d2 + 1, k] = y_r[r, h]
+    item, noise = C.per_run[0], C.per_run[1]
+    for k in range(nn):
+        noise[k] = 0.0                                                  # (stays 0 in a round without noise)
     for h in range(H):
-        q = 0
-        for i in range(d1):
-            for jj in range(d1):
-                for k in range(R):
-                    item[k] = xp[h, i, k] * xp[h, jj, k]
-                _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
-                q += 1
-        for i in range(d1):
+        for q in range(C.sizes[2]):                                     # item q = xs[a_q] · xs[b_q]
+            a, b = C.pairs[0, q], C.pairs[1, q]
             for k in range(R):
-                item[k] = xp[h, i, k] * yp[h, k]
+                item[k] = xs[h, a, k] * xs[h, b, k]
             _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
-            q += 1
-        for i in range(d2):
-            for jj in range(d2):
-                for k in range(R):
-                    item[k] = xr[h, i, k] * xr[h, jj, k]
-                _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
-                q += 1
-        for i in range(d2):
-            for k in range(R):
-                item[k] = xr[h, i, k] * yr[h, k]
-            _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R)
-            q += 1
     C.levels[depth] = level
     C.ints[2] = depth + 1
     C.ints[0] = t
     if noisy:
         C.ints[3] = zpos + 1
-    return release(C, Lp, up, Lr, ur)
+    return _release(C, Lp, up, Lr, ur, R, nt, nb, nn)
 
 
 @_inlined
@@ -700,44 +699,39 @@ def release(C, Lp, up, Lr, ur):  # pragma: no cover - compiled
     BLT's prefix noise, nothing more for local and non-private runs), written at the runs' own rows
     (``C.order``); True when a noisy run's ``‖N‖²_F`` exceeds its floor's screen (less a margin for
     the summation order)."""
-    H, R = C.exact.shape[0], C.exact.shape[2]
+    return _release(C, Lp, up, Lr, ur, C.exact.shape[2], C.sizes[3], C.sizes[3] + C.sizes[4], C.sizes[5])
+
+
+@_inlined
+def _release(C, Lp, up, Lr, ur, R, nt, nb, nn):  # pragma: no cover - compiled
+    """:func:`release` for ``R`` runs grouped at ``nt ≤ nb ≤ nn``."""
+    H = C.exact.shape[0]
     d1, d2 = C.sizes[0], C.sizes[1]
-    nt, nb, nn = C.sizes[3], C.sizes[3] + C.sizes[4], C.sizes[5]
     depth = C.ints[2]
-    rel, tot = np.empty(R), np.zeros(R)
-    n2p, n2r = np.empty(R), np.empty(R)
+    rel, tot, n2p, n2r = C.per_run[2], C.per_run[3], C.per_run[4], C.per_run[5]
     order = C.order
     flag = False
     for h in range(H):
         for k in range(R):
             n2p[k], n2r[k] = 0.0, 0.0
-        q = 0
-        for i in range(d1):
-            for jj in range(d1):
-                _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+        for q in range(C.sizes[2]):
+            _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+            a, b = C.pairs[0, q], C.pairs[1, q]
+            if q < d1 * d1:
                 for k in range(R):
-                    Lp[order[k], h, i, jj] = rel[k] + C.shift_p[h, q, k]
+                    Lp[order[k], h, a, b] = rel[k] + C.shift_p[h, q, k]
                     n2p[k] += tot[k] * tot[k]
-                q += 1
-        for i in range(d1):
-            _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
-            for k in range(R):
-                up[order[k], h, i] = rel[k]
-            q += 1
-        e = 0
-        for i in range(d2):
-            for jj in range(d2):
-                _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
+            elif q < d1 * d1 + d1:
                 for k in range(R):
-                    Lr[order[k], h, i, jj] = rel[k] + C.shift_r[h, e, k]
+                    up[order[k], h, a] = rel[k]
+            elif q < d1 * d1 + d1 + d2 * d2:
+                e = q - d1 * d1 - d1
+                for k in range(R):
+                    Lr[order[k], h, a - d1 - 1, b - d1 - 1] = rel[k] + C.shift_r[h, e, k]
                     n2r[k] += tot[k] * tot[k]
-                q += 1
-                e += 1
-        for i in range(d2):
-            _total(C, h, q, depth, rel, tot, nt, nb, nn, R)
-            for k in range(R):
-                ur[order[k], h, i] = rel[k]
-            q += 1
+            else:
+                for k in range(R):
+                    ur[order[k], h, a - d1 - 1] = rel[k]
         for k in range(nn):
             if n2p[k] > C.screen_p[h, k] * (1 - 1e-6) or n2r[k] > C.screen_r[h, k] * (1 - 1e-6):
                 flag = True
@@ -747,7 +741,7 @@ def release(C, Lp, up, Lr, ur):  # pragma: no cover - compiled
 @_inlined
 def _total(C, h, q, depth, rel, tot, nt, nb, nn, R):  # pragma: no cover - compiled
     """Entry (h, q) of every run: ``rel = exact + noise total`` (a local run's noise is in its
-    exact sum already) and ``tot`` the noise total (``tot`` stays 0 from ``nn`` on)."""
+    exact sum already) and ``tot`` the noise total of the noisy runs (``[0, nn)``)."""
     for k in range(nt):
         n = C.stack[depth - 1, h, q, k] if depth > 0 else 0.0
         rel[k] = C.exact[h, q, k] + n

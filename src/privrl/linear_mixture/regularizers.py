@@ -614,7 +614,8 @@ class BatchedStatistics:
             local_total=np.zeros((H, self.P, len(local_rows))), shift_p=run_last(shift_p), shift_r=run_last(shift_r),
             screen_p=run_last(screens[0]), screen_r=run_last(screens[1]),
             x_bound=np.ascontiguousarray(self.x_bound, dtype=float),
-            y_bound=np.ascontiguousarray(self.y_bound, dtype=float))
+            y_bound=np.ascontiguousarray(self.y_bound, dtype=float), runs=np.zeros((H, d1 + d2 + 2, self.R)),
+            per_run=np.zeros((6, self.R)), pairs=_item_pairs(d1, d2))
         self.stats: Stats = (np.zeros((self.R, H, d1, d1)), np.zeros((self.R, H, d1)), np.zeros((self.R, H, d2, d2)),
                              np.zeros((self.R, H, d2)))
         kernels().release(self.counters, *self.stats)
@@ -696,4 +697,13 @@ def empty_counters(horizon: int) -> Any:
         stack=z((1, horizon, 0, 0)), theta=z((0, 0)), omega=z((0, 0)), blt_state=z((0, horizon, 0, 0)),
         blt_total=z((horizon, 0, 0)), local_total=z((horizon, 0, 0)), shift_p=z((horizon, 0, 0)),
         shift_r=z((horizon, 0, 0)), screen_p=z((horizon, 0)), screen_r=z((horizon, 0)), x_bound=z((0, horizon)),
-        y_bound=z((0, horizon)))
+        y_bound=z((0, horizon)), runs=z((horizon, 0, 0)), per_run=z((6, 0)), pairs=z((2, 0), dtype=i))
+
+
+def _item_pairs(d1: int, d2: int) -> np.ndarray:
+    """The packed items' factors among a step's contributions ``(x_p, y_p, x_r, y_r)`` (as one row
+    of ``d1 + d2 + 2``): ``x_p x_pᵀ`` (row-major), ``x_p y_p``, ``x_r x_rᵀ``, ``x_r y_r``."""
+    xp, yp, xr, yr = np.arange(d1), d1, d1 + 1 + np.arange(d2), d1 + d2 + 1
+    first = [np.repeat(xp, d1), xp, np.repeat(xr, d2), xr]
+    second = [np.tile(xp, d1), np.full(d1, yp), np.tile(xr, d2), np.full(d2, yr)]
+    return np.array([np.concatenate(first), np.concatenate(second)], dtype=np.int64)
