@@ -210,13 +210,11 @@ def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
     written: set[Path] = set()
     per_experiment: dict[str, Any] = {}
     every: list[dict[str, Any]] = []
-    if pool is not None and len(ids) > 1:  # each experiment's files read and compressed in a worker
-        packed = list(pool.map(_pack_experiment, [src] * len(ids), ids))
-    elif _jobs(ids) > 1:
-        with spawn_pool(_jobs(ids)) as own:
-            packed = list(own.map(_pack_experiment, [src] * len(ids), ids))
-    else:
-        packed = [_pack_experiment(src, exp_id) for exp_id in ids]
+    with contextlib.ExitStack() as stack:  # each experiment's files read and compressed in a worker
+        if pool is None and _jobs(ids) > 1:
+            pool = stack.enter_context(spawn_pool(_jobs(ids)))
+        packed = (list(pool.map(_pack_experiment, [src] * len(ids), ids)) if pool is not None and len(ids) > 1
+                  else [_pack_experiment(src, exp_id) for exp_id in ids])
     for exp_id, (rows, runs_json, manifests) in zip(ids, packed):
         paths = (rows_path(out, exp_id), runs_path(out, exp_id))
         atomic_write_bytes(paths[0], rows)

@@ -72,13 +72,11 @@ def _one_line(exc: BaseException) -> str:
 
 
 def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None = None, *,
-               figures_dir: str | os.PathLike | None = None, jobs: int = 1,
-               pool: cf.Executor | None = None) -> PlotSummary:
+               figures_dir: str | os.PathLike | None = None, pool: cf.Executor | None = None) -> PlotSummary:
     """Draw every figure of the experiments found under ``OUT`` (or only ``experiment_ids``) into
-    ``figures_dir/<id>`` (default ``OUT/<id>``); ``jobs`` > 1 draws the experiments in that many
-    spawned processes, or ``pool`` draws them in its workers (an experiment a worker does not know,
-    e.g. one registered at run time, is drawn here). The largest experiments of an archive are
-    handed out first, so that no long figure starts last.
+    ``figures_dir/<id>`` (default ``OUT/<id>``), here or, with ``pool``, in its worker processes
+    (an experiment a worker does not know, e.g. one registered at run time, is drawn here). The
+    largest experiments of an archive are handed out first, so that no long figure starts last.
 
     An experiment without a ``plot`` function, unknown to the registry, or without a successful
     run is listed in ``skipped``; one whose ``plot`` raises is listed in ``errors``.
@@ -87,12 +85,9 @@ def make_plots(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | None 
     target = out if figures_dir is None else Path(figures_dir)
     ids = experiments_in(out) if experiment_ids is None else list(experiment_ids)
     drawn: dict[str, tuple[str, list[Path] | str | None]] = {}
-    order = largest_first(out, ids)
     if pool is not None and len(ids) > 1:
+        order = largest_first(out, ids)
         drawn = dict(zip(order, pool.map(_plot_one, [out] * len(ids), order, [target] * len(ids))))
-    elif jobs > 1 and len(ids) > 1:
-        with spawn_pool(min(jobs, len(ids))) as own:
-            drawn = dict(zip(order, own.map(_plot_one, [out] * len(ids), order, [target] * len(ids))))
     summary = PlotSummary()
     for exp_id in ids:
         kind, value = drawn.get(exp_id, ("unknown", None))
