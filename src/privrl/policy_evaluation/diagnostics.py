@@ -83,20 +83,19 @@ def noise_exceeds_signal(values: np.ndarray, noise_var: np.ndarray | float,
     return bool(values.size and np.mean(err) >= np.mean(np.maximum(values ** 2 - noise, 0.0)))
 
 
-_normal_cdf = np.frompyfunc(lambda x: 0.5 * math.erfc(-x / math.sqrt(2.0)), 1, 1)
-
-
 def clipped_error_floor(std: np.ndarray, f_max: float, grid: int = 41) -> np.ndarray:
     """min over V ∈ [0, F_max] of E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), per std s: the least
     squared error a value clipped to [0, F_max] with noise std s has, whatever its true value.
     With a = −V/s, b = (F_max − V)/s and z standard normal it is s²·E clip(z, a, b)² =
     s²[Φ(b) − Φ(a) − bφ(b) + aφ(a) + a²Φ(a) + b²(1 − Φ(b))]; the minimum over a grid of V
     (s²/2 for s ≪ F_max, about 0.46·s² at s = F_max/2, F_max²/4 as s → ∞)."""
+    from scipy.special import ndtr  # Φ, vectorised (here, not at the top: SciPy loads on first use)
+
     std = np.asarray(std, dtype=float)
     s = np.clip(std, 1e-12 * f_max, 1e6 * f_max).reshape(-1, 1)
     v = np.linspace(0.0, f_max, grid).reshape(1, -1)
     a, b = np.maximum(-v / s, -40.0), np.minimum((f_max - v) / s, 40.0)   # beyond ±40 the tails vanish
-    cdf_a, cdf_b = (_normal_cdf(a).astype(float), _normal_cdf(b).astype(float))
+    cdf_a, cdf_b = ndtr(a), ndtr(b)
     pdf_a, pdf_b = (np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi) for x in (a, b))
     inner = cdf_b - cdf_a - b * pdf_b + a * pdf_a + a * a * cdf_a + b * b * (1.0 - cdf_b)
     return np.where(std > 0, (s * s * inner).min(axis=1).reshape(std.shape), 0.0)
