@@ -809,7 +809,7 @@ def frontier_claims(df: Any) -> list[Claim]:
                   else f"tight or sound no better than {_TRIVIAL} ({trivial:.3g}) at every ε")
         out.append(decide(better >= 2 / 3 - 1e-9 if enough and useful else None, text, reason=reason).claim(
             "At the same certified (ε, δ), tight calibration is at least as useful as the sound one (mean gap no "
-            "larger at ≥ 2/3 of the ε)."))
+            "larger beyond seed noise at ≥ 2/3 of the ε)."))
     return out
 
 
