@@ -218,23 +218,29 @@ def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
                 for r in range(R):
                     inv[i, j, r] = L[r, h, i, j]
         for k in range(d):                                              # NumPy's elimination, entry by entry
+            ikk = inv[k, k]                                             # (1-D rows over the runs: the loops vectorise)
             for r in range(R):
-                piv[r] = 1.0 / inv[k, k, r]
-                for c in range(d):
-                    row[c, r] = inv[k, c, r] * piv[r]
-                    col[c, r] = inv[c, k, r] * -piv[r]
+                piv[r] = 1.0 / ikk[r]
+            for c in range(d):
+                rc, cc, a, b = row[c], col[c], inv[k, c], inv[c, k]
+                for r in range(R):
+                    rc[r] = a[r] * piv[r]
+                    cc[r] = b[r] * -piv[r]
             for i in range(d):
                 if i != k:
+                    aik = inv[i, k]
                     for c in range(d):
                         if c != k:
+                            t, rc = inv[i, c], row[c]
                             for r in range(R):
-                                inv[i, c, r] -= inv[i, k, r] * row[c, r]
+                                t[r] -= aik[r] * rc[r]
             for c in range(d):
+                a, b, rc, cc = inv[k, c], inv[c, k], row[c], col[c]
                 for r in range(R):
-                    inv[k, c, r] = row[c, r]
-                    inv[c, k, r] = col[c, r]
+                    a[r] = rc[r]
+                    b[r] = cc[r]
             for r in range(R):
-                inv[k, k, r] = piv[r]
+                ikk[r] = piv[r]
     for i in range(d):                                                  # θ = Λ⁻¹u, row by row
         for r in range(R):
             theta[i, r] = inv[i, 0, r] * u[r, h, 0]
@@ -247,7 +253,47 @@ def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
 def _dot_quad(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - compiled
     """For the columns ``u < U`` of ``x[:, xo + u, :]``, every run at once (run-last arrays):
     ``dot[u] = θᵀx_u`` and ``quad[u] = x_uᵀ inv x_u``, each run's in the order of one run's
-    loops (``Σ_c θ_c x_c`` from c = 0; ``Σ_i x_i (Σ_c inv_ic x_c)``), so bit for bit a run's own."""
+    loops (``Σ_c θ_c x_c`` from c = 0; ``Σ_i x_i (Σ_c inv_ic x_c)``), so bit for bit a run's own.
+    For d ≤ 5 the dimension is a constant of its own loop (:func:`_dot_quad_small`); above, the
+    sums go through ``dot``, ``quad`` and ``row`` one coordinate at a time."""
+    d = theta.shape[0]
+    if d == 1:
+        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 1)
+    elif d == 2:
+        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 2)
+    elif d == 3:
+        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 3)
+    elif d == 4:
+        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 4)
+    elif d == 5:
+        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 5)
+    else:
+        _dot_quad_passes(theta, inv, x, xo, dot, quad, row, U, R)
+
+
+@_inlined
+def _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, d):  # pragma: no cover - compiled
+    """:func:`_dot_quad` for a constant ``d``: the coordinate loops unroll, so each run's sums stay
+    in registers and the run loop vectorises (the same operations in the same order: the results
+    are bit for bit those of :func:`_dot_quad_passes`, tested). About 2–3× faster at d = 3 and 5."""
+    for u in range(U):
+        for r in range(R):
+            acc = theta[0, r] * x[0, xo + u, r]
+            for c in range(1, d):
+                acc += theta[c, r] * x[c, xo + u, r]
+            dot[u, r] = acc
+            q = 0.0
+            for i in range(d):
+                rw = 0.0
+                for c in range(d):
+                    rw += inv[i, c, r] * x[c, xo + u, r]
+                q += x[i, xo + u, r] * rw
+            quad[u, r] = q
+
+
+@_inlined
+def _dot_quad_passes(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - compiled
+    """:func:`_dot_quad` for any ``d``, one pass over the runs per coordinate."""
     d = theta.shape[0]
     for u in range(U):
         for r in range(R):
