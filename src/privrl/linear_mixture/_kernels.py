@@ -121,7 +121,7 @@ class Counters(NamedTuple):
     sizes: np.ndarray       # int64 [d1, d2, P, n_tree, n_blt, n_noisy]
     order: np.ndarray       # (R,) int64: the run at each grouped position
     exact: np.ndarray       # (H, P, R)
-    z: np.ndarray           # (Bz, W+1, R_noisy) pre-drawn standard normals
+    z: np.ndarray           # (R_noisy, Bz, W+1) pre-drawn standard normals (each run's block contiguous)
     scale: np.ndarray       # (W+1, R_noisy)
     draw_at: np.ndarray     # (H·P, R_noisy) int64
     levels: np.ndarray      # (L,) int64 live node levels (decreasing)
@@ -313,6 +313,36 @@ def _dot_quad_passes(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cov
                 quad[u, r] += x[i, xo + u, r] * row[r]
 
 
+@_inlined
+def _features(psi, V, f, c, base, succ, U, R):  # pragma: no cover - compiled
+    """``f[c, u] = Σ_j ψ_j(u) V[succ_j]`` for every run (``ψ_j(u) = psi[base + j·U + u]``): the sum
+    from j = 0 in order (``0 + ψ_0 V_0``, then one term at a time), as one run alone adds it, two
+    successors a pass so that each pass reads and writes ``f`` once for two terms."""
+    if succ.shape[0] == 0:
+        for u in range(U):
+            for r in range(R):
+                f[c, u, r] = 0.0
+        return
+    j0 = succ[0]
+    for u in range(U):
+        for r in range(R):
+            f[c, u, r] = 0.0 + psi[base + u, r] * V[j0, r]
+    jj = 1
+    while jj + 1 < succ.shape[0]:
+        j0, j1 = succ[jj], succ[jj + 1]
+        b0 = base + jj * U
+        for u in range(U):
+            for r in range(R):
+                f[c, u, r] = (f[c, u, r] + psi[b0 + u, r] * V[j0, r]) + psi[b0 + U + u, r] * V[j1, r]
+        jj += 2
+    if jj < succ.shape[0]:
+        j0 = succ[jj]
+        b0 = base + jj * U
+        for u in range(U):
+            for r in range(R):
+                f[c, u, r] += psi[b0 + u, r] * V[j0, r]
+
+
 @_jit
 def plan_all(G, S, b, w):  # pragma: no cover - compiled
     """Every run's planning (:func:`_plan`) for episode ``b`` of the block (``w``: :func:`scratch`);
@@ -353,15 +383,7 @@ def _plan(G, S, b, w, R):  # pragma: no cover - compiled
         else:
             spd_inverses(S.Lp, S.up, h, inv_p, th_p, gj_p, R)
             for c in range(d1):                                         # line 7: ϕ = Σ_j ψ(s_j|s,a) V_{h+1}(s_j)
-                for u in range(U):
-                    for r in range(R):
-                        f[c, u, r] = 0.0
-                for jj in range(k):
-                    jv = G.succ_at[so + jj]
-                    base = pofs + (c * k + jj) * U
-                    for u in range(U):
-                        for r in range(R):
-                            f[c, u, r] += psi[base + u, r] * V[jv, r]
+                _features(psi, V, f, c, pofs + c * k * U, G.succ_at[so:so + k], U, R)
                 for r in range(R):
                     for u in range(U):
                         S.feat[r, fo + c * U + u] = f[c, u, r]
@@ -717,7 +739,7 @@ def _advance(C, h, q, item, noise, zpos, depth, noisy, nt, nb, nn, R):  # pragma
     if noisy:
         for k in range(nn):
             c = C.draw_at[h * C.sizes[2] + q, k]
-            noise[k] = C.scale[c, k] * C.z[zpos, c, k]
+            noise[k] = C.scale[c, k] * C.z[k, zpos, c]
     for k in range(nt):                                                  # the tree node closed now
         below = C.stack[depth - 1, h, q, k] if depth > 0 else 0.0
         C.stack[depth, h, q, k] = below + noise[k]

@@ -603,7 +603,7 @@ class BatchedStatistics:
             ints=np.array([0, self.n_items, 0, 0, 0], dtype=np.int64),
             sizes=np.array([d1, d2, self.P, len(tree_rows), len(blt_rows), n_noisy], dtype=np.int64),
             order=order, exact=np.zeros((H, self.P, self.R)),
-            z=np.zeros((0, self._scale.shape[1] if n_noisy else 1, n_noisy)),
+            z=np.zeros((n_noisy, 0, self._scale.shape[1] if n_noisy else 1)),
             scale=np.ascontiguousarray(self._scale[slot_at].T) if n_noisy else np.zeros((1, 0)),
             draw_at=(np.ascontiguousarray(self._index[slot_at].T) if n_noisy
                      else np.zeros((H * self.P, 0), dtype=np.int64)),
@@ -627,9 +627,11 @@ class BatchedStatistics:
         order of its own counters' draws); returns the counters' new state."""
         c = self.counters
         n = max(1, min(self.n_items - int(c.ints[0]), self.block_rounds))
-        z = np.zeros((n, self._scale.shape[1], len(self._noisy)))            # (the kernels' grouped order)
+        # one contiguous block per run (the kernels' grouped order), reused once read; a run's
+        # columns beyond its own draws are never read and stay zero
+        z = c.z if c.z.shape[1] == n else np.zeros((len(self._noisy), n, self._scale.shape[1]))
         for j, source in enumerate(self._sources):
-            z[:, :self._m[j], self._position[j]] = source.gaussian((n, int(self._m[j])), 1.0)
+            z[self._position[j], :, :self._m[j]] = source.gaussian((n, int(self._m[j])), 1.0)
         c.ints[3], c.ints[4] = 0, n
         self.counters = c._replace(z=z)
         return self.counters
@@ -693,7 +695,7 @@ def empty_counters(horizon: int) -> Any:
     z, i = np.zeros, np.int64
     return kernels().Counters(
         ints=np.zeros(5, dtype=i), sizes=np.zeros(6, dtype=i), order=z(0, dtype=i), exact=z((horizon, 0, 0)),
-        z=z((0, 1, 0)), scale=z((1, 0)), draw_at=z((0, 0), dtype=i), levels=z(1, dtype=i),
+        z=z((0, 0, 1)), scale=z((1, 0)), draw_at=z((0, 0), dtype=i), levels=z(1, dtype=i),
         stack=z((1, horizon, 0, 0)), theta=z((0, 0)), omega=z((0, 0)), blt_state=z((0, horizon, 0, 0)),
         blt_total=z((horizon, 0, 0)), local_total=z((horizon, 0, 0)), shift_p=z((horizon, 0, 0)),
         shift_r=z((horizon, 0, 0)), screen_p=z((horizon, 0)), screen_r=z((horizon, 0)), x_bound=z((0, horizon)),
