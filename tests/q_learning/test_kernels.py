@@ -82,7 +82,7 @@ def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
     _kernels.forward(params, layout, s, oa)
     plain.forward(params, layout, s, ob)
     np.testing.assert_allclose(ob, oa, rtol=1e-13, atol=1e-15)
-    # the stores: the same positions and the same merged stores (pure data movement)
+    # the OU stores: the same plan, the same values (the same operations), the same merged stores
     rng = np.random.default_rng(3)
     n = np.array([0, 3, 5])
     x = np.full((3, 12), np.inf)
@@ -90,24 +90,34 @@ def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
     for r, k in enumerate(n):
         x[r, :k] = np.sort(rng.random(k))
         y_store[r, :k] = rng.normal(size=(k, 2))
-    qs = np.sort(rng.random((3, 4)), axis=1)
-    new = np.array([[True, False, True, True], [True, True, True, True], [False, True, False, True]])
-    z = rng.normal(size=(3, 4, 2))
+    q = rng.random((3, 6))
+    q[:, 4] = q[:, 1]                                   # a duplicate
+    q[1, 5], q[2, 0] = x[1, 1], x[2, 3]                 # stored states
+    order = q.argsort(axis=1)
+    buf, read = rng.normal(size=(3, 10, 2)), np.array([0, 2, 4])
     results = []
     for mod in (_kernels, plain):
-        pos = np.empty((3, 4), np.intp)
-        mod.search_stores(x, n, qs, pos)
+        qs, new, pos, counts = np.empty((3, 6)), np.empty((3, 6), bool), np.empty((3, 6), np.intp), np.empty(3, np.intp)
+        em, up = np.empty((3, 6)), np.empty((3, 6))
+        beta = np.array([1.0, 3.0, 9.0])
+        assert mod.ou_plan(q, order, x, n, beta, read, np.array([10, 10, 7]), qs, new, pos, counts, em, up) == (1, 0)
+        np.testing.assert_array_equal(qs, np.sort(q, axis=1))
         np.testing.assert_array_equal(pos, [x[r, :n[r]].searchsorted(qs[r]) for r in range(3)])
+        np.testing.assert_array_equal(counts, [5, 4, 4])
+        z, out = np.empty((3, 6, 2)), np.empty((3, 6, 2))
+        mod.ou_values(order, qs, new, pos, x, y_store, n, beta, np.full(3, 0.4), buf, read, em, up, 0, z, out)
+        np.testing.assert_array_equal(out[:, 4], out[:, 1])
+        np.testing.assert_array_equal(out[1, 5], y_store[1, 1])
+        np.testing.assert_array_equal(out[2, 0], y_store[2, 3])
         xs, ys = x.copy(), y_store.copy()
         mod.insert_stores(xs, ys, n, qs, z, new, pos)
-        results.append((xs, ys))
-    np.testing.assert_array_equal(results[0][0], results[1][0])
-    np.testing.assert_array_equal(results[0][1], results[1][1])
+        results.append((xs, ys, out))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)
     for r in range(3):
-        total = n[r] + new[r].sum()
-        want_x = np.sort(np.concatenate([x[r, :n[r]], qs[r, new[r]]]))
-        np.testing.assert_array_equal(results[0][0][r, :total], want_x)
-        assert np.isinf(results[0][0][r, total:]).all()
+        want_x = np.unique(np.concatenate([x[r, :n[r]], q[r]]))
+        np.testing.assert_array_equal(results[0][0][r, :len(want_x)], want_x)
+        assert np.isinf(results[0][0][r, len(want_x):]).all()
 
 
 def test_plain_python_replay_minibatches_agree_with_the_compiled_ones(monkeypatch):

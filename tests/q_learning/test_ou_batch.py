@@ -4,10 +4,10 @@ each run's ``OUNoise`` queried alone on the same noise streams."""
 import numpy as np
 import pytest
 
-import privrl.q_learning.ou_batch as ou_batch
 from privrl.privacy.noise import NoiseSource, NumpyNoise
+from privrl.q_learning import _kernels
 from privrl.q_learning.gaussian_process import OUNoise, ou_kernel
-from privrl.q_learning.ou_batch import OUBatch, _doubling_scan, _scan
+from privrl.q_learning.ou_batch import OUBatch
 
 SIGMA = 0.8
 
@@ -32,21 +32,12 @@ def _symbolic(betas, dim):
     return OUBatch(betas, [SIGMA] * len(betas), [[_Basis(j) for j in range(dim)] for _ in betas])
 
 
-def _strategies(monkeypatch, large):
-    """``large``: every query takes the code paths of large stores (per-run searches and inserts)."""
-    if large:
-        monkeypatch.setattr(ou_batch, "_DENSE_SEARCH", 0)
-        monkeypatch.setattr(ou_batch, "_ROW_INSERTS", 0)
-
-
-@pytest.mark.parametrize("large", [False, True])
 @pytest.mark.parametrize("dim", [30, 70])   # runs x paths below / above the sequential-scan threshold
-def test_exact_joint_covariance(monkeypatch, large, dim):
+def test_exact_joint_covariance(dim):
     """Whatever the order of point and batch queries (new states, repeats, duplicates; an empty,
     a small and a large store), every run's stored values are jointly N(0, sigma^2 K) exactly."""
-    _strategies(monkeypatch, large)
     betas = [1.0, 300.0]                   # 300: a fresh path too long for the closed form
-    rng = np.random.default_rng(dim + large)
+    rng = np.random.default_rng(dim)
     batch = _symbolic(betas, dim)
     batch.query(rng.random((2, 9)))
     batch.point(rng.random(2))
@@ -59,12 +50,10 @@ def test_exact_joint_covariance(monkeypatch, large, dim):
         np.testing.assert_allclose(V @ V.T, SIGMA**2 * ou_kernel(pts, pts, beta), atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("large", [False, True])
-def test_each_run_equals_its_own_ou_noise(monkeypatch, large):
+def test_each_run_equals_its_own_ou_noise():
     """Runs with their own (seeded) noise streams: the batch gives every run the values of an
     OUNoise on the same stream queried alone (same normals, same order), through point queries,
     batch queries with repeats, partial and full resets."""
-    _strategies(monkeypatch, large)
     betas = [1.0, 30.0, 2222.0]
     alone = [OUNoise(n_paths=2, beta=b, sigma=0.4, noise=NumpyNoise(i)) for i, b in enumerate(betas)]
     batch = OUBatch.from_paths([OUNoise(n_paths=2, beta=b, sigma=0.4, noise=NumpyNoise(i))
@@ -96,26 +85,42 @@ def test_from_paths_takes_fresh_paths_only():
         OUBatch.from_paths([used])
 
 
-@pytest.mark.parametrize("runs", [2, 40])   # doubling / one position at a time
-def test_scan_equals_sequential_recursion(runs):
-    rng = np.random.default_rng(runs)
-    w = rng.random((runs, 300)) * (rng.random((runs, 300)) > 0.05)
-    w[:, 0] = 0.0
-    c = rng.normal(size=(runs, 300, 2))
-    want = c.copy()
-    for i in range(1, 300):
-        want[:, i] += w[:, i, None] * want[:, i - 1]
-    np.testing.assert_allclose(_scan(w, c.copy()), want, atol=1e-12, rtol=0)
-    both = c.copy()
-    _doubling_scan(w, both)
-    np.testing.assert_allclose(both, want, atol=1e-12, rtol=0)
+@pytest.mark.parametrize("scan", [1, 2, 3])   # closed form / recursion / recursive doubling
+def test_fresh_paths_follow_the_ou_recursion(scan):
+    """A fresh path's values (every scan of ``ou_values``) are the one-step OU recursion
+    ``z_i = rho_i z_{i-1} + sigma sqrt(1 - rho_i^2) xi_i`` over the sorted distinct states, the
+    ``t``-th distinct state taking the ``t``-th unread normal; duplicates repeat their value."""
+    rng = np.random.default_rng(scan)
+    R, k, m = 2, 50, 2
+    q = rng.random((R, k))
+    q[:, 7] = q[:, 3]
+    order = q.argsort(axis=1)
+    qs, new, pos, counts = np.empty((R, k)), np.empty((R, k), bool), np.empty((R, k), np.intp), np.empty(R, np.intp)
+    n = np.zeros(R, np.intp)
+    beta, sigma = np.array([1.0, 4.0]) * (1.0 if scan == 1 else 100.0), np.array([0.4, 0.7])
+    buf, read = rng.normal(size=(R, 60, m)), np.array([0, 5])
+    em, up = np.empty((R, k)), np.empty((R, k))
+    short, planned = _kernels.ou_plan(q, order, np.zeros((R, 0)), n, beta, read, np.array([60, 60]), qs, new, pos,
+                                      counts, em, up)
+    assert (counts == k - 1).all() and (short, planned) == (0, min(scan, 2))
+    np.expm1(em, out=em)
+    np.exp(up, out=up)
+    z, out = np.empty((R, k, m)), np.empty((R, k, m))
+    _kernels.ou_values(order, qs, new, pos, np.zeros((R, 1)), np.zeros((R, 1, m)), n, beta, sigma, buf, read,
+                       em, up, scan, z, out)
+    for r in range(R):
+        u, inverse = np.unique(q[r], return_inverse=True)
+        want = np.empty((len(u), m))
+        prev = np.zeros(m)
+        for t, d in enumerate(np.diff(u, prepend=-np.inf)):
+            rho = np.exp(-beta[r] * d)
+            prev = want[t] = rho * prev + sigma[r] * np.sqrt(1.0 - rho**2) * buf[r, read[r] + t]
+        np.testing.assert_allclose(out[r], want[inverse], atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("large", [False, True])
-def test_query_of_stored_states_returns_their_values(monkeypatch, large):
+def test_query_of_stored_states_returns_their_values():
     """A query of stored states only (repeats and duplicates, nothing new) returns their stored
     values exactly and draws no normal."""
-    _strategies(monkeypatch, large)
     batch = OUBatch.from_paths([OUNoise(n_paths=2, beta=1.0, sigma=0.4, noise=NumpyNoise(i)) for i in range(3)])
     rng = np.random.default_rng(5)
     batch.query(rng.random((3, 20)))

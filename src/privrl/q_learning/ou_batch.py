@@ -22,10 +22,16 @@ of a run's sorted query entries obey one linear recursion ``z_i = w_i z_{i-1} + 
   the one-sided step or the empty-path draw without branches (spec §2.4);
 * a stored state: ``w_i = 0``, ``c_i`` its value; a duplicate: ``w_i = 1``, ``c_i = 0``.
 
-The recursion is solved for every run at once by recursive doubling (``ceil(log2 k)`` vector
-rounds at most); the new states are then merged into each run's sorted store. Stores are padded
-``(R, C)`` arrays (``+inf`` beyond a run's ``n`` stored states), so runs with small stores pay for
-the largest one: batch runs whose stores grow alike (the same reset schedule) together.
+A query is two compiled kernels (:mod:`~privrl.q_learning._kernels`): ``ou_plan`` walks each
+run's sorted states against its sorted store (positions, duplicates, hits, the number of new
+states), the caller draws the next blocks of the runs whose unread normals do not cover their new
+states, and ``ou_values`` takes the recursion in order, the ``t``-th new state of a run reading its
+``t``-th unread normal, and writes the values back in the query's order. When every store is empty
+(fresh paths, e.g. after a reset) the chain is the one-sided OU step from the previous state,
+summed in closed form (its ``expm1``/``exp`` factors from NumPy). The new states are merged into
+each run's store lazily, at the next query (a reset drops them unmerged). Stores are padded
+``(R, C)`` arrays (a run's first ``n`` entries), so runs with small stores pay for the largest one
+only in memory. A single run (``R = 1``) is a batch too: the training loop queries its paths here.
 
 Every normal comes from the runs' :class:`~privrl.privacy.noise.NoiseSource` objects (the fits'
 releasers); nothing here draws privacy noise otherwise.
@@ -41,12 +47,6 @@ from privrl.privacy.noise import NoiseSource
 from privrl.q_learning.gaussian_process import _BLOCK, OUNoise
 
 __all__ = ["OUBatch"]
-
-#: a query compares every state with every stored one (one vector operation) when
-#: runs x states x stored is at most this; otherwise one binary search per run
-_DENSE_SEARCH = 1 << 16
-#: stores larger than this (runs x stored states) take a query's new states one run at a time
-_ROW_INSERTS = 1 << 15
 
 
 class OUBatch:
@@ -72,9 +72,8 @@ class OUBatch:
         if self.beta.shape != (R,) or self.sigma.shape != (R,) or any(len(s) != m for s in self._sources):
             raise ValueError("OUBatch needs one beta, one sigma and n_paths sources per run")
         self.n_runs, self.n_paths = R, m
-        self._rows = np.arange(R)[:, None]
         self._n = np.zeros(R, np.intp)          # stored states per run
-        self._x = np.full((R, 0), np.inf)       # sorted stored states, +inf beyond _n
+        self._x = np.zeros((R, 0))              # sorted stored states (the first _n of each row)
         self._y = np.zeros((R, 0, m))           # their values
         self._buf = np.zeros((R, 0, m))         # unread normals of each run: rows _pos.._filled
         self._pos = np.zeros(R, np.intp)
@@ -102,167 +101,74 @@ class OUBatch:
     def reset(self, rows: np.ndarray | None = None) -> None:
         if rows is None or rows.all():
             self._pending = None
-            rows = None
+            self._n[:] = 0
         else:
             self._flush()
-        if rows is None:
-            self._n[:] = 0
-            self._x[:] = np.inf
-        else:
             self._n[rows] = 0
-            self._x[rows] = np.inf
 
     # -- normals: each run reads its own stream, in blocks of _BLOCK per source
-    def _reserve(self, counts: np.ndarray) -> np.ndarray:
-        """Make ``counts[r]`` unread normals available to every run; returns where they start in
-        ``_buf`` (and marks them read)."""
-        for r in np.flatnonzero(self._pos + counts > self._filled):
-            self._refill(int(r), int(counts[r]))
-        start = self._pos.copy()
-        self._pos += counts
-        return start
-
     def _refill(self, r: int, k: int) -> None:
+        """Make ``k`` unread normals available to run ``r``: its next blocks, drawn from its sources
+        in order (a block exactly when the previous one runs out), after its unread ones."""
         pos, filled = int(self._pos[r]), int(self._filled[r])
         unread = filled - pos
-        blocks: list[np.ndarray] = []
-        while unread + _BLOCK * len(blocks) < k:   # a block exactly when the previous one runs out
-            blocks.append(np.stack([src.gaussian(_BLOCK, 1.0) for src in self._sources[r]], axis=-1))
-        size = unread + _BLOCK * len(blocks)
+        n_blocks = -(-(k - unread) // _BLOCK)
+        size = unread + _BLOCK * n_blocks
         if size > self._buf.shape[1]:
             grown = np.zeros((self.n_runs, max(size, 2 * self._buf.shape[1]), self.n_paths))
             grown[:, :self._buf.shape[1]] = self._buf
             self._buf = grown
-        self._buf[r, :unread] = self._buf[r, pos:filled].copy()
-        self._buf[r, unread:size] = np.concatenate(blocks)
+        row = self._buf[r]
+        row[:unread] = row[pos:filled].copy()
+        for b in range(n_blocks):
+            start = unread + b * _BLOCK
+            for j, src in enumerate(self._sources[r]):
+                row[start:start + _BLOCK, j] = src.gaussian(_BLOCK, 1.0)
         self._pos[r], self._filled[r] = 0, size
 
     # -- queries
-    def _positions(self, qs: np.ndarray, nmax: int) -> np.ndarray:
-        """For every sorted query state, the number of stored states below it (per run)."""
-        R, k = qs.shape
-        if nmax == 0:
-            return np.zeros((R, k), np.intp)
-        x = self._x[:, :nmax]
-        if R * k * nmax <= _DENSE_SEARCH:   # one comparison of every state with every stored one
-            return (x[:, None, :] < qs[:, :, None]).sum(-1)
-        out = np.empty((R, k), np.intp)
-        self._kernels.search_stores(self._x, self._n, np.ascontiguousarray(qs), out)
-        return out
-
     def point(self, x: np.ndarray) -> np.ndarray:
         """The ``(R, n_paths)`` values at one state per run."""
         return self.query(np.asarray(x, float)[:, None])[:, 0]
 
     def query(self, states: np.ndarray) -> np.ndarray:
         """Values ``(R, k, n_paths)`` at ``states`` ``(R, k)``; new states are sampled and stored."""
-        q = np.asarray(states, float)
+        q = np.ascontiguousarray(states, dtype=float)
         R, k = q.shape
+        kernels = self._kernels
         self._flush()
-        rows = self._rows
         order = q.argsort(axis=1)
-        qs = q[rows, order]
-        first = np.empty((R, k), bool)
-        first[:, 0] = True
-        np.not_equal(qs[:, 1:], qs[:, :-1], out=first[:, 1:])
-        nmax = int(self._n.max())
-        if nmax == 0:
-            new, pos, z = first, np.zeros((R, k), np.intp), self._fresh(qs, first)
-        else:
-            new, pos, z = self._conditioned(qs, first, nmax)
-        self._pending = (qs, z, new, pos)
-        out = np.empty((R, k, self.n_paths))
-        out[rows, order] = z
+        qs, new, pos, counts = np.empty((R, k)), np.empty((R, k), bool), np.empty((R, k), np.intp), np.empty(R, np.intp)
+        em, up = np.empty((R, k)), np.empty((R, k))
+        short, scan = kernels.ou_plan(q, order, self._x, self._n, self.beta, self._pos, self._filled, qs, new, pos,
+                                      counts, em, up)
+        if short:
+            for r in np.flatnonzero(self._pos + counts > self._filled):
+                self._refill(int(r), int(counts[r]))
+        if scan:                   # fresh paths: rho - 1 and the closed form's factors, by NumPy
+            np.expm1(em, out=em)
+            if scan == 1:
+                np.exp(up, out=up)
+            elif R * self.n_paths < 64:
+                scan = 3
+        z, out = np.empty((R, k, self.n_paths)), np.empty((R, k, self.n_paths))
+        kernels.ou_values(order, qs, new, pos, self._x, self._y, self._n, self.beta, self.sigma, self._buf,
+                          self._pos, em, up, scan, z, out)
+        self._pos += counts
+        self._pending = (qs, z, new, pos, counts)
         return out
-
-    def _normals_for(self, new: np.ndarray) -> np.ndarray:
-        """The next normals of every run, one per ``new`` entry (in order), ``(R, k, n_paths)``."""
-        start = self._reserve(new.sum(1))
-        rank = np.cumsum(new, axis=1)
-        rank += (start - 1 + np.arange(self.n_runs) * self._buf.shape[1])[:, None]   # flat row of _buf
-        return self._buf.reshape(-1, self.n_paths).take(np.where(new, rank, 0), axis=0)
-
-    def _fresh(self, qs: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """Fresh paths (nothing stored): each distinct state one OU step from the previous one,
-        ``z_i = rho_i z_{i-1} + sigma sqrt(1 - rho_i^2) xi_i`` (spec §2.4; the first at ``rho = 0``);
-        duplicates are steps of length 0 (``rho = 1``, no normal)."""
-        R, k = qs.shape
-        beta = self.beta[:, None]
-        step = np.full((R, k), np.inf)
-        np.subtract(qs[:, 1:], qs[:, :-1], out=step[:, 1:])
-        em = np.expm1(-beta * step)                       # rho - 1
-        sd = np.sqrt(-em * (2.0 + em))                    # sqrt(1 - rho^2), accurately
-        sd *= self.sigma[:, None]
-        c = sd[..., None] * self._normals_for(first)
-        span = self.beta * (qs[:, -1] - qs[:, 0])
-        if (span <= 200.0).all():   # closed form: z_i = sum_{j <= i} e^{-beta (x_i - x_j)} c_j
-            up = np.exp(beta * (qs - qs[:, :1]))[..., None]
-            return np.cumsum(up * c, axis=1) / up
-        return _scan(1.0 + em, c)
-
-    def _conditioned(self, qs: np.ndarray, first: np.ndarray, nmax: int):
-        """Paths with stored states: hits return the stored values, new states are bridge (or
-        one-sided) draws chained through the previous new state (module docstring)."""
-        R, k = qs.shape
-        m, rows = self.n_paths, self._rows
-        pos = self._positions(qs, nmax)
-        at = np.minimum(pos, nmax - 1)
-        has_right = pos < self._n[:, None]
-        x_right = np.where(has_right, self._x[rows, at], np.inf)
-        flat = self._y.reshape(-1, m)                     # values of run r, state j at row r * W + j
-        base = (rows * self._y.shape[1]).astype(np.intp)
-        y_right = flat.take(base + at, axis=0)
-        hit = first & (x_right == qs)
-        new = first & ~hit
-        if not new.any():   # stored states only: a duplicate repeats the value before it (no arithmetic)
-            last = np.where(first, np.arange(k), 0)
-            np.maximum.accumulate(last, axis=1, out=last)
-            return new, pos, y_right[rows, last]
-        z = np.empty((R, k, m))
-        self._kernels.bridge_values(qs, first, new, pos, self._x, self._y, self._n, self.beta, self.sigma,
-                                    np.ascontiguousarray(self._normals_for(new)), z)
-        return new, pos, z
 
     # -- storage: a query's new states are merged into the stores lazily (a reset drops them)
     def _flush(self) -> None:
+        """Merge the last query's new states into each run's store, in place (a compiled kernel; the
+        stores keep spare width, doubled when full)."""
         pending, self._pending = self._pending, None
         if pending is None:
             return
-        qs, z, new, pos = pending
-        counts = new.sum(1)
+        qs, z, new, pos, counts = pending
         if not counts.any():
             return
         total = self._n + counts
-        if self.n_runs * int(self._n.max()) > _ROW_INSERTS:
-            self._insert_rows(qs, z, new, pos, total)
-        else:
-            self._merge(qs, z, new, pos, total)
-        self._n = total
-
-    def _merge(self, qs: np.ndarray, z: np.ndarray, new: np.ndarray, pos: np.ndarray, total: np.ndarray) -> None:
-        """Every run's new states merged into its store at once (vector operations on all stores)."""
-        R, m = self.n_runs, self.n_paths
-        nmax = int(self._n.max())
-        width = int(total.max())
-        r_new, i_new = np.nonzero(new)                     # row-major: increasing within a run
-        slot = pos[r_new, i_new] + (np.cumsum(new, axis=1) - 1)[r_new, i_new]
-        is_new = np.zeros((R, width), bool)
-        is_new[r_new, slot] = True
-        is_old = (np.arange(width) < total[:, None]) & ~is_new
-        x = np.full((R, width), np.inf)
-        y = np.zeros((R, width, m))
-        if nmax:
-            was = np.arange(nmax) < self._n[:, None]
-            x[is_old] = self._x[:, :nmax][was]
-            y[is_old] = self._y[:, :nmax][was]
-        x[r_new, slot] = qs[r_new, i_new]
-        y[r_new, slot] = z[r_new, i_new]
-        self._x, self._y = x, y
-
-    def _insert_rows(self, qs: np.ndarray, z: np.ndarray, new: np.ndarray, pos: np.ndarray,
-                     total: np.ndarray) -> None:
-        """Large stores: each run's new states merged into its own row in place (a compiled
-        kernel; the stores keep spare width, doubled when full)."""
         width = int(total.max())
         if width > self._x.shape[1]:
             grown = max(width, 2 * self._x.shape[1])
@@ -271,33 +177,5 @@ class OUBatch:
             x[:, :self._x.shape[1]] = self._x
             y[:, :self._y.shape[1]] = self._y
             self._x, self._y = x, y
-        self._kernels.insert_stores(self._x, self._y, self._n, np.ascontiguousarray(qs), np.ascontiguousarray(z),
-                                    np.ascontiguousarray(new), np.ascontiguousarray(pos, dtype=np.intp))
-
-
-def _scan(w: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """All ``z_i = w_i z_{i-1} + c_i`` along axis 1 (``w`` of shape ``(R, k)``, ``c`` of ``(R, k, m)``,
-    ``z_{-1} = 0``; a zero weight starts a chain), written into ``c``. Few runs: recursive doubling
-    (``ceil(log2 L)`` vector rounds for chains of length ``L``, re-associating sums of the same
-    terms); many runs: the recursion itself, one position at a time over all runs at once."""
-    R, k, m = c.shape
-    if R * m < 64:
-        _doubling_scan(w, c)
-        return c
-    ct = np.ascontiguousarray(c.transpose(1, 0, 2))
-    wt = np.ascontiguousarray(w.T)[:, :, None]
-    for i in np.flatnonzero(wt[1:, :, 0].any(1)) + 1:
-        ct[i] += wt[i] * ct[i - 1]
-    c[:] = ct.transpose(1, 0, 2)
-    return c
-
-
-def _doubling_scan(w: np.ndarray, c: np.ndarray) -> None:
-    """:func:`_scan` by recursive doubling, in place."""
-    k = w.shape[1]
-    w = w.copy()
-    d = 1
-    while d < k and w[:, d:].any():
-        c[:, d:] += w[:, d:, None] * c[:, :-d]
-        w[:, d:] *= w[:, :-d]
-        d *= 2
+        self._kernels.insert_stores(self._x, self._y, self._n, qs, z, new, pos)
+        self._n = total
