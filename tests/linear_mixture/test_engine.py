@@ -246,6 +246,28 @@ def test_spd_inverse_matches_lapack():
                                    rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("d", [1, 2, 3, 4, 5, 6])
+def test_dot_and_quadratic_forms_are_the_same_on_every_path(d):
+    """The planning's ``θᵀx`` and ``xᵀΛ⁻¹x`` over several runs (the fixed-dimension loops for
+    2 ≤ d ≤ 5, the coordinate passes otherwise) equal the coordinate passes of one run bit for
+    bit, and the direct formula to rounding."""
+    from privrl.linear_mixture import _kernels
+
+    rng = np.random.default_rng(d)
+    R, U, xo = 5, 4, 1
+    theta, inv, x = rng.normal(size=(d, R)), rng.normal(size=(d, d, R)), rng.normal(size=(d, U + xo, R))
+    dot, quad = np.empty((U, R)), np.empty((U, R))
+    _kernels._dot_quad(theta, inv, x, xo, dot, quad, np.empty(R), U, R)
+    for r in range(R):
+        one = [np.empty((U, 1)), np.empty((U, 1))]
+        _kernels._dot_quad(theta[:, r:r + 1].copy(), inv[..., r:r + 1].copy(), x[..., r:r + 1].copy(), xo, *one,
+                           np.empty(1), U, 1)
+        assert np.array_equal(one[0][:, 0], dot[:, r]) and np.array_equal(one[1][:, 0], quad[:, r])
+    cols = x[:, xo:]
+    np.testing.assert_allclose(dot, np.einsum("cr,cur->ur", theta, cols), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(quad, np.einsum("iur,icr,cur->ur", cols, inv, cols), rtol=1e-12, atol=1e-12)
+
+
 def test_tie_break_prefers_the_lowest_index_among_round_off_ties():
     """E1's actions come in ± pairs that tie in exact arithmetic; the greedy policy must pick the
     lowest index among actions within round-off of the maximum, whatever the summation order."""

@@ -31,6 +31,11 @@ import numpy as np
 from privrl._jit import compilers
 
 _jit, _inlined, JIT = compilers()
+if JIT:
+    from numba import literally as _literally
+else:
+    def _literally(x):  # noqa: D103 - plain Python: nothing to specialise
+        return x
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
@@ -254,11 +259,11 @@ def _dot_quad(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - co
     """For the columns ``u < U`` of ``x[:, xo + u, :]``, every run at once (run-last arrays):
     ``dot[u] = θᵀx_u`` and ``quad[u] = x_uᵀ inv x_u``, each run's in the order of one run's
     loops (``Σ_c θ_c x_c`` from c = 0; ``Σ_i x_i (Σ_c inv_ic x_c)``), so bit for bit a run's own.
-    For d ≤ 5 the dimension is a constant of its own loop (:func:`_dot_quad_small`); above, the
-    sums go through ``dot``, ``quad`` and ``row`` one coordinate at a time."""
+    Several runs at 2 ≤ d ≤ 5: the dimension a constant of its own loop (:func:`_dot_quad_small`);
+    otherwise the sums go through ``dot``, ``quad`` and ``row`` one coordinate at a time."""
     d = theta.shape[0]
-    if d == 1:
-        _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 1)
+    if R == 1:                                                           # (one run: no run loop to vectorise)
+        _dot_quad_passes(theta, inv, x, xo, dot, quad, row, U, R)
     elif d == 2:
         _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, 2)
     elif d == 3:
@@ -271,11 +276,12 @@ def _dot_quad(theta, inv, x, xo, dot, quad, row, U, R):  # pragma: no cover - co
         _dot_quad_passes(theta, inv, x, xo, dot, quad, row, U, R)
 
 
-@_inlined
+@_jit
 def _dot_quad_small(theta, inv, x, xo, dot, quad, U, R, d):  # pragma: no cover - compiled
     """:func:`_dot_quad` for a constant ``d``: the coordinate loops unroll, so each run's sums stay
     in registers and the run loop vectorises (the same operations in the same order: the results
     are bit for bit those of :func:`_dot_quad_passes`, tested). About 2–3× faster at d = 3 and 5."""
+    _literally(d)
     for u in range(U):
         for r in range(R):
             acc = theta[0, r] * x[0, xo + u, r]
