@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["compilers"]
+__all__ = ["compilers", "literal_dispatch"]
 
 
 def compilers() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
@@ -27,3 +27,14 @@ def compilers() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
         return (lambda f: f), (lambda f: f), False
     return (numba.njit(cache=True, nogil=True, error_model="numpy"),
             numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"), True)
+
+
+def literal_dispatch(compiled: bool) -> Callable[[Any], Any]:
+    """numba's ``literally`` when the kernels compile (called on an argument of a compiled function,
+    it makes the argument's value a compile-time constant: one cached specialisation per value),
+    else the identity (plain Python has nothing to specialise)."""
+    if not compiled:
+        return lambda x: x
+    from numba import literally
+
+    return literally

@@ -28,14 +28,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from privrl._jit import compilers
+from privrl._jit import compilers, literal_dispatch
 
 _jit, _inlined, JIT = compilers()
-if JIT:
-    from numba import literally as _literally
-else:
-    def _literally(x):  # noqa: D103 - plain Python: nothing to specialise
-        return x
+_literally = literal_dispatch(JIT)
 
 #: the phases of an episode
 PLAN, ROLLOUT, INSERT = 0, 1, 2
