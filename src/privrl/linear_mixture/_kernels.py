@@ -179,8 +179,9 @@ def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
     run-last: ``inv[i, j, r]``, ``theta[i, r]``; the run index innermost, each run's arithmetic the
     same sequence as alone. The adjugate over the determinant for d ≤ 3 (exactly symmetric for a
     symmetric input), Gauss–Jordan elimination without pivoting above (stable for SPD matrices:
-    every pivot is a Schur complement, at least ``λ_min(Λ)``). ``gj``: scratch ``(3, d, R)``; ``R``:
-    the number of runs (``inv.shape[2]``, passed so that a constant specialises the loops)."""
+    every pivot is a Schur complement, at least ``λ_min(Λ)``). ``inv`` C-contiguous; ``gj``: scratch
+    ``(3, d, R)``; ``R``: the number of runs (``inv.shape[2]``, passed so that a constant specialises
+    the loops)."""
     d = inv.shape[0]
     if d == 1:
         for r in range(R):
@@ -213,35 +214,32 @@ def spd_inverses(L, u, h, inv, theta, gj, R):  # pragma: no cover - compiled
             inv[1, 0, r], inv[1, 1, r], inv[1, 2, r] = c10 / det, c11 / det, c12 / det
             inv[2, 0, r], inv[2, 1, r], inv[2, 2, r] = c20 / det, c21 / det, c22 / det
     else:
-        row, col, piv = gj[0], gj[1], gj[2, 0]
+        flat = inv.reshape(d * d, R)                                    # entry (i, c) at row i·d + c (2-D: the
+        row, col, piv = gj[0], gj[1], gj[2, 0]                          # run loops vectorise)
         for i in range(d):
             for j in range(d):
                 for r in range(R):
-                    inv[i, j, r] = L[r, h, i, j]
+                    flat[i * d + j, r] = L[r, h, i, j]
         for k in range(d):                                              # NumPy's elimination, entry by entry
-            ikk = inv[k, k]                                             # (1-D rows over the runs: the loops vectorise)
+            kk = k * d + k
             for r in range(R):
-                piv[r] = 1.0 / ikk[r]
+                piv[r] = 1.0 / flat[kk, r]
             for c in range(d):
-                rc, cc, a, b = row[c], col[c], inv[k, c], inv[c, k]
                 for r in range(R):
-                    rc[r] = a[r] * piv[r]
-                    cc[r] = b[r] * -piv[r]
+                    row[c, r] = flat[k * d + c, r] * piv[r]
+                    col[c, r] = flat[c * d + k, r] * -piv[r]
             for i in range(d):
                 if i != k:
-                    aik = inv[i, k]
                     for c in range(d):
                         if c != k:
-                            t, rc = inv[i, c], row[c]
                             for r in range(R):
-                                t[r] -= aik[r] * rc[r]
+                                flat[i * d + c, r] -= flat[i * d + k, r] * row[c, r]
             for c in range(d):
-                a, b, rc, cc = inv[k, c], inv[c, k], row[c], col[c]
                 for r in range(R):
-                    a[r] = rc[r]
-                    b[r] = cc[r]
+                    flat[k * d + c, r] = row[c, r]
+                    flat[c * d + k, r] = col[c, r]
             for r in range(R):
-                ikk[r] = piv[r]
+                flat[kk, r] = piv[r]
     for i in range(d):                                                  # θ = Λ⁻¹u, row by row
         for r in range(R):
             theta[i, r] = inv[i, 0, r] * u[r, h, 0]
