@@ -79,6 +79,7 @@ class OUBatch:
         self._pos = np.zeros(R, np.intp)
         self._filled = np.zeros(R, np.intp)
         self._pending: tuple[np.ndarray, ...] | None = None   # the last query, not yet merged
+        self._work: dict[int, tuple[np.ndarray, ...]] = {}
 
     @classmethod
     def from_paths(cls, paths: Sequence[OUNoise]) -> OUBatch:
@@ -137,9 +138,11 @@ class OUBatch:
         R, k = q.shape
         kernels = self._kernels
         self._flush()
-        order = q.argsort(axis=1)
-        qs, new, pos, counts = np.empty((R, k)), np.empty((R, k), bool), np.empty((R, k), np.intp), np.empty(R, np.intp)
-        em, up = np.empty((R, k)), np.empty((R, k))
+        if k not in self._work:   # a query's work arrays, reused by the next of its size (once flushed)
+            self._work[k] = (np.empty((R, k)), np.empty((R, k), bool), np.empty((R, k), np.intp), np.empty(R, np.intp),
+                             np.empty((R, k)), np.empty((R, k)), np.empty((R, k, self.n_paths)))
+        qs, new, pos, counts, em, up, z = self._work[k]
+        order = q.argsort(axis=1) if k > 1 else np.zeros((R, 1), np.intp)
         short, scan = kernels.ou_plan(q, order, self._x, self._n, self.beta, self._pos, self._filled, qs, new, pos,
                                       counts, em, up)
         if short:
@@ -151,7 +154,7 @@ class OUBatch:
                 np.exp(up, out=up)
             elif R * self.n_paths < 64:
                 scan = 3
-        z, out = np.empty((R, k, self.n_paths)), np.empty((R, k, self.n_paths))
+        out = np.empty((R, k, self.n_paths))
         kernels.ou_values(order, qs, new, pos, self._x, self._y, self._n, self.beta, self.sigma, self._buf,
                           self._pos, em, up, scan, z, out)
         self._pos += counts
