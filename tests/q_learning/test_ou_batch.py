@@ -65,9 +65,10 @@ def test_each_run_equals_its_own_ou_noise():
             x = rng.choice(pool, 3)
             want, got = np.stack([p.point(float(v)) for p, v in zip(alone, x)]), batch.point(x)
         else:
-            q = rng.choice(pool, (3, 40))
+            q = rng.choice(pool, (3, 34 + step % 7))    # several sizes: the work arrays reused and dropped
             want, got = np.stack([p(v) for p, v in zip(alone, q)]), batch.query(q)
         np.testing.assert_allclose(got, want, atol=1e-12, rtol=0)
+        assert len(batch._work) <= 4                     # a bounded reuse, whatever the sizes
         if step % 80 == 79:
             batch.reset()
             for p in alone:

@@ -48,6 +48,9 @@ from privrl.q_learning.gaussian_process import _BLOCK, OUNoise
 
 __all__ = ["OUBatch"]
 
+#: query sizes whose work arrays are kept for reuse
+_WORK_SIZES = 4
+
 
 class OUBatch:
     """The OU paths of ``R`` runs (``n_paths`` per run, a common reset per run), queried in lockstep.
@@ -139,6 +142,8 @@ class OUBatch:
         kernels = self._kernels
         self._flush()
         if k not in self._work:   # a query's work arrays, reused by the next of its size (once flushed)
+            if len(self._work) >= _WORK_SIZES:
+                self._work.clear()   # (a loop queries a few sizes: acting, update; never grow without bound)
             self._work[k] = (np.empty((R, k)), np.empty((R, k), bool), np.empty((R, k), np.intp), np.empty(R, np.intp),
                              np.empty((R, k)), np.empty((R, k)), np.empty((R, k, self.n_paths)))
         qs, new, pos, counts, em, up, z = self._work[k]
