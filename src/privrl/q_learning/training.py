@@ -184,13 +184,6 @@ class _OUNoise1D:
     def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
         self.paths = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
-    def reset(self) -> None:
-        self.paths.reset()
-
-    def point(self, state: np.ndarray) -> np.ndarray:
-        """The ``(m,)`` noise values at one state of shape ``(1,)``."""
-        return self.paths.point(float(state[0]))
-
     def __call__(self, states: np.ndarray) -> np.ndarray:
         return self.paths(np.asarray(states, float)[:, 0])
 
@@ -217,7 +210,6 @@ class _PathRows:
         self.objects = objects
         self.batch = OUBatch.from_paths([o.paths for o in objects]) \
             if all(isinstance(o, _OUNoise1D) for o in objects) else None
-        self._points = [getattr(o, "point", None) for o in objects]
 
     @classmethod
     def of(cls, objects: Sequence[Any]) -> _PathRows | None:
@@ -227,14 +219,11 @@ class _PathRows:
     def point(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
             return self.batch.point(states[:, 0])
-        values = [f(x) if f is not None else o(x[None, :])[0] for f, o, x in zip(self._points, self.objects, states)]
-        return values[0][None] if len(values) == 1 else np.stack(values)
+        return np.stack([o(x[None, :])[0] for o, x in zip(self.objects, states)])
 
     def query(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
             return self.batch.query(states[..., 0])
-        if len(self.objects) == 1:
-            return self.objects[0](states[0])[None]
         return np.stack([o(x) for o, x in zip(self.objects, states)])
 
     def reset(self, mask: np.ndarray | None = None) -> None:
