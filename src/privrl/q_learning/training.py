@@ -184,6 +184,10 @@ class _OUNoise1D:
     def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
         self.paths = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
+    def reset(self) -> None:
+        """Fresh, independent paths (as :class:`~privrl.q_learning.gaussian_process.ProductKernelField`)."""
+        self.paths.reset()
+
     def __call__(self, states: np.ndarray) -> np.ndarray:
         return self.paths(np.asarray(states, float)[:, 0])
 
