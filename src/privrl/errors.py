@@ -11,6 +11,7 @@ __all__ = [
     "PrivrlError",
     "InvalidParameterError",
     "InvalidDataError",
+    "PrivacyError",
     "BudgetExceededError",
     "NotFittedError",
     "CertificationError",
@@ -37,6 +38,11 @@ class BudgetExceededError(PrivrlError):
 
 class NotFittedError(PrivrlError, AttributeError):
     """A fitted attribute was requested before ``fit``."""
+
+
+class PrivacyError(PrivrlError):
+    """A release that would spend privacy its ledger does not record (e.g. a block of a keyed release
+    drawn a second time with fresh noise)."""
 
 
 class CertificationError(PrivrlError):

@@ -148,7 +148,7 @@ def test_constant_noise_dense_release_and_stream_agree(problem):
 def test_keyed_noise_has_the_stated_variance_and_independent_cells():
     sigma = 3.0
     rel = Releaser(NumpyNoise(7), Ledger())
-    stream = rel.gaussian_stream(sensitivity=2.0, std=sigma)
+    stream = rel.gaussian_stream(sensitivity=2.0, std=sigma, size=10**6)
     assert rel.ledger.events == (events.gaussian(1.5),)          # the event of the dense release
     keys = range(400)
     z = np.stack([stream.noise(k, (5, 50)) for k in keys]) / sigma   # 100 000 cells
@@ -162,9 +162,9 @@ def test_keyed_noise_has_the_stated_variance_and_independent_cells():
     # a block's noise does not depend on the order blocks are drawn in; a second release is independent
     again = np.stack([stream.noise(k, (5, 50)) for k in reversed(keys)])[::-1] / sigma
     np.testing.assert_array_equal(again, z)
-    other = np.stack([rel.gaussian_stream(sensitivity=2.0, std=sigma).noise(k, (5, 50)) for k in keys[:40]])
+    other = np.stack([rel.gaussian_stream(sensitivity=2.0, std=sigma, size=10**6).noise(k, (5, 50)) for k in keys[:40]])
     assert abs(np.corrcoef(other.ravel(), z[:40].ravel())[0, 1]) < 4 / math.sqrt(other.size)
-    laplace = Releaser(NumpyNoise(8), Ledger()).laplace_stream(sensitivity=1.0, scale=2.0)
+    laplace = Releaser(NumpyNoise(8), Ledger()).laplace_stream(sensitivity=1.0, scale=2.0, size=10**6)
     w = np.stack([laplace.noise(k, 500) for k in range(100)]) / 2.0
     assert scipy_stats.kstest(w.ravel(), "laplace").pvalue > 0.01
 

@@ -143,11 +143,11 @@ def test_streamed_release_records_the_dense_event():
     Releaser(NumpyNoise(0), dense).gaussian(np.zeros(4), sensitivity=2.0, std=3.0)
     Releaser(NumpyNoise(0), dense).laplace(np.zeros(4), sensitivity=2.0, scale=3.0)
     rel = Releaser(NumpyNoise(0), stream)
-    out = rel.gaussian_stream(sensitivity=2.0, std=3.0).release(4, np.ones((2, 2)))
-    rel.laplace_stream(sensitivity=2.0, scale=3.0)
+    out = rel.gaussian_stream(sensitivity=2.0, std=3.0, size=4).release(4, np.ones((2, 2)))
+    rel.laplace_stream(sensitivity=2.0, scale=3.0, size=4)
     assert stream.events == dense.events and out.shape == (2, 2)
     with pytest.raises(InvalidParameterError, match="'std'"):
-        rel.gaussian_stream(sensitivity=1.0, std=-1.0)
+        rel.gaussian_stream(sensitivity=1.0, std=-1.0, size=1)
 
 
 def test_secure_noise_draws_keyed_blocks():

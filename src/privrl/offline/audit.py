@@ -204,8 +204,8 @@ class _Recording(Releaser):
         super().__init__(noise, ledger)
         self.log: list[np.ndarray] = []
 
-    def _keep(self, release):
-        out = super()._keep(release)
+    def _keep(self, release, declared=None):
+        out = super()._keep(release, declared)
         self.log.append(np.asarray(out, float).ravel())
         return out
 

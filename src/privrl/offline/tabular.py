@@ -117,20 +117,24 @@ class _Releases(NamedTuple):
     reward_sums: np.ndarray | None
 
 
-def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise | None, rel: Any) -> _Releases:
-    """Eq. (2) for ``n_sa`` (dense, then ``{·}^+``), the stream of ``n_sas`` and the reward sums when
-    given (logged rewards) — in this order, each recorded in ``rel``'s ledger. No noise, no event,
-    when ``noise`` is None or not private."""
+def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise | None, rel: Any,
+             reread: bool = False) -> _Releases:
+    """Eq. (2) for ``n_sa`` (dense, then ``{·}^+``), the stream of ``n_sas`` (``n_sa.size · S`` cells;
+    ``reread`` when some of its blocks are read more than once: one pooled step planned at every h)
+    and the reward sums when given (logged rewards) — in this order, each recorded in ``rel``'s
+    ledger. No noise, no event, when ``noise`` is None or not private."""
     if noise is None or not noise.is_private:
         return _Releases(np.array(n_sa, dtype=float), None, reward_sums)
+    cells = int(np.size(n_sa)) * int(np.shape(n_sa)[1])
     if noise.mechanism == "gaussian":
         n_sa = rel.gaussian(n_sa, sensitivity=noise.sensitivity[0], std=noise.scale[0])
-        stream = rel.gaussian_stream(sensitivity=noise.sensitivity[1], std=noise.scale[1])
+        stream = rel.gaussian_stream(sensitivity=noise.sensitivity[1], std=noise.scale[1], size=cells, reread=reread)
         if reward_sums is not None:
             reward_sums = rel.gaussian(reward_sums, sensitivity=noise.reward_sensitivity, std=noise.reward_scale)
     else:
         n_sa = rel.laplace(n_sa, sensitivity=noise.sensitivity[0], scale=noise.scale[0])
-        stream = rel.laplace_stream(sensitivity=noise.sensitivity[1], scale=noise.scale[1])
+        stream = rel.laplace_stream(sensitivity=noise.sensitivity[1], scale=noise.scale[1], size=cells,
+                                    reread=reread)
         if reward_sums is not None:
             reward_sums = rel.laplace(reward_sums, sensitivity=noise.reward_sensitivity, scale=noise.reward_scale)
     return _Releases(np.maximum(n_sa, 0.0), stream, reward_sums)
@@ -312,7 +316,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     if H_stat not in (1, H):
         raise param_error("horizon", "dp_apvi", f"None or any horizon for pooled (one-step) statistics; the "
                           f"statistics have {H_stat} steps", horizon)
-    released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel)
+    # one pooled step serves every h (and a block that cuts a key group reads it twice): the stream
+    # keeps its blocks then, so a re-read is the same release, never a fresh draw
+    released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel,
+                        reread=H_stat != H or block_states is not None)
     gap_bound = penalty = reward_bound = 0.0
     block = S                                   # without noise the rows stay sparse: a step at once
     if released.stream is not None:

@@ -65,6 +65,7 @@ import numpy as np
 from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError
+from privrl.privacy.draws import DrawLog, NoiseDeclaration
 from privrl.privacy import events as _events
 
 # ApproxDpEvent is built on first access (module __getattr__), so ruff cannot see it
@@ -457,14 +458,26 @@ class Ledger:
 
     def __init__(self, events: Iterable[Any] = ()) -> None:
         self._events: list[Any] = []
+        self._declarations: list[NoiseDeclaration | None] = []
+        #: what the fit's noise source drew (the release invariant, :mod:`privrl.privacy.draws`)
+        self.draws = DrawLog()
         for e in events:
             self.append(e)
 
     # -- recording
-    def append(self, event: Any, label: str | None = None) -> None:
+    def append(self, event: Any, label: str | None = None, *, noise: NoiseDeclaration | None = None) -> None:
+        """Record ``event``; ``noise`` declares what its release drew (:mod:`privrl.privacy.draws`)."""
         if not isinstance(event, _dp().DpEvent):
             raise param_error("event", "Ledger.append", "a dp_accounting DpEvent", event)
+        if noise is not None and not isinstance(noise, NoiseDeclaration):
+            raise param_error("noise", "Ledger.append", "a NoiseDeclaration or None", noise)
         self._events.append(event)
+        self._declarations.append(noise)
+
+    @property
+    def declarations(self) -> tuple[NoiseDeclaration | None, ...]:
+        """The noise declaration of each event (None where none was given)."""
+        return tuple(self._declarations)
 
     def extend(self, events: Iterable[Any]) -> None:
         for e in events:

@@ -40,6 +40,9 @@ __all__ = ["GaussianMechanism", "LaplaceMechanism", "SymmetricGaussianMatrixMech
 
 class _AdditiveMechanism:
     _std_name = "noise_std"
+    #: the noise drawn ("gaussian" or "laplace") and whether it is symmetric (upper triangle)
+    kind = "gaussian"
+    symmetric = False
 
     def __init__(self, *, sensitivity: float = 1.0, noise_multiplier: float | None = None,
                  noise_std: float | None = None, secure: bool = False) -> None:
@@ -111,6 +114,8 @@ class GaussianMechanism(_AdditiveMechanism):
 class LaplaceMechanism(_AdditiveMechanism):
     """``value + Lap(b)`` i.i.d. for a query of ℓ1-sensitivity Δ; (Δ/b)-DP; event ``LaplaceDpEvent(b/Δ)``."""
 
+    kind = "laplace"
+
     _std_name = "noise_scale"
 
     def __init__(self, *, sensitivity: float = 1.0, noise_multiplier: float | None = None,
@@ -138,6 +143,8 @@ class SymmetricGaussianMatrixMechanism(GaussianMechanism):
     e.g. to keep a noisy Gram matrix positive definite with high probability); it is
     post-processing and does not change the event.
     """
+
+    symmetric = True
 
     def __init__(self, *, sensitivity: float = 1.0, noise_multiplier: float | None = None,
                  noise_std: float | None = None, shift: float = 0.0, secure: bool = False) -> None:

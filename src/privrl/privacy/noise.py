@@ -26,6 +26,7 @@ other release, and each entry is ``std`` times a standard Gaussian (or Laplace) 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,10 +34,12 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
+from privrl.errors import PrivacyError
+from privrl.privacy.draws import DrawLog
 from privrl.privacy.secure import check_secure_rng, secure_gaussian, secure_laplace
 
 __all__ = ["NoiseSource", "NumpyNoise", "SecureNoise", "ConstantNoise", "ScaledNoise", "KeyedNoise",
-           "make_noise", "triu_pairs"]
+           "guarded_keyed", "make_noise", "triu_pairs"]
 
 Shape = tuple[int, ...]
 
@@ -58,26 +61,40 @@ def triu_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class NoiseSource:
-    """Base class. Subclasses implement :meth:`_standard` (``kind`` "gaussian" or "laplace")."""
+    """Base class. Subclasses implement :meth:`_standard` (``kind`` "gaussian" or "laplace"), or
+    :meth:`_draw` for a sampler that draws at a scale directly.
+
+    Every draw is counted in :attr:`log` (a :class:`~privrl.privacy.draws.DrawLog`, set by the
+    :class:`~privrl.privacy.release.Releaser` of a fit: the release invariant compares it with the
+    ledger)."""
 
     secure: bool = False
+    #: the draw log of the fit drawing from this source (None: not counted)
+    log: DrawLog | None = None
 
     def _standard(self, kind: str, shape: Shape) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def gaussian(self, shape: Any, std: float) -> np.ndarray:
-        """i.i.d. ``N(0, std²)`` of ``shape`` (zeros when ``std == 0``, no draw)."""
-        shape = _shape(shape)
-        if std == 0:
-            return np.zeros(shape)
-        return float(std) * self._standard("gaussian", shape)
+    def _draw(self, kind: str, shape: Shape, scale: float) -> np.ndarray:
+        """``scale`` times i.i.d. standard draws of ``kind`` (not counted: the public methods count)."""
+        return float(scale) * self._standard(kind, shape)
 
-    def laplace(self, shape: Any, scale: float) -> np.ndarray:
-        """i.i.d. ``Lap(scale)`` of ``shape`` (zeros when ``scale == 0``, no draw)."""
+    def _counted(self, kind: str, shape: Any, scale: float) -> np.ndarray:
         shape = _shape(shape)
         if scale == 0:
             return np.zeros(shape)
-        return float(scale) * self._standard("laplace", shape)
+        out = self._draw(kind, shape, float(scale))
+        if self.log is not None:
+            self.log.drew(kind, float(scale), out.size)
+        return out
+
+    def gaussian(self, shape: Any, std: float) -> np.ndarray:
+        """i.i.d. ``N(0, std²)`` of ``shape`` (zeros when ``std == 0``, no draw)."""
+        return self._counted("gaussian", shape, std)
+
+    def laplace(self, shape: Any, scale: float) -> np.ndarray:
+        """i.i.d. ``Lap(scale)`` of ``shape`` (zeros when ``scale == 0``, no draw)."""
+        return self._counted("laplace", shape, scale)
 
     def symmetric_gaussian(self, shape: Any, std: float) -> np.ndarray:
         """Symmetric Gaussian matrices of ``shape = (..., n, n)``: the upper triangle (diagonal
@@ -93,32 +110,83 @@ class NoiseSource:
         out[..., flat_t] = upper
         return out.reshape(shape)
 
-
-    def keyed(self) -> KeyedNoise:
-        """Noise addressed by block key for one release (module docstring). The default draws the
+    def keyed(self, *, reread: bool = False) -> KeyedNoise:
+        """Noise addressed by block key for one release (module docstring). A subclass that overrides
+        it without ``reread`` still gets the read guard (:meth:`guarded_keyed`). The default draws the
         blocks from this source in the order they are asked for (independent, correctly
-        distributed, order-dependent); seeded NumPy noise overrides it with counter-based streams."""
-        return KeyedNoise(lambda kind, key, shape, scale: self.gaussian(shape, scale) if kind == "gaussian"
-                          else self.laplace(shape, scale))
+        distributed, order-dependent), so a block cannot be drawn again: with ``reread=True`` (the
+        consumer reads some blocks more than once, e.g. one pooled step planned at every h) each
+        block is kept and a second read returns it; otherwise a second read is an error. Seeded
+        NumPy noise overrides it with counter-based streams (a block re-derived from its key)."""
+        return KeyedNoise(lambda kind, key, shape, scale: self._draw(kind, shape, scale),
+                          reproducible=False, keep=reread, log=self.log)
+
+
+def guarded_keyed(source: NoiseSource, *, reread: bool = False) -> KeyedNoise:
+    """``source.keyed(reread=reread)``; for a source whose ``keyed`` predates ``reread`` (a user's
+    subclass), its stream behind a guard that keeps every block read when ``reread`` and refuses a
+    second read otherwise — a block is never drawn twice."""
+    if "reread" in inspect.signature(source.keyed).parameters:
+        return source.keyed(reread=reread)
+    inner = source.keyed()
+    return KeyedNoise(lambda kind, key, shape, scale: inner.gaussian(key, shape, scale) if kind == "gaussian"
+                      else inner.laplace(key, shape, scale), reproducible=False, keep=reread, log=source.log)
 
 
 class KeyedNoise:
     """The noise of one release, block by block: :meth:`gaussian` / :meth:`laplace` of block ``key``
-    (an int >= 0; each key is drawn once). ``draw(kind, key, shape, scale)`` returns ``scale``
-    times the source's standard draw for the block."""
+    (an int >= 0). ``draw(kind, key, shape, scale)`` returns ``scale`` times the source's standard
+    draw for the block.
 
-    def __init__(self, draw: Any) -> None:
+    A block is one part of *one* release: reading it again must return the same numbers, never a
+    fresh draw (that would be a second release the ledger does not count). So a second read is
+    re-derived when the source is ``reproducible`` (counter-based streams), returned from the kept
+    copy when ``keep``, and refused otherwise; a second read with another kind, shape or scale is
+    refused too. ``log`` counts each block's numbers once."""
+
+    def __init__(self, draw: Any, *, reproducible: bool = False, keep: bool = False,
+                 log: DrawLog | None = None) -> None:
         self._draw = draw
+        self._reproducible, self._keep, self._log = bool(reproducible), bool(keep), log
+        self._seen: dict[int, tuple[str, Shape, float]] = {}
+        self._kept: dict[int, np.ndarray] = {}
+        self._stream = log.new_stream() if log is not None else 0
+
+    def _read(self, kind: str, key: Any, shape: Any, scale: float) -> np.ndarray:
+        shape, key, scale = _shape(shape), int(key), float(scale)
+        if key < 0:
+            raise param_error("key", "KeyedNoise", "an int >= 0", key)
+        if scale == 0:
+            return np.zeros(shape)
+        first = self._seen.get(key)
+        if first is not None and first != (kind, shape, scale):
+            raise param_error("key", "KeyedNoise", f"read again as {first} (one block, one release)",
+                              f"block {key} as {(kind, shape, scale)}")
+        if first is not None and key in self._kept:
+            out = self._kept[key].copy()
+        elif first is not None and not self._reproducible:
+            raise PrivacyError(
+                f"Block {key} of a keyed release was read twice from a noise source that cannot draw it again: "
+                "a fresh draw would be a second release that the ledger does not count. Open the release "
+                "with reread=True to keep its blocks.")
+        else:
+            out = self._draw(kind, key, shape, scale)
+            if self._keep and first is None:
+                self._kept[key] = out.copy()
+        if self._log is not None:
+            if first is None:
+                self._log.drew(kind, scale, out.size)
+            self._log.read_block(self._stream, key, out, fresh=first is None)
+        self._seen[key] = (kind, shape, scale)
+        return out
 
     def gaussian(self, key: int, shape: Any, std: float) -> np.ndarray:
         """i.i.d. ``N(0, std²)`` for block ``key`` (zeros, no draw, when ``std == 0``)."""
-        shape = _shape(shape)
-        return np.zeros(shape) if std == 0 else self._draw("gaussian", int(key), shape, float(std))
+        return self._read("gaussian", key, shape, std)
 
     def laplace(self, key: int, shape: Any, scale: float) -> np.ndarray:
         """i.i.d. ``Lap(scale)`` for block ``key`` (zeros, no draw, when ``scale == 0``)."""
-        shape = _shape(shape)
-        return np.zeros(shape) if scale == 0 else self._draw("laplace", int(key), shape, float(scale))
+        return self._read("laplace", key, shape, scale)
 
 
 class NumpyNoise(NoiseSource):
@@ -133,7 +201,7 @@ class NumpyNoise(NoiseSource):
     def _standard(self, kind: str, shape: Shape) -> np.ndarray:
         return _numpy_standard(self.rng, kind, shape)
 
-    def keyed(self) -> KeyedNoise:
+    def keyed(self, *, reread: bool = False) -> KeyedNoise:
         """Per-block seeded streams: 128 bits of entropy drawn once from :attr:`rng` (one draw of this
         source per release), block ``key`` from PCG64 seeded by ``SeedSequence(entropy, spawn_key=(key,))``
         — NumPy's independent child streams, so the blocks are independent of one another and of
@@ -141,12 +209,10 @@ class NumpyNoise(NoiseSource):
         entropy = [int(x) for x in self.rng.integers(0, 2**63, size=2)]
 
         def draw(kind: str, key: int, shape: Shape, scale: float) -> np.ndarray:
-            if key < 0:
-                raise param_error("key", "KeyedNoise", "an int >= 0", key)
             gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(key,))))
             return scale * _numpy_standard(gen, kind, shape)
 
-        return KeyedNoise(draw)
+        return KeyedNoise(draw, reproducible=True, log=self.log)
 
 
 def _numpy_standard(rng: np.random.Generator, kind: str, shape: Shape) -> np.ndarray:
@@ -156,20 +222,17 @@ def _numpy_standard(rng: np.random.Generator, kind: str, shape: Shape) -> np.nda
 
 
 class SecureNoise(NoiseSource):
-    """OpenDP's samplers (extra ``secure``): OS CSPRNG, exact sampling, never seeded."""
+    """OpenDP's samplers (extra ``secure``): OS CSPRNG, exact sampling, never seeded. A block of a
+    keyed release cannot be drawn twice (:meth:`NoiseSource.keyed`)."""
 
     secure = True
 
-    def gaussian(self, shape: Any, std: float) -> np.ndarray:
-        shape = _shape(shape)
-        return np.zeros(shape) if std == 0 else secure_gaussian(np.zeros(shape), float(std))
-
-    def laplace(self, shape: Any, scale: float) -> np.ndarray:
-        shape = _shape(shape)
-        return np.zeros(shape) if scale == 0 else secure_laplace(np.zeros(shape), float(scale))
+    def _draw(self, kind: str, shape: Shape, scale: float) -> np.ndarray:
+        sample = secure_gaussian if kind == "gaussian" else secure_laplace
+        return sample(np.zeros(shape), float(scale))
 
     def _standard(self, kind: str, shape: Shape) -> np.ndarray:
-        return self.gaussian(shape, 1.0) if kind == "gaussian" else self.laplace(shape, 1.0)
+        return self._draw(kind, shape, 1.0)
 
 
 class ConstantNoise(NoiseSource):
@@ -188,10 +251,11 @@ class ConstantNoise(NoiseSource):
         self.calls += 1
         return np.full(shape, value)
 
-    def keyed(self) -> KeyedNoise:
+    def keyed(self, *, reread: bool = False) -> KeyedNoise:
         """One value for the whole release (one draw, as if it were released at once)."""
         value = float(self._standard("gaussian", ()))
-        return KeyedNoise(lambda kind, key, shape, scale: np.full(shape, scale * value))
+        return KeyedNoise(lambda kind, key, shape, scale: np.full(shape, scale * value), reproducible=True,
+                          log=self.log)
 
 
 class ScaledNoise(NoiseSource):
@@ -209,16 +273,14 @@ class ScaledNoise(NoiseSource):
     def _standard(self, kind: str, shape: Shape) -> np.ndarray:
         return self.factor * self.base._standard(kind, shape)
 
-    def gaussian(self, shape: Any, std: float) -> np.ndarray:
-        return self.base.gaussian(shape, std) * self.factor
+    def _draw(self, kind: str, shape: Shape, scale: float) -> np.ndarray:
+        return self.base._draw(kind, shape, scale) * self.factor
 
-    def laplace(self, shape: Any, scale: float) -> np.ndarray:
-        return self.base.laplace(shape, scale) * self.factor
-
-    def keyed(self) -> KeyedNoise:
-        base = self.base.keyed()
+    def keyed(self, *, reread: bool = False) -> KeyedNoise:
+        base = self.base.keyed(reread=reread)
         return KeyedNoise(lambda kind, key, shape, scale: self.factor * (
-            base.gaussian(key, shape, scale) if kind == "gaussian" else base.laplace(key, shape, scale)))
+            base.gaussian(key, shape, scale) if kind == "gaussian" else base.laplace(key, shape, scale)),
+            reproducible=True, log=self.log)   # the base stream re-derives, keeps or refuses a second read
 
 
 def make_noise(rng: RngLike | NoiseSource = None, *, secure: bool = False,

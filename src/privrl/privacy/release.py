@@ -20,7 +20,8 @@ import numpy as np
 
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
-from privrl.privacy.noise import KeyedNoise, NoiseSource
+from privrl.privacy.draws import NoiseDeclaration, triu_size
+from privrl.privacy.noise import KeyedNoise, NoiseSource, guarded_keyed
 
 __all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser", "StreamedRelease"]
 
@@ -100,10 +101,11 @@ def release_with_event(value: Any, *, std: float, event: Any, noise: NoiseSource
 
 class StreamedRelease:
     """One Gaussian or Laplace release of a vector too large to hold, drawn block by block where it
-    is consumed: :meth:`release` returns ``block + noise`` for the block ``key`` (an int; each block
-    of the vector released once), the noise from the source's :meth:`~privrl.privacy.noise.NoiseSource.keyed`
-    streams. Its privacy is that of releasing the whole vector at once with the same scale — one
-    event, recorded when the release is opened (:meth:`Releaser.gaussian_stream`)."""
+    is consumed: :meth:`release` returns ``block + noise`` for the block ``key`` (an int), the noise
+    from the source's :meth:`~privrl.privacy.noise.NoiseSource.keyed` streams. A block read again
+    returns the same noise (:class:`~privrl.privacy.noise.KeyedNoise`). Its privacy is that of
+    releasing the whole vector at once with the same scale — one event, recorded when the release
+    is opened (:meth:`Releaser.gaussian_stream`)."""
 
     def __init__(self, noise: KeyedNoise, kind: str, scale: float) -> None:
         self._noise, self._kind, self.scale = noise, kind, scale
@@ -121,54 +123,82 @@ class StreamedRelease:
         return arr
 
 
+def _size(value: Any, symmetric: bool = False) -> int:
+    shape = np.shape(value)
+    return triu_size(shape) if symmetric else int(np.prod(shape, dtype=np.int64))
+
+
+def _declared(kind: str, scale: float, size: int, sensitivity: float | None) -> NoiseDeclaration:
+    return NoiseDeclaration(kind, float(scale), int(size), None if sensitivity is None else float(sensitivity))
+
+
 class Releaser:
     """One fit's privacy: draws from ``noise`` and appends every event to ``ledger``.
 
     The methods mirror the release functions and return only the noisy value; :meth:`record`
     appends the event of noise that a streaming privatizer drew through :attr:`noise` itself (the
     binary tree counter draws its node noise from the same source and states its event once).
+
+    The release invariant (:mod:`privrl.privacy.draws`): the source counts what it draws in the
+    ledger's :attr:`~privrl.privacy.accounting.Ledger.draws`, and each event is recorded with the
+    declaration of what its release drew.
     """
 
     def __init__(self, noise: NoiseSource, ledger: Any) -> None:
         self.noise = _check_source(noise, "Releaser")
         self.ledger = ledger
+        draws = getattr(ledger, "draws", None)
+        if draws is not None:
+            self.noise.log = draws
 
-    def _keep(self, release: Release) -> np.ndarray:
-        self.ledger.append(release.event)
+    def _keep(self, release: Release, declared: NoiseDeclaration | None = None) -> np.ndarray:
+        self.ledger.append(release.event, noise=declared)
         return release.value
 
     def gaussian(self, value: Any, *, sensitivity: float, std: float, symmetric: bool = False) -> np.ndarray:
-        return self._keep(release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise,
-                                           symmetric=symmetric))
+        out = release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise, symmetric=symmetric)
+        return self._keep(out, _declared("gaussian", std, _size(value, symmetric), sensitivity))
 
     def laplace(self, value: Any, *, sensitivity: float, scale: float) -> np.ndarray:
-        return self._keep(release_laplace(value, sensitivity=sensitivity, scale=scale, noise=self.noise))
+        out = release_laplace(value, sensitivity=sensitivity, scale=scale, noise=self.noise)
+        return self._keep(out, _declared("laplace", scale, _size(value), sensitivity))
 
     def with_event(self, value: Any, *, std: float, event: Any) -> np.ndarray:
-        return self._keep(release_with_event(value, std=std, event=event, noise=self.noise))
+        out = release_with_event(value, std=std, event=event, noise=self.noise)
+        return self._keep(out, _declared("gaussian", std, _size(value), None))
 
-    def gaussian_stream(self, *, sensitivity: float, std: float) -> StreamedRelease:
-        """Open a :class:`StreamedRelease` of a vector of ℓ2-sensitivity Δ with ``N(0, σ²)`` per
-        entry; its event ``GaussianDpEvent(σ/Δ)`` (as :func:`release_gaussian`) is recorded now."""
-        owner = "Releaser.gaussian_stream"
+    def _stream(self, kind: str, sensitivity: float, scale: float, size: int, reread: bool,
+                owner: str) -> StreamedRelease:
         sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
-        std = check_scalar(std, "std", owner=owner, low=0.0)
-        self.ledger.append(events.gaussian(math.inf if sensitivity == 0 else std / sensitivity))
-        return StreamedRelease(self.noise.keyed(), "gaussian", std)
+        scale = check_scalar(scale, "std" if kind == "gaussian" else "scale", owner=owner, low=0.0)
+        size = check_scalar(size, "size", owner=owner, kind=int, low=0)
+        nm = math.inf if sensitivity == 0 else scale / sensitivity
+        self.ledger.append(events.gaussian(nm) if kind == "gaussian" else events.laplace(nm),
+                           noise=_declared(kind, scale, size, sensitivity))
+        return StreamedRelease(guarded_keyed(self.noise, reread=reread), kind, scale)
 
-    def laplace_stream(self, *, sensitivity: float, scale: float) -> StreamedRelease:
-        """Open a :class:`StreamedRelease` of a vector of ℓ1-sensitivity Δ with ``Lap(b)`` per entry;
-        its event ``LaplaceDpEvent(b/Δ)`` (as :func:`release_laplace`) is recorded now."""
-        owner = "Releaser.laplace_stream"
-        sensitivity = check_scalar(sensitivity, "sensitivity", owner=owner, low=0.0)
-        scale = check_scalar(scale, "scale", owner=owner, low=0.0)
-        self.ledger.append(events.laplace(math.inf if sensitivity == 0 else scale / sensitivity))
-        return StreamedRelease(self.noise.keyed(), "laplace", scale)
+    def gaussian_stream(self, *, sensitivity: float, std: float, size: int, reread: bool = False) -> StreamedRelease:
+        """Open a :class:`StreamedRelease` of a vector of ``size`` entries and ℓ2-sensitivity Δ with
+        ``N(0, σ²)`` per entry; its event ``GaussianDpEvent(σ/Δ)`` (as :func:`release_gaussian`) is
+        recorded now. ``reread=True`` when the consumer reads some blocks more than once (each block
+        is then kept by a source that cannot re-derive it: one release, however often read)."""
+        return self._stream("gaussian", sensitivity, std, size, reread, "Releaser.gaussian_stream")
+
+    def laplace_stream(self, *, sensitivity: float, scale: float, size: int, reread: bool = False) -> StreamedRelease:
+        """Open a :class:`StreamedRelease` of a vector of ``size`` entries and ℓ1-sensitivity Δ with
+        ``Lap(b)`` per entry; its event ``LaplaceDpEvent(b/Δ)`` (as :func:`release_laplace`) is
+        recorded now; ``reread`` as for :meth:`gaussian_stream`."""
+        return self._stream("laplace", sensitivity, scale, size, reread, "Releaser.laplace_stream")
 
     def mechanism(self, mechanism: Any, value: Any) -> np.ndarray:
         """Release ``value`` through a :mod:`privrl.privacy.mechanisms` object."""
-        return self._keep(Release(*mechanism.release(value, noise=self.noise)))
+        kind = getattr(mechanism, "kind", "gaussian")
+        sensitivity = float(mechanism.sensitivity)
+        scale = float(mechanism.scale)
+        declared = _declared(kind, scale, _size(value, getattr(mechanism, "symmetric", False)), sensitivity)
+        return self._keep(Release(*mechanism.release(value, noise=self.noise)), declared)
 
-    def record(self, event: Any) -> None:
-        """Append the event of noise drawn from :attr:`noise` by a streaming privatizer."""
-        self.ledger.append(event)
+    def record(self, event: Any, *, noise: NoiseDeclaration | None = None) -> None:
+        """Append the event of noise drawn from :attr:`noise` by a streaming privatizer, with the
+        declaration of what it drew."""
+        self.ledger.append(event, noise=noise)
