@@ -8,6 +8,7 @@ check and raises ``AssertionError`` naming the first one that fails.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from privrl.base import Estimator, check_is_fitted
-from privrl.errors import InvalidParameterError
+from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
+from privrl.privacy.draws import release_problems, verify_releases
 from privrl.privacy.noise import NoiseSource
 
 __all__ = ["ContractCase", "check_contract", "CHECKS", "use_noise"]
@@ -49,7 +51,11 @@ class ContractCase:
     * ``bad_params`` — constructor keyword overrides that must raise ``InvalidParameterError``
       (in the constructor or in ``fit``);
     * ``delta`` — δ at which ε spent is compared with the budget (for ρ-budgets, ε is compared with
-      the zCDP total instead).
+      the zCDP total instead);
+    * ``variants`` — constructor overrides that change *what is released* (pooling, groups, counters,
+      local/central, calibrations...): the release invariant is checked on each of them, in seeded
+      and in secure mode (:func:`check_release_invariant`). Declaring a new option here is all it
+      takes to cover it.
     """
 
     name: str
@@ -61,6 +67,7 @@ class ContractCase:
     make_baseline: Callable[[], Estimator] | None = None
     bad_params: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
     baseline_atol: float = 0.0
+    variants: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
 
 def _out(case: ContractCase, est: Estimator) -> np.ndarray:
@@ -208,6 +215,43 @@ def check_spent_within_budget(case: ContractCase) -> None:
     assert eps <= target * (1 + 1e-6), f"spent epsilon {eps} > budget {target}"
 
 
+def _release_fit(case: ContractCase, overrides: Mapping[str, Any], secure: bool) -> Estimator:
+    est = case.make(case.budget).set_params(**overrides)
+    if secure:
+        est.set_params(secure=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        with verify_releases():
+            case.fit(est, None if secure else np.random.default_rng(11))
+    return est
+
+
+def check_release_invariant(case: ContractCase) -> None:
+    """Every number the fit's noise source drew belongs to a ledger event, each event's declared
+    noise is what was drawn, and no keyed block was read with two values
+    (:func:`privrl.privacy.draws.release_problems`) — for the case and each of its ``variants``, with
+    seeded noise and with ``secure=True`` (OpenDP's samplers: the production mode)."""
+    base = case.make(case.budget)
+    if not base.is_private:
+        return
+    modes = [False]
+    if "secure" in base.get_params():
+        try:
+            import opendp  # noqa: F401
+            modes.append(True)
+        except ImportError:  # pragma: no cover - the 'secure' extra is part of the test install
+            pass
+    for overrides in [{}, *case.variants]:
+        for secure in modes:
+            est = _release_fit(case, overrides, secure)
+            ledger: Ledger = check_is_fitted(est, "privacy_ledger_")
+            problems = release_problems(ledger)
+            where = f"{dict(overrides)} {'secure' if secure else 'seeded'}"
+            assert not problems, f"release invariant broken ({where}): " + "; ".join(problems)
+            external = all(d is not None and d.external for d in ledger.declarations)
+            assert external or ledger.draws.total() > 0, f"a private fit drew no noise ({where})"
+
+
 CHECKS = {
     "params_roundtrip": check_params_roundtrip,
     "fit_returns_self": check_fit_returns_self,
@@ -218,6 +262,7 @@ CHECKS = {
     "different_rng_different_noise": check_different_rng_different_noise,
     "infinite_budget_is_baseline": check_infinite_budget_is_baseline,
     "spent_within_budget": check_spent_within_budget,
+    "release_invariant": check_release_invariant,
 }
 
 

@@ -38,6 +38,8 @@ CASES = [
         make_baseline=lambda cls=cls: cls(n_episodes=40, privatizer="none", budget=PrivacyBudget.non_private(),
                                           beta_scale=0.05),
         bad_params=_BAD,
+        variants=({"counter": "tree"}, {"counter": "blt"}, {"counter": "factorization"})
+        if priv == "central" and calibration == "tight" else (),
     )
     for cls in (LinOptVI, LinOptPO)
     for priv in ("central", "local")

@@ -38,6 +38,12 @@ def _lin_output(est):
     return np.concatenate([est.weights_.ravel(), est.q_values_.ravel()])
 
 
+#: the options that change what DP-APVI releases (pooled steps, capped visits, public groups) and its
+#: post-processing routes; the release invariant is checked on each, seeded and secure
+_TAB_ROUTES = ({"stationary": True}, {"stationary": True, "max_visits": 1}, {"state_groups": np.array([0, 0, 1])},
+               {"state_groups": np.array([0, 0, 1]), "stationary": True},
+               {"cell_threshold": 3.0, "fallback": "behaviour"}, {"calibration": "sound"})
+
 CASES = [
     ContractCase(
         name="DPAPVI-zCDP",
@@ -48,6 +54,7 @@ CASES = [
         make_baseline=lambda: APVI(constants="practical"),
         bad_params=[{"delta_fail": 0.0}, {"c1": -1.0}, {"c_unvisited": 0.5}, {"mechanism": "x"},
                     {"budget": "rho=1"}, {"mechanism": "laplace"}],
+        variants=_TAB_ROUTES,
     ),
     ContractCase(
         name="DPAPVI-approxDP",
@@ -67,6 +74,7 @@ CASES = [
         delta=1e-6,
         make_baseline=lambda: APVI(constants="practical"),
         bad_params=[{"c2": -1.0}, {"threshold_multiplier": -0.1}, {"mechanism": "gaussian"}],
+        variants=_TAB_ROUTES,
     ),
     ContractCase(
         name="DPAPVI-logged-rewards",
@@ -77,6 +85,8 @@ CASES = [
         delta=1e-6,
         make_baseline=lambda: APVI(constants="practical", F_max=1.0),
         bad_params=[{"r_max": 0.0}, {"r_max": 2.0}, {"F_max": -1.0}, {"calibration": "paper"}],
+        variants=({"stationary": True}, {"stationary": True, "max_visits": 1},
+                  {"state_groups": np.arange(26) // 4, "stationary": True}),
     ),
     ContractCase(
         name="DPVAPVI",

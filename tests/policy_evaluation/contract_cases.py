@@ -39,6 +39,7 @@ CASES = [
         bad_params=({"gamma": 1.5}, {"F_max": 0.0}, {"constants": "other"}, {"constants": "main_text"},
                     {"smoothing": "lemma2"}, {"weights": -np.ones(8)},
                     {"budget": PrivacyBudget(epsilon=1.0, delta=0.0)}),
+        variants=({"smoothing": "appendix_a"}, {"calibration": "sound"}, {"calibration": "paper"}),
     ),
     ContractCase(
         name="DPLSL",
@@ -55,6 +56,7 @@ CASES = [
         make_baseline=lambda: MonteCarlo(F_max=1.0, groups=_GROUPS),
         bad_params=({"gamma": 1.5}, {"F_max": -1.0}, {"groups": np.array([0.5, 1.0])},
                     {"max_groups_per_trajectory": 0}, {"neighboring": "replace"}),
+        variants=({"groups": None}, {"mechanism": "laplace"}, {"max_groups_per_trajectory": 1}),
     ),
     ContractCase(
         name="DPMonteCarlo-add-remove-pure",

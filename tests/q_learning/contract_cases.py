@@ -28,6 +28,7 @@ CASES = [
     ContractCase(
         name="DPQLearning",
         make=lambda budget: DPQLearning(budget=budget, **_SMALL),
+        variants=({"calibration": "paper"},),
         fit=_fit, output=_out, budget=_BUDGET, delta=1e-4,
         make_baseline=lambda: QLearning(**_SMALL),
         bad_params=[{"reset": "often"}, {"calibration": "nope"}, {"lipschitz": -1.0}, {"n_samples": 0},

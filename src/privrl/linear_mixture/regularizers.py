@@ -41,6 +41,7 @@ from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.factorization import BLTCounter, FactorizationCounter
+from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise
@@ -75,6 +76,11 @@ def _shifted(Lam: np.ndarray, shift: np.ndarray) -> np.ndarray:
     out = Lam.reshape(*Lam.shape[:-2], d * d).copy()
     out[..., ::d + 1] += shift[..., None]
     return out.reshape(Lam.shape)
+
+
+#: what a LinOpt privatizer's events declare (:mod:`privrl.privacy.draws`)
+_PRIVATIZER_NOISE = NoiseDeclaration("gaussian", ANY_SCALE, None,
+                                     note="counter node noise or local messages, drawn as the rounds need")
 
 
 def _releaser(rel: Releaser | None, rng: RngLike, owner: str) -> Releaser:
@@ -307,9 +313,13 @@ class _NoisyPrivatizer(Regularizer):
         return self.plan.events()
 
     def _record(self) -> None:
+        """The plan's events, each declared as Gaussian noise drawn by the privatizer: node noise of
+        the tree / BLT counters or the local messages, standard normals scaled by the plan's σ (or
+        drawn at σ), as many as the run's rounds need (release invariant: no size or scale check here;
+        the counters' release-point audits check them)."""
         if self.plan.is_private:
             for event in self.events():
-                self.releaser.record(event)
+                self.releaser.record(event, noise=_PRIVATIZER_NOISE)
 
     def _shapes(self) -> list[tuple[int, ...]]:
         H, d1, d2 = self.horizon, self.d1, self.d2

@@ -71,7 +71,8 @@ def triu_size(shape: tuple[int, ...]) -> int:
 
 @dataclass(frozen=True)
 class NoiseDeclaration:
-    """What one ledger event drew: ``kind`` ("gaussian" or "laplace"); ``scale`` the std σ (Gaussian)
+    """What one ledger event drew: ``kind`` ("gaussian", "laplace", or "none" for an event with no
+    draws of its own, e.g. the failure probability of a high-probability bound); ``scale`` the std σ (Gaussian)
     or b (Laplace) of every coordinate, or None (:data:`ANY_SCALE`) when the privatizer draws
     standard noise and scales it itself; ``size`` the number of coordinates released, or None when
     it is data-dependent; ``sensitivity`` Δ (ℓ2 for Gaussian, ℓ1 for Laplace) when the event is
@@ -167,7 +168,7 @@ def release_problems(ledger: Any) -> list[str]:
             if _is_private_event(event):
                 problems.append(f"event {i} ({type(event).__name__}) has no noise declaration")
             continue
-        if decl.external:
+        if decl.external or decl.kind == "none":
             continue
         if decl.sensitivity is not None and decl.scale is not None:
             stated = _event_scale(event, decl.sensitivity)

@@ -29,6 +29,7 @@ from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
 from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.draws import NoiseDeclaration
 from privrl.testing import use_noise
 
 if TYPE_CHECKING:
@@ -133,8 +134,8 @@ class BalleQLearning(PrivateEstimator):
                     est = LSW(gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False)
                 est.fit(data, rng=None if secure else rngs["privacy"])
                 if budget.is_private and not recorded:   # parallel composition: one regression's events
-                    for event in est.privacy_ledger_.events:
-                        rel.record(event)
+                    for event in est.privacy_ledger_.events:   # drawn (and checked) in that fit's ledger
+                        rel.record(event, noise=NoiseDeclaration("gaussian", None, None, external=True))
                     recorded = True
                 new_q[:, a] = est.values_
             q = new_q

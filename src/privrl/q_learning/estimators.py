@@ -49,6 +49,7 @@ from privrl.envs.center_walk import make_env
 from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
+from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
@@ -320,6 +321,14 @@ class QLearning(_QLearner):
         return self._plan(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds, finish)
 
 
+#: what the events of release_events draw (privrl.privacy.draws): the updates' releases are Gaussian-process
+#: paths (standard normals turned into the paths' values at the queried states: no fixed size), the tail
+#: event of the amplitude bound draws nothing of its own
+_FUNCTIONAL_DECLARATIONS = (
+    NoiseDeclaration("gaussian", ANY_SCALE, None, note="Gaussian-process paths at the queried states"),
+    NoiseDeclaration("none", None, 0, note="the tail event of the amplitude bound k"))
+
+
 class DPQLearning(PrivateEstimator, _QLearner):
     """Algorithm 1 of Wang & Hegde (2019): Q-learning with functional noise (module docstring).
 
@@ -393,8 +402,8 @@ class DPQLearning(PrivateEstimator, _QLearner):
             elif cal is not None:
                 # T' releases Q_theta + g (Gaussian mechanisms with the RKHS sensitivity, exact by
                 # Cameron–Martin) and the tail event of the amplitude bound k
-                for event in release_events(cal, res.n_updates):
-                    rel.record(event)
+                for event, declared in zip(release_events(cal, res.n_updates), _FUNCTIONAL_DECLARATIONS):
+                    rel.record(event, noise=declared)
                 eps, delta = _epsilon_delta(budget)
                 spent = self.privacy_ledger_.epsilon(delta)
                 self.certified_ = bool(spent <= eps * (1.0 + 1e-9))
@@ -479,6 +488,8 @@ class _RewardReleases:
     def __init__(self, rel: Any, std: float, n_max: int) -> None:
         self._rel, self._std, self._n_max = rel, float(std), max(int(n_max), 1)
         self._event = events.gaussian(math.inf if std == 0 else float(std))   # sigma / Delta, Delta = 1
+        # one reward a release; the noise of n_max releases is drawn in blocks (size not fixed)
+        self._declared = NoiseDeclaration("gaussian", float(std), None, sensitivity=1.0)
         self._noise: list[float] = []
         self._pos = 0
 
@@ -488,7 +499,7 @@ class _RewardReleases:
             self._pos = 0
         value = r + self._noise[self._pos]
         self._pos += 1
-        self._rel.record(self._event)
+        self._rel.record(self._event, noise=self._declared)
         return value
 
 

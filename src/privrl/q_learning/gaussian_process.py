@@ -78,10 +78,14 @@ def spawn_sources(noise: NoiseSource, n: int) -> list[NoiseSource]:
     order of the queries), scaled noise scales each spawned child; other sources (OpenDP's, which
     are independent draw by draw, and constant test noise) are shared."""
     if isinstance(noise, NumpyNoise):
-        return [NumpyNoise(g) for g in noise.rng.spawn(n)]
-    if isinstance(noise, ScaledNoise):
-        return [ScaledNoise(base, noise.factor) for base in spawn_sources(noise.base, n)]
-    return [noise] * n
+        children: list[NoiseSource] = [NumpyNoise(g) for g in noise.rng.spawn(n)]
+    elif isinstance(noise, ScaledNoise):
+        children = [ScaledNoise(base, noise.factor) for base in spawn_sources(noise.base, n)]
+    else:
+        return [noise] * n
+    for child in children:   # the children's draws are the fit's: counted in its draw log
+        child.log = noise.log
+    return children
 
 
 def ou_kernel(x: Any, y: Any, beta: float) -> np.ndarray:
