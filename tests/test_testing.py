@@ -15,7 +15,9 @@ from privrl.privacy import (
     Neighboring,
     PrivacyBudget,
     PrivacyUnit,
+    Releaser,
     calibrate_gaussian,
+    make_noise,
 )
 from privrl.testing import CHECKS, ContractCase, check_contract
 
@@ -46,12 +48,15 @@ class PrivateMean(Estimator):
     def _rng(self, rng):
         return rng
 
+    def _release(self, rel, mech, value):
+        return rel.mechanism(mech, value)
+
     def fit(self, x, *, rng):
         self._check()
         mech = GaussianMechanism(sensitivity=1.0 / len(x), noise_std=self._noise_std(len(x)))
-        value, event = mech.release(np.mean(x) + self.offset, rng=self._rng(rng))
-        self.privacy_ledger_ = Ledger([event])
-        self.mean_ = value
+        self.privacy_ledger_ = Ledger()
+        rel = Releaser(make_noise(self._rng(rng)), self.privacy_ledger_)   # every release through the seam
+        self.mean_ = self._release(rel, mech, np.mean(x) + self.offset)
         return self
 
 
@@ -131,6 +136,13 @@ class NoisyWhenInfinite(PrivateMean):
         return super()._noise_std(n) if self.budget.is_private else 0.01
 
 
+class AveragesTwoReleases(PrivateMean):
+    """Averages two noisy copies of the mean (half the noise variance) but records one release."""
+
+    def _release(self, rel, mech, value):
+        return 0.5 * (rel.mechanism(mech, value) + value + rel.noise.gaussian((), mech.scale))
+
+
 class UnderCalibrated(PrivateMean):
     def _noise_std(self, n):
         return 0.5 * super()._noise_std(n)
@@ -147,6 +159,7 @@ BROKEN = [
     (FixedSeed, "different_rng_different_noise", "identical output"),
     (NoisyWhenInfinite, "infinite_budget_is_baseline", "differs from the non-private baseline"),
     (UnderCalibrated, "spent_within_budget", "spent epsilon"),
+    (AveragesTwoReleases, "release_invariant", "2 numbers drawn for 1 released"),
 ]
 
 
@@ -187,4 +200,4 @@ def test_unknown_check_name():
         check_contract(make_case(), ["typo"])
     assert set(CHECKS) == {"params_roundtrip", "fit_returns_self", "bad_params", "declared_params", "secure",
                            "same_rng_same_result", "different_rng_different_noise", "infinite_budget_is_baseline",
-                           "spent_within_budget"}
+                           "spent_within_budget", "release_invariant"}

@@ -18,8 +18,8 @@ from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular
 from privrl.errors import PrivacyError
 from privrl.offline import DPAPVI
 from privrl.privacy import ConstantNoise, Ledger, NoiseSource, NumpyNoise, Releaser, SecureNoise, events
-from privrl.privacy.noise import KeyedNoise
 from privrl.privacy.draws import NoiseDeclaration, release_problems, verify_releases
+from privrl.privacy.noise import KeyedNoise
 
 pytest.importorskip("opendp")
 

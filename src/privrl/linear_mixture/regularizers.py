@@ -40,8 +40,8 @@ from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidDataError
 from privrl.linear_mixture import calibration as cal
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.factorization import BLTCounter, FactorizationCounter
 from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
+from privrl.privacy.factorization import BLTCounter, FactorizationCounter
 from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, gaussian_round_layout, scaled_noise

@@ -52,7 +52,7 @@ from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, offline_statistic
 from privrl.offline._common import degenerate_output
 from privrl.offline.calibration import linear_noise
 from privrl.offline.linear import LINEAR_PRESETS, linear_pessimistic_vi
-from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser
+from privrl.privacy import NumpyNoise, PrivacyBudget, Releaser
 
 __all__ = ["FIG1A", "FIG1B", "TABULAR", "FRONTIER_TABULAR", "FRONTIER_LINEAR", "tabular_benchmark",
            "linear_instance", "make_estimator", "trivial_gap", "batch_key"]
@@ -292,7 +292,7 @@ def _run_printed_raw(params: Mapping[str, Any], ctx: RunContext, instance: int, 
     rows = []
     for size, st in zip(sizes, stats):
         # the releases' events are not kept: this run claims no ε (its sensitivities do not hold)
-        rel = Releaser(NumpyNoise(np.random.default_rng(ctx.rng.integers(2**63))), Ledger())
+        rel = Releaser(NumpyNoise(np.random.default_rng(ctx.rng.integers(2**63))), [])
         fit = linear_pessimistic_vi(raw, st, st, lam=preset["lam"], penalty_coef=preset["C"] * math.sqrt(d),
                                     additive=preset["D"] / size, noise=noise, rel=rel)
         rows.append({"K": size, "algorithm": "dp-vapvi", "label": _label(params), "constants": "theory",

@@ -65,8 +65,8 @@ import numpy as np
 from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError
-from privrl.privacy.draws import DrawLog, NoiseDeclaration
 from privrl.privacy import events as _events
+from privrl.privacy.draws import DrawLog, NoiseDeclaration
 
 # ApproxDpEvent is built on first access (module __getattr__), so ruff cannot see it
 __all__ = ["ApproxDpEvent", "Ledger", "ACCOUNTANTS", "event_from_json", "event_to_json",  # noqa: F822

@@ -20,6 +20,7 @@ import numpy as np
 
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
+from privrl.privacy.accounting import Ledger
 from privrl.privacy.draws import NoiseDeclaration, triu_size
 from privrl.privacy.noise import KeyedNoise, NoiseSource, guarded_keyed
 
@@ -152,8 +153,15 @@ class Releaser:
             self.noise.log = draws
 
     def _keep(self, release: Release, declared: NoiseDeclaration | None = None) -> np.ndarray:
-        self.ledger.append(release.event, noise=declared)
+        self._append(release.event, declared)
         return release.value
+
+    def _append(self, event: Any, declared: NoiseDeclaration | None) -> None:
+        # a plain list (a run that keeps no ledger) takes the event alone
+        if isinstance(self.ledger, Ledger):
+            self.ledger.append(event, noise=declared)
+        else:
+            self.ledger.append(event)
 
     def gaussian(self, value: Any, *, sensitivity: float, std: float, symmetric: bool = False) -> np.ndarray:
         out = release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise, symmetric=symmetric)
@@ -173,8 +181,8 @@ class Releaser:
         scale = check_scalar(scale, "std" if kind == "gaussian" else "scale", owner=owner, low=0.0)
         size = check_scalar(size, "size", owner=owner, kind=int, low=0)
         nm = math.inf if sensitivity == 0 else scale / sensitivity
-        self.ledger.append(events.gaussian(nm) if kind == "gaussian" else events.laplace(nm),
-                           noise=_declared(kind, scale, size, sensitivity))
+        self._append(events.gaussian(nm) if kind == "gaussian" else events.laplace(nm),
+                     _declared(kind, scale, size, sensitivity))
         return StreamedRelease(guarded_keyed(self.noise, reread=reread), kind, scale)
 
     def gaussian_stream(self, *, sensitivity: float, std: float, size: int, reread: bool = False) -> StreamedRelease:
@@ -201,4 +209,4 @@ class Releaser:
     def record(self, event: Any, *, noise: NoiseDeclaration | None = None) -> None:
         """Append the event of noise drawn from :attr:`noise` by a streaming privatizer, with the
         declaration of what it drew."""
-        self.ledger.append(event, noise=noise)
+        self._append(event, noise)

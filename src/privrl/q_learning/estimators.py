@@ -49,8 +49,8 @@ from privrl.envs.center_walk import make_env
 from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
     calibrate_functional_noise,
