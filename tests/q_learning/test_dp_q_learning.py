@@ -213,8 +213,8 @@ def test_noise_plumbing_reset_schedules():  # T34
 def test_noise_enters_the_update_only_through_the_td_error():  # T34: the paths are not parameters
     """privrl's learner: a step with noise g at the batch states equals a step on the target y - g
     without noise (the TD error Q + g - y is all the noise touches), and it never changes the paths."""
+    from privrl.deep.networks import NumpyLearner
     from privrl.q_learning.configs import get_config
-    from privrl.q_learning.networks import NumpyLearner
 
     cfg = get_config("paper")
     rng = np.random.default_rng(0)
@@ -267,7 +267,7 @@ def test_dpsgd_per_sample_clipping_matches_explicit_loop():
     """The vmapped per-sample gradients, clipped to clip_norm and averaged, equal an explicit
     per-sample autograd loop; the averaged step then has l2 norm at most clip_norm."""
     torch = pytest.importorskip("torch")
-    from privrl.q_learning.networks import _dpsgd_grads, _td_loss, build_network
+    from privrl.deep.networks import _dpsgd_grads, _td_loss, build_network
 
     net = build_network(1, (8,), 2, np.random.default_rng(0))
     s = torch.rand(16, 1, dtype=torch.float64, generator=torch.Generator().manual_seed(1))

@@ -1,4 +1,4 @@
-"""The compiled kernels of the Q-learning loop (q_learning/_kernels.py) against their NumPy
+"""The compiled kernels of the Q-learning loop (deep/_kernels.py, q_learning/_kernels.py) against their NumPy
 references, the plain-Python fallback (PRIVRL_NO_JIT=1) against the compiled code, and the input
 perturbation's block-drawn reward noise against one release per reward."""
 
@@ -7,10 +7,11 @@ import importlib.util
 import numpy as np
 import pytest
 
+from privrl.deep import _kernels
+from privrl.deep.networks import NumpyLearner, StackedMLP, _init_params, _loss_grad
 from privrl.privacy import Ledger, NumpyNoise, Releaser
-from privrl.q_learning import _kernels
+from privrl.q_learning import _kernels as ou_kernels
 from privrl.q_learning.estimators import _RewardReleases
-from privrl.q_learning.networks import NumpyLearner, StackedMLP, _init_params, _loss_grad
 
 SIZES = (1, 16, 16, 2)
 
@@ -32,12 +33,12 @@ def _numpy_td_gradient(params, s, a, g, y, loss):
     return net.grads(acts, net.deltas(acts, NumpyLearner._dout(q, a, dtd)))
 
 
-def _plain_kernels(monkeypatch):
+def _plain_kernels(monkeypatch, module=_kernels):
     monkeypatch.setenv("PRIVRL_NO_JIT", "1")
-    spec = importlib.util.spec_from_file_location("privrl_plain_q_kernels", _kernels.__file__)
+    spec = importlib.util.spec_from_file_location(f"privrl_plain_{module.__name__.replace('.', '_')}", module.__file__)
     plain = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(plain)
-    assert not plain.JIT and not hasattr(plain.forward, "py_func")
+    assert not plain.JIT and not any(hasattr(getattr(plain, f), "py_func") for f in plain.__all__ if f != "JIT")
     return plain
 
 
@@ -96,7 +97,7 @@ def test_plain_python_kernels_agree_with_the_compiled_ones(monkeypatch):
     order = q.argsort(axis=1)
     buf, read = rng.normal(size=(3, 10, 2)), np.array([0, 2, 4])
     results = []
-    for mod in (_kernels, plain):
+    for mod in (ou_kernels, _plain_kernels(monkeypatch, ou_kernels)):
         qs, new, pos, counts = np.empty((3, 6)), np.empty((3, 6), bool), np.empty((3, 6), np.intp), np.empty(3, np.intp)
         em, up = np.empty((3, 6)), np.empty((3, 6))
         beta = np.array([1.0, 3.0, 9.0])

@@ -1,4 +1,4 @@
-"""The replay minibatches (q_learning/replay.py, Floyd's algorithm in q_learning/_kernels.py): every
+"""The replay minibatches (deep/replay.py, Floyd's algorithm in deep/_kernels.py): every
 subset of the buffer equally likely, distinct indices in range, exact bounded integers (rejection),
 each run on its own stream (the plain-Python fallback against the compiled kernel: test_kernels.py)."""
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from privrl.q_learning import _kernels
-from privrl.q_learning.replay import _SPARE, Minibatches
+from privrl.deep import _kernels
+from privrl.deep.replay import _SPARE, Minibatches
 
 TOP = 2**63 - 1
 

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from privrl._rng import child_rngs
+from privrl.deep.networks import MLP, NumpyLearner, _dpsgd_grads, build_network
 from privrl.envs.center_walk import CenterWalkEnv
 from privrl.privacy import Ledger, NumpyNoise, Releaser
 from privrl.q_learning.configs import get_config
-from privrl.q_learning.networks import MLP, NumpyLearner, _dpsgd_grads, build_network
 from privrl.q_learning.training import Privatizer, functional_noise, train
 
 STREAMS = ("env", "init", "policy", "replay", "dpsgd", "reward", "privacy", "privacy_target")

@@ -20,7 +20,7 @@ noise paths built on their :class:`~privrl.privacy.release.Releaser`.
 Many runs at once (:func:`train_many`): runs whose loops agree (the same
 :class:`~privrl.q_learning.configs.TrainingConfig` but for the step size, the same spaces, the same
 kind of update) advance in lockstep — one environment step of every run, then one update of every
-run — with their networks stacked (:mod:`privrl.q_learning.networks`), their OU paths in one
+run — with their networks stacked (:mod:`privrl.deep.networks`), their OU paths in one
 :class:`~privrl.q_learning.ou_batch.OUBatch` and, for CenterWalk, their environments in one
 :class:`~privrl.envs.center_walk.CenterWalkBatch`. Each run keeps its own random streams (env,
 init, policy, replay, its releaser) and consumes them in the same order as alone, so a run's
@@ -39,12 +39,12 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import param_error
+from privrl.deep.networks import MLP, NumpyLearner, TorchLearner, build_network
+from privrl.deep.replay import Minibatches
 from privrl.envs.center_walk import CenterWalkBatch
 from privrl.errors import InvalidDataError
 from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
-from privrl.q_learning.networks import MLP, NumpyLearner, TorchLearner, build_network
 from privrl.q_learning.ou_batch import OUBatch
-from privrl.q_learning.replay import Minibatches
 
 __all__ = ["MLP", "Privatizer", "TrainResult", "TrainingRun", "UnitMap", "train", "train_many", "build_network",
            "functional_noise"]

@@ -4,7 +4,7 @@
 Each minibatch of a run is a uniformly random set of ``batch_size`` distinct indices of its replay
 buffer, every subset equally likely (``Generator.choice(size, batch_size, replace=False)`` in
 distribution), drawn by Floyd's algorithm in a compiled kernel
-(:func:`~privrl.q_learning._kernels.floyd_minibatches`) for a block of steps at once. A run reads
+(:func:`~privrl.deep._kernels.floyd_minibatches`) for a block of steps at once. A run reads
 only its own replay stream: per block, words of ``[0, 2^63)`` (the top 63 bits of uniform 64-bit
 integers its generator draws), turned into bounded integers exactly by rejection, so its
 minibatches do not depend on the other runs of the batch. The order of the indices within a
@@ -33,7 +33,7 @@ class Minibatches:
 
     def __init__(self, rngs: Sequence[np.random.Generator], batch_size: int, sizes: Sequence[int] | np.ndarray) -> None:
         # here, not at the top: numba loads on the first fit only, never on ``import privrl``
-        from privrl.q_learning import _kernels
+        from privrl.deep import _kernels
 
         self._kernel = _kernels.floyd_minibatches
         self.rngs = list(rngs)

@@ -1,4 +1,4 @@
-"""The Q-networks of DP Q-learning and their optimisers, for many runs at once (Wang & Hegde 2019, Alg. 1).
+"""Q-networks and their optimisers, for many runs at once (DP Q-learning, Wang & Hegde 2019, Alg. 1).
 
 The networks are tiny (1→16→16→2), so per-operation overhead dominates a run: the learner is a
 float64 NumPy ReLU MLP with hand-written backward passes, and ``R`` runs of one lockstep batch keep
@@ -6,7 +6,7 @@ their networks *stacked* — layer ``l`` of every run in one ``(R, out, in)`` ar
 matrix product advances all of them (:class:`StackedMLP`; :class:`MLP` is one network). Each run's
 slice goes through the same products as a network of its own, so a run's numbers do not depend
 on the other runs of its batch. The TD learner's hot path (acting, the target values and the TD
-gradient) runs in compiled kernels (:mod:`privrl.q_learning._kernels`: one run's minibatch at a
+gradient) runs in compiled kernels (:mod:`privrl.deep._kernels`: one run's minibatch at a
 time through the whole network, the same arithmetic up to the order of the sums).
 
 DP-SGD's per-sample gradients are closed-form: for a ReLU MLP the per-sample gradient of layer
@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
+from privrl.deep.dpsgd import clip_factors
 
 __all__ = ["MLP", "StackedMLP", "build_network"]
 
@@ -199,7 +201,7 @@ class NumpyLearner:
     def __init__(self, sizes: tuple[int, ...], rngs: Sequence[np.random.Generator], cfg: Any,
                  has_target: bool, learning_rates: Sequence[float] | None = None) -> None:
         # here, not at the top: numba loads on the first fit only, never on ``import privrl``
-        from privrl.q_learning import _kernels
+        from privrl.deep import _kernels
 
         params = np.stack([_init_params(tuple(sizes), rng) for rng in rngs])
         self._kernels = _kernels
@@ -263,7 +265,7 @@ class NumpyLearner:
         dtd = _loss_grad(self._taken(q, a) - y, self.cfg.loss)
         deltas = self.net.deltas(acts, self._dout(q, a, dtd))
         sq = sum((d * d).sum(2) * ((x * x).sum(2) + 1.0) for x, d in zip(acts, deltas))
-        factor = np.minimum(clip_norms[:, None] / (np.sqrt(sq) + 1e-12), 1.0)
+        factor = clip_factors(sq, clip_norms[:, None])
         grad = self.net.grads(acts, [d * factor[:, :, None] for d in deltas])
         for r, release in enumerate(releases):
             if release is not None:

@@ -1,0 +1,121 @@
+"""Clipped, noisy gradient steps and their accounting: DP-SGD (Abadi et al. 2016) for a privacy unit of
+one example or of one *unit* (a trajectory: every transition of one person).
+
+A step takes the gradients of the examples in a batch, sums each unit's examples
+(:func:`unit_sums`: a unit's total contribution to the step), clips each unit's sum to ℓ2 norm ``C``
+(:func:`clip_factors`, :func:`clipped_sum`) and releases ``Σ_units clip(g_u) + N(0, σ² I)`` through the
+fit's releaser (:func:`release_clipped_sum`). Sensitivity of the clipped sum: ``C`` when one unit is
+added or removed, ``2C`` when one is replaced (its clipped sum moves from one point of the ``C``-ball to
+another). With the batch drawn by Poisson sampling of the units at rate ``q``, each step is the
+Poisson-subsampled Gaussian mechanism of noise multiplier ``z = σ / Δ``; ``T`` steps compose
+(:func:`dpsgd_event`, accounted with dp-accounting's PLD accountant; :func:`calibrate_noise_multiplier`
+finds the least ``z`` that meets (ε, δ)). Under replace-one neighbours the amplification statement of
+dp-accounting's ``PoissonSampledDpEvent`` (add/remove) does not apply as such: a replacement is a
+removal and an addition, so the multiplier is then taken on ``Δ = 2C``.
+
+Shared by DP Q-learning's DP-SGD baseline (per-example clipping, q = 1: :mod:`privrl.q_learning`) and by
+learners that train on logged trajectories.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from privrl._validation import check_scalar, param_error
+
+__all__ = ["clip_factors", "unit_sums", "clipped_sum", "release_clipped_sum", "clipped_sum_sensitivity",
+           "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier"]
+
+
+def clip_factors(sq_norms: np.ndarray, clip: Any) -> np.ndarray:
+    """``min(1, C / (‖g‖ + 1e-12))`` from the squared norms ``‖g‖²`` (``clip`` a float or an array that
+    broadcasts against them): the factor that brings each gradient into the ℓ2 ball of radius ``C``."""
+    return np.minimum(clip / (np.sqrt(sq_norms) + 1e-12), 1.0)
+
+
+def unit_sums(grads: np.ndarray, units: np.ndarray, n_units: int) -> np.ndarray:
+    """``(n_units, P)``: the sum of the rows of ``grads`` ``(n, P)`` of each unit (``units`` ``(n,)`` ints
+    in ``[0, n_units)``): a unit's whole contribution to a step, clipped as one."""
+    grads = np.asarray(grads, dtype=float)
+    units = np.asarray(units)
+    if grads.ndim != 2 or units.shape != grads.shape[:1]:
+        raise param_error("units", "unit_sums", f"one unit id per gradient row ({grads.shape[0]})", units.shape)
+    if units.size and (units.min() < 0 or units.max() >= n_units):
+        raise param_error("units", "unit_sums", f"ids in [0, {n_units})", f"ids in [{units.min()}, {units.max()}]")
+    out = np.zeros((int(n_units), grads.shape[1]))
+    np.add.at(out, units, grads)
+    return out
+
+
+def clipped_sum(grads: np.ndarray, clip: float) -> np.ndarray:
+    """``Σ_i clip(g_i)``: each row of ``grads`` ``(m, P)`` scaled into the ℓ2 ball of radius ``clip``."""
+    grads = np.asarray(grads, dtype=float)
+    return (grads * clip_factors((grads * grads).sum(1), clip)[:, None]).sum(0)
+
+
+def clipped_sum_sensitivity(clip: float, neighboring: str) -> float:
+    """ℓ2 sensitivity of a clipped sum: ``C`` (add or remove one unit) or ``2C`` (replace one)."""
+    clip = check_scalar(clip, "clip", owner="clipped_sum_sensitivity", low=0.0, closed="neither")
+    if neighboring not in ("add_or_remove_one", "replace_one"):
+        raise param_error("neighboring", "clipped_sum_sensitivity", "'add_or_remove_one' or 'replace_one'",
+                          neighboring)
+    return clip if neighboring == "add_or_remove_one" else 2.0 * clip
+
+
+def release_clipped_sum(grads: np.ndarray, clip: float, noise_multiplier: float, rel: Any, *,
+                        neighboring: str = "add_or_remove_one") -> np.ndarray:
+    """``Σ clip(g_u) + N(0, (z Δ)² I)`` through the fit's releaser ``rel`` (one Gaussian release of
+    sensitivity ``Δ`` = :func:`clipped_sum_sensitivity`; its event ``GaussianDpEvent(z)``; the
+    subsampling amplification is the caller's accounting, :func:`dpsgd_event`)."""
+    sens = clipped_sum_sensitivity(clip, neighboring)
+    return rel.gaussian(clipped_sum(grads, clip), sensitivity=sens, std=float(noise_multiplier) * sens)
+
+
+def dpsgd_event(noise_multiplier: float, sampling_rate: float, steps: int) -> Any:
+    """The event of ``steps`` Poisson-subsampled Gaussian steps (rate ``q``, multiplier ``z``)."""
+    import dp_accounting  # lazy: `import privrl` loads no dp-accounting
+
+    z = check_scalar(noise_multiplier, "noise_multiplier", owner="dpsgd_event", low=0.0)
+    q = check_scalar(sampling_rate, "sampling_rate", owner="dpsgd_event", low=0.0, high=1.0, closed="right")
+    steps = check_scalar(steps, "steps", owner="dpsgd_event", kind=int, low=1)
+    step = dp_accounting.GaussianDpEvent(z)
+    if q < 1.0:
+        step = dp_accounting.PoissonSampledDpEvent(q, step)
+    return dp_accounting.SelfComposedDpEvent(step, steps)
+
+
+def dpsgd_epsilon(noise_multiplier: float, sampling_rate: float, steps: int, delta: float) -> float:
+    """ε at ``delta`` of :func:`dpsgd_event` (PLD accountant)."""
+    import dp_accounting
+
+    if noise_multiplier == 0:
+        return math.inf
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dpsgd_event(noise_multiplier, sampling_rate, steps))
+    return float(acc.get_epsilon(delta))
+
+
+def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: float, steps: int, *,
+                               tol: float = 1e-3) -> float:
+    """The least noise multiplier ``z`` (within relative ``tol``, rounded up) whose ``steps`` Poisson-
+    subsampled Gaussian steps at rate ``q`` are (ε, δ)-DP by the PLD accountant; 0 for ε = ∞."""
+    owner = "calibrate_noise_multiplier"
+    if epsilon == math.inf:
+        return 0.0
+    epsilon = check_scalar(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
+    delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="neither")
+    lo, hi = 1e-2, 1.0
+    while dpsgd_epsilon(hi, sampling_rate, steps, delta) > epsilon:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            raise param_error("epsilon", owner, "a budget some noise multiplier below 1e6 meets", epsilon)
+    while hi - lo > tol * hi:
+        mid = 0.5 * (lo + hi)
+        if dpsgd_epsilon(mid, sampling_rate, steps, delta) > epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return hi
