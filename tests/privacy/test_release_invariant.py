@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 import privrl.privacy.secure as secure_module
+from policy_evaluation.contract_cases import CASES as POLICY_EVALUATION_CASES
 from privrl import InvalidParameterError, PrivacyBudget, UtilityWarning
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.errors import PrivacyError
 from privrl.offline import DPAPVI
 from privrl.privacy import ConstantNoise, Ledger, NoiseSource, NumpyNoise, Releaser, SecureNoise, events
-from privrl.privacy.draws import NoiseDeclaration, release_problems, verify_releases
+from privrl.privacy.draws import HIDDEN_SCALE, NoiseDeclaration, release_problems, verify_releases
 from privrl.privacy.noise import KeyedNoise
 
 pytest.importorskip("opendp")
@@ -168,3 +169,14 @@ def test_a_secure_sampler_drawing_4_percent_less_noise_fails_the_scale_check(mon
     monkeypatch.setattr(secure_module, "_sample", lambda kind, value, scale: sample(kind, value, 0.96 * scale))
     with pytest.raises(AssertionError, match="off its claimed scale"):
         assert_secure_scale(secure_scale_errors(n_gaussian=50_000, n_laplace=100_000))
+
+
+def test_a_data_dependent_noise_scale_is_never_recorded():
+    """DP-LSW's σ_X depends on the data: neither the draw log nor the declarations keep it."""
+    case = next(c for c in POLICY_EVALUATION_CASES if c.name == "DPLSW")
+    est = case.make(case.budget)
+    case.fit(est, np.random.default_rng(0))
+    ledger = est.privacy_ledger_
+    assert set(ledger.draws.fresh) == {("gaussian", HIDDEN_SCALE)}
+    assert [d.scale for d in ledger.declarations] == [HIDDEN_SCALE]
+    assert release_problems(ledger) == []

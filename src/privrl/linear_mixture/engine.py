@@ -47,13 +47,14 @@ from typing import Any
 
 import numpy as np
 
-from privrl._rng import RngLike, child_rngs
+from privrl._rng import RngLike
 from privrl._validation import param_error
-from privrl.envs.finite import backward_induction
 from privrl.envs.linear_mixture import LinearMixtureMDP
 from privrl.errors import UtilityWarning
 from privrl.linear_mixture import calibration as cal
 from privrl.linear_mixture.regularizers import BatchedStatistics, Stats, check_contributions, empty_counters, kernels
+from privrl.online.episodes import GymRollout, run_streams
+from privrl.online.regret import optimal_values
 
 __all__ = ["fit_many", "plan_once", "softmax", "spd_inverse"]
 
@@ -245,38 +246,6 @@ def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -
     return model, env_or_model
 
 
-class _Rollout:
-    """The user's side on a gym env: runs one episode of a policy (the models use the engine's
-    vectorised rollout)."""
-
-    def __init__(self, model: LinearMixtureMDP, env: Any, rng: np.random.Generator) -> None:
-        self.model, self.env = model, env
-        self._reset_seed: int | None = int(rng.integers(2**31))
-
-    def episode(self, policy: np.ndarray, prng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        H = self.model.horizon
-        stochastic = policy.ndim == 3
-        act_u = prng.random(H) if stochastic else None
-        s = np.empty(H + 1, dtype=np.intp)
-        a = np.empty(H, dtype=np.intp)
-        rew = np.empty(H)
-        obs, _ = self.env.reset(seed=self._reset_seed)
-        self._reset_seed = None
-        s[0] = int(obs)
-        for h in range(H):
-            a[h] = _act(policy, h, s[h], act_u)
-            obs, reward, _, _, _ = self.env.step(int(a[h]))
-            s[h + 1], rew[h] = int(obs), float(reward)
-        return s, a, rew
-
-
-def _act(policy: np.ndarray, h: int, x: int, act_u: np.ndarray | None) -> int:
-    if act_u is None:
-        return int(policy[h, x])
-    cdf = np.cumsum(policy[h, x])
-    return min(int(np.searchsorted(cdf, act_u[h] * cdf[-1], side="right")), len(cdf) - 1)
-
-
 class _Run:
     """One estimator's set-up: what ``fit`` computes before the first episode (parameters validated,
     the fit's releaser opened, the regularizer started, the constants and radii per step)."""
@@ -287,7 +256,7 @@ class _Run:
         self.est = est
         self.model, self.gym_env = resolve_model(env, features)
         model = self.model
-        self.streams = child_rngs(rng, "env", "policy", "privacy")
+        self.streams = run_streams(rng)
         self.K, self.H = int(p["n_episodes"]), model.horizon
         self.reg = est.regularizer(model)
         # every privacy-noise draw of the fit goes through this releaser (its ledger is the estimator's)
@@ -302,7 +271,7 @@ class _Run:
         self.beta_p = np.broadcast_to(np.asarray(beta_p, dtype=float), (self.H,))
         self.beta_r = np.broadcast_to(np.asarray(beta_r, dtype=float), (self.H,))
         est.beta_p_, est.beta_r_ = knobs["beta_scale"] * self.beta_p, knobs["beta_scale"] * self.beta_r
-        self.v_star = backward_induction(model.transitions(), model.mean_rewards())[1][0]
+        self.v_star = optimal_values(model.transitions(), model.mean_rewards())
         est._begin(model, self.K, p)
         self.is_po = est._algorithm == "linopt-po"
         self.eta = float(getattr(est, "eta_", 0.0))
@@ -363,7 +332,8 @@ class _Lockstep:
         self.block = min(_BLOCK, self.K)
         self.state = geo.state(stats, self.K, self.block, bool(len(self.random_rows)))
         if self.gym_rows:
-            self.rollouts = {r: _Rollout(runs[r].model, runs[r].gym_env, runs[r].streams["env"]) for r in self.gym_rows}
+            self.rollouts = {r: GymRollout(runs[r].model.horizon, runs[r].gym_env, runs[r].streams["env"])
+                             for r in self.gym_rows}
 
     # -- pre-drawn randomness (bit-identical to per-episode draws)
     def _draws(self, k: int) -> None:

@@ -42,10 +42,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NoiseDeclaration", "DrawLog", "verify_releases", "release_problems", "ANY_SCALE", "triu_size"]
+__all__ = ["NoiseDeclaration", "DrawLog", "verify_releases", "release_problems", "ANY_SCALE", "HIDDEN_SCALE",
+           "triu_size"]
 
 #: the scale of a declaration whose privatizer draws standard noise and scales it itself
 ANY_SCALE = None
+#: the scale recorded for a release whose σ is data-dependent (never recorded: it is not part of the release)
+HIDDEN_SCALE = -1.0
 
 _VERIFY: contextvars.ContextVar[bool] = contextvars.ContextVar("privrl_verify_releases", default=False)
 
@@ -180,7 +183,7 @@ def release_problems(ledger: Any) -> list[str]:
             any_scale.add(decl.kind)
         elif decl.size is None:
             open_buckets.add((decl.kind, float(decl.scale)))
-        elif decl.scale > 0:
+        elif decl.scale > 0 or decl.scale == HIDDEN_SCALE:
             exact[(decl.kind, float(decl.scale))] += int(decl.size)
     for bucket, count in sorted(log.fresh.items()):
         kind, scale = bucket

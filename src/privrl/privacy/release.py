@@ -21,7 +21,7 @@ import numpy as np
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
-from privrl.privacy.draws import NoiseDeclaration, triu_size
+from privrl.privacy.draws import HIDDEN_SCALE, NoiseDeclaration, triu_size
 from privrl.privacy.noise import KeyedNoise, NoiseSource, guarded_keyed
 
 __all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser", "StreamedRelease"]
@@ -172,8 +172,18 @@ class Releaser:
         return self._keep(out, _declared("laplace", scale, _size(value), sensitivity))
 
     def with_event(self, value: Any, *, std: float, event: Any) -> np.ndarray:
-        out = release_with_event(value, std=std, event=event, noise=self.noise)
-        return self._keep(out, _declared("gaussian", std, _size(value), None))
+        """A release whose σ may be data-dependent (DP-LSW's smoothed σ_X): σ is never recorded — the
+        draws are counted under :data:`~privrl.privacy.draws.HIDDEN_SCALE`, in the draw log as in the
+        declaration."""
+        log, self.noise.log = self.noise.log, None
+        try:
+            out = release_with_event(value, std=std, event=event, noise=self.noise)
+        finally:
+            self.noise.log = log
+        size = _size(value)
+        if log is not None and std > 0:
+            log.drew("gaussian", HIDDEN_SCALE, size)
+        return self._keep(out, _declared("gaussian", HIDDEN_SCALE if std > 0 else 0.0, size, None))
 
     def _stream(self, kind: str, sensitivity: float, scale: float, size: int, reread: bool,
                 owner: str) -> StreamedRelease:
