@@ -14,25 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from privrl.base import Estimator, check_is_fitted
+from privrl.base import Estimator, check_is_fitted, use_noise
 from privrl.errors import InvalidParameterError
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
-from privrl.privacy.noise import NoiseSource
 
 __all__ = ["ContractCase", "check_contract", "CHECKS", "use_noise"]
-
-
-def use_noise(estimator: Estimator, noise: Any) -> Estimator:
-    """Make ``estimator`` draw its privacy noise from ``noise`` (a
-    :class:`~privrl.privacy.noise.NoiseSource`, e.g. ``ConstantNoise`` for structure tests or
-    ``ScaledNoise`` for an audit's negative control) in its next fits; ``None`` restores the
-    default. Not a constructor parameter: ``clone``/``get_params`` do not carry it."""
-    if noise is not None and not isinstance(noise, NoiseSource):
-        raise InvalidParameterError(
-            f"The 'noise' parameter of use_noise must be a NoiseSource or None. Got {type(noise).__name__} instead.")
-    estimator._noise_override = noise  # type: ignore[attr-defined]
-    return estimator
 
 
 @dataclass(frozen=True)

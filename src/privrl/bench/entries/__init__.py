@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from privrl import registry as _registry
+from privrl.base import use_noise
 from privrl.bench.spec import Entry, Fitted, Output
 from privrl.errors import (
     BudgetExceededError,
@@ -25,7 +26,6 @@ from privrl.errors import (
     PrivacyLeakWarning,
     UtilityWarning,
 )
-from privrl.testing import use_noise
 
 __all__ = ["REFUSALS", "register_entry", "get_entry", "all_entries", "estimator_fit", "warning_notes"]
 
