@@ -1,5 +1,6 @@
-"""The benchmark's entries: privrl's estimators (one module per family), the trivial baselines and
-the plugins, registered in :mod:`privrl.registry` (kind ``bench-entry``).
+"""The benchmark's entries: privrl's estimators (one module per family, named by the family's record:
+``Family(..., bench=("privrl.bench.entries.<family>",))``), the trivial baselines and the plugins,
+registered in :mod:`privrl.registry` (kind ``bench-entry``).
 
 Each entry module wraps estimators with :func:`estimator_fit`: build the estimator for the task
 and budget, draw its privacy noise from the given source when one is given (the audit, the tests'
