@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from privrl.base import Estimator, check_is_fitted, use_noise
+from privrl.base import Estimator, use_noise
 from privrl.errors import InvalidParameterError
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
@@ -180,13 +180,18 @@ def check_infinite_budget_is_baseline(case: ContractCase) -> None:
 
 
 def check_spent_within_budget(case: ContractCase) -> None:
+    """A private fit records its releases in ``privacy_ledger_`` and spends at most the budget; a fit
+    that records none must declare itself non-private (``guarantee = None`` or an infinite budget)."""
     est = case.make(case.budget)
     case.fit(est, np.random.default_rng(1))
+    ledger = getattr(est, "privacy_ledger_", None)
+    assert isinstance(ledger, Ledger), "fit must set privacy_ledger_ (a Ledger)"
     if not est.is_private:
-        assert est.privacy_spent(case.delta) == math.inf, "a non-private fit must report epsilon = inf"
+        assert ledger.is_empty, "a non-private fit must leave privacy_ledger_ empty"
         return
+    assert not ledger.is_empty, ("a private fit recorded no release in privacy_ledger_: record every release "
+                                 "(through the fit's Releaser) or declare the estimator non-private (guarantee = None)")
     if case.budget.rho is not None:
-        ledger: Ledger = check_is_fitted(est, "privacy_ledger_")
         rho = ledger.zcdp_rho()
         assert rho <= case.budget.rho * (1 + 1e-9), f"spent rho {rho} > budget {case.budget.rho}"
         return
