@@ -460,10 +460,21 @@ class DPQLearning(PrivateEstimator, _QLearner):
 
 
 class _Baseline(PrivateEstimator, _QLearner):
-    """The two baselines' budget (an (epsilon, delta) budget; infinite: the noiseless learner)."""
+    """The two baselines' parameters: the budget (an (epsilon, delta) budget; infinite: the noiseless
+    learner), the utility preset and the learner's (a baseline's own come after them)."""
 
     budget: PrivacyBudget = param(like=BUDGET, help="the privacy budget PrivacyBudget(epsilon=..., delta=...); an "
                                   "infinite budget gives the noiseless learner", check=_check_budget)
+    constants: str = CONSTANTS
+    config: str = _config("reference")
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
 
 class _RewardReleases:
@@ -499,16 +510,6 @@ class InputPerturbationQLearning(_Baseline):
     ``mu = sqrt(n) / s``: ``tight`` (= ``sound``, today's exact calibration) takes the smallest s
     meeting the budget exactly; ``paper`` the paper's own composition formula (more noise)."""
 
-    constants: str = CONSTANTS
-    config: str = _config("reference")
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
@@ -545,17 +546,7 @@ class DPSGDQLearning(_Baseline):
     ledger records the true sensitivity, so its ε spent is larger than the budget
     (``certified_`` False, with a warning)."""
 
-    constants: str = CONSTANTS
     clip_norm: float = param("per-sample gradient clipping norm C (l2)", default=1.0, low=0.0, closed="neither")
-    config: str = _config("reference")
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
