@@ -69,9 +69,9 @@ def test_every_family_has_a_complete_record(family):
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     extras = pyproject[pyproject.index("[project.optional-dependencies]"):]
     assert family.extra is None or re.search(rf"^{family.extra} = \[", extras, re.M), family.extra
-    # a family brings an experiment, a `privrl fit` command, an audit target and a `privrl plan`
-    # planner of its own
-    for kind in ("experiment", "fit", "audit", "plan"):
+    # a family brings an experiment, a `privrl fit` command, an audit target, a `privrl plan`
+    # planner and `privrl bench` entries of its own
+    for kind in ("experiment", "fit", "audit", "plan", "bench-entry"):
         assert registry.registered_by(kind, family), f"{family.name} registers no {kind}"
 
 
@@ -82,14 +82,15 @@ def test_each_registering_module_is_named_once_and_registers(kind):
     listed = registry.modules(kind)
     assert len(set(listed)) == len(listed), listed
     entries = registry.entries(kind)
-    for module in listed:
+    outside = registry.SHARED_LAST.get(kind, ())  # the benchmark's plugins: installed ones only, maybe none
+    for module in set(listed) - set(outside):
         assert registry.registered_by(kind, module), f"{module} is named for {kind} but registers none"
     origins = {registry.origin(kind, name) for name in entries}
     assert {o for o in origins if o.startswith("privrl.")} <= set(listed)
 
 
 def _calls_register(path: Path) -> bool:
-    calls = {"register", "register_fit", "register_target", "register_frontier", "register_plan"}
+    calls = {"register", "register_fit", "register_target", "register_frontier", "register_plan", "register_entry"}
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
@@ -112,15 +113,30 @@ def test_every_module_that_registers_is_named():
 
 
 def test_no_family_list_is_kept_elsewhere():
-    """The family packages are named in privrl.registry.FAMILIES and nowhere else in the code."""
+    """The family packages are named in privrl.registry.FAMILIES and nowhere else in the code, and
+    the registering modules a family's record names in full (its benchmark entries) in no other
+    file than the record: ``privrl bench`` finds a family's entries from its record alone."""
+    in_full = {f.package: [m for m in f.bench if "." in m] for f in FAMILIES}
+    assert all(in_full.values()), "a family names no benchmark entry module: the scan is broken"
     others = []
     for path in SRC.rglob("*.py"):
-        if path.name == "registry.py" and path.parent == SRC or path.name == "_family_api.py":
-            continue
         text = path.read_text(encoding="utf-8")
-        if all(f'"{f.package}"' in text for f in FAMILIES):
-            others.append(str(path.relative_to(ROOT)))
+        if not (path.name == "registry.py" and path.parent == SRC or path.name == "_family_api.py"):
+            if all(f'"{f.package}"' in text for f in FAMILIES):
+                others.append(str(path.relative_to(ROOT)))
+        record = path.name == "__init__.py" and path.parent.parent == SRC
+        strings = _code_strings(path)
+        others += [f"{path.relative_to(ROOT)}: {m}" for package, mods in in_full.items() for m in mods
+                   if m in strings and not (record and package == f"privrl.{path.parent.name}")]
     assert others == []
+
+
+def _code_strings(path: Path) -> set[str]:
+    """The string constants of a module's code (docstrings, which may show a record, excluded)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return {node.value for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs}
 
 
 def update() -> None:

@@ -1,5 +1,6 @@
-"""The one registry (issue #14 §2): every kind resolves, unknown names are one-line errors, and a
-module that fails to import is an error naming it (never a silent skip)."""
+"""The one registry: every kind resolves, unknown names are one-line errors, a module that fails to
+import is an error naming it (never a silent skip), and the family records name the registering
+modules (the benchmark's entries too)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from privrl import registry
 from privrl.errors import InvalidParameterError, PrivrlError
+from privrl.family import Algorithm, Family
 
 
 @pytest.fixture
@@ -144,3 +146,17 @@ def test_audit_names_keep_the_parameter_message():
     msg = str(info.value)
     assert msg.startswith("The 'algorithm' parameter of privrl audit must be one of ")
     assert "laplace" in msg and msg.endswith("Got 'nope' instead.")
+
+
+def test_a_record_names_submodules_or_full_modules_and_the_benchmark_entries():
+    """A record's names are submodules of its package, or full module names when dotted (privrl's
+    families keep their benchmark entries on top of them, in privrl.bench.entries); the benchmark's
+    plugins come after every family's entries."""
+    family = Family("plugin_pkg.fam", paper="P", estimators=("E",), algorithms=(Algorithm("E", ("E",), "s"),),
+                    docs="d.md", fit=("fit",), bench=("bench", "privrl.bench.entries.offline"))
+    assert family.modules("fit") == ("plugin_pkg.fam.fit",)
+    assert family.modules("bench-entry") == ("plugin_pkg.fam.bench", "privrl.bench.entries.offline")
+    assert family.modules("bench-task") == ()
+    listed = registry.modules("bench-entry")
+    assert listed[-1] == "privrl.bench.plugins" and "privrl.bench.entries.offline" in listed
+    assert listed.index("privrl.bench.entries.offline") > listed.index("privrl.bench.entries.baselines")

@@ -43,8 +43,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     from typing_extensions import dataclass_transform
 
-__all__ = ["Estimator", "PrivateEstimator", "check_is_fitted", "param", "BUDGET", "CALIBRATION", "SECURE",
-           "CONSTANTS"]
+__all__ = ["Estimator", "PrivateEstimator", "check_is_fitted", "param", "use_noise", "BUDGET", "CALIBRATION",
+           "SECURE", "CONSTANTS"]
 
 
 def _make_init(params: tuple[Param, ...]) -> Any:
@@ -117,6 +117,9 @@ class Estimator:
     #: the declared parameters, in constructor order (set for every subclass at class creation)
     params: ClassVar[tuple[Param, ...]] = ()
     _declared_params: ClassVar[tuple[Param, ...]] = ()
+    #: the noise source :func:`use_noise` set for the next fits (None: the default source); an
+    #: instance attribute, not a parameter (this base class's own annotations are not fields)
+    _noise_override: NoiseSource | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -229,8 +232,8 @@ class PrivateEstimator(Estimator):
         """Open this fit's privacy record: a fresh ``privacy_ledger_`` and the releaser that draws
         from the estimator's noise source — :class:`~privrl.privacy.noise.SecureNoise` when
         ``secure=True`` (``rng`` must then be None), else seeded NumPy from ``rng`` (a child stream
-        reserved for privacy noise is best). A source set by :func:`privrl.testing.use_noise`
-        (constant or scaled noise, for structure tests and audits) takes precedence.
+        reserved for privacy noise is best). A source set by :func:`use_noise` (constant or scaled
+        noise, for structure tests and audits) takes precedence.
 
         ``n_units`` (the number of privacy units, e.g. trajectories) enables the δ sanity check:
         a ``UtilityWarning`` when δ ≥ 1/n (a mechanism that publishes one unit's data in the clear
@@ -238,9 +241,8 @@ class PrivateEstimator(Estimator):
         """
         owner = f"{type(self).__name__}.fit"
         self.privacy_ledger_ = Ledger()
-        override: NoiseSource | None = getattr(self, "_noise_override", None)
-        if override is not None:
-            noise = override
+        if self._noise_override is not None:
+            noise = self._noise_override
         else:
             noise = make_noise(rng, secure=bool(getattr(self, "secure", False)), owner=owner)
         budget = getattr(self, "budget", None)
@@ -252,11 +254,24 @@ class PrivateEstimator(Estimator):
         """The ``rng`` of a fit, checked against ``secure``: with ``secure=True`` a seed is refused
         (an attacker who knows it knows the noise); the non-privacy randomness then comes from OS
         entropy."""
-        if getattr(self, "secure", False) and rng is not None and getattr(self, "_noise_override", None) is None:
+        if getattr(self, "secure", False) and rng is not None and self._noise_override is None:
             raise InvalidParameterError(
                 f"The 'rng' parameter of {type(self).__name__}.fit must be None when secure=True (OpenDP's "
                 f"samplers use the OS CSPRNG and cannot be seeded). Got {type(rng).__name__} instead.")
         return rng
+
+
+def use_noise(estimator: Estimator, noise: NoiseSource | None) -> Estimator:
+    """Make ``estimator`` draw its privacy noise from ``noise`` (a
+    :class:`~privrl.privacy.noise.NoiseSource`, e.g. ``ConstantNoise`` for structure tests or
+    ``ScaledNoise`` for an audit's negative control) in its next fits (:meth:`PrivateEstimator._privacy`
+    reads it); ``None`` restores the default. Not a constructor parameter: ``clone``/``get_params``
+    do not carry it."""
+    if noise is not None and not isinstance(noise, NoiseSource):
+        raise InvalidParameterError(
+            f"The 'noise' parameter of use_noise must be a NoiseSource or None. Got {type(noise).__name__} instead.")
+    estimator._noise_override = noise
+    return estimator
 
 
 def _warn_large_delta(delta: float, n_units: int | None, owner: str) -> None:

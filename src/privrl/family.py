@@ -10,14 +10,14 @@ Each family package (``privrl.policy_evaluation``, ``privrl.offline``, ...) stat
         algorithms=(Algorithm("APVI, DP-APVI", ("APVI", "DPAPVI"), "offline tabular RL"),),
         docs="docs/offline.md",
         experiments=("experiments",), frontiers=("experiments",), fit=("fit",), audit=("audit",),
-        plans=("plan",),
+        plans=("plan",), bench=("privrl.bench.entries.offline",),
     )
 
 and :data:`privrl.registry.FAMILIES` lists the package once. Everything that used to be a
 hand-kept list is read from the records: the modules the registry imports for each kind of entry
 (:meth:`Family.modules`), the estimators of the flat API (``privrl.DPAPVI``, :func:`public_api`),
-the README's algorithm table (:func:`algorithm_table`) and, in the test suite, the contract cases
-and the audit targets each family must provide.
+the README's algorithm table (:func:`algorithm_table`), the benchmark's entries (``privrl bench``)
+and, in the test suite, the contract cases and the audit targets each family must provide.
 
 This module imports nothing of privrl, so records are cheap to build.
 """
@@ -37,6 +37,7 @@ KIND_FIELDS: dict[str, str] = {
     "audit": "audit",
     "env": "envs",
     "plan": "plans",
+    "bench-entry": "bench",
 }
 
 
@@ -65,6 +66,11 @@ class Family:
       (:class:`privrl.planning.Planner`, the family's planning functions, which read the noise
       from its calibration) (a module may appear under several kinds: the
       experiment modules of privrl's families also register their frontiers);
+    * ``bench`` — the modules that register the family's ``privrl bench`` entries
+      (:class:`privrl.bench.spec.Entry`). The benchmark sits on top of the families, so privrl's
+      own families keep them in ``privrl.bench.entries`` and name them in full
+      (``"privrl.bench.entries.offline"``); a family outside privrl may name a submodule of its own;
+    * in every field a name with a dot is a full module name, any other one a submodule of ``package``;
     * ``docs`` — the family's page, relative to the repository root;
     * ``extra`` — the optional extra of privrl some of its features need (``pip install
       'privrl[extra]'``), or None.
@@ -81,6 +87,7 @@ class Family:
     audit: tuple[str, ...] = ()
     envs: tuple[str, ...] = ()
     plans: tuple[str, ...] = ()
+    bench: tuple[str, ...] = ()
     extra: str | None = None
     extra_reason: str = field(default="", compare=False)
 
@@ -100,10 +107,10 @@ class Family:
         return self.package.rpartition(".")[2]
 
     def modules(self, kind: str) -> tuple[str, ...]:
-        """The full names of the modules that register entries of ``kind`` (none for the kinds no
-        family registers: the benchmark's tasks and entries)."""
+        """The full names of the modules that register entries of ``kind`` (none for the kind no
+        family registers: the benchmark's tasks)."""
         name = KIND_FIELDS.get(kind)
-        return () if name is None else tuple(f"{self.package}.{m}" for m in getattr(self, name))
+        return () if name is None else tuple(m if "." in m else f"{self.package}.{m}" for m in getattr(self, name))
 
 
 def public_api(families: Iterable[Family]) -> dict[str, str]:

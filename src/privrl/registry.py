@@ -13,14 +13,16 @@ Eight kinds of entries share it:
 * ``plan`` — :class:`privrl.planning.Planner`, by ``privrl.planning.register_plan`` (the
   families' ``plan`` modules);
 * ``bench-task`` and ``bench-entry`` — the benchmark's :class:`privrl.bench.spec.Task` and
-  :class:`privrl.bench.spec.Entry`, registered by :mod:`privrl.bench` (the benchmark sits on top of
-  the families: they never register these), its entry modules and the ``privrl.bench`` entry points.
+  :class:`privrl.bench.spec.Entry`, registered by :mod:`privrl.bench.tasks`, the entry modules the
+  family records name (``Family.bench``: privrl's own are in :mod:`privrl.bench.entries`, on top of
+  the families), the trivial baselines and the ``privrl.bench`` entry points (plugins).
 
 The family packages are listed once, in :data:`FAMILIES`; each package's ``FAMILY`` record
 (:class:`privrl.family.Family`) names the modules that register its entries, and :data:`SHARED`
-names the few registering modules outside the families. :func:`modules` reads both; the modules of
-a kind are imported the first time an entry of that kind is asked for. A family outside privrl (a
-plugin, or the test suite's example family) joins at run time with :func:`add_family`. A module
+(and :data:`SHARED_LAST`) name the few registering modules outside the families. :func:`modules`
+reads them all; the modules of a kind are imported the first time an entry of that kind is asked
+for. A family outside privrl (a plugin, or the test suite's example family) joins at run time with
+:func:`add_family`. A module
 that fails to import is an error naming the module and the cause (:class:`RegistryImportError`),
 never a silent skip; when the cause is an optional extra that is not installed (torch for DP
 Q-learning), the message names the extra.
@@ -39,8 +41,8 @@ from typing import Any
 from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.family import Family
 
-__all__ = ["KINDS", "FAMILIES", "SHARED", "EXTRAS", "RegistryImportError", "register", "get", "entries",
-           "load", "storage", "families", "add_family", "modules", "origin", "registered_by"]
+__all__ = ["KINDS", "FAMILIES", "SHARED", "SHARED_LAST", "EXTRAS", "RegistryImportError", "register", "get",
+           "entries", "load", "storage", "families", "add_family", "modules", "origin", "registered_by"]
 
 #: the kinds of entries, with the word used for them in messages
 KINDS: dict[str, str] = {
@@ -72,10 +74,12 @@ SHARED: dict[str, tuple[str, ...]] = {
     "env": ("privrl.envs.registration",),
     "plan": (),
     "bench-task": ("privrl.bench.tasks",),
-    "bench-entry": ("privrl.bench.entries.baselines", "privrl.bench.entries.policy_evaluation",
-                    "privrl.bench.entries.offline", "privrl.bench.entries.linear_mixture",
-                    "privrl.bench.entries.q_learning", "privrl.bench.plugins"),
+    "bench-entry": ("privrl.bench.entries.baselines",),
 }
+
+#: kind -> the modules outside the families imported after the families' (the benchmark's plugins:
+#: outside entries come after privrl's own)
+SHARED_LAST: dict[str, tuple[str, ...]] = {"bench-entry": ("privrl.bench.plugins",)}
 
 #: top-level third-party package -> the optional extra of privrl that installs it (pyproject.toml)
 EXTRAS: dict[str, str] = {
@@ -182,12 +186,13 @@ def add_family(package: str) -> Family:
 
 def modules(kind: str) -> tuple[str, ...]:
     """The modules that register entries of ``kind``: :data:`SHARED`, then each family's, in
-    :data:`FAMILIES` order (importing the family packages when the kind has family modules)."""
+    :data:`FAMILIES` order (importing the family packages when the kind has family modules), then
+    :data:`SHARED_LAST`."""
     _check_kind(kind)
     found = list(SHARED.get(kind, ()))
     if kind != "env":  # the Gymnasium ids are registered by privrl.envs alone
         found += [m for family in families() for m in family.modules(kind)]
-    return tuple(found)
+    return (*found, *SHARED_LAST.get(kind, ()))
 
 
 def _import_error(module: str, kind: str, exc: BaseException) -> RegistryImportError:

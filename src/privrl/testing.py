@@ -15,26 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from privrl.base import Estimator, check_is_fitted
+from privrl.base import Estimator, check_is_fitted, use_noise
 from privrl.errors import InvalidParameterError, UtilityWarning
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget
 from privrl.privacy.draws import release_problems, verify_releases
-from privrl.privacy.noise import NoiseSource
 
 __all__ = ["ContractCase", "check_contract", "CHECKS", "use_noise"]
-
-
-def use_noise(estimator: Estimator, noise: Any) -> Estimator:
-    """Make ``estimator`` draw its privacy noise from ``noise`` (a
-    :class:`~privrl.privacy.noise.NoiseSource`, e.g. ``ConstantNoise`` for structure tests or
-    ``ScaledNoise`` for an audit's negative control) in its next fits; ``None`` restores the
-    default. Not a constructor parameter: ``clone``/``get_params`` do not carry it."""
-    if noise is not None and not isinstance(noise, NoiseSource):
-        raise InvalidParameterError(
-            f"The 'noise' parameter of use_noise must be a NoiseSource or None. Got {type(noise).__name__} instead.")
-    estimator._noise_override = noise  # type: ignore[attr-defined]
-    return estimator
 
 
 @dataclass(frozen=True)
@@ -200,13 +187,18 @@ def check_infinite_budget_is_baseline(case: ContractCase) -> None:
 
 
 def check_spent_within_budget(case: ContractCase) -> None:
+    """A private fit records its releases in ``privacy_ledger_`` and spends at most the budget; a fit
+    that records none must declare itself non-private (``guarantee = None`` or an infinite budget)."""
     est = case.make(case.budget)
     case.fit(est, np.random.default_rng(1))
+    ledger = getattr(est, "privacy_ledger_", None)
+    assert isinstance(ledger, Ledger), "fit must set privacy_ledger_ (a Ledger)"
     if not est.is_private:
-        assert est.privacy_spent(case.delta) == math.inf, "a non-private fit must report epsilon = inf"
+        assert ledger.is_empty, "a non-private fit must leave privacy_ledger_ empty"
         return
+    assert not ledger.is_empty, ("a private fit recorded no release in privacy_ledger_: record every release "
+                                 "(through the fit's Releaser) or declare the estimator non-private (guarantee = None)")
     if case.budget.rho is not None:
-        ledger: Ledger = check_is_fitted(est, "privacy_ledger_")
         rho = ledger.zcdp_rho()
         assert rho <= case.budget.rho * (1 + 1e-9), f"spent rho {rho} > budget {case.budget.rho}"
         return

@@ -3,14 +3,16 @@ plus one line (CONTRIBUTING.md, "Adding a family").
 
 The package holds one private estimator (:class:`PrivateMeanReturn`, the Gaussian mean of bounded
 returns), one experiment (``example-family-mean``), one ``privrl fit`` command
-(``example-mean``), one audit target (``example-mean``), one ``privrl plan`` planner (``example-mean``) and its
-contract cases. The "one line" is
+(``example-mean``), one audit target (``example-mean``), one ``privrl plan`` planner (``example-mean``), one
+``privrl bench`` entry (``example-mean``) and its contract cases. Its modules import each other
+relatively, so that a copy under ``src/privrl/`` needs no renaming (``make lint`` checks the folder). The "one line" is
 ``privrl.registry.add_family("example_family")`` in the test (a family inside privrl is one line of
 ``privrl.registry.FAMILIES`` instead).
 """
 
-from example_family.estimators import PrivateMeanReturn
 from privrl.family import Algorithm, Family
+
+from .estimators import PrivateMeanReturn
 
 FAMILY = Family(
     __name__,
@@ -22,6 +24,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("bench",),   # privrl's own families: bench=("privrl.bench.entries.<family>",)
 )
 
 __all__ = ["PrivateMeanReturn"]

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from example_family.estimators import PrivateMeanReturn, noise_std
-from example_family.experiments import one_step_episodes
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.registry import AuditPair, AuditTarget, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_10
-from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+from privrl.privacy import Ledger, NoiseSource, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+
+from .estimators import PrivateMeanReturn, noise_std
+from .experiments import one_step_episodes
 
 N = 10
 
@@ -28,7 +29,7 @@ def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 
     def on(mean: float):
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
-            noise = NumpyNoise(rng)
+            noise: NoiseSource = NumpyNoise(rng)
             if broken == "noise-div-10":
                 noise = ScaledNoise(noise, 1.0 / NOISE_DIVISOR)
             return Releaser(noise, Ledger()).gaussian(np.full((n, 1), mean), sensitivity=sensitivity, std=std)

@@ -40,9 +40,10 @@ def noise_std(budget: PrivacyBudget, sensitivity: float, calibration: str) -> fl
         return 0.0
     if budget.rho is not None:
         return float(gaussian_sigma_for_zcdp(budget.rho, sensitivity=sensitivity))
+    epsilon, delta = float(budget.epsilon or 0.0), float(budget.delta or 0.0)   # both set: not a ρ budget
     if calibration == "paper":
-        return sensitivity * math.sqrt(2.0 * math.log(1.25 / budget.delta)) / float(budget.epsilon)
-    return float(calibrate_gaussian(budget.epsilon, budget.delta, sensitivity=sensitivity))
+        return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return float(calibrate_gaussian(epsilon, delta, sensitivity=sensitivity))
 
 
 class PrivateMeanReturn(PrivateEstimator):

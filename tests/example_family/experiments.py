@@ -12,11 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from example_family.estimators import PrivateMeanReturn
 from privrl.data import TrajectoryDataset
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Experiment, RunContext, RunResult
 from privrl.privacy import PrivacyBudget
+
+from .estimators import PrivateMeanReturn
 
 DELTA = 1e-5
 _GRID = {"smoke": [100, 1000], "quick": [100, 1000, 10_000], "paper": [100, 1000, 10_000, 100_000]}

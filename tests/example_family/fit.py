@@ -8,8 +8,9 @@ import argparse
 
 import numpy as np
 
-from example_family.estimators import PrivateMeanReturn
 from privrl.fitters import FitCommand, FitOutput, build_estimator, load_user_dataset, register_fit
+
+from .estimators import PrivateMeanReturn
 
 
 def _run(args: argparse.Namespace) -> FitOutput:

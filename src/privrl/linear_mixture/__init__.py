@@ -35,6 +35,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("privrl.bench.entries.linear_mixture",),
 )
 
 __all__ = ["LinOptVI", "LinOptPO", "optimistic_q", "Regularizer", "NonPrivate", "CentralTreePrivatizer",

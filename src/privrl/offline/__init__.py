@@ -22,6 +22,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("privrl.bench.entries.offline",),
 )
 
 __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI", "Statistics", "offline_statistics"]

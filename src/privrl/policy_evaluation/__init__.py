@@ -65,6 +65,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("privrl.bench.entries.policy_evaluation",),
 )
 
 __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "DPLSWMechanism",

@@ -55,6 +55,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("privrl.bench.entries.q_learning",),
     extra="deep",
     extra_reason="torch, for the reference learner",
 )

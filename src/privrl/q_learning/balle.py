@@ -23,14 +23,13 @@ import numpy as np
 
 from privrl._rng import child_rngs
 from privrl._validation import param_error
-from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param
+from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param, use_noise
 from privrl.data import TrajectoryDataset
 from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
 from privrl.policy_evaluation import DPLSW, LSW
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.draws import NoiseDeclaration
-from privrl.testing import use_noise
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -49,7 +48,7 @@ class BalleQLearning(PrivateEstimator):
 
     Its noise is DP-LSW's own (the policy-evaluation family's release seam): every regression runs
     the estimator :class:`~privrl.policy_evaluation.DPLSW` (a noise source set with
-    :func:`privrl.testing.use_noise` is handed on to it), and by parallel composition over the
+    :func:`privrl.base.use_noise` is handed on to it), and by parallel composition over the
     disjoint transitions the run's ledger holds one regression's events."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
@@ -83,7 +82,7 @@ class BalleQLearning(PrivateEstimator):
         m = int(env.action_space.n)
         rngs = child_rngs(rng, "env", "policy", "privacy")
         rel = self._privacy(None if secure else rngs["privacy"])
-        override = getattr(self, "_noise_override", None)
+        override = self._noise_override
         extra = {k: p[k] for k in ("calibration", "secure") if k in p}
         f_max = r_max / (1.0 - gamma)
         q = np.zeros((bins, m))

@@ -204,10 +204,22 @@ def fit_many(estimators: Sequence[Any], *, rngs: Sequence[Any], envs: Sequence[A
 
 
 class _QLearner(Estimator):
+    """The learners' shared parameters (the environment, the training knobs and the public bounds);
+    a private learner lists :class:`PrivateEstimator` after this class, so that its budget still
+    comes first, and declares its own parameters (the configuration among them) after these."""
+
     privacy_unit = PrivacyUnit.REWARD_FUNCTION
     neighboring = Neighboring.SUP_NORM_ONE
     guarantee: ClassVar[str | None] = "(epsilon, delta)-DP"
     _backend = "numpy"   # "torch": the PyTorch reference learner (same draws; benchmarks and tests)
+    env: str | gym.Env = ENV
+    n_samples: int | None = N_SAMPLES
+    learning_rate: float | None = LEARNING_RATE
+    batch_size: int | None = BATCH_SIZE
+    hidden: tuple[int, ...] = HIDDEN
+    reward_bounds: tuple[float, float] = REWARD_BOUNDS
+    obs_low: ArrayLike | None = OBS_LOW
+    obs_high: ArrayLike | None = OBS_HIGH
 
     @property
     def is_private(self) -> bool:
@@ -302,14 +314,6 @@ class QLearning(_QLearner):
     guarantee = None
     config: str = _config("reference")
     constants: str = CONSTANTS
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
@@ -329,7 +333,7 @@ _FUNCTIONAL_DECLARATIONS = (
     NoiseDeclaration("none", None, 0, note="the tail event of the amplitude bound k"))
 
 
-class DPQLearning(PrivateEstimator, _QLearner):
+class DPQLearning(_QLearner, PrivateEstimator):
     """Algorithm 1 of Wang & Hegde (2019): Q-learning with functional noise (module docstring).
 
     With a budget, sigma, beta and the noise bound k come from the calibration (an infinite budget
@@ -355,14 +359,6 @@ class DPQLearning(PrivateEstimator, _QLearner):
                        "every episode, or never", default="iteration", kind="option",
                        options=("iteration", "episode", "never"))
     config: str = _config("paper")
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False, **kw: Any) -> DPQLearning:
         """Train on ``env`` (default: the ``env`` parameter); ``trace`` keeps the noise of every update."""
@@ -468,11 +464,14 @@ class DPQLearning(PrivateEstimator, _QLearner):
         return q + self._release_noise(self._unit(states))
 
 
-class _Baseline(PrivateEstimator, _QLearner):
-    """The two baselines' budget (an (epsilon, delta) budget; infinite: the noiseless learner)."""
+class _Baseline(_QLearner, PrivateEstimator):
+    """The two baselines' parameters: the budget (an (epsilon, delta) budget; infinite: the noiseless
+    learner), the utility preset and the configuration (a baseline's own come after them)."""
 
     budget: PrivacyBudget = param(like=BUDGET, help="the privacy budget PrivacyBudget(epsilon=..., delta=...); an "
                                   "infinite budget gives the noiseless learner", check=_check_budget)
+    constants: str = CONSTANTS
+    config: str = _config("reference")
 
 
 class _RewardReleases:
@@ -510,16 +509,6 @@ class InputPerturbationQLearning(_Baseline):
     ``mu = sqrt(n) / s``: ``tight`` (= ``sound``, today's exact calibration) takes the smallest s
     meeting the budget exactly; ``paper`` the paper's own composition formula (more noise)."""
 
-    constants: str = CONSTANTS
-    config: str = _config("reference")
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()
@@ -556,17 +545,7 @@ class DPSGDQLearning(_Baseline):
     ledger records the true sensitivity, so its ε spent is larger than the budget
     (``certified_`` False, with a warning)."""
 
-    constants: str = CONSTANTS
     clip_norm: float = param("per-sample gradient clipping norm C (l2)", default=1.0, low=0.0, closed="neither")
-    config: str = _config("reference")
-    env: str | gym.Env = ENV
-    n_samples: int | None = N_SAMPLES
-    learning_rate: float | None = LEARNING_RATE
-    batch_size: int | None = BATCH_SIZE
-    hidden: tuple[int, ...] = HIDDEN
-    reward_bounds: tuple[float, float] = REWARD_BOUNDS
-    obs_low: ArrayLike | None = OBS_LOW
-    obs_high: ArrayLike | None = OBS_HIGH
 
     def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
         p = self._validated()

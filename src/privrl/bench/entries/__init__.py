@@ -1,5 +1,6 @@
-"""The benchmark's entries: privrl's estimators (one module per family), the trivial baselines and
-the plugins, registered in :mod:`privrl.registry` (kind ``bench-entry``).
+"""The benchmark's entries: privrl's estimators (one module per family, named by the family's record:
+``Family(..., bench=("privrl.bench.entries.<family>",))``), the trivial baselines and the plugins,
+registered in :mod:`privrl.registry` (kind ``bench-entry``).
 
 Each entry module wraps estimators with :func:`estimator_fit`: build the estimator for the task
 and budget, draw its privacy noise from the given source when one is given (the audit, the tests'
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from privrl import registry as _registry
+from privrl.base import use_noise
 from privrl.bench.spec import Entry, Fitted, Output
 from privrl.errors import (
     BudgetExceededError,
@@ -25,7 +27,6 @@ from privrl.errors import (
     PrivacyLeakWarning,
     UtilityWarning,
 )
-from privrl.testing import use_noise
 
 __all__ = ["REFUSALS", "register_entry", "get_entry", "all_entries", "estimator_fit", "warning_notes"]
 
