@@ -205,7 +205,7 @@ def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | Non
                                 rel=Releaser(noise, Ledger()))
             if g is None:
                 return v
-            if broken == "counts-in-the-clear":   # a bug: the counts treated as public
+            if broken == "counts-in-the-clear" and group is not None:   # a bug: the counts treated as public
                 g[:, MC_GROUPS:] = group[MC_GROUPS:]
             return np.concatenate([v, g], axis=1)
         return sample
