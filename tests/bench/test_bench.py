@@ -350,3 +350,41 @@ def test_one_release_target_audit_serves_every_entry_and_task_at_its_delta():
     assert key("e1-hard", "linopt-vi") == key("e2-random", "linopt-po") == key("e1-hard", "linopt-po")
     assert key("riverswim", "linopt-vi") != key("e1-hard", "linopt-vi")          # K = 1000: another δ
     assert key("chain", "dp-lsw") != key("chain", "dp-monte-carlo")              # black-box audits run alone
+
+
+CONSTANT_PLUGIN = '''
+class ConstantValue:
+    """A non-private plugin answering the value {value} whatever the data."""
+
+    name = "constant-value"
+    settings = ("policy-evaluation",)
+    privacy_unit = None
+
+    def fit(self, task_input, *, rng=None):
+        self.value_ = {value}
+        return self
+'''
+
+
+def test_a_resumed_run_reruns_a_plugin_whose_code_changed(tmp_path, capsys):
+    """A finished cell is reused only while the entry's code is unchanged: after the plugin's file is edited, a
+    rerun into the same --out fits it again (and keeps the references' finished cells) and shows the new result."""
+    from privrl import registry
+
+    path, out = tmp_path / "constant_value.py", tmp_path / "out"
+    argv = ["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(out), "--plugin",
+            f"{path}:ConstantValue", "--tasks", "clinic-pe", "--algorithms", "constant-value"]
+    try:
+        path.write_text(CONSTANT_PLUGIN.format(value="0.0"), encoding="utf-8")
+        assert cli.main(argv) == 0
+        first = _row(pd.read_csv(out / "leaderboard.csv"), "constant-value", "none")
+        assert first["raw_mean"] == _row(pd.read_csv(out / "leaderboard.csv"), "zero", "none")["raw_mean"]
+        path.write_text(CONSTANT_PLUGIN.format(value="1000.0"), encoding="utf-8")
+        capsys.readouterr()
+        assert cli.main(argv) == 0
+        assert "1 ran ok, 2 already finished" in capsys.readouterr().out
+        board = pd.read_csv(out / "leaderboard.csv")
+        assert (board["entry"] == "constant-value").sum() == 1           # the old cell's result is not shown
+        assert _row(board, "constant-value", "none")["raw_mean"] > first["raw_mean"] + 900
+    finally:
+        registry.storage("bench-entry").pop("constant-value", None)

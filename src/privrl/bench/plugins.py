@@ -117,12 +117,15 @@ def plugin_entry(cls: type, spec: str | None = None) -> Entry:
 
 
 def _import(module: str, spec: str) -> Any:
-    """The module ``module``: an importable name, or the path of a ``.py`` file."""
+    """The module ``module``: an importable name, or the path of a ``.py`` file — imported again
+    when its contents changed (the module is named by its path and contents), so that the class
+    that runs is the one whose source :func:`~privrl.bench.spec.entry_code` reads."""
     if module.endswith(".py"):
         path = Path(module)
         if not path.is_file():
             raise _error(spec, f"an existing file ({module!r} does not exist)")
-        name = f"privrl_bench_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+        key = hashlib.sha256(str(path.resolve()).encode() + b"\x00" + path.read_bytes()).hexdigest()[:12]
+        name = f"privrl_bench_plugin_{key}"
         if name in sys.modules:
             return sys.modules[name]
         loader_spec = importlib.util.spec_from_file_location(name, path)

@@ -162,10 +162,13 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
                         quiet=args.quiet)
     wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     print(summary.line())
-    wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed) for s in specs}
+    # the planned cells only: not those of other selections, nor those an entry's former code finished
+    wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed,
+               s.params.get("code")) for s in specs}
     df = load_results(out, EXPERIMENT_ID)
     if len(df):
-        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int)))
+        codes = df["code"].where(df["code"].notna(), None) if "code" in df else [None] * len(df)
+        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes))
         df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
     known = all_entries()
     table = summarise(df, {t.name: t for t in tasks}, known)
