@@ -116,6 +116,29 @@ def test_a_quick_run_certifies_every_cell_and_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert _bench(tmp_path, *args)[0] == 0
     assert "0 ran ok, 4 already finished" in capsys.readouterr().out
+    # the leaderboard it wrote is its own; once the user edits it, it is theirs: refused without --force
+    (tmp_path / "leaderboard.md").write_text("my notes", encoding="utf-8")
+    assert cli.main(["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(tmp_path),
+                     *args]) != 0
+    assert "'--out'" in capsys.readouterr().err
+    assert (tmp_path / "leaderboard.md").read_text(encoding="utf-8") == "my notes"
+
+
+def test_out_holding_the_users_files_is_refused_unless_force(tmp_path, capsys):
+    """``--out`` into a folder with the user's own leaderboard.md and manifest.json: a one-line error naming
+    --out, nothing run or replaced; with --force the benchmark writes there."""
+    mine = {"leaderboard.md": "my leaderboard", "manifest.json": "{\"mine\": true}"}
+    for name, text in mine.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = ["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(tmp_path), "--tasks",
+            "clinic-pe", "--algorithms", "zero", "--budgets", "eps=1"]
+    assert cli.main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'--out'" in err and "--force" in err and "manifest.json" in err
+    assert {p.name for p in tmp_path.iterdir()} == set(mine)                     # nothing ran
+    assert all((tmp_path / n).read_text(encoding="utf-8") == t for n, t in mine.items())
+    assert cli.main([*argv, "--force"]) == 0
+    assert "clinic-pe" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
