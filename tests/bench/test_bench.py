@@ -375,6 +375,63 @@ def test_one_release_target_audit_serves_every_entry_and_task_at_its_delta():
     assert key("chain", "dp-lsw") != key("chain", "dp-monte-carlo")              # black-box audits run alone
 
 
+def _cells(task: str, values: dict[tuple[str, str], list[float]],
+           audits: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """Cell rows as the runner writes them: ``values[(entry, budget)]`` one metric value per seed, and
+    one audit row per entry of ``audits`` (ε_lower, claimed ε) at ε = 1."""
+    metric = get_task(task).metric.name
+    rows = []
+    for (entry, budget), seeds in values.items():
+        for seed, value in enumerate(seeds):
+            rows.append({"task": task, "entry": entry, "budget": budget, "mode": "score", "seed": seed,
+                         "role": "private" if budget != "none" else "trivial", "metric": metric, "value": value,
+                         "outcome": "ok", "reason": "", "epsilon": 1.0, "rho": math.nan, "delta": 1e-4,
+                         "cpu_seconds": 0.1, "notes": ""})
+    for entry, (lower, claimed) in audits.items():
+        rows.append({"task": task, "entry": entry, "budget": "eps=1", "mode": "audit", "seed": 0, "role": "private",
+                     "metric": "epsilon_lower", "value": lower, "claimed": claimed, "outcome": "ok",
+                     "verdict": "VIOLATION" if lower > claimed else "consistent", "method": "black-box",
+                     "trials": 200, "delta": 1e-4, "cpu_seconds": 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_a_flagged_entry_is_a_violation_on_every_row_and_scores_below_trivial_are_marked(tmp_path):
+    """The audit flags `bad` once (at ε = 1): each of its rows has status 'violation' and the flag, the honest
+    entry's rows stay 'ok'. A score below 0 by more than two standard errors carries the below-trivial mark (a CSV
+    column and a mark with its legend on the board); one within two standard errors of 0 does not."""
+    from privrl.bench.leaderboard import BELOW_TRIVIAL_MARK, VIOLATION_MARK, WARNED_MARK, write_leaderboard
+    from privrl.bench.scoring import COLUMNS, summarise
+
+    assert BELOW_TRIVIAL_MARK != WARNED_MARK and BELOW_TRIVIAL_MARK != VIOLATION_MARK
+    task = get_task("clinic-pe")
+    values = {("zero", "none"): [1.0, 1.0, 1.0], ("monte-carlo", "none"): [0.0, 0.0, 0.0],
+              ("bad", "eps=1"): [0.5, 0.6, 0.4], ("bad", "eps=10"): [0.1, 0.1, 0.2],
+              ("good", "eps=1"): [1.5, 1.6, 1.7],            # score −60 ± 5.8: below trivial
+              ("good", "eps=10"): [1.3, 0.9, 0.95]}          # score −5 ± 13: within two standard errors
+    df = _cells(task.name, values, {"bad": (3.1, 1.0), "good": (0.0, 1.0)})
+    summary = summarise(df, {task.name: task}, all_entries())
+    assert list(summary.columns) == list(COLUMNS)
+    status = {(r.entry, r.budget): r.status for r in summary.itertuples()}
+    assert status[("bad", "eps=1")] == status[("bad", "eps=10")] == "violation"
+    assert status[("good", "eps=1")] == status[("good", "eps=10")] == "ok"
+    assert "ε_lower = 3.1" in summary.set_index(["entry", "budget"]).loc[("bad", "eps=10"), "reason"]
+    below = {(r.entry, r.budget): r.below_trivial for r in summary.itertuples()}
+    assert below == {("zero", "none"): False, ("monte-carlo", "none"): False, ("bad", "eps=1"): False,
+                     ("bad", "eps=10"): False, ("good", "eps=1"): True, ("good", "eps=10"): False}
+    write_leaderboard(summary, [task], tmp_path, profile="quick", manifest={}, entries=all_entries(),
+                      left_out={})
+    board = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert set(board.loc[board["entry"] == "bad", "status"]) == {"violation"}
+    assert board.loc[board["below_trivial"], "entry"].tolist() == ["good"]
+    lines = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+    rows = {(ln.split(" | ")[0], ln.split(" | ")[1]): ln for ln in lines if ln.startswith(("| bad |", "| good |"))}
+    assert len(rows) == 4
+    for budget in ("ε = 1", "ε = 10"):
+        assert VIOLATION_MARK in rows[("| bad", budget)] and VIOLATION_MARK not in rows[("| good", budget)]
+    assert [k for k, ln in rows.items() if BELOW_TRIVIAL_MARK in ln] == [("| good", "ε = 1")]
+    assert any(ln.startswith(f"{BELOW_TRIVIAL_MARK}: ") for ln in lines)                 # the legend
+
+
 CONSTANT_PLUGIN = '''
 class ConstantValue:
     """A non-private plugin answering the value {value} whatever the data."""
