@@ -468,3 +468,61 @@ def test_a_resumed_run_reruns_a_plugin_whose_code_changed(tmp_path, capsys):
         assert _row(board, "constant-value", "none")["raw_mean"] > first["raw_mean"] + 900
     finally:
         registry.storage("bench-entry").pop("constant-value", None)
+
+
+PLAIN = Path(__file__).resolve().parent / "plain_plugins.py"
+
+
+def _audit_plain(cls: str, trials: int) -> dict:
+    """The bench's audit cell of the plain plugin ``cls`` on random-tabular at ε = 1 (``trials`` fits per input,
+    the cell's generator seeded 0), as ``privrl bench --audit`` runs it."""
+    import numpy as np
+
+    from privrl import registry
+    from privrl.bench.audit import audit_cell
+    from privrl.bench.plugins import load_plugin
+    from privrl.bench.running import Cell
+    from privrl.experiments.spec import RunContext
+
+    spec = f"{PLAIN}:{cls}"
+    entry = load_plugin(spec)
+    try:
+        ctx = RunContext("bench", 0, 0, "full", np.random.default_rng(0))
+        [row] = audit_cell(Cell("random-tabular", entry.name, "eps=1", "audit", "full", spec, trials), ctx).rows
+    finally:
+        registry.storage("bench-entry").pop(entry.name, None)
+    return row
+
+
+def test_a_plain_plugin_declaring_its_release_gets_the_release_point_audit():
+    """A plain class (no privrl base) whose fit takes a ``noise`` source and exposes ``release_`` is audited at its
+    release point, as a PrivateEstimator is: its hand-written ÷ 10 copy (same claim) is flagged — ε_lower 1.50 > 1
+    at 500 fits per input, the numbers of the example plugin's broken copy, since it draws the same noise — and the
+    honest class is not."""
+    from privrl.bench.audit import RELEASE_POINT, max_epsilon_lower
+
+    bad, good = _audit_plain("PlainLaplaceCountsTenth", 500), _audit_plain("PlainLaplaceCounts", 500)
+    for row in (bad, good):
+        assert row["method"] == RELEASE_POINT and row["statistic"] == "noise_free_difference"
+        assert row["claimed"] == pytest.approx(1.0, abs=1e-3)
+        assert row["epsilon_lower_max"] == pytest.approx(max_epsilon_lower(500, row["delta"]))
+    assert bad["verdict"] == "VIOLATION" and bad["value"] > bad["claimed"]
+    assert good["verdict"] == "consistent" and good["value"] <= good["claimed"]
+
+
+def test_a_plugin_declaring_nothing_is_audited_black_box_with_its_reach():
+    """A plugin drawing its noise from ``rng`` gets the black-box audit, labelled so, with the largest ε_lower its
+    number of fits can show (3.1 at 200 fits per input, 2.4 at 100, 0.3 at 16: too few to flag any claim of 1) on
+    the row and in the board's audit cell."""
+    from privrl.bench.audit import BLACK_BOX, max_epsilon_lower
+    from privrl.bench.leaderboard import _audit
+
+    assert max_epsilon_lower(200, 1e-4) == pytest.approx(3.106, abs=1e-3)
+    assert max_epsilon_lower(100, 1e-4) == pytest.approx(2.390, abs=1e-3)
+    assert max_epsilon_lower(16, 1e-4) == pytest.approx(0.315, abs=1e-3)
+    row = _audit_plain("OwnNoiseCounts", 16)
+    assert row["method"] == BLACK_BOX and row["epsilon_lower_max"] == pytest.approx(max_epsilon_lower(16, row["delta"]))
+    cell = _audit({"epsilon_lower": row["value"], "claimed_epsilon": row["claimed"], "audit_method": row["method"],
+                   "audit_trials": 16.0, "audit_max_epsilon_lower": row["epsilon_lower_max"],
+                   "audit_verdict": row["verdict"], "status": "ok"})
+    assert f"black-box, 16 fits per input: ε_lower ≤ {row['epsilon_lower_max']:.1f} at most" in cell

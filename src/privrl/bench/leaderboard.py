@@ -78,9 +78,12 @@ def _audit(row: Mapping[str, Any], markdown: bool = True) -> str:
         return _flag(f"(audit at {_budget_label(str(AUDIT_BUDGET))})", markdown) if row["status"] == "violation" \
             else "—"
     trials = row.get("audit_trials", math.nan)
+    reach = row.get("audit_max_epsilon_lower", math.nan)
     method = str(row["audit_method"])
-    if isinstance(trials, float) and math.isfinite(trials) and method == "black-box":
+    if isinstance(trials, float) and math.isfinite(trials) and not method.startswith("release target"):
         method += f", {trials:.0f} fits per input"
+        if isinstance(reach, float) and math.isfinite(reach):
+            method += f": ε_lower ≤ {reach:.1f} at most"
     text = f"{lower:.2f} (claim {row['claimed_epsilon']:.2f}; {method})"
     return _flag(text, markdown) if row["audit_verdict"] == "VIOLATION" else text
 

@@ -23,6 +23,9 @@ entry's audit on the task (one, at :data:`~privrl.bench.spec.AUDIT_BUDGET`) foun
 claim, so every row of the entry on that task that ran is ``violation`` — the code audited is the
 same at every budget — with the audit's numbers in ``reason``.
 
+``audit_max_epsilon_lower`` is the largest ε_lower the entry's sampled audit could report with its
+number of fits (:func:`privrl.bench.audit.max_epsilon_lower`): a claim above it cannot be flagged.
+
 ``below_trivial`` is True when the score is below 0 (worse than the trivial answer) by more than two
 standard errors over the seeds (:func:`below_trivial`; never with one seed, which has no standard
 error).
@@ -48,7 +51,7 @@ __all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised"
 COLUMNS = ("task", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason", "metric",
            "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent", "delta",
            "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
-           "notes", "n_warned", "score_note", "cpu_seconds")
+           "audit_max_epsilon_lower", "notes", "n_warned", "score_note", "cpu_seconds")
 #: the smallest improvement of the reference on the trivial answer (a fraction of the trivial
 #: answer's metric) for which the task's normalised score is defined
 MIN_REFERENCE_GAIN = 0.05
@@ -172,6 +175,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
                 "audit_verdict": "" if a is None else str(a.get("verdict", a.get("outcome", ""))),
                 "audit_method": "" if a is None else str(a.get("method", a.get("reason", ""))),
                 "audit_trials": math.nan if a is None else float(a.get("trials", math.nan)),
+                "audit_max_epsilon_lower": math.nan if a is None else float(a.get("epsilon_lower_max", math.nan)),
                 "notes": _notes(cell["notes"]), "n_warned": warned, "score_note": score_note,
                 "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),
             })
