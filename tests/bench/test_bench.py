@@ -155,14 +155,18 @@ def test_the_audit_flags_a_broken_entry(tmp_path, capsys, broken_entry):
     """Same ledger, a tenth of the noise: ε_lower exceeds the claim (flagged, exit code 1); the
     honest entry's ε_lower stays below its claim."""
     code, board = _bench(tmp_path, "--tasks", "clinic-pe", "--algorithms", f"dp-monte-carlo,{broken_entry.name}",
-                         "--budgets", "eps=1", "--audit")        # the task's default: 200 fits per input
+                         "--budgets", "eps=1,eps=10", "--audit")        # the task's default: 200 fits per input
     assert code == 1
     assert "VIOLATION" in capsys.readouterr().err
     bad, good = _row(board, broken_entry.name), _row(board, "dp-monte-carlo")
     assert bad["audit_verdict"] == "VIOLATION" and bad["epsilon_lower"] > bad["claimed_epsilon"]
     assert bad["epsilon_spent"] <= 1.0 + 1e-6      # its ledger certifies the budget: only the audit sees it
     assert good["audit_verdict"] == "consistent" and good["epsilon_lower"] <= good["claimed_epsilon"]
-    assert "⚠" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    # the audit (at ε = 1) is of the code, which runs at ε = 10 too: both of its rows are violations
+    assert _row(board, broken_entry.name, "eps=10")["status"] == bad["status"] == "violation"
+    assert _row(board, "dp-monte-carlo", "eps=10")["status"] == good["status"] == "ok"
+    flagged = [ln for ln in (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines() if "⚠" in ln]
+    assert len([ln for ln in flagged if ln.startswith("| DP Monte Carlo [noise÷10")]) == 2
 
 
 def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
