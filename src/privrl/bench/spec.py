@@ -395,6 +395,19 @@ def entry_code(entry: Entry) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
+def _module_source(module: Any) -> str:
+    """The text of ``module``'s source file, read now (not through :mod:`linecache`, which may hold
+    an older version of an edited plugin file); its name when it has none (a built-in)."""
+    try:
+        path = inspect.getsourcefile(module)
+        if path is not None:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    except (OSError, TypeError, UnicodeDecodeError):
+        pass
+    return str(module.__name__)
+
+
 def _code_parts(obj: Any, parts: list[str], seen: set[int]) -> None:
     if id(obj) in seen:
         return
@@ -411,10 +424,7 @@ def _code_parts(obj: Any, parts: list[str], seen: set[int]) -> None:
     module = inspect.getmodule(obj)
     if module is not None and id(module) not in seen:
         seen.add(id(module))
-        try:
-            parts.append(inspect.getsource(module))
-        except (OSError, TypeError):        # no source file (a built-in or an interactive module): its name
-            parts.append(module.__name__)
+        parts.append(_module_source(module))
     for cell in getattr(obj, "__closure__", None) or ():
         try:
             value = cell.cell_contents
