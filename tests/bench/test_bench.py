@@ -116,6 +116,29 @@ def test_a_quick_run_certifies_every_cell_and_resumes(tmp_path, capsys):
     capsys.readouterr()
     assert _bench(tmp_path, *args)[0] == 0
     assert "0 ran ok, 4 already finished" in capsys.readouterr().out
+    # the leaderboard it wrote is its own; once the user edits it, it is theirs: refused without --force
+    (tmp_path / "leaderboard.md").write_text("my notes", encoding="utf-8")
+    assert cli.main(["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(tmp_path),
+                     *args]) != 0
+    assert "'--out'" in capsys.readouterr().err
+    assert (tmp_path / "leaderboard.md").read_text(encoding="utf-8") == "my notes"
+
+
+def test_out_holding_the_users_files_is_refused_unless_force(tmp_path, capsys):
+    """``--out`` into a folder with the user's own leaderboard.md and manifest.json: a one-line error naming
+    --out, nothing run or replaced; with --force the benchmark writes there."""
+    mine = {"leaderboard.md": "my leaderboard", "manifest.json": "{\"mine\": true}"}
+    for name, text in mine.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    argv = ["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(tmp_path), "--tasks",
+            "clinic-pe", "--algorithms", "zero", "--budgets", "eps=1"]
+    assert cli.main(argv) != 0
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'--out'" in err and "--force" in err and "manifest.json" in err
+    assert {p.name for p in tmp_path.iterdir()} == set(mine)                     # nothing ran
+    assert all((tmp_path / n).read_text(encoding="utf-8") == t for n, t in mine.items())
+    assert cli.main([*argv, "--force"]) == 0
+    assert "clinic-pe" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
 
 
 @pytest.fixture
@@ -132,14 +155,18 @@ def test_the_audit_flags_a_broken_entry(tmp_path, capsys, broken_entry):
     """Same ledger, a tenth of the noise: ε_lower exceeds the claim (flagged, exit code 1); the
     honest entry's ε_lower stays below its claim."""
     code, board = _bench(tmp_path, "--tasks", "clinic-pe", "--algorithms", f"dp-monte-carlo,{broken_entry.name}",
-                         "--budgets", "eps=1", "--audit")        # the task's default: 200 fits per input
+                         "--budgets", "eps=1,eps=10", "--audit")        # the task's default: 200 fits per input
     assert code == 1
     assert "VIOLATION" in capsys.readouterr().err
     bad, good = _row(board, broken_entry.name), _row(board, "dp-monte-carlo")
     assert bad["audit_verdict"] == "VIOLATION" and bad["epsilon_lower"] > bad["claimed_epsilon"]
     assert bad["epsilon_spent"] <= 1.0 + 1e-6      # its ledger certifies the budget: only the audit sees it
     assert good["audit_verdict"] == "consistent" and good["epsilon_lower"] <= good["claimed_epsilon"]
-    assert "⚠" in (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    # the audit (at ε = 1) is of the code, which runs at ε = 10 too: both of its rows are violations
+    assert _row(board, broken_entry.name, "eps=10")["status"] == bad["status"] == "violation"
+    assert _row(board, "dp-monte-carlo", "eps=10")["status"] == good["status"] == "ok"
+    flagged = [ln for ln in (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines() if "⚠" in ln]
+    assert len([ln for ln in flagged if ln.startswith("| DP Monte Carlo [noise÷10")]) == 2
 
 
 def test_the_plugin_example_runs_through_the_benchmark_and_the_audit(tmp_path):
@@ -350,3 +377,156 @@ def test_one_release_target_audit_serves_every_entry_and_task_at_its_delta():
     assert key("e1-hard", "linopt-vi") == key("e2-random", "linopt-po") == key("e1-hard", "linopt-po")
     assert key("riverswim", "linopt-vi") != key("e1-hard", "linopt-vi")          # K = 1000: another δ
     assert key("chain", "dp-lsw") != key("chain", "dp-monte-carlo")              # black-box audits run alone
+
+
+def _cells(task: str, values: dict[tuple[str, str], list[float]],
+           audits: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """Cell rows as the runner writes them: ``values[(entry, budget)]`` one metric value per seed, and
+    one audit row per entry of ``audits`` (ε_lower, claimed ε) at ε = 1."""
+    metric = get_task(task).metric.name
+    rows = []
+    for (entry, budget), seeds in values.items():
+        for seed, value in enumerate(seeds):
+            rows.append({"task": task, "entry": entry, "budget": budget, "mode": "score", "seed": seed,
+                         "role": "private" if budget != "none" else "trivial", "metric": metric, "value": value,
+                         "outcome": "ok", "reason": "", "epsilon": 1.0, "rho": math.nan, "delta": 1e-4,
+                         "cpu_seconds": 0.1, "notes": ""})
+    for entry, (lower, claimed) in audits.items():
+        rows.append({"task": task, "entry": entry, "budget": "eps=1", "mode": "audit", "seed": 0, "role": "private",
+                     "metric": "epsilon_lower", "value": lower, "claimed": claimed, "outcome": "ok",
+                     "verdict": "VIOLATION" if lower > claimed else "consistent", "method": "black-box",
+                     "trials": 200, "delta": 1e-4, "cpu_seconds": 1.0})
+    return pd.DataFrame(rows)
+
+
+def test_a_flagged_entry_is_a_violation_on_every_row_and_scores_below_trivial_are_marked(tmp_path):
+    """The audit flags `bad` once (at ε = 1): each of its rows has status 'violation' and the flag, the honest
+    entry's rows stay 'ok'. A score below 0 by more than two standard errors carries the below-trivial mark (a CSV
+    column and a mark with its legend on the board); one within two standard errors of 0 does not."""
+    from privrl.bench.leaderboard import BELOW_TRIVIAL_MARK, VIOLATION_MARK, WARNED_MARK, write_leaderboard
+    from privrl.bench.scoring import COLUMNS, summarise
+
+    assert BELOW_TRIVIAL_MARK != WARNED_MARK and BELOW_TRIVIAL_MARK != VIOLATION_MARK
+    task = get_task("clinic-pe")
+    values = {("zero", "none"): [1.0, 1.0, 1.0], ("monte-carlo", "none"): [0.0, 0.0, 0.0],
+              ("bad", "eps=1"): [0.5, 0.6, 0.4], ("bad", "eps=10"): [0.1, 0.1, 0.2],
+              ("good", "eps=1"): [1.5, 1.6, 1.7],            # score −60 ± 5.8: below trivial
+              ("good", "eps=10"): [1.3, 0.9, 0.95]}          # score −5 ± 13: within two standard errors
+    df = _cells(task.name, values, {"bad": (3.1, 1.0), "good": (0.0, 1.0)})
+    summary = summarise(df, {task.name: task}, all_entries())
+    assert list(summary.columns) == list(COLUMNS)
+    status = {(r.entry, r.budget): r.status for r in summary.itertuples()}
+    assert status[("bad", "eps=1")] == status[("bad", "eps=10")] == "violation"
+    assert status[("good", "eps=1")] == status[("good", "eps=10")] == "ok"
+    assert "ε_lower = 3.1" in summary.set_index(["entry", "budget"]).loc[("bad", "eps=10"), "reason"]
+    below = {(r.entry, r.budget): r.below_trivial for r in summary.itertuples()}
+    assert below == {("zero", "none"): False, ("monte-carlo", "none"): False, ("bad", "eps=1"): False,
+                     ("bad", "eps=10"): False, ("good", "eps=1"): True, ("good", "eps=10"): False}
+    write_leaderboard(summary, [task], tmp_path, profile="quick", manifest={}, entries=all_entries(),
+                      left_out={})
+    board = pd.read_csv(tmp_path / "leaderboard.csv")
+    assert set(board.loc[board["entry"] == "bad", "status"]) == {"violation"}
+    assert board.loc[board["below_trivial"], "entry"].tolist() == ["good"]
+    lines = (tmp_path / "leaderboard.md").read_text(encoding="utf-8").splitlines()
+    rows = {(ln.split(" | ")[0], ln.split(" | ")[1]): ln for ln in lines if ln.startswith(("| bad |", "| good |"))}
+    assert len(rows) == 4
+    for budget in ("ε = 1", "ε = 10"):
+        assert VIOLATION_MARK in rows[("| bad", budget)] and VIOLATION_MARK not in rows[("| good", budget)]
+    assert [k for k, ln in rows.items() if BELOW_TRIVIAL_MARK in ln] == [("| good", "ε = 1")]
+    assert any(ln.startswith(f"{BELOW_TRIVIAL_MARK}: ") for ln in lines)                 # the legend
+
+
+CONSTANT_PLUGIN = '''
+class ConstantValue:
+    """A non-private plugin answering the value {value} whatever the data."""
+
+    name = "constant-value"
+    settings = ("policy-evaluation",)
+    privacy_unit = None
+
+    def fit(self, task_input, *, rng=None):
+        self.value_ = {value}
+        return self
+'''
+
+
+def test_a_resumed_run_reruns_a_plugin_whose_code_changed(tmp_path, capsys):
+    """A finished cell is reused only while the entry's code is unchanged: after the plugin's file is edited, a
+    rerun into the same --out fits it again (and keeps the references' finished cells) and shows the new result."""
+    from privrl import registry
+
+    path, out = tmp_path / "constant_value.py", tmp_path / "out"
+    argv = ["bench", "--quick", "--seeds", "1", "--jobs", "1", "--quiet", "--out", str(out), "--plugin",
+            f"{path}:ConstantValue", "--tasks", "clinic-pe", "--algorithms", "constant-value"]
+    try:
+        path.write_text(CONSTANT_PLUGIN.format(value="0.0"), encoding="utf-8")
+        assert cli.main(argv) == 0
+        first = _row(pd.read_csv(out / "leaderboard.csv"), "constant-value", "none")
+        assert first["raw_mean"] == _row(pd.read_csv(out / "leaderboard.csv"), "zero", "none")["raw_mean"]
+        path.write_text(CONSTANT_PLUGIN.format(value="1000.0"), encoding="utf-8")
+        capsys.readouterr()
+        assert cli.main(argv) == 0
+        assert "1 ran ok, 2 already finished" in capsys.readouterr().out
+        board = pd.read_csv(out / "leaderboard.csv")
+        assert (board["entry"] == "constant-value").sum() == 1           # the old cell's result is not shown
+        assert _row(board, "constant-value", "none")["raw_mean"] > first["raw_mean"] + 900
+    finally:
+        registry.storage("bench-entry").pop("constant-value", None)
+
+
+PLAIN = Path(__file__).resolve().parent / "plain_plugins.py"
+
+
+def _audit_plain(cls: str, trials: int) -> dict:
+    """The bench's audit cell of the plain plugin ``cls`` on random-tabular at ε = 1 (``trials`` fits per input,
+    the cell's generator seeded 0), as ``privrl bench --audit`` runs it."""
+    import numpy as np
+
+    from privrl import registry
+    from privrl.bench.audit import audit_cell
+    from privrl.bench.plugins import load_plugin
+    from privrl.bench.running import Cell
+    from privrl.experiments.spec import RunContext
+
+    spec = f"{PLAIN}:{cls}"
+    entry = load_plugin(spec)
+    try:
+        ctx = RunContext("bench", 0, 0, "full", np.random.default_rng(0))
+        [row] = audit_cell(Cell("random-tabular", entry.name, "eps=1", "audit", "full", spec, trials), ctx).rows
+    finally:
+        registry.storage("bench-entry").pop(entry.name, None)
+    return row
+
+
+def test_a_plain_plugin_declaring_its_release_gets_the_release_point_audit():
+    """A plain class (no privrl base) whose fit takes a ``noise`` source and exposes ``release_`` is audited at its
+    release point, as a PrivateEstimator is: its hand-written ÷ 10 copy (same claim) is flagged — ε_lower 1.50 > 1
+    at 500 fits per input, the numbers of the example plugin's broken copy, since it draws the same noise — and the
+    honest class is not."""
+    from privrl.bench.audit import RELEASE_POINT, max_epsilon_lower
+
+    bad, good = _audit_plain("PlainLaplaceCountsTenth", 500), _audit_plain("PlainLaplaceCounts", 500)
+    for row in (bad, good):
+        assert row["method"] == RELEASE_POINT and row["statistic"] == "noise_free_difference"
+        assert row["claimed"] == pytest.approx(1.0, abs=1e-3)
+        assert row["epsilon_lower_max"] == pytest.approx(max_epsilon_lower(500, row["delta"]))
+    assert bad["verdict"] == "VIOLATION" and bad["value"] > bad["claimed"]
+    assert good["verdict"] == "consistent" and good["value"] <= good["claimed"]
+
+
+def test_a_plugin_declaring_nothing_is_audited_black_box_with_its_reach():
+    """A plugin drawing its noise from ``rng`` gets the black-box audit, labelled so, with the largest ε_lower its
+    number of fits can show (3.1 at 200 fits per input, 2.4 at 100, 0.3 at 16: too few to flag any claim of 1) on
+    the row and in the board's audit cell."""
+    from privrl.bench.audit import BLACK_BOX, max_epsilon_lower
+    from privrl.bench.leaderboard import _audit
+
+    assert max_epsilon_lower(200, 1e-4) == pytest.approx(3.106, abs=1e-3)
+    assert max_epsilon_lower(100, 1e-4) == pytest.approx(2.390, abs=1e-3)
+    assert max_epsilon_lower(16, 1e-4) == pytest.approx(0.315, abs=1e-3)
+    row = _audit_plain("OwnNoiseCounts", 16)
+    assert row["method"] == BLACK_BOX and row["epsilon_lower_max"] == pytest.approx(max_epsilon_lower(16, row["delta"]))
+    cell = _audit({"epsilon_lower": row["value"], "claimed_epsilon": row["claimed"], "audit_method": row["method"],
+                   "audit_trials": 16.0, "audit_max_epsilon_lower": row["epsilon_lower_max"],
+                   "audit_verdict": row["verdict"], "status": "ok"})
+    assert f"black-box, 16 fits per input: ε_lower ≤ {row['epsilon_lower_max']:.1f} at most" in cell

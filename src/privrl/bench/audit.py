@@ -1,14 +1,28 @@
 """The benchmark's privacy audit: ε_lower for every private entry on every task, next to its claim.
 
-**Black-box** (every entry that can be refitted cheaply): the task declares two neighbouring
+**Sampled audits** (every entry that can be refitted cheaply): the task declares two neighbouring
 inputs of a small instance of itself (:attr:`~privrl.bench.spec.Task.audit_pair`: one trajectory
 replaced through the rarest states with the largest reward the bounds allow, or the reward function
 shifted by ½ in sup-norm); the entry is fitted ``trials`` times on each, each fit drawing fresh
-privacy noise (its non-private randomness — environment, exploration — fixed, as the analyses
-treat it as public), and :func:`privrl.audit.audit_samples` turns the two samples of its released
+privacy noise, and :func:`privrl.audit.audit_samples` turns the two samples of its released
 numbers (:attr:`~privrl.bench.spec.Output.release`: θ̂, Q̂, the released Q-function on a grid...)
 into a Clopper–Pearson lower bound ε_lower at the task's δ. The claimed ε is the entry's own
-ledger's, at the task's δ.
+ledger's, at the task's δ. Two kinds:
+
+* **release point** — an entry that declares its release (``Entry.takes_noise``: privrl's
+  estimators, a :class:`~privrl.base.PrivateEstimator` plugin, a plain plugin whose fit takes a
+  ``noise`` source, :mod:`privrl.bench.plugins`) is given its noise source: its non-private
+  randomness (environment, exploration) is fixed across trials, as the analyses treat it as
+  public, and the test statistic is the projection on the noise-free difference of the two
+  releases (the entry fitted once on each input with its noise scaled by 0), chosen before any
+  audited sample is drawn;
+* **black-box** — an entry that declares nothing is refitted with a fresh ``rng`` per trial and
+  the statistic is fitted on the selection half, which a release of many numbers overfits.
+
+Either way ``trials`` fits per input bound what the audit can show: with no error at all on the
+evaluation half, ε_lower is at most :func:`max_epsilon_lower` (3.1 at 200 fits per input), so an
+under-noised entry is flagged only if its real ε exceeds its claim by enough to show within that
+reach. Every sampled audit row states it (``epsilon_lower_max``).
 
 **Release audits** (online learners, which cannot be refitted thousands of times): the entry's
 declared target of :mod:`privrl.audit` (``linopt-central``, ``linopt-local``...) at the same
@@ -46,13 +60,20 @@ import numpy as np
 from privrl._rng import derive_seed
 from privrl.audit import audit_mechanism, run_target
 from privrl.audit.broken import NOISE_DIVISOR
+from privrl.audit.core import clopper_pearson, epsilon_lower_bound
 from privrl.bench.plugins import resolve_entry
 from privrl.bench.spec import Budget, Entry, Fitted, Output, TaskInput
 from privrl.bench.tasks import get_task
 from privrl.experiments.spec import RunContext, RunResult
 from privrl.privacy.noise import NumpyNoise, ScaledNoise
 
-__all__ = ["audit_cell", "audit_entry", "broken", "release_audit", "release_vector"]
+__all__ = ["audit_cell", "audit_entry", "broken", "max_epsilon_lower", "release_audit", "release_vector",
+           "RELEASE_POINT", "BLACK_BOX"]
+
+#: the method of a sampled audit of an entry given its noise source (noise-free release point)
+RELEASE_POINT = "release point"
+#: the method of a sampled audit of an entry that declares nothing (fresh rng per trial)
+BLACK_BOX = "black-box"
 
 
 def release_vector(out: Output) -> np.ndarray:
@@ -72,10 +93,21 @@ def _fit(entry: Entry, task_input: TaskInput, budget: Any, rng: np.random.Genera
         return entry.fit(task_input, budget, rng, noise)
 
 
+def max_epsilon_lower(trials: int, delta: float, confidence: float = 0.95) -> float:
+    """The largest ε_lower a sampled audit of ``trials`` fits per input can report at ``delta``: the
+    Clopper–Pearson bound of a test without a single error on the evaluation half (``trials − trials
+    // 2`` fits per input; each rate at level ``1 − α/2``, as :func:`privrl.audit.audit_samples`)."""
+    n = int(trials) - int(trials) // 2
+    alpha = 1.0 - confidence
+    _, upper = clopper_pearson(0, n, alpha / 2)
+    return float(epsilon_lower_bound(upper, upper, delta))
+
+
 def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *, trials: int,
                 rng: np.random.Generator) -> Any:
-    """The black-box audit of ``entry`` on two neighbouring inputs at ``grid`` (module docstring);
-    an :class:`~privrl.audit.AuditResult`."""
+    """The sampled audit of ``entry`` on two neighbouring inputs at ``grid`` (module docstring): an
+    :class:`~privrl.audit.AuditResult` whose ``note`` is its method, :data:`RELEASE_POINT` or
+    :data:`BLACK_BOX`."""
     first, second = pair
     delta = first.delta
     budget = grid.privacy_budget(delta)
@@ -108,8 +140,9 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
             return np.stack(out)
         return draw
 
+    method = BLACK_BOX if isinstance(statistics[0], str) else RELEASE_POINT
     return audit_mechanism(sampler(first), sampler(second), epsilon=max(claims), delta=delta, trials=int(trials),
-                           rng=rng, algorithm=entry.name, statistics=tuple(statistics))
+                           rng=rng, algorithm=entry.name, statistics=tuple(statistics), note=method)
 
 
 def _noise_free_difference(entry: Entry, pair: tuple[TaskInput, TaskInput], budget: Any, fit_seed: int) -> Any:
@@ -162,10 +195,12 @@ def audit_cell(cell: Any, ctx: RunContext) -> RunResult:
         first.delta = second.delta = delta
         trials = int(cell.trials or task.audit_trials)
         res = audit_entry(entry, (first, second), grid, trials=trials, rng=ctx.rng)
-        method = "black-box"
+        method = res.note
     row = {**base, "value": float(res.epsilon_lower), "claimed": float(res.claimed_epsilon),
            "verdict": res.verdict, "outcome": "ok", "method": method, "trials": int(trials),
            "statistic": res.statistic, "epsilon_upper": float(res.ci[1]), "cpu_seconds": time.process_time() - t0}
+    if entry.audit_target is None:
+        row["epsilon_lower_max"] = max_epsilon_lower(trials, delta)
     return RunResult([row], calibration="none", extra={"verdict": res.verdict})
 
 

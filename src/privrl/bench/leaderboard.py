@@ -5,7 +5,10 @@ Every cell shows the ε the entry's own ledger spends at the task's δ; a refuse
 library's reason; an uncertified reference (a paper's baseline whose guarantee is for another unit)
 shows its score, :data:`UNCERTIFIED_MARK` and why in place of an ε, is labelled so in the table and
 drawn dotted in the plot; the audit column shows ε_lower (black-box or release audit) at ε = 1,
-flagged ``⚠ VIOLATION`` when it exceeds the claimed ε (red in the terminal).
+flagged ``⚠ VIOLATION`` when it exceeds the claimed ε (red in the terminal) — and then every row of the
+entry on the task carries the flag (status ``violation``: the code audited is the same at every
+budget). A score below the trivial answer by more than two standard errors carries
+:data:`BELOW_TRIVIAL_MARK`, explained under its table.
 """
 
 from __future__ import annotations
@@ -27,11 +30,13 @@ from privrl.bench.spec import AUDIT_BUDGET, Task
 from privrl.experiments.runner import git_commit, versions
 
 __all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "WARNED_MARK", "UNCERTIFIED_MARK",
-           "format_value"]
+           "BELOW_TRIVIAL_MARK", "format_value"]
 
 VIOLATION_MARK = "⚠ VIOLATION"
 #: the mark of a score cell whose fits raised a utility (or privacy-leak) warning, with the seeds that did
 WARNED_MARK = "⚑"
+#: the mark of a score below 0 (worse than the trivial answer) by more than two standard errors
+BELOW_TRIVIAL_MARK = "▼ below trivial"
 #: the ε cell (and plot label) of an uncertified reference: it runs, but claims no ε for the task's unit
 UNCERTIFIED_MARK = "not DP for this unit"
 _RED, _RESET = "\x1b[31m", "\x1b[0m"
@@ -62,18 +67,25 @@ def _eps(row: Mapping[str, Any], short: bool = False) -> str:
     return text
 
 
+def _flag(text: str, markdown: bool) -> str:
+    return f"**{VIOLATION_MARK}** {text}" if markdown else f"{VIOLATION_MARK} {text}"
+
+
 def _audit(row: Mapping[str, Any], markdown: bool = True) -> str:
     lower = row["epsilon_lower"]
     if not isinstance(lower, float) or not math.isfinite(lower):
-        return "—"
+        # the entry's audit (on another row: one per task) flagged its code, which runs at every budget
+        return _flag(f"(audit at {_budget_label(str(AUDIT_BUDGET))})", markdown) if row["status"] == "violation" \
+            else "—"
     trials = row.get("audit_trials", math.nan)
+    reach = row.get("audit_max_epsilon_lower", math.nan)
     method = str(row["audit_method"])
-    if isinstance(trials, float) and math.isfinite(trials) and method == "black-box":
+    if isinstance(trials, float) and math.isfinite(trials) and not method.startswith("release target"):
         method += f", {trials:.0f} fits per input"
+        if isinstance(reach, float) and math.isfinite(reach):
+            method += f": ε_lower ≤ {reach:.1f} at most"
     text = f"{lower:.2f} (claim {row['claimed_epsilon']:.2f}; {method})"
-    if row["audit_verdict"] == "VIOLATION":
-        text = f"**{VIOLATION_MARK}** {text}" if markdown else f"{VIOLATION_MARK} {text}"
-    return text
+    return _flag(text, markdown) if row["audit_verdict"] == "VIOLATION" else text
 
 
 def _budget_label(budget: str) -> str:
@@ -97,6 +109,8 @@ def _score(row: Mapping[str, Any]) -> str:
     warned = row.get("n_warned", 0)
     if isinstance(warned, (int, float)) and math.isfinite(warned) and warned > 0:
         text += f" {WARNED_MARK} {int(warned)}/{int(row['n_seeds'])}"
+    if bool(row.get("below_trivial", False)):
+        text += f" {BELOW_TRIVIAL_MARK}"
     if row["status"] == "over budget":
         text += f" (over budget: {str(row['reason']).replace('|', '/')})"
     return text
@@ -164,6 +178,9 @@ def _task_table(rows: pd.DataFrame, task: Task) -> list[str]:
                      f"{_score(row)} |")
     notes = {n for v in rows["notes"] for n in str(v).split("; ") if isinstance(v, str) and v and v != "nan"}
     out = lines + [""]
+    if rows["below_trivial"].astype(bool).any():
+        out += [f"{BELOW_TRIVIAL_MARK}: the score is below 0 by more than two standard errors over the seeds: the "
+                f"entry does worse than the trivial answer ({task.trivial}).", ""]
     if notes:
         out += [f"{WARNED_MARK} k/n: the fits of k of the cell's n seeds raised a `UtilityWarning` (the library's "
                 "flag for an answer that is degenerate or no better than a trivial one), listed below.", ""]
@@ -224,8 +241,10 @@ def _intro(profile: str, manifest: Mapping[str, Any]) -> list[str]:
         "mean ± standard error over seeds (same data for every entry of a seed). **ε_lower**: the audit's 95 % "
         f"lower bound on ε, from one audit of the entry's mechanism per task at the budget ε = "
         f"{AUDIT_BUDGET.value:g} (shown on that row only; the code is the same at every budget); above the claim it "
-        f"is flagged {VIOLATION_MARK}. {WARNED_MARK} k/n after a score: the fits of k of its n seeds raised a "
-        "`UtilityWarning`.", "",
+        f"is flagged {VIOLATION_MARK}, and so is every row of that entry on the task (status `violation`). "
+        f"{WARNED_MARK} k/n after a score: the fits of k of its n seeds raised a `UtilityWarning`. "
+        f"{BELOW_TRIVIAL_MARK} after a score: it is below 0 by more than two standard errors, worse than the "
+        "trivial answer.", "",
     ]
 
 
@@ -327,7 +346,7 @@ def terminal_table(summary: pd.DataFrame, tasks: Sequence[Task], *, color: bool 
         lines.append(f"{task.name}  ({task.metric.name}; 0 = {task.trivial}, 100 = {task.reference})")
         for _, row in _sorted(rows).iterrows():
             audit = _audit(row, markdown=False)
-            if color and row["audit_verdict"] == "VIOLATION":
+            if color and row["status"] == "violation":
                 audit = f"{_RED}{audit}{_RESET}"
             score = _score(row)
             raw = "—" if row["status"] == "refused" else format_value(row["raw_mean"], row["raw_se"])

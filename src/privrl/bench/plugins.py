@@ -17,10 +17,18 @@ A plugin is a class with
 
 Optional class attributes: ``name`` (default: the class name in kebab case), ``label``,
 ``budgets`` (``("eps",)`` by default; add ``"rho"`` for a ρ-zCDP guarantee), ``calibration``,
-``counterpart`` (the name of its non-private counterpart entry). A plugin that subclasses
-:class:`privrl.base.PrivateEstimator` and draws its noise through its fit's ``Releaser`` takes its
-noise from the audit's source (its non-private randomness fixed across trials); any other plugin is
-audited with a fresh ``rng`` per trial.
+``counterpart`` (the name of its non-private counterpart entry).
+
+**Declaring the release** (the sharp audit, :mod:`privrl.bench.audit`): the audit must be able to
+give the plugin its privacy noise — fresh in every trial, scaled by 0 for the noise-free release
+point, ÷ 10 for a broken control — while its non-private randomness stays fixed. A subclass of
+:class:`privrl.base.PrivateEstimator` that draws its noise through its fit's ``Releaser`` is given
+its source with :func:`privrl.testing.use_noise`. A plain class declares a ``noise`` keyword in its
+fit, ``fit(task_input, *, rng, noise)``, and draws *every* privacy noise from that
+:class:`~privrl.privacy.NoiseSource` (``noise.laplace(shape, scale)``, ``noise.gaussian(shape, std)``),
+never from ``rng``; the benchmark always passes one (outside the audit, a stream of its own,
+independent of ``rng``). Either way ``release_`` should be the mechanism's noisy statistic. A
+plugin that declares neither is audited black-box: refitted with a fresh ``rng`` per trial.
 
 Plugins register through the entry point group ``privrl.bench`` (``name = "module:Class"`` in the
 package's metadata) or ``privrl bench --plugin module:Class`` (or ``--plugin path/to/file.py:Class``).
@@ -32,19 +40,23 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from privrl import registry as _registry
+from privrl._rng import child_rngs
 from privrl.bench.entries import estimator_fit, get_entry, register_entry
 from privrl.bench.spec import SETTINGS, Entry, Fitted, Output, TaskInput
 from privrl.errors import InvalidParameterError
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyUnit
+from privrl.privacy.noise import NumpyNoise
 
-__all__ = ["ENTRY_POINT_GROUP", "plugin_entry", "load_plugin", "load_entry_points", "resolve_entry"]
+__all__ = ["ENTRY_POINT_GROUP", "plugin_entry", "declares_noise", "load_plugin", "load_entry_points",
+           "resolve_entry"]
 
 #: the entry point group plugins register under
 ENTRY_POINT_GROUP = "privrl.bench"
@@ -80,6 +92,17 @@ def _output(est: Any) -> Output:
                   policies=getattr(est, "policies_", None), act=act, release=getattr(est, "release_", None))
 
 
+def declares_noise(cls: Any) -> bool:
+    """True when ``cls.fit`` takes a ``noise`` keyword: a plain plugin declaring that it draws its
+    privacy noise from the :class:`~privrl.privacy.NoiseSource` it is given (module docstring)."""
+    try:
+        parameters = inspect.signature(cls.fit).parameters
+    except (TypeError, ValueError):         # no signature to read (a builtin): declares nothing
+        return False
+    noise = parameters.get("noise")
+    return noise is not None and noise.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
 def plugin_entry(cls: type, spec: str | None = None) -> Entry:
     """The :class:`~privrl.bench.spec.Entry` of a plugin class (checked against the protocol)."""
     where = spec or f"{cls.__module__}:{cls.__qualname__}"
@@ -97,8 +120,12 @@ def plugin_entry(cls: type, spec: str | None = None) -> Entry:
 
     def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
         est = cls(budget=budget) if private else cls()
-        fitted = estimator_fit(est, lambda e: e.fit(task_input, rng=rng), _output,
-                               noise=noise if takes_noise else None)
+        if plain_noise:         # a plain class declaring fit(..., noise): always given a noise source
+            source = noise if noise is not None else NumpyNoise(child_rngs(rng, "privacy")["privacy"])
+            fitted = estimator_fit(est, lambda e: e.fit(task_input, rng=rng, noise=source), _output)
+        else:
+            fitted = estimator_fit(est, lambda e: e.fit(task_input, rng=rng), _output,
+                                   noise=noise if releaser else None)
         fitted.ledger = _ledger(est) if private else None
         if private and fitted.ledger is None:
             raise InvalidParameterError(f"The plugin {where} recorded no privacy_ledger_ and no dp_event_ in its fit: "
@@ -107,7 +134,9 @@ def plugin_entry(cls: type, spec: str | None = None) -> Entry:
         return fitted
 
     name = str(getattr(cls, "name", None) or _kebab(cls.__name__))
-    takes_noise = callable(getattr(cls, "_privacy", None))   # a privrl PrivateEstimator: noise through its Releaser
+    releaser = callable(getattr(cls, "_privacy", None))   # a privrl PrivateEstimator: noise through its Releaser
+    plain_noise = not releaser and declares_noise(cls)
+    takes_noise = releaser or plain_noise
     return Entry(name, str(getattr(cls, "label", None) or cls.__name__), settings,
                  "private" if private else "non-private", fit, budgets=budgets,
                  calibration=getattr(cls, "calibration", "tight") if private else None,
@@ -117,12 +146,15 @@ def plugin_entry(cls: type, spec: str | None = None) -> Entry:
 
 
 def _import(module: str, spec: str) -> Any:
-    """The module ``module``: an importable name, or the path of a ``.py`` file."""
+    """The module ``module``: an importable name, or the path of a ``.py`` file — imported again
+    when its contents changed (the module is named by its path and contents), so that the class
+    that runs is the one whose source :func:`~privrl.bench.spec.entry_code` reads."""
     if module.endswith(".py"):
         path = Path(module)
         if not path.is_file():
             raise _error(spec, f"an existing file ({module!r} does not exist)")
-        name = f"privrl_bench_plugin_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+        key = hashlib.sha256(str(path.resolve()).encode() + b"\x00" + path.read_bytes()).hexdigest()[:12]
+        name = f"privrl_bench_plugin_{key}"
         if name in sys.modules:
             return sys.modules[name]
         loader_spec = importlib.util.spec_from_file_location(name, path)

@@ -35,7 +35,7 @@ import numpy as np
 
 from privrl.bench.entries import REFUSALS, all_entries
 from privrl.bench.plugins import resolve_entry
-from privrl.bench.spec import AUDIT_BUDGET, Budget, Entry, Fitted, Instance, Task, setting_index
+from privrl.bench.spec import AUDIT_BUDGET, Budget, Entry, Fitted, Instance, Task, entry_code, setting_index
 from privrl.bench.tasks import data_seed, get_task
 from privrl.experiments.registry import register
 from privrl.experiments.runner import RunSpec
@@ -62,6 +62,7 @@ class Cell:
     profile: str
     plugin: str | None = None
     trials: int | None = None
+    code: str | None = None     # the entry's code and declaration (spec.entry_code): a changed entry reruns
 
     def params(self) -> dict[str, Any]:
         out: dict[str, Any] = {"task": self.task, "entry": self.entry, "budget": self.budget, "mode": self.mode,
@@ -70,13 +71,15 @@ class Cell:
             out["plugin"] = self.plugin
         if self.trials is not None:
             out["trials"] = int(self.trials)
+        if self.code is not None:
+            out["code"] = self.code
         return out
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> Cell:
         return cls(str(params["task"]), str(params["entry"]), str(params["budget"]), str(params["mode"]),
                    str(params["profile"]), params.get("plugin"),
-                   None if params.get("trials") is None else int(params["trials"]))
+                   None if params.get("trials") is None else int(params["trials"]), params.get("code"))
 
 
 # --------------------------------------------------------------------------- planning
@@ -99,18 +102,23 @@ def plan(tasks: Sequence[Task], entries: Sequence[Entry], budgets: Sequence[Budg
     every budget of a kind it takes, non-private and trivial entries once, ``seeds`` seeds (default:
     the task's for the profile); with ``audit``, one audit cell per private entry and task at
     :data:`~privrl.bench.spec.AUDIT_BUDGET` (none for an uncertified reference: it claims nothing
-    for the task's unit)."""
+    for the task's unit). Every cell's params hold the entry's :func:`~privrl.bench.spec.entry_code`:
+    a cell finished by other code (an edited plugin) is not reused. The setting index (and so the
+    cell's noise stream) does not depend on it."""
     specs: list[RunSpec] = []
+    codes: dict[str, str] = {}
     for task in tasks:
         n_seeds = task.seeds(profile) if seeds is None else int(seeds)
         for entry in entries_for(task, entries):
+            code = codes.setdefault(entry.name, entry_code(entry))
             grid = [str(b) for b in budgets if b.kind in entry.budgets] if entry.is_private else ["none"]
-            cells = [Cell(task.name, entry.name, b, "score", profile, entry.plugin) for b in grid]
+            cells = [Cell(task.name, entry.name, b, "score", profile, entry.plugin, code=code) for b in grid]
             for cell in cells:
                 index = setting_index(cell.task, cell.entry, cell.budget, cell.mode)
                 specs.extend(RunSpec(EXPERIMENT_ID, index, s, cell.params(), profile) for s in range(n_seeds))
             if audit and entry.is_private and AUDIT_BUDGET.kind in entry.budgets and entry.uncertified(task) is None:
-                cell = Cell(task.name, entry.name, str(AUDIT_BUDGET), "audit", profile, entry.plugin, audit_trials)
+                cell = Cell(task.name, entry.name, str(AUDIT_BUDGET), "audit", profile, entry.plugin, audit_trials,
+                            code)
                 specs.append(RunSpec(EXPERIMENT_ID, setting_index(cell.task, cell.entry, cell.budget, cell.mode), 0,
                                      cell.params(), profile))
     return specs

@@ -16,9 +16,19 @@ Otherwise the task's reference is *degenerate* on this run and every score of th
 blank (NaN, the raw metric stays), with the reason in ``score_note``: dividing by a span that is
 noise would turn round-off into scores of ±10⁴.
 
-``status`` is ``ok`` (certified at the budget), ``over budget``, ``refused`` or ``uncertified`` (an
+``status`` is ``ok`` (certified at the budget), ``over budget``, ``refused``, ``uncertified`` (an
 uncertified reference: scored like the others, with no ε spent and never counted as meeting the
-budget; ``reason`` says why its guarantee does not cover the task's unit).
+budget; ``reason`` says why its guarantee does not cover the task's unit) or ``violation``: the
+entry's audit on the task (one, at :data:`~privrl.bench.spec.AUDIT_BUDGET`) found ε_lower above its
+claim, so every row of the entry on that task that ran is ``violation`` — the code audited is the
+same at every budget — with the audit's numbers in ``reason``.
+
+``audit_max_epsilon_lower`` is the largest ε_lower the entry's sampled audit could report with its
+number of fits (:func:`privrl.bench.audit.max_epsilon_lower`): a claim above it cannot be flagged.
+
+``below_trivial`` is True when the score is below 0 (worse than the trivial answer) by more than two
+standard errors over the seeds (:func:`below_trivial`; never with one seed, which has no standard
+error).
 
 ``n_warned`` counts the seeds of a cell whose fit raised a :class:`~privrl.errors.UtilityWarning`
 (or a privacy-leak warning): the leaderboard marks those cells.
@@ -35,13 +45,13 @@ import pandas as pd
 
 from privrl.bench.spec import Task
 
-__all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised", "reference_check"]
+__all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised", "reference_check", "below_trivial"]
 
 #: the columns of the summary (and of ``leaderboard.csv``)
 COLUMNS = ("task", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason", "metric",
-           "raw_mean", "raw_se", "score_mean", "score_se", "n_seeds", "epsilon_spent", "delta", "rho_spent",
-           "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials", "notes",
-           "n_warned", "score_note", "cpu_seconds")
+           "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent", "delta",
+           "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
+           "audit_max_epsilon_lower", "notes", "n_warned", "score_note", "cpu_seconds")
 #: the smallest improvement of the reference on the trivial answer (a fraction of the trivial
 #: answer's metric) for which the task's normalised score is defined
 MIN_REFERENCE_GAIN = 0.05
@@ -87,6 +97,17 @@ def reference_check(trivial: Mapping[int, float], reference: Mapping[int, float]
             "answer's metric or than two standard errors")
 
 
+def below_trivial(score_mean: float, score_se: float) -> bool:
+    """True when a normalised score is below 0 (the trivial answer) by more than two standard errors."""
+    return bool(math.isfinite(score_mean) and math.isfinite(score_se) and score_mean + 2.0 * score_se < 0.0)
+
+
+def _violation(audit: Any) -> str:
+    """The reason of a ``violation`` row: the audit's numbers (``audit`` is the entry's audit row)."""
+    return (f"the audit at {audit['budget']} finds ε_lower = {float(audit['value']):.3g} above the claimed "
+            f"ε = {float(audit.get('claimed', math.nan)):.3g}")
+
+
 def _per_seed(scores: pd.DataFrame, entry: str) -> dict[int, float]:
     rows = scores[(scores["entry"] == entry) & (scores["outcome"] == "ok")]
     return dict(zip(rows["seed"].astype(int), rows["value"].astype(float)))
@@ -118,6 +139,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
         scores = rows[(rows["mode"] == "score") & (rows["metric"] == metric)]
         audits = rows[rows["mode"] == "audit"]
         trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
+        flagged = {r["entry"]: r for _, r in audits.iterrows() if r.get("verdict") == "VIOLATION"}
         score_note = reference_check(trivial, reference, lower_is_better=task.metric.lower_is_better)
         for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
             entry = entries.get(entry_name)
@@ -132,14 +154,19 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
             a = audit.iloc[0] if len(audit) else None
             status = "refused" if (cell["outcome"] == "refused").all() else next(
                 (s for s in ("uncertified", "over budget") if (ok["outcome"] == s).any()), "ok")
+            reason = _first(cell["reason"]) if status != "ok" else ""
+            if entry_name in flagged and status in ("ok", "over budget"):
+                reason = "; ".join(r for r in (_violation(flagged[entry_name]), reason) if r)
+                status = "violation"
+            score = mean_se(norm)
             out.append({
                 "task": task_name, "setting": task.setting, "entry": entry_name,
                 "label": getattr(entry, "label", entry_name),
                 "role": _first(cell["role"]) or getattr(entry, "role", ""),
                 "calibration": getattr(entry, "calibration", None) or "", "budget": budget, "status": status,
-                "reason": _first(cell["reason"]) if status != "ok" else "", "metric": metric,
+                "reason": reason, "metric": metric,
                 **dict(zip(("raw_mean", "raw_se"), mean_se(raw))),
-                **dict(zip(("score_mean", "score_se"), mean_se(norm))),
+                "score_mean": score[0], "score_se": score[1], "below_trivial": below_trivial(*score),
                 "n_seeds": len(raw), "epsilon_spent": float(ok["epsilon"].astype(float).max()) if len(ok) else math.nan,
                 "delta": float(cell["delta"].astype(float).iloc[0]),
                 "rho_spent": float(ok["rho"].astype(float).max()) if len(ok) else math.nan,
@@ -148,6 +175,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
                 "audit_verdict": "" if a is None else str(a.get("verdict", a.get("outcome", ""))),
                 "audit_method": "" if a is None else str(a.get("method", a.get("reason", ""))),
                 "audit_trials": math.nan if a is None else float(a.get("trials", math.nan)),
+                "audit_max_epsilon_lower": math.nan if a is None else float(a.get("epsilon_lower_max", math.nan)),
                 "notes": _notes(cell["notes"]), "n_warned": warned, "score_note": score_note,
                 "cpu_seconds": float(cell["cpu_seconds"].astype(float).sum()),
             })

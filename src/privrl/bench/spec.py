@@ -20,10 +20,12 @@ This module imports no family and no NumPy-heavy layer: the command line reads i
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from privrl.errors import InvalidParameterError
@@ -36,7 +38,7 @@ if TYPE_CHECKING:  # annotations only
 __all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "AUDIT_TRIALS",
            "PROFILE_BUDGETS", "Budget",
            "parse_budgets",
-           "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index"]
+           "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index", "entry_code"]
 
 #: the four settings of the benchmark
 SETTINGS = ("policy-evaluation", "offline-learning", "online-learning", "continuous-control")
@@ -379,3 +381,54 @@ def setting_index(*parts: Any) -> int:
     keeps its directory and its noise stream whatever else is selected."""
     text = "|".join(str(p) for p in parts)
     return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:6], 16)
+
+
+def entry_code(entry: Entry) -> str:
+    """A fingerprint of what ``entry`` runs (16 hex digits of a SHA-256): the source of the modules
+    of its functions (``fit``, ``fit_batch``, ``applies``) and of the functions, classes and entries
+    their closures hold (a plugin's class, the estimator class an entry builds, the entry a broken
+    copy wraps), read with :mod:`inspect`, and its declaration (every field that is not a
+    function). It is part of a cell's key, so a resumed run reuses a finished cell only when the
+    entry's code and parameters are unchanged."""
+    parts: list[str] = []
+    _code_parts(entry, parts, set())
+    return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _module_source(module: Any) -> str:
+    """The text of ``module``'s source file, read now (not through :mod:`linecache`, which may hold
+    an older version of an edited plugin file); its name when it has none (a built-in)."""
+    try:
+        path = inspect.getsourcefile(module)
+        if path is not None:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    except (OSError, TypeError, UnicodeDecodeError):
+        pass
+    return str(module.__name__)
+
+
+def _code_parts(obj: Any, parts: list[str], seen: set[int]) -> None:
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Entry):
+        parts.append(repr([(f.name, getattr(obj, f.name)) for f in fields(obj)
+                           if not callable(getattr(obj, f.name))]))
+        for fn in (obj.fit, obj.fit_batch, obj.applies):
+            if fn is not None:
+                _code_parts(fn, parts, seen)
+        return
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    module = inspect.getmodule(obj)
+    if module is not None and id(module) not in seen:
+        seen.add(id(module))
+        parts.append(_module_source(module))
+    for cell in getattr(obj, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:                  # an empty cell
+            continue
+        if isinstance(value, Entry) or inspect.isfunction(value) or inspect.isclass(value):
+            _code_parts(value, parts, seen)

@@ -1,8 +1,8 @@
 """``privrl bench``: tasks × budgets × algorithms, certified and audited (:mod:`privrl.bench`).
 
     privrl bench [--tasks T,...] [--algorithms A,...] [--budgets B,...] [--seeds N] [--quick]
-                 [--audit [--audit-trials N]] [--plugin module:Class ...] [--out DIR] [--leaderboard DIR]
-                 [--backend local|ray] [--jobs N] [--ray-address ADDR] [--quiet]
+                 [--audit [--audit-trials N]] [--plugin module:Class ...] [--out DIR [--force]]
+                 [--leaderboard DIR] [--backend local|ray] [--jobs N] [--ray-address ADDR] [--quiet]
     privrl bench --list
     privrl bench --export-minari DIR [--tasks ...] [--quick]
 
@@ -10,14 +10,23 @@ The cells run through the sweep runner (resumable: finished cells in ``--out`` a
 leaderboard (``leaderboard.md``, ``leaderboard.csv``, one plot per task, ``manifest.json``) is
 written into ``--leaderboard`` (default: ``--out``). An audit that finds ε_lower above an entry's
 claim is a one-line error (exit code 1) after the leaderboard is written.
+
+``--out`` must be new, empty, or hold only what a benchmark wrote there: its cells (the runner's
+``bench/`` directory and lock) and the leaderboard files it wrote itself, recorded with their
+checksums in :data:`OWN_FILES` (an edited one is no longer the benchmark's). Anything else — the
+user's own ``leaderboard.md`` or ``manifest.json``, another experiment's runs — is refused unless
+``--force`` (as ``privrl fit --out``).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from privrl.commands import check_out_dir, die
@@ -27,6 +36,8 @@ from privrl.errors import InvalidParameterError
 __all__ = ["add_options", "run", "select_entries", "select_tasks"]
 
 PROG = "privrl bench"
+#: the record, in ``--out``, of the leaderboard files the benchmark wrote there (name -> SHA-256)
+OWN_FILES = ".privrl-bench-files.json"
 
 
 def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Callable[[str], int]]) -> None:
@@ -52,6 +63,8 @@ def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Calla
                    help="write each task's seed-0 dataset as a Minari dataset under DIR, then exit")
     p.add_argument("--leaderboard", default=None, metavar="DIR",
                    help="where to write the leaderboard (default: --out)")
+    p.add_argument("--force", action="store_true",
+                   help="write into an --out that holds files the benchmark did not write (they may be replaced)")
 
 
 def _items(text: str | None) -> list[str] | None:
@@ -113,6 +126,60 @@ def _listing(tasks: list[Any], entries: list[Any]) -> int:
     return 0
 
 
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _own_files(out: Path) -> dict[str, str]:
+    """The leaderboard files a benchmark recorded writing into ``out`` (name -> SHA-256)."""
+    try:
+        record = json.loads((out / OWN_FILES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in record.items()} if isinstance(record, dict) else {}
+
+
+def foreign_files(out: Path) -> list[str]:
+    """What ``out`` holds besides the benchmark's own: its cells (the runner's ``bench/`` directory
+    and lock), :data:`OWN_FILES` and the files it records with an unchanged checksum."""
+    from privrl.bench.running import EXPERIMENT_ID
+    from privrl.experiments.runner import LOCK_FILE
+
+    if not out.is_dir():
+        return []
+    own = _own_files(out)
+    foreign = []
+    for path in sorted(out.iterdir()):
+        if path.name == EXPERIMENT_ID and path.is_dir() or path.name in (LOCK_FILE, OWN_FILES):
+            continue
+        if not (path.is_file() and own.get(path.name) == _sha256(path)):
+            foreign.append(path.name)
+    return foreign
+
+
+def check_bench_out(out: Path, force: bool) -> None:
+    """Refuse an ``--out`` holding anything but the benchmark's own files (:func:`foreign_files`)
+    unless ``force``: the leaderboard would silently replace the user's files."""
+    foreign = foreign_files(out)
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise InvalidParameterError(f"The '--out' option must be a new or empty directory, or one holding only "
+                                    f"the benchmark's own cells. Got {str(out)!r} instead (it holds {shown}): give "
+                                    "another --out, or --force to write there (files of the same names are "
+                                    "replaced).")
+
+
+def record_own_files(out: Path, paths: Iterable[Path]) -> None:
+    """Add the files in ``paths`` that lie directly in ``out`` to its :data:`OWN_FILES`."""
+    from privrl._io import atomic_write_text
+
+    own = _own_files(out)
+    for path in paths:
+        if path.parent.resolve() == out.resolve() and path.is_file():
+            own[path.name] = _sha256(path)
+    atomic_write_text(out / OWN_FILES, json.dumps(own, indent=1, sort_keys=True) + "\n")
+
+
 def _cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -156,16 +223,20 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
     specs = plan(tasks, entries, budgets, profile=profile, seeds=args.seeds, audit=args.audit,
                  audit_trials=args.audit_trials)
     out = check_out_dir(args.out)
+    check_bench_out(out, args.force)
     board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
     wall0, cpu0 = time.perf_counter(), _cpu_seconds()
     summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
                         quiet=args.quiet)
     wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     print(summary.line())
-    wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed) for s in specs}
+    # the planned cells only: not those of other selections, nor those an entry's former code finished
+    wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed,
+               s.params.get("code")) for s in specs}
     df = load_results(out, EXPERIMENT_ID)
     if len(df):
-        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int)))
+        codes = df["code"].where(df["code"].notna(), None) if "code" in df else [None] * len(df)
+        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes))
         df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
     known = all_entries()
     table = summarise(df, {t.name: t for t in tasks}, known)
@@ -183,6 +254,7 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
                              "release_targets": "fast mode of each registered target, one audit per (target, ε, δ)"}
     paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
                               left_out={t.name: left_out(t, entries) for t in tasks})
+    record_own_files(out, paths)
     if not args.quiet:
         print(terminal_table(table, tasks))
     print(f"leaderboard: {board / 'leaderboard.md'} ({len(paths)} files)")
