@@ -1,0 +1,111 @@
+"""Audit targets of the tabular online privatizers (the count releases; everything the learners do
+after them is post-processing).
+
+Each target takes the estimator's own noise plan (``DPUCBVI(n_episodes=K, budget=..., privatizer=...,
+counter=...).noise_for(H, S, A)``, default calibration "tight") and claims the ε at δ of the ledger a
+fit records (:meth:`~privrl.tabular_online.calibration.CountNoise.event`). The audited output is the
+whole transcript the learner sees: the K − 1 released count vectors (both families) after every
+insert, the counter's noise from :func:`~privrl.tabular_online._kernels.noise_releases` — the
+kernel the fits run — and the draws from the audited noise source.
+
+Sizes: K = 4 (3 inserts; user 1's item lies in the most tree nodes, m = 2), H = 1, S = 2, A = 1
+(D = 6). Neighbours: user 1's trajectory is ``(s = 0, a = 0, s′ = 0)`` in D and
+``(s = 1, a = 0, s′ = 1)`` in D′ — the replace-one worst case (ℓ1 change 4H, ℓ2 change 2√H); every
+other user contributes zeros (counts of other users shift both transcripts alike).
+
+Negative controls (same claim): ``noise-div-2`` and ``noise-div-10`` (``ScaledNoise`` ÷ 2, ÷ 10).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
+from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+from privrl.tabular_online import _kernels as kern
+from privrl.tabular_online.calibration import CountNoise
+from privrl.tabular_online.estimators import DPUCBVI
+
+__all__ = ["K", "H", "S", "A", "noise_plan", "user_items", "NOISE_DIV_2"]
+
+K, H, S, A = 4, 1, 2, 1
+NOISE_DIV_2 = BrokenVariant("noise-div-2", "noise scale divided by 2, same claimed event", trials=200_000,
+                            fast_trials=100_000)
+_COUNTERS = {"tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
+
+
+def noise_plan(privatizer: str, counter: str, epsilon: float, delta: float, gaussian: bool) -> CountNoise:
+    """The audited run's plan: a pure ε budget (Laplace) or (ε, δ) (Gaussian), calibration tight."""
+    budget = PrivacyBudget(epsilon=epsilon, delta=delta) if gaussian else PrivacyBudget(epsilon=epsilon)
+    est = DPUCBVI(n_episodes=K, budget=budget, privatizer=privatizer, counter=counter)
+    return est.noise_for(H, S, A)
+
+
+def user_items(which: int) -> np.ndarray:
+    """The K − 1 users' items ``(K − 1, D)``: zeros, user 1's trajectory ``0→0`` (which = 0) or
+    ``1→1`` (which = 1) in the item layout of :mod:`._kernels`."""
+    items = np.zeros((K - 1, H * S * A * (S + 1)))
+    s = which
+    items[0, s * A] = 1.0                          # N(s, a = 0)
+    items[0, H * S * A + s * A * S + s] = 1.0      # N(s, a = 0, s' = s)
+    return items
+
+
+def _claimed(plan: CountNoise, delta: float) -> float:
+    ledger = Ledger()
+    Releaser(NumpyNoise(0), ledger).record(plan.event(), noise=plan.declaration())
+    return ledger.epsilon(delta)
+
+
+def _source(rng: np.random.Generator, broken: str | None) -> Any:
+    base = NumpyNoise(rng)
+    if broken == "noise-div-10":
+        return ScaledNoise(base, 0.1)
+    if broken == "noise-div-2":
+        return ScaledNoise(base, 0.5)
+    return base
+
+
+def _pair(privatizer: str, counter: str, gaussian: bool, epsilon: float, delta: float,
+          broken: str | None) -> AuditPair:
+    plan = noise_plan(privatizer, counter, epsilon, delta, gaussian)
+    claimed = _claimed(plan, delta)
+    code = _COUNTERS[plan.counter]
+    blt = plan.blt
+    theta = np.array(blt.theta if blt is not None else [0.0])
+    omega = np.array(blt.omega if blt is not None else [0.0])
+    levels = max(1, plan.n_items.bit_length())
+
+    # the releases' noise is linear in the draws: row t of M holds the weight of each insert's draw in
+    # release t (the kernel run on unit impulses), so n trials are one product
+    M = kern.noise_releases(code, np.eye(K - 1), levels, theta, omega).T
+
+    def on(which: int):
+        prefix = np.cumsum(user_items(which), axis=0)
+
+        def sample(n: int, rng: np.random.Generator) -> np.ndarray:
+            src = _source(rng, broken)
+            draw = src.laplace if plan.kind == "laplace" else src.gaussian
+            Z = draw((n, K - 1, plan.dim), plan.scale)
+            return (prefix + np.einsum("tj,njd->ntd", M, Z)).reshape(n, -1)
+        return sample
+    return AuditPair(on(0), on(1), claimed, delta)
+
+
+_CONTROLS = (NOISE_DIV_2, NOISE_DIV_10)
+for _name, _priv, _counter, _gauss, _what in (
+    ("tabular-online-central-laplace", "central", "tree", False, "central Laplace binary tree (pure eps-JDP)"),
+    ("tabular-online-central-tree", "central", "tree", True, "central Gaussian binary tree (JDP)"),
+    ("tabular-online-central-blt", "central", "blt", True, "central Gaussian BLT counter (JDP)"),
+    ("tabular-online-local-laplace", "local", "auto", False, "local Laplace randomizer (pure eps-LDP)"),
+):
+    register_target(AuditTarget(
+        name=_name, description=f"tabular online count privatizer, {_what}: the released counts, K={K}, H={H}, "
+                                f"S={S}, A={A}",
+        privacy_unit="one user (episode), replace-one",
+        build=lambda epsilon, delta, broken, p=_priv, c=_counter, g=_gauss: _pair(p, c, g, epsilon, delta, broken),
+        epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=10_000, fast_trials=4_000,
+    ))
