@@ -18,6 +18,7 @@ Negative controls (same claim): ``noise-div-2`` and ``noise-div-10`` (``ScaledNo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,10 @@ def _pair(privatizer: str, counter: str, gaussian: bool, epsilon: float, delta: 
     return AuditPair(on(0), on(1), claimed, delta)
 
 
+def _builder(privatizer: str, counter: str, gaussian: bool) -> Callable[[float, float, str | None], AuditPair]:
+    return lambda epsilon, delta, broken: _pair(privatizer, counter, gaussian, epsilon, delta, broken)
+
+
 _CONTROLS = (NOISE_DIV_2, NOISE_DIV_10)
 for _name, _priv, _counter, _gauss, _what in (
     ("tabular-online-central-laplace", "central", "tree", False, "central Laplace binary tree (pure eps-JDP)"),
@@ -106,6 +111,6 @@ for _name, _priv, _counter, _gauss, _what in (
         name=_name, description=f"tabular online count privatizer, {_what}: the released counts, K={K}, H={H}, "
                                 f"S={S}, A={A}",
         privacy_unit="one user (episode), replace-one",
-        build=lambda epsilon, delta, broken, p=_priv, c=_counter, g=_gauss: _pair(p, c, g, epsilon, delta, broken),
+        build=_builder(_priv, _counter, _gauss),
         epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=10_000, fast_trials=4_000,
     ))

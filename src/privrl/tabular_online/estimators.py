@@ -77,11 +77,11 @@ class _Learner:
 
     def _noise(self, model: TabularMDP, p: dict[str, Any]) -> cal.CountNoise:
         return cal.count_noise("none", PrivacyBudget.non_private(), n_episodes=p["n_episodes"],
-                               horizon=model.horizon, n_states=model.n_states, n_actions=model.n_actions,
+                               horizon=int(model.horizon or 0), n_states=model.n_states, n_actions=model.n_actions,
                                beta=p["beta"], pooled=p["pooled"])
 
     def _checked(self) -> dict[str, Any]:
-        return self._validated()  # type: ignore[attr-defined,no-any-return]
+        return self._validated()  # type: ignore[attr-defined]  # a mixin: the Estimator base provides it
 
     def knobs(self) -> dict[str, float]:
         """The utility constants in force: each given value, else the ``constants`` preset's."""
@@ -138,7 +138,7 @@ class UCBVI(_Learner, Estimator):
     bonus_scale: float | None = _knob("multiplier of the bonus 7HL/√N")
 
     def _bonus(self, model: TabularMDP, p: dict[str, Any], noise: cal.CountNoise) -> dict[str, float]:
-        H, S, A, K = model.horizon, model.n_states, model.n_actions, p["n_episodes"]
+        H, S, A, K = int(model.horizon or 0), model.n_states, model.n_actions, p["n_episodes"]
         L = math.log(5.0 * S * A * H * K / p["beta"])
         return {"c_sqrt": self.knobs()["bonus_scale"] * 7.0 * H * L, "c_lin": 0.0}
 
@@ -169,7 +169,7 @@ class _Private(_Learner, PrivateEstimator):
         return {"central": "JDP", "local": "LDP"}.get(privatizer)
 
     def _noise(self, model: TabularMDP, p: dict[str, Any]) -> cal.CountNoise:
-        return self.noise_for(model.horizon, model.n_states, model.n_actions)
+        return self.noise_for(int(model.horizon or 0), model.n_states, model.n_actions)
 
     def noise_for(self, horizon: int, n_states: int, n_actions: int) -> cal.CountNoise:
         """The public noise of a fit on an MDP of these sizes (what ``privrl plan`` reads)."""
@@ -197,7 +197,7 @@ class DPUCBVI(_Private):
     c2: float | None = _knob("C₂ of the bonus Γ")
 
     def _bonus(self, model: TabularMDP, p: dict[str, Any], noise: cal.CountNoise) -> dict[str, float]:
-        H, S, A, K = model.horizon, model.n_states, model.n_actions, p["n_episodes"]
+        H, S, A, K = int(model.horizon or 0), model.n_states, model.n_actions, p["n_episodes"]
         iota = log_term(H, S, A, K, p["beta"])
         k = self.knobs()
         c2 = k["c2"]
@@ -213,7 +213,7 @@ class PrivateUCBVI(_Private):
     bonus_scale: float | None = _knob("multiplier of the bonus H√(2ι/Ñ) + 2HS·E/Ñ")
 
     def _bonus(self, model: TabularMDP, p: dict[str, Any], noise: cal.CountNoise) -> dict[str, float]:
-        H, S, A, K = model.horizon, model.n_states, model.n_actions, p["n_episodes"]
+        H, S, A, K = int(model.horizon or 0), model.n_states, model.n_actions, p["n_episodes"]
         iota = log_term(H, S, A, K, p["beta"])
         c = self.knobs()["bonus_scale"]
         return {"c_sqrt": c * H * math.sqrt(2.0 * iota), "c_lin": c * 2.0 * H * S * noise.error_bound}
@@ -228,6 +228,6 @@ class PrivateUCBPO(PrivateUCBVI):
 
     def _bonus(self, model: TabularMDP, p: dict[str, Any], noise: cal.CountNoise) -> dict[str, float]:
         out = super()._bonus(model, p, noise)
-        H, A, K = model.horizon, model.n_actions, p["n_episodes"]
+        H, A, K = int(model.horizon or 0), model.n_actions, p["n_episodes"]
         out["eta"] = math.sqrt(2.0 * math.log(A) / (H * H * K)) if p["eta"] is None else float(p["eta"])
         return out

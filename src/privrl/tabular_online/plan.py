@@ -11,6 +11,8 @@ spread evenly over the ``H·S·A`` step-state-action cells (``S·A`` when pooled
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from privrl._validation import param_error
 from privrl.planning import Assessment, Planner, Public, Released, register_plan
 from privrl.tabular_online.estimators import DPUCBVI, PrivateUCBPO, PrivateUCBVI
@@ -39,7 +41,11 @@ def plan_counts(pub: Public, estimator: type = DPUCBVI) -> Assessment:
     return Assessment(rows, notes)
 
 
+def _planner(cls: type) -> Callable[[Public], Assessment]:
+    return lambda pub: plan_counts(pub, cls)
+
+
 for _name, _cls in (("dp-ucbvi", DPUCBVI), ("private-ucb-vi", PrivateUCBVI), ("private-ucb-po", PrivateUCBPO)):
     register_plan(Planner(_name, _cls.__name__, f"{_cls.__name__} (online exploration, tabular MDPs): the noisy "
-                          "visit counts", lambda pub, c=_cls: plan_counts(pub, c),
+                          "visit counts", _planner(_cls),
                           required=("n", "states", "actions", "horizon"), knobs=("n", "budget")))
