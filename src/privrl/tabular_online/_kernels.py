@@ -27,7 +27,7 @@ BERNSTEIN, HOEFFDING, POLICY_OPT = 0, 1, 2
 
 
 @jit
-def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray) -> float:
+def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray, v: np.ndarray) -> float:
     """Qiao & Wang §5.3 for one ``(h, s, a)``: ``x ≥ 0`` minimising ``max_j |x_j − n̂_j|`` subject to
     ``|Σ_j x_j − n̂(s, a)| ≤ E/4`` (``quarter``), written to ``out``; returns the optimal ``t``.
 
@@ -35,7 +35,7 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray)
     ``t ≥ −n̂_j``), so the sums reachable form ``[Σ max(0, n̂_j − t), Σ n̂_j + S t]``; t* is the least
     t for which that interval meets ``[n̂ − E/4, n̂ + E/4]`` (three monotone conditions). When even
     ``x = 0`` sums above ``n̂ + E/4 < 0`` the constraint is unattainable and ``x = 0`` is returned
-    (the nearest feasible sum)."""
+    (the nearest feasible sum). ``v`` is scratch of length ≥ S."""
     S = nhat.shape[0]
     lo_sum = total - quarter
     hi_sum = total + quarter
@@ -53,7 +53,6 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray)
             out[j] = 0.0
         return t
     # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small)
-    v = np.empty(S)
     for j in range(S):
         v[j] = nhat[j]
     for i in range(1, S):
@@ -103,11 +102,12 @@ def postprocess(nhat: np.ndarray, H: int, S: int, A: int, E: float, n_sa: np.nda
     ``Ñ(s, a, s′) = x_{s′} + E/(2S)``, ``Ñ(s, a) = Σ x + E/2``."""
     x = np.empty(S)
     row = np.empty(S)
+    scratch = np.empty(S)
     base = H * S * A
     for i in range(H * S * A):
         for j in range(S):
             row[j] = nhat[base + i * S + j]
-        project_row(row, nhat[i], E / 4.0, x)
+        project_row(row, nhat[i], E / 4.0, x, scratch)
         tot = 0.0
         for j in range(S):
             n_sas[i * S + j] = x[j] + E / (2.0 * S)
@@ -120,8 +120,11 @@ def advance_noise(counter: int, t: int, z: np.ndarray, nodes: np.ndarray, state:
                   theta: np.ndarray, omega: np.ndarray) -> None:
     """Insert ``t`` (1-based) with fresh draw ``z``: ``total`` becomes the noise of release ``t``.
 
-    Tree (Chan et al. 2011; :class:`privrl.privacy.tree.BinaryCounter`): node ``ctz(t)`` gets ``z``
-    and the release carries the nodes of the set bits of ``t`` (summed afresh: no drift).
+    Tree (Chan et al. 2011; :class:`privrl.privacy.tree.BinaryCounter`): node ``l = ctz(t)`` gets ``z``
+    and the release carries the nodes of the set bits of ``t``. As in ``BinaryCounter``'s stack,
+    ``nodes[l]`` keeps the running total of the live nodes of level ≥ l: the new node's total is the
+    next live level's plus ``z`` (one addition per coordinate, no subtraction: no drift), and it is
+    the release's noise.
     BLT (:func:`privrl.privacy.factorization.blt_advance`): ``y = z − Σ ω_i s_i``, ``s_i ← θ_i s_i + y``,
     ``total += y``. Local: ``total += z`` (the sum of the users' message noise)."""
     D = z.shape[0]
@@ -129,14 +132,17 @@ def advance_noise(counter: int, t: int, z: np.ndarray, nodes: np.ndarray, state:
         level = 0
         while (t >> level) & 1 == 0:
             level += 1
+        above = level + 1
+        while above < nodes.shape[0] and (t >> above) & 1 == 0:
+            above += 1
+        if above < nodes.shape[0] and (t >> above) & 1:
+            for j in range(D):
+                nodes[level, j] = nodes[above, j] + z[j]
+        else:
+            for j in range(D):
+                nodes[level, j] = z[j]
         for j in range(D):
-            nodes[level, j] = z[j]
-        for j in range(D):
-            total[j] = 0.0
-        for lv in range(nodes.shape[0]):
-            if (t >> lv) & 1:
-                for j in range(D):
-                    total[j] += nodes[lv, j]
+            total[j] = nodes[level, j]
     elif counter == BLT:
         d = theta.shape[0]
         for j in range(D):
