@@ -131,3 +131,25 @@ def test_experiment_smoke_rows():
                                  rng=np.random.default_rng(0)))
     reg = [r for r in res.rows if r["metric"] == "cumulative_regret"]
     assert reg[-1]["episodes"] == 200 and reg[-1]["value"] > 0
+
+
+def test_smoke_grid_in_lockstep_equals_one_run_at_a_time_and_feeds_the_claims():
+    import pandas as pd
+
+    from privrl.experiments.spec import RunContext
+    from privrl.tabular_online import experiments as ex
+
+    settings = ex.settings("smoke")
+
+    def ctx(i, seed):
+        return RunContext(experiment_id=ex.EXPERIMENT.id, setting_index=i, seed=seed, scale="smoke",
+                          rng=np.random.default_rng([i, seed]))
+    params = [s for s in settings for _ in (0, 1)]
+    ctxs = [ctx(i // 2, i % 2) for i in range(len(params))]
+    batch = ex.run_batch(params, ctxs)
+    alone = ex.run(params[5], ctx(2, 1))
+    assert batch[5].rows == alone.rows
+    rows = [{**p, **row, "seed": c.seed, "scale": "smoke"}
+            for p, c, res in zip(params, ctxs, batch) for row in res.rows]
+    claims = ex.claims(pd.DataFrame(rows))
+    assert claims and all(c.verdict == "undecided" for c in claims)      # 2 seeds: never decided

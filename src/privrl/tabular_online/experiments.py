@@ -14,7 +14,7 @@ reach and V* ≈ 0.1) runs the same grid.
 Settings (``algorithm``, ``privatizer``, ``noise``, ``epsilon``/``rho``, ``K``, ``instance``): per
 instance, UCBVI (non-private) and DP-UCBVI, Private-UCB-VI, Private-UCB-PO with the central (JDP)
 and local (LDP) Laplace privatizers at ε ∈ {0.5, 1} and the non-private DP-UCBVI (ε = ∞); on the
-main instance also DP-UCBVI-JDP at K/10 (the privacy share's trend, target (b)) and DP-UCBVI-JDP
+main instance also DP-UCBVI-JDP and -LDP at K/10 (the privacy cost's growth; target (b)) and DP-UCBVI-JDP
 under ρ = 0.5 with the Gaussian tree and the BLT counter (target (c)). Seeds share the data stream
 across settings (``ctx.shared_rng("data")`` would tie them; here each run's own rng, paired by seed).
 Runs of one (algorithm, instance, K) go to one lockstep batch (``run_batch``).
@@ -40,6 +40,7 @@ from privrl.experiments.verdicts import (
     needs_paper_scale,
     per_seed,
     scale_of,
+    trivial_guard,
 )
 from privrl.privacy import PrivacyBudget
 from privrl.tabular_online.engine import fit_many, optimal_value
@@ -76,6 +77,7 @@ def settings(scale: str) -> list[dict[str, Any]]:
         base: dict[str, Any] = {"instance": "riverswim-6", "constants": _CONSTANTS, "algorithm": "dp-ucbvi"}
         for k in (K // 10,):
             out.append({**base, "K": k, "privatizer": "central", "noise": "laplace", "epsilon": 1.0})
+            out.append({**base, "K": k, "privatizer": "local", "noise": "laplace", "epsilon": 1.0})
             out.append({**base, "K": k, "privatizer": "none", "noise": "none", "epsilon": math.inf})
     rho: dict[str, Any] = {"instance": "riverswim-6", "K": K, "constants": _CONSTANTS, "algorithm": "dp-ucbvi",
                            "privatizer": "central", "epsilon": math.nan, "rho": 0.5}
@@ -220,6 +222,8 @@ def claims(df: Any) -> list[Claim]:
         out.append((guard or decide(s1 < s0, text)).claim(
             f"The JDP privacy share of DP-UCBVI's regret, (R_JDP − R_non-private)/R_JDP, falls from K = {k0} to "
             f"K = {k1}", text))
+    # additive (JDP) against multiplicative (LDP) privacy cost: the LDP cost grows faster with K
+    out += _cost_growth(main, scale)
     # (c) at equal ρ the BLT counter lowers regret against the tree
     tree = _final(at_k, algorithm="dp-ucbvi", noise="gaussian-tree")
     blt = _final(at_k, algorithm="dp-ucbvi", noise="gaussian-blt")
@@ -230,6 +234,37 @@ def claims(df: Any) -> list[Claim]:
         out.append(verdict.claim(f"At equal zCDP ρ = 0.5 the BLT counter gives DP-UCBVI-JDP lower regret than the "
                                  f"binary tree (K = {K})"))
     return out
+
+
+def _cost_growth(main: Any, scale: str | None) -> list[Claim]:
+    """(R_LDP − R_np) grows by more from K/10 to K than (R_JDP − R_np), ε = 1 (seed means)."""
+    ks = sorted(int(x) for x in main["K"].unique())
+    if len(ks) < 2:
+        return []
+    k0, k1 = ks[0], ks[-1]
+    cost: dict[tuple[str, int], float] = {}
+    finals: dict[str, Any] = {}
+    for k in (k0, k1):
+        sub = main[main["K"] == k]
+        base = _final(sub, algorithm="dp-ucbvi", privatizer="none")
+        for priv in ("central", "local"):
+            vals = _final(sub, algorithm="dp-ucbvi", privatizer=priv, noise="laplace", epsilon=1.0)
+            if not len(vals) or not len(base):
+                return []
+            cost[(priv, k)] = float(vals.mean()) - float(base.mean())
+            finals[f"DP-UCBVI-{'JDP' if priv == 'central' else 'LDP'} at K = {k}"] = vals
+    growth = {p: cost[(p, k1)] / cost[(p, k0)] if cost[(p, k0)] > 0 else math.nan for p in ("central", "local")}
+    text = (f"privacy cost R_priv − R_non-private (ε = 1) grows ×{growth['central']:.3g} under JDP and "
+            f"×{growth['local']:.3g} under LDP from K = {k0} to K = {k1}")
+    guard = needs_paper_scale(scale) or min_seeds(next(iter(finals.values())), 3) or trivial_guard(
+        {name: v for name, v in finals.items() if name.endswith(f"K = {k1}")}, _trivial(main, "riverswim-6", k1),
+        lower_is_better=True, baseline="the stuck learner (swim left)", detail=text)
+    ok = None if any(math.isnan(g) for g in growth.values()) else growth["local"] > growth["central"]
+    verdict = guard or decide(ok, text, reason="a privacy cost that is not positive at K/10")
+    return [verdict.claim(f"DP-UCBVI's privacy cost grows faster with K under LDP than under JDP (multiplicative "
+                          f"against additive), K = {k0} to {k1}", text, source="paper",
+                          quote="JDP Õ(√(SAH³T) + S²AH³/ε), LDP Õ(√(SAH³T) + S²A√(H⁵T)/ε)",
+                          where="Chowdhury & Zhou 2022, Table 1; Qiao & Wang 2024, Thm 4.1 with E of §5.1 / §5.2")]
 
 
 # =========================================================================== figure
