@@ -13,7 +13,9 @@ Sizes: K = 4 (3 inserts; user 1's item lies in the most tree nodes, m = 2), H = 
 ``(s = 1, a = 0, s′ = 1)`` in D′ — the replace-one worst case (ℓ1 change 4H, ℓ2 change 2√H); every
 other user contributes zeros (counts of other users shift both transcripts alike).
 
-Negative controls (same claim): ``noise-div-2`` and ``noise-div-10`` (``ScaledNoise`` ÷ 2, ÷ 10).
+Negative controls (same claim): ``noise-div-2`` and ``noise-div-10`` (``ScaledNoise`` ÷ 2, ÷ 10). The
+targets run 10⁵ trials (fast) so that the audit of the real release also catches a factor-2 error
+in a stated sensitivity (e.g. the add/remove ``2H`` for the replace-one ``4H``; checked by hand).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
-from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.audit.targets_mechanisms import NOISE_DIV_10 as _DIV_10
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
 from privrl.tabular_online import _kernels as kern
 from privrl.tabular_online.calibration import CountNoise
@@ -33,8 +35,9 @@ from privrl.tabular_online.estimators import DPUCBVI
 __all__ = ["K", "H", "S", "A", "noise_plan", "user_items", "NOISE_DIV_2"]
 
 K, H, S, A = 4, 1, 2, 1
-NOISE_DIV_2 = BrokenVariant("noise-div-2", "noise scale divided by 2, same claimed event", trials=200_000,
-                            fast_trials=100_000)
+NOISE_DIV_2 = BrokenVariant("noise-div-2", "noise scale divided by 2, same claimed event")
+#: ÷ 10 is caught with far fewer trials than the targets' (which are sized to catch a factor 2)
+NOISE_DIV_10 = BrokenVariant(_DIV_10.name, _DIV_10.description, trials=20_000, fast_trials=10_000)
 _COUNTERS = {"tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
 
 
@@ -112,5 +115,5 @@ for _name, _priv, _counter, _gauss, _what in (
                                 f"S={S}, A={A}",
         privacy_unit="one user (episode), replace-one",
         build=_builder(_priv, _counter, _gauss),
-        epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=10_000, fast_trials=4_000,
+        epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000,
     ))
