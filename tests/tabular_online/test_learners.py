@@ -153,3 +153,16 @@ def test_smoke_grid_in_lockstep_equals_one_run_at_a_time_and_feeds_the_claims():
             for p, c, res in zip(params, ctxs, batch) for row in res.rows]
     claims = ex.claims(pd.DataFrame(rows))
     assert claims and all(c.verdict == "undecided" for c in claims)      # 2 seeds: never decided
+
+
+def test_pac_output_is_the_policy_of_the_smallest_gap_and_is_near_optimal_without_noise():
+    model = river_swim(6, 20)
+    est = DPUCBVI(n_episodes=1500, pooled=True, constants="practical", budget=PrivacyBudget.non_private())
+    est.fit(model, rng=1)
+    k = int(np.argmin(est.value_gap_))
+    assert est.value_gap_[k] < model.horizon
+    pi = est.pac_policy_
+    assert pi.shape == (20, 6, 2) and np.allclose(pi.sum(axis=2), 1.0)
+    v_star = float(model.initial @ model.optimal_values()[0])
+    assert v_star - model.value(pi) == pytest.approx(est.regret_[k], abs=1e-9)   # π^out = π_k of the least gap
+    assert v_star - model.value(pi) < 0.05 * v_star

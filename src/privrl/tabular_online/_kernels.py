@@ -307,7 +307,7 @@ def run_chunk(algo: int, counter: int, P: np.ndarray, r: np.ndarray, init: np.nd
               k0: int, n_episodes: int, E: np.ndarray, c_sqrt: np.ndarray, c_lin: np.ndarray, c_gap: np.ndarray,
               eta: np.ndarray, exact: np.ndarray, total: np.ndarray, nodes: np.ndarray, state: np.ndarray,
               theta: np.ndarray, omega: np.ndarray, Z: np.ndarray, U: np.ndarray, logits: np.ndarray,
-              regret: np.ndarray, gap: np.ndarray) -> None:
+              regret: np.ndarray, gap: np.ndarray, pac_gap: np.ndarray, pac_pi: np.ndarray) -> None:
     """Episodes ``k0 .. k0 + C − 1`` (0-based, ``C = U.shape[1]``) of ``R`` runs in lockstep.
 
     Per run ``i`` (its own ``exact`` counts, noise ``total``/``nodes``/``state``, draws ``Z[i]`` —
@@ -315,7 +315,9 @@ def run_chunk(algo: int, counter: int, P: np.ndarray, r: np.ndarray, init: np.nd
     (exact + noise), post-process them when private (E > 0), plan, record the exact pseudo-regret
     ``V*_1 − V^{π_k}_1`` (and DP-UCBVI's gap ``(V̄_1 − V̲_1)(s_1)``), run the episode and insert the
     user's item (not the last episode's: ``K − 1`` inserts), then the PO step
-    ``logits += η Q̄`` (``π ∝ exp(logits)``)."""
+    ``logits += η Q̄`` (``π ∝ exp(logits)``). Bernstein: the PAC output of Algorithm 1 — the policy
+    of the first episode whose gap is below every earlier one, starting from Δ = H (``pac_gap``,
+    ``pac_pi``)."""
     R = exact.shape[0]
     H, S, A = r.shape
     D = exact.shape[1]
@@ -371,6 +373,12 @@ def run_chunk(algo: int, counter: int, P: np.ndarray, r: np.ndarray, init: np.nd
             for s in range(S):
                 g += init[s] * (Vu[0, s] - Vl[0, s])
             gap[i, c] = g
+            if algo == BERNSTEIN and g < pac_gap[i]:
+                pac_gap[i] = g
+                for h in range(H):
+                    for s in range(S):
+                        for a in range(A):
+                            pac_pi[i, h, s, a] = pi[h, s, a]
             if k < n_episodes - 1:
                 rollout(P, init, pi, U[i, c], item, pooled)
                 for j in range(2 * H):

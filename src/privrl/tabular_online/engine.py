@@ -115,6 +115,8 @@ def fit_many(estimators: list[Any], model: Any, rngs: list[RngLike]) -> list[Any
     logits = np.zeros((R, H, S, A))
     regret = np.zeros((R, K))
     gap = np.zeros((R, K))
+    pac_gap = np.full(R, float(H))                  # Δ = H (Algorithm 1)
+    pac_pi = np.full((R, H, S, A), 1.0 / A)
     E, c_sqrt, c_lin, c_gap, eta = (_params(runs, k) for k in ("error_bound", "c_sqrt", "c_lin", "c_gap", "eta"))
     for k0 in range(0, K, CHUNK):
         C = min(CHUNK, K - k0)
@@ -125,9 +127,10 @@ def fit_many(estimators: list[Any], model: Any, rngs: list[RngLike]) -> list[Any
         else:
             Z = np.zeros((R, 1, 1))
         kern.run_chunk(algo, counter, P, r, init, v_star, k0, K, E, c_sqrt, c_lin, c_gap, eta, exact, total,
-                       nodes, state, theta, omega, Z, U, logits, regret[:, k0:k0 + C], gap[:, k0:k0 + C])
+                       nodes, state, theta, omega, Z, U, logits, regret[:, k0:k0 + C], gap[:, k0:k0 + C],
+                       pac_gap, pac_pi)
     for i, run in enumerate(runs):
-        run.est._finish(regret[i], gap[i], logits[i], exact[i], model, run.plan, run.settings)
+        run.est._finish(regret[i], gap[i], pac_pi[i], model, run.plan, run.settings)
     return estimators
 
 

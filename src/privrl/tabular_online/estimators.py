@@ -108,8 +108,8 @@ class _Learner:
         fit_many([self], model, [rng])
         return self
 
-    def _finish(self, regret: np.ndarray, gap: np.ndarray, logits: np.ndarray, counts: np.ndarray,
-                model: TabularMDP, plan: cal.CountNoise, settings: dict[str, Any]) -> None:
+    def _finish(self, regret: np.ndarray, gap: np.ndarray, pac_policy: np.ndarray, model: TabularMDP,
+                plan: cal.CountNoise, settings: dict[str, Any]) -> None:
         self.regret_ = regret.copy()
         self.cumulative_regret_ = np.cumsum(regret)
         self.noise_ = plan
@@ -118,6 +118,7 @@ class _Learner:
         self.n_episodes_ = int(regret.size)
         if self._algo == kern.BERNSTEIN:
             self.value_gap_ = gap.copy()
+            self.pac_policy_ = pac_policy.copy()
 
 
 class UCBVI(_Learner, Estimator):
@@ -190,7 +191,9 @@ class DPUCBVI(_Private):
     """DP-UCBVI (Qiao & Wang 2023; DP-Nash-VI Algorithm 1 at B = 1, spec §3) with the central (JDP,
     §5.1) or local (LDP, §5.2) privatizer; an infinite budget is the non-private Bernstein learner.
 
-    Fitted beyond the shared attributes: ``value_gap_`` (``(V̄_1 − V̲_1)(s_1)`` per episode)."""
+    Fitted beyond the shared attributes: ``value_gap_`` (``(V̄_1 − V̲_1)(s_1)`` per episode) and
+    ``pac_policy_`` (``(H, S, A)``: Algorithm 1's output π^out, the policy of the last episode that
+    lowered the gap below every earlier one, from Δ = H; uniform if none did)."""
 
     _algo = kern.BERNSTEIN
     c1: float | None = _knob("C₁ of γ = (C₁/H)·P̃(V̄ − V̲)")
