@@ -12,6 +12,9 @@ Sizes: K = 4 (3 inserts; user 1's item lies in the most tree nodes, m = 2), H = 
 (D = 6). Neighbours: user 1's trajectory is ``(s = 0, a = 0, s′ = 0)`` in D and
 ``(s = 1, a = 0, s′ = 1)`` in D′ — the replace-one worst case (ℓ1 change 4H, ℓ2 change 2√H); every
 other user contributes zeros (counts of other users shift both transcripts alike).
+``tabular-online-central-blt-pooled``: H = 2 and counts pooled over the steps; user 1 stays in
+state 0 (D) or 1 (D′) for both steps, so each family's pooled count moves by H on one coordinate
+(ℓ2 change 2H for both families, the pooled sensitivity).
 
 Negative controls (same claim): ``noise-div-2`` and ``noise-div-10`` (``ScaledNoise`` ÷ 2, ÷ 10). The
 targets run 10⁵ trials (fast) so that the audit of the real release also catches a factor-2 error
@@ -41,20 +44,25 @@ NOISE_DIV_10 = BrokenVariant(_DIV_10.name, _DIV_10.description, trials=20_000, f
 _COUNTERS = {"tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
 
 
-def noise_plan(privatizer: str, counter: str, epsilon: float, delta: float, gaussian: bool) -> CountNoise:
+def noise_plan(privatizer: str, counter: str, epsilon: float, delta: float, gaussian: bool,
+               horizon: int = H, pooled: bool = False) -> CountNoise:
     """The audited run's plan: a pure ε budget (Laplace) or (ε, δ) (Gaussian), calibration tight."""
     budget = PrivacyBudget(epsilon=epsilon, delta=delta) if gaussian else PrivacyBudget(epsilon=epsilon)
-    est = DPUCBVI(n_episodes=K, budget=budget, privatizer=privatizer, counter=counter)
-    return est.noise_for(H, S, A)
+    est = DPUCBVI(n_episodes=K, budget=budget, privatizer=privatizer, counter=counter, pooled=pooled)
+    return est.noise_for(horizon, S, A)
 
 
-def user_items(which: int) -> np.ndarray:
-    """The K − 1 users' items ``(K − 1, D)``: zeros, user 1's trajectory ``0→0`` (which = 0) or
-    ``1→1`` (which = 1) in the item layout of :mod:`._kernels`."""
-    items = np.zeros((K - 1, H * S * A * (S + 1)))
+def user_items(which: int, horizon: int = H, pooled: bool = False) -> np.ndarray:
+    """The K − 1 users' items ``(K − 1, D)``: zeros, user 1 staying in state ``s = which`` (action 0)
+    for all ``horizon`` steps, in the item layout of :mod:`._kernels` — with pooled counts all her
+    visits land on one coordinate per family (the pooled ℓ2 worst case, 2H for both families)."""
+    steps = 1 if pooled else horizon
+    items = np.zeros((K - 1, steps * S * A * (S + 1)))
     s = which
-    items[0, s * A] = 1.0                          # N(s, a = 0)
-    items[0, H * S * A + s * A * S + s] = 1.0      # N(s, a = 0, s' = s)
+    for h in range(horizon):
+        i = ((0 if pooled else h) * S + s) * A       # (h, s, a = 0)
+        items[0, i] += 1.0                           # N_h(s, 0)
+        items[0, steps * S * A + i * S + s] += 1.0   # N_h(s, 0, s' = s)
     return items
 
 
@@ -74,8 +82,8 @@ def _source(rng: np.random.Generator, broken: str | None) -> Any:
 
 
 def _pair(privatizer: str, counter: str, gaussian: bool, epsilon: float, delta: float,
-          broken: str | None) -> AuditPair:
-    plan = noise_plan(privatizer, counter, epsilon, delta, gaussian)
+          broken: str | None, horizon: int = H, pooled: bool = False) -> AuditPair:
+    plan = noise_plan(privatizer, counter, epsilon, delta, gaussian, horizon, pooled)
     claimed = _claimed(plan, delta)
     code = _COUNTERS[plan.counter]
     blt = plan.blt
@@ -88,7 +96,7 @@ def _pair(privatizer: str, counter: str, gaussian: bool, epsilon: float, delta: 
     M = kern.noise_releases(code, np.eye(K - 1), levels, theta, omega).T
 
     def on(which: int):
-        prefix = np.cumsum(user_items(which), axis=0)
+        prefix = np.cumsum(user_items(which, horizon, pooled), axis=0)
 
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             src = _source(rng, broken)
@@ -99,8 +107,10 @@ def _pair(privatizer: str, counter: str, gaussian: bool, epsilon: float, delta: 
     return AuditPair(on(0), on(1), claimed, delta)
 
 
-def _builder(privatizer: str, counter: str, gaussian: bool) -> Callable[[float, float, str | None], AuditPair]:
-    return lambda epsilon, delta, broken: _pair(privatizer, counter, gaussian, epsilon, delta, broken)
+def _builder(privatizer: str, counter: str, gaussian: bool, horizon: int = H,
+             pooled: bool = False) -> Callable[[float, float, str | None], AuditPair]:
+    return lambda epsilon, delta, broken: _pair(privatizer, counter, gaussian, epsilon, delta, broken, horizon,
+                                                pooled)
 
 
 _CONTROLS = (NOISE_DIV_2, NOISE_DIV_10)
@@ -117,3 +127,10 @@ for _name, _priv, _counter, _gauss, _what in (
         build=_builder(_priv, _counter, _gauss),
         epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000,
     ))
+register_target(AuditTarget(
+    name="tabular-online-central-blt-pooled",
+    description=f"tabular online count privatizer, central Gaussian BLT counter on counts pooled over the steps "
+                f"(JDP; l2 sensitivity 2H): the released counts, K={K}, H=2, S={S}, A={A}",
+    privacy_unit="one user (episode), replace-one", build=_builder("central", "blt", True, 2, True),
+    epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000,
+))
