@@ -25,4 +25,8 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "InputPerturbationQLearning": "privrl.q_learning",
     "DPSGDQLearning": "privrl.q_learning",
     "BalleQLearning": "privrl.q_learning",
+    "UCBVI": "privrl.tabular_online",
+    "DPUCBVI": "privrl.tabular_online",
+    "PrivateUCBVI": "privrl.tabular_online",
+    "PrivateUCBPO": "privrl.tabular_online",
 }

@@ -63,6 +63,7 @@ FAMILIES: list[str] = [
     "privrl.offline",
     "privrl.linear_mixture",
     "privrl.q_learning",
+    "privrl.tabular_online",
 ]
 
 #: kind -> the modules outside the families that register entries of that kind

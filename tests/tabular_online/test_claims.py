@@ -1,0 +1,68 @@
+"""The RiverSwim experiment's claim function returns each verdict its claims admit, from synthetic
+measurements built to make them hold, fail or stay undecided (the stuck learner's rule included)."""
+
+import math
+
+import pandas as pd
+
+from privrl.tabular_online import experiments as ex
+
+K = 2000
+STUCK = K * ex.stuck_regret_per_episode("riverswim-6")
+
+
+def _frame(regret, seeds=4, scale="paper"):
+    """``regret(algorithm, privatizer, noise, epsilon, K)`` -> final regret; rows for the main grid."""
+    rows = []
+    settings = [s for s in ex.settings("quick") if s["instance"] == "riverswim-6"]
+    for seed in range(seeds):
+        for s in settings:
+            eps = s.get("epsilon", math.nan)
+            value = regret(s["algorithm"], s["privatizer"], s["noise"], eps, s["K"]) * (1 + 0.01 * seed)
+            rows.append({**s, "rho": s.get("rho", math.nan), "seed": seed, "scale": scale,
+                         "metric": "cumulative_regret", "episodes": s["K"], "step": s["K"], "value": value})
+    return pd.DataFrame(rows)
+
+
+def _verdicts(df):
+    return {c.claim.split(" (")[0][:40]: c.verdict for c in ex.claims(df)}
+
+
+def _good(alg, priv, noise, eps, k):
+    """DP-UCBVI beats Private-UCB-VI, JDP beats LDP, BLT beats the tree, the privacy share falls."""
+    if priv == "none":
+        return 0.02 * k
+    base = {"dp-ucbvi": 0.05, "private-ucb-vi": 0.08, "private-ucb-po": 0.09}[alg] * k
+    base *= 2.0 if priv == "local" else 1.0
+    base *= {"gaussian-blt": 0.9, "gaussian-tree": 1.0}.get(noise, 1.0)
+    if priv == "local":                                # the LDP cost grows with K, the JDP cost does not
+        return base + (20.0 if k < K else 500.0)
+    return base + (200.0 if k < K else 50.0)
+
+
+def test_every_claim_holds_on_good_measurements():
+    verdicts = _verdicts(_frame(_good))
+    assert set(verdicts.values()) == {"holds"}, verdicts
+    assert len(verdicts) == 5
+
+
+def test_claims_fail_when_the_orders_are_reversed():
+    def bad(alg, priv, noise, eps, k):
+        if priv == "none":
+            return 0.02 * k
+        base = {"dp-ucbvi": 0.08, "private-ucb-vi": 0.05, "private-ucb-po": 0.09}[alg] * k
+        base *= 0.5 if priv == "local" else 1.0
+        base *= {"gaussian-blt": 1.1}.get(noise, 1.0)
+        if priv == "local":
+            return base + (500.0 if k < K else 520.0)
+        return base + (10.0 if k < K else 500.0)
+    assert set(_verdicts(_frame(bad)).values()) == {"fails"}
+
+
+def test_claims_are_undecided_when_the_learners_are_stuck_or_seeds_are_few():
+    stuck = _verdicts(_frame(lambda alg, priv, noise, eps, k: 0.02 * k if priv == "none" else STUCK * k / K))
+    assert [v for k, v in stuck.items() if not k.startswith("The JDP privacy share")] == ["undecided"] * 4
+    few = ex.claims(_frame(_good, seeds=2))
+    assert all(c.verdict == "undecided" for c in few if "privacy share" not in c.claim)
+    quick = [c for c in ex.claims(_frame(_good, scale="quick")) if "privacy share" in c.claim or "grows" in c.claim]
+    assert len(quick) == 2 and all(c.verdict == "undecided" and "paper scale" in c.reason for c in quick)
