@@ -27,6 +27,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit",),
     plans=("plan",),
+    bench=("privrl.bench.entries.tabular_online",),
 )
 
 __all__ = ["UCBVI", "DPUCBVI", "PrivateUCBVI", "PrivateUCBPO", "PRESETS", "CountNoise", "count_noise", "fit_many"]
