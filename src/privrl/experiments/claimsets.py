@@ -42,7 +42,8 @@ VALUE_FIELDS = ("paper_value", "paper_calibration_value", "tight_value", "headli
 @dataclass(frozen=True)
 class Case:
     """One claim's inputs: the rule's keyword arguments and the labels that fill the statement's
-    ``{placeholders}`` (``str.format``; a literal brace is doubled)."""
+    ``{placeholders}`` (``str.format``: every statement is formatted, so a literal brace is doubled
+    and a placeholder without its label is an error)."""
 
     args: Mapping[str, Any]
     labels: Mapping[str, Any] = field(default_factory=dict)
@@ -103,7 +104,7 @@ class ClaimSpec:
             raise param_error("rule", "ClaimSpec", "a function returning a Verdict or an Outcome", result)
         values = {name: getattr(self, name) for name in VALUE_FIELDS}
         values.update(outcome.values)
-        text = self.statement.format(**case.labels) if case.labels else self.statement
+        text = self.statement.format_map(case.labels)
         return outcome.verdict.claim(text, outcome.measured, source=self.source, quote=self.quote,
                                      where=self.where, **values)
 

@@ -339,7 +339,7 @@ FRONTIER_CLAIMS = [
     ClaimSpec("At the same certified (ε, δ), tight calibration has lower regret than the sound one "
               "(LinOpt-VI JDP, E2, practical constants; paired by seed).", rule=tight_below_sound, inputs=_frontier,
               headline=True),
-    ClaimSpec("Under tight calibration the JDP regret decreases as ε grows over {1, 10, 100} (paired by seed).",
+    ClaimSpec("Under tight calibration the JDP regret decreases as ε grows over {{1, 10, 100}} (paired by seed).",
               rule=tight_decreases_in_epsilon, inputs=_frontier),
 ]
 
