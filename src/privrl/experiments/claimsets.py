@@ -27,13 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from privrl._validation import check_option, param_error
 from privrl.experiments.spec import SOURCES, Claim
 from privrl.experiments.verdicts import Verdict
 
-__all__ = ["Case", "ClaimSpec", "Outcome", "evaluate", "paper_source"]
+__all__ = ["Case", "ClaimSpec", "Outcome", "PaperSource", "evaluate", "paper_source"]
 
 #: the value fields a spec or an outcome may give a claim
 VALUE_FIELDS = ("paper_value", "paper_calibration_value", "tight_value", "headline")
@@ -115,7 +115,15 @@ def evaluate(specs: Sequence[ClaimSpec], data: Any) -> list[Claim]:
     return [spec.claim(case) for spec in specs for case in spec.cases(data)]
 
 
-def paper_source(where: str, quote: str) -> dict[str, str]:
+class PaperSource(TypedDict):
+    """The fields of a paper's claim, as :func:`paper_source` makes them."""
+
+    source: str
+    where: str
+    quote: str
+
+
+def paper_source(where: str, quote: str) -> PaperSource:
     """The fields of a paper's claim (its words and where it says them), to spread into a
     :class:`ClaimSpec`: ``ClaimSpec(..., **paper_source("§6", "the paper's words"))``."""
     return {"source": "paper", "where": where, "quote": quote}
