@@ -78,8 +78,8 @@ def test_an_outcome_sets_the_measured_text():
 def test_mistakes_in_a_declaration_are_errors():
     with pytest.raises(KeyError):                          # a placeholder without its label
         evaluate([ClaimSpec("Curve {curve}.", rule=lambda: decide(True), inputs=lambda df: {})], None)
-    with pytest.raises(InvalidParameterError, match="quote"):   # a paper's claim needs its words
-        evaluate([ClaimSpec("P.", rule=lambda: decide(True), inputs=lambda df: {}, source="paper", where="§2")], None)
+    with pytest.raises(InvalidParameterError, match="quote"):   # a paper's claim needs its words, when declared
+        ClaimSpec("P.", rule=lambda: decide(True), inputs=lambda df: {}, source="paper", where="§2")
     with pytest.raises(InvalidParameterError, match="Verdict or an Outcome"):
         evaluate([ClaimSpec("R.", rule=lambda: True, inputs=lambda df: {})], None)
     with pytest.raises(InvalidParameterError, match="source"):

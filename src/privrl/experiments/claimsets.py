@@ -66,9 +66,9 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """A claim as data (module docstring). ``source="paper"`` needs ``quote`` and ``where`` (checked
-    by :class:`~privrl.experiments.spec.Claim`); ``headline`` and the value fields are the claim's
-    unless the rule's :class:`Outcome` computes them."""
+    """A claim as data (module docstring). ``source="paper"`` needs ``quote`` and ``where``, checked
+    when the spec is declared; ``headline`` and the value fields are the claim's unless the rule's
+    :class:`Outcome` computes them."""
 
     statement: str
     rule: Callable[..., Verdict | Outcome]
@@ -83,6 +83,11 @@ class ClaimSpec:
 
     def __post_init__(self) -> None:
         check_option(self.source, "source", SOURCES, owner="ClaimSpec")
+        if self.source == "paper":
+            for name in ("quote", "where"):
+                if not getattr(self, name).strip():
+                    raise param_error(name, "ClaimSpec", "the paper's words and their location for a paper "
+                                      "claim (source='paper')", getattr(self, name))
         for name in ("rule", "inputs"):
             if not callable(getattr(self, name)):
                 raise param_error(name, "ClaimSpec", "a callable", getattr(self, name))
