@@ -11,6 +11,7 @@ import pytest
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.runner import plan_runs
 from privrl.experiments.spec import RunContext
+from privrl.q_learning import claims as wang_claims
 from privrl.q_learning import experiments as wang
 
 
@@ -162,16 +163,16 @@ def test_claims_fig2_functional_vs_baselines_and_no_improvement():
 
 
 def test_theorem5_is_computed_from_its_side_condition():
-    readings = wang._theorem5_readings(0.9, 5000)
+    readings = wang_claims._theorem5_readings(0.9, 5000)
     at23 = next(r for r in readings if r["k"] == 23.0 and r["source"] == "printed")
     assert at23["lhs"] == 46.0 and at23["rhs"] == pytest.approx(130.9, abs=0.1)     # App. E.3's σ = 0.32
-    assert wang.theorem5_verdict(readings).verdict == "fails"                        # violated under every reading
+    assert wang_claims.theorem5_verdict(readings).verdict == "fails"                 # violated under every reading
     # a σ small enough for k = 23 but not for k = 2.3 (the paper does not say which): undecided
-    mixed = wang._theorem5_readings(0.9, 150)
+    mixed = wang_claims._theorem5_readings(0.9, 150)
     assert {r["holds"] for r in mixed} == {True, False}
-    assert wang.theorem5_verdict([r for r in mixed if r["source"] != "printed"]).verdict == "undecided"
+    assert wang_claims.theorem5_verdict([r for r in mixed if r["source"] != "printed"]).verdict == "undecided"
     # at a budget the paper prints no σ for, with a tiny printed-formula σ: holds under every reading
-    assert wang.theorem5_verdict(wang._theorem5_readings(1e4, 150)).verdict == "holds"
+    assert wang_claims.theorem5_verdict(wang_claims._theorem5_readings(1e4, 150)).verdict == "holds"
 
 
 def test_claims_fig2_quote_the_calibration_of_the_run_size():

@@ -374,23 +374,37 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
     if se == 0.0:  # no noise on either side: the difference is exact
         sign_ok = {"less": diff < 0, "greater": diff > 0, "equal": abs(diff) <= tol}[claim]
         return (holds if sign_ok else fails)(detail + "; no variation across seeds: exact)")
-
     if test == "2se":
-        if claim == "equal":
-            if abs(diff) + 2 * se <= tol:
-                return holds(detail + ")")
-            if abs(diff) - 2 * se > tol:
-                return fails(detail + ")")
-            return undecided("difference within 2 SE of the tolerance", detail + ")")
-        lo_a, hi_a, lo_b, hi_b = ma - 2 * sa, ma + 2 * sa, mb - 2 * sb, mb + 2 * sb
-        a_below, b_below = hi_a < lo_b, hi_b < lo_a
-        ok, bad = (a_below, b_below) if claim == "less" else (b_below, a_below)
-        if ok:
-            return holds(detail + ")")
-        if bad:
-            return fails(detail + ")")
-        return undecided("mean ± 2 SE intervals overlap", detail + ")")
+        return _two_se(claim, diff, se, tol, (ma, sa), (mb, sb), detail + ")")
+    return _t_test(claim, diff, se, dof, alpha, tol, (na, nb), detail)
 
+
+def _two_se(claim: str, diff: float, se: float, tol: float, a: tuple[float, float], b: tuple[float, float],
+            detail: str) -> Verdict:
+    """:func:`compare_curves`' ``"2se"`` test: the mean ± 2 SE intervals of ``a`` and ``b`` (mean,
+    SE) separated the claimed way, or (``"equal"``) |Δ| ± 2 SE(Δ) against ``tol``."""
+    if claim == "equal":
+        if abs(diff) + 2 * se <= tol:
+            return holds(detail)
+        if abs(diff) - 2 * se > tol:
+            return fails(detail)
+        return undecided("difference within 2 SE of the tolerance", detail)
+    (ma, sa), (mb, sb) = a, b
+    lo_a, hi_a, lo_b, hi_b = ma - 2 * sa, ma + 2 * sa, mb - 2 * sb, mb + 2 * sb
+    a_below, b_below = hi_a < lo_b, hi_b < lo_a
+    ok, bad = (a_below, b_below) if claim == "less" else (b_below, a_below)
+    if ok:
+        return holds(detail)
+    if bad:
+        return fails(detail)
+    return undecided("mean ± 2 SE intervals overlap", detail)
+
+
+def _t_test(claim: str, diff: float, se: float, dof: float, alpha: float, tol: float, ns: tuple[int, int],
+            detail: str) -> Verdict:
+    """:func:`compare_curves`' Welch and paired t tests of the difference ``diff`` (standard error
+    ``se``, ``dof`` degrees of freedom): one-sided in each direction, or (``"equal"``) the
+    (1 − 2α) confidence interval against [−tol, tol]."""
     from scipy import stats
 
     t = diff / se
@@ -410,7 +424,7 @@ def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", 
         return holds(text)
     if p_other < alpha:
         return fails(detail + f", one-sided p = {p_other:.2g} the other way)")
-    return undecided(f"difference not significant at {na}/{nb} seeds", text)
+    return undecided(f"difference not significant at {ns[0]}/{ns[1]} seeds", text)
 
 
 def compare_to_value(values: Any, value: float, *, claim: str = "equal", tol: float = 0.0, alpha: float = 0.05,

@@ -45,23 +45,9 @@ from privrl.envs.linear_mixture import hard_instance, random_mixture
 from privrl.errors import UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
-from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
-from privrl.experiments.verdicts import (
-    all_of,
-    compare_curves,
-    decide,
-    first_undecided,
-    min_seeds,
-    needs_paper_scale,
-    no_better_than,
-    per_seed,
-    rate_verdict,
-    scale_of,
-    slope_interval,
-    trivial_guard,
-    undecided,
-)
+from privrl.experiments.spec import Experiment, RunContext, RunResult
 from privrl.fitters import make_env
+from privrl.linear_mixture.claims import FRONTIER_EPSILONS, claims, fitted_slopes, frontier_claims
 from privrl.linear_mixture.engine import fit_many
 from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import PrivacyBudget
@@ -239,47 +225,7 @@ def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
     return _privacy_result(params, est, rows)
 
 
-# =========================================================================== analysis
-def _curve_keys() -> list[str]:
-    return ["env", "constants", "calibration", "label"]
-
-
-def _slope(curve: Any) -> float:
-    """Least-squares slope of log(regret) on log(k) over the last decade of k (k ≥ K/10)."""
-    K = curve.index.max()
-    tail = curve[(curve.index >= K / 10) & (curve > 0)]
-    return float(np.polyfit(np.log(tail.index.to_numpy(float)), np.log(tail.to_numpy(float)), 1)[0]) if len(tail) >= 2 \
-        else math.nan
-
-
-def fitted_slopes(df: Any) -> Any:
-    """Per curve (env, constants, calibration, label): the log–log slope of the cumulative regret
-    over the last decade of k (k ≥ K/10) of the seed-mean curve (``slope``) and of each seed
-    (``seed_slopes``, with their mean and 95 % confidence interval ``slope_lo``/``slope_hi``), the
-    final regret and the stuck learner's regret at K (``stuck``). A slope near 1 is linear regret,
-    near 0.5 is √T."""
-    import pandas as pd
-
-    sub = df[df["metric"] == "cumulative_regret"]
-    stuck_rows = df[df["metric"] == "stuck_regret_per_episode"]
-    out = []
-    for key, grp in sub.groupby(_curve_keys()):
-        curve = grp.groupby("episodes")["value"].mean().sort_index()
-        K = int(curve.index.max())
-        per_seed = [_slope(g.groupby("episodes")["value"].mean().sort_index()) for _, g in grp.groupby("seed")]
-        mean, lo, hi, n = slope_interval([x for x in per_seed if math.isfinite(x)])
-        stuck = stuck_rows[(stuck_rows["env"] == key[0]) & (stuck_rows["constants"] == key[1])
-                           & (stuck_rows["calibration"] == key[2]) & (stuck_rows["label"] == key[3])]["value"]
-        out.append({"env": key[0], "constants": key[1], "calibration": key[2], "label": key[3], "K": K,
-                    "slope": _slope(curve), "seed_slopes": tuple(per_seed), "slope_mean": mean, "slope_lo": lo,
-                    "slope_hi": hi, "final_regret": float(curve.iloc[-1]),
-                    "final_per_seed": tuple(grp[grp["episodes"] == K].groupby("seed")["value"].mean()),
-                    "stuck": float(K * stuck.mean()) if len(stuck) else math.nan,
-                    "n_seeds": int(grp["seed"].nunique()),
-                    "horizon": int(grp["T_per_episode"].iloc[0]) if "T_per_episode" in grp else 0})
-    return pd.DataFrame(out)
-
-
+# =========================================================================== the figure
 def _slope_table(slopes: Any) -> str:
     lines = ["| env | constants | calibration | algorithm | K | fitted slope (last decade; 95% CI over seeds) | "
              "final cumulative regret | stuck learner | seeds |", "|---|---|---|---|---|---|---|---|---|"]
@@ -353,143 +299,6 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     return paths
 
 
-def _paper(where: str, quote: str) -> dict[str, str]:
-    """The fields of a claim of the paper (its words and where it says them)."""
-    return {"source": "paper", "where": where, "quote": quote}
-
-
-_STUCK = "the stuck learner"
-
-
-def claims(df: Any) -> list[Claim]:
-    """The claims, decided with :mod:`privrl.experiments.verdicts`. Rates: the log–log slope of
-    the cumulative regret over the last decade of K, one per seed, its 95 % interval against the
-    claimed 0.5 (:func:`~privrl.experiments.verdicts.rate_verdict`: consistent with √T and told
-    apart from T^{3/4} holds; above 0.5 by more than one log factor, 1/ln T, fails), at paper
-    scale with ≥ 3 seeds. The trivial answer is the stuck learner — the policy a learner with
-    saturated bonuses plays, on the run's own model: a curve no better than it decides nothing
-    (the one rule). Every claim is decided on E2: E1 is the lower-bound instance whose action gap
-    is set for the run's K (Δ = √(δ/K)/(4√2)), so its regret within one run grows linearly by
-    construction and no slope or comparison of learners inside a run says anything about the
-    paper's rates."""
-    out: list[Claim] = []
-    if df.empty:
-        return out
-    scale = scale_of(df)
-    decide_on = df[df["env"] == "E2"] if "E2" in set(df["env"]) else df
-    slopes = fitted_slopes(decide_on)
-    reg = decide_on[decide_on["metric"] == "cumulative_regret"]
-    last = reg[reg["episodes"] == reg.groupby(["env"])["episodes"].transform("max")]
-    stuck_rows = decide_on[decide_on["metric"] == "stuck_regret_per_episode"]
-    guard = first_undecided(min_seeds(reg, 3), needs_paper_scale(scale))
-
-    def stuck_of(grp: Any) -> float:
-        """The stuck learner's regret at K on the models of ``grp``'s runs (mean over seeds)."""
-        rows = stuck_rows[stuck_rows["label"].isin(set(grp["label"])) & stuck_rows["seed"].isin(set(grp["seed"]))]
-        return float(rows["value"].mean() * grp["episodes"].max()) if len(rows) else math.nan
-
-    def rate(rows: Any) -> Any:
-        verdicts, cells = [], []
-        for _, r in rows.iterrows():
-            name = f"{r.env} {r.label} ({r.calibration})"
-            T = r.K * r.horizon
-            v = rate_verdict(r.seed_slopes, claimed=0.5, rival=0.75, allowance=1.0 / math.log(T), name=f"{name}: slope")
-            v = (undecided(guard.reason, v.detail) if guard is not None else None) or trivial_guard(
-                {name: r.final_per_seed}, r.stuck, lower_is_better=True, baseline=_STUCK, detail=v.detail) or v
-            verdicts.append(v)
-            cells.append(f"{r.label} {r.env} {r.slope_mean:.2f} [{r.slope_lo:.2f}, {r.slope_hi:.2f}]")
-        text = "; ".join(v.detail for v in verdicts) + (f" (final regret vs {_STUCK}: " + ", ".join(
-            f"{r.label} {r.final_regret:.4g} vs {r.stuck:.4g}" for _, r in rows.iterrows()) + ")" if len(rows) else "")
-        return all_of(verdicts, text or "no data"), ", ".join(cells)
-
-    # 1. sublinear regret: non-private (Remark 6.7) and JDP (Thm 6.5), practical constants
-    tight = slopes[slopes["calibration"].isin(["tight", "none"])]
-    np_rows = tight[(tight["constants"] == "practical") & tight["label"].isin(["UCRL-VTR", "OPPO"])]
-    v, cells = rate(np_rows)
-    out.append(v.claim("Non-private UCRL-VTR / OPPO have regret Õ(√T): the log–log slope of the cumulative regret "
-                       "over the last decade of K, 95 % CI over seeds, against 0.5 (E2, practical constants).",
-                       paper_value="slope 0.5 (Õ(d√(H³T)))", tight_value=cells, headline=True,
-                       **_paper("Remark 6.7", "The non-private value-based algorithm UCRL-VTR (Jia et al., 2020) "
-                                "enjoys a regret upper bound Õ(d√(H³T))")))
-    jdp = tight[(tight["constants"] == "practical") & tight["label"].str.contains("JDP")]
-    v, cells = rate(jdp)
-    paper_cal = slopes[(slopes["calibration"] == "paper") & slopes["label"].str.contains("JDP")]
-    out.append(v.claim("Private-LinOpt-VI / -PO under JDP have regret Õ(√T)/√ε: the slope over the last decade of K, "
-                       "95 % CI over seeds, against 0.5 (E2, tight calibration, practical constants).",
-                       paper_value="slope 0.5 (Õ(d^{7/4}√(TH⁴)/√ε))", tight_value=cells,
-                       paper_calibration_value=", ".join(f"{r.label} {r.env} {r.slope_mean:.2f} [{r.slope_lo:.2f}, "
-                                                         f"{r.slope_hi:.2f}]" for _, r in paper_cal.iterrows()),
-                       headline=True, **_paper("Theorem 6.5; Remark 6.7", "Private-LinOpt-VI has a regret bound "
-                                               "Õ(d^{7/4}√(TH⁴)(log(H/δ)^{1/4})√(1/ε))")))
-
-    # 2. the JDP regret decreases as ε grows (paired by seed: the settings of a seed share the model);
-    #    budgets whose learner is stuck are left out of the comparison (the one rule)
-    parts, verdict_list = [], []
-    for (env, alg, constants), grp in last[last["privatizer"] == "central"].groupby(["env", "algorithm", "constants"]):
-        grp = grp[grp["calibration"] == "tight"]
-        eps = sorted({float(e) for e in grp["epsilon"]})
-        for lo, hi in zip(eps[:-1], eps[1:]):
-            a, b = grp[grp["epsilon"].astype(float) == hi], grp[grp["epsilon"].astype(float) == lo]
-            vv = compare_curves(per_seed(a), per_seed(b), claim="less", test="paired",
-                                names=(f"{env} {alg} {constants} ε={hi:g}", f"ε={lo:g}"),
-                                trivial=stuck_of(a), lower_is_better=True, baseline=_STUCK)
-            parts.append(vv.detail)
-            verdict_list.append((constants, vv))
-    pool = [x for c, x in verdict_list if c == "practical"] or [x for _, x in verdict_list]
-    seeds = min_seeds(reg, 3)
-    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else all_of(pool, "; ".join(parts))
-    out.append(vv.claim("The JDP regret decreases as ε grows (privacy cost ∝ 1/√ε, Thm 6.5); decided on the "
-                        "practical constants, paired by seed.", **_paper(
-                            "Theorem 6.5; Remark 6.8", "ours have a multiplicative factor 1/√ε under (ε,δ)-JDP")))
-
-    # 3. LDP costs more than JDP at equal ε (derived rate T^{3/4} vs √T)
-    parts, verdict_list = [], []
-    for (env, alg, constants, eps), grp in last[last["calibration"] == "tight"].groupby(
-            ["env", "algorithm", "constants", "epsilon"]):
-        if str(eps) == "inf" or set(grp["privatizer"]) < {"central", "local"}:
-            continue
-        vv = compare_curves(per_seed(grp[grp["privatizer"] == "local"]), per_seed(grp[grp["privatizer"] == "central"]),
-                            claim="greater", test="paired",
-                            names=(f"{env} {alg} {constants} ε={float(eps):g} LDP", "JDP"),
-                            trivial=stuck_of(grp), lower_is_better=True, baseline=_STUCK)
-        parts.append(vv.detail)
-        verdict_list.append((constants, vv))
-    pool = [x for c, x in verdict_list if c == "practical"] or [x for _, x in verdict_list]
-    vv = undecided(seeds.reason, "; ".join(parts)) if seeds is not None else all_of(pool, "; ".join(parts))
-    out.append(vv.claim("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived "
-                        "in the spec); practical constants, paired by seed.", **_paper(
-                            "Remark 6.9", "a local Privatizer at each user's side is used to inject independent "
-                            "Gaussian noise [...] under stronger noise in the LDP setting")))
-
-    # 4. theory constants leave the private learners stuck at practical K (spec §5.3, privrl's claim)
-    theory = slopes[(slopes["constants"] == "theory") & slopes["label"].str.contains("DP")]
-    parts, flags = [], []
-    for _, r in theory.iterrows():
-        parts.append(f"{r.env} {r.label}: final regret {r.final_regret:.4g} vs {_STUCK} {r.stuck:.4g}, "
-                     f"slope {r.slope:.2f}")
-        flags.append(no_better_than(r.final_per_seed, r.stuck, lower_is_better=True))
-    text = "; ".join(parts) or "no data"
-    v4 = undecided(guard.reason, text) if guard is not None else decide(all(flags) if flags else None, text,
-                                                                         reason="no data")
-    out.append(v4.claim("With the theory constants the private algorithms stay stuck at K = 10⁵ (E2): their regret is "
-                        "no better than the stuck learner's (within 10 %), even under tight calibration (spec §5.3)."))
-
-    # 5. the explicit bounds are vacuous (≥ the trivial bound K·H) at the largest K
-    bnd = df[df["metric"] == "regret_bound"]                      # every environment
-    if len(bnd):
-        lastb = bnd[bnd["episodes"] == bnd.groupby("env")["episodes"].transform("max")]
-        worst = lastb.groupby(["env", "label"])[["value", "episodes", "T_per_episode"]].mean()
-        parts, vac = [], []
-        for (env, lab), r in worst.iterrows():
-            bound = r.episodes * r.T_per_episode
-            parts.append(f"{env} {lab}: bound {r.value:.3g} vs K·H = {bound:.3g}")
-            vac.append(bool(r.value >= bound))
-        out.append(decide(all(vac), "; ".join(parts)).claim(
-            "The explicit regret bounds (theory constants) are at least K·H, the largest possible regret, at the "
-            "largest K run: vacuous."))
-    return out
-
-
 def _deviations(scale: str) -> tuple[str, ...]:
     if scale == "paper":
         return ("Paper scale: K = 10⁵, 10 seeds, E2 (S = 6, A = 4, H = 5, d = 3) and E1 (d = 5, H = 6).",)
@@ -527,7 +336,6 @@ EXPERIMENT = register(Experiment(
 
 
 # =========================================================================== the frontier
-FRONTIER_EPSILONS = (1.0, 10.0, 100.0)
 _FRONTIER_K = {"smoke": 200, "quick": 2000, "paper": 20_000}
 _FRONTIER_SEEDS = {"smoke": 2, "quick": 3, "paper": 10}
 #: the frontier's default instance: E2 of spec §5.2 (the model comes from each seed's shared stream)
@@ -576,50 +384,6 @@ def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[
 
 def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
-
-
-def frontier_claims(df: Any) -> list[Claim]:
-    """privrl's claims on its calibrations: tight has lower regret than sound at every ε, and the
-    tight regret decreases in ε (paired by seed: the settings of a seed share the instance); a
-    comparison with a curve no better than the stuck learner is undecided (the one rule)."""
-    rows = df[df["metric"] == "regret"] if len(df) else df
-    if rows.empty:
-        return []
-    private = rows[rows["calibration"] != "none"]
-    table = private.groupby(["calibration", "epsilon"])["value"].mean().unstack("epsilon")
-    measured = "; ".join(f"{cal}: " + ", ".join(f"ε={float(e):g}: {v:.4g}" for e, v in row.items())
-                         for cal, row in table.iterrows())
-    ref = rows[rows["calibration"] == "none"]["value"]
-    if len(ref):
-        measured += f"; non-private UCRL-VTR: {float(ref.mean()):.4g}"
-    stuck = float(rows["stuck_regret"].mean()) if "stuck_regret" in rows.columns else math.nan
-    measured += f"; {_STUCK}: {stuck:.4g}"
-    guard = min_seeds(rows, 3)
-
-    def curve(cal: str, eps: float) -> Any:
-        return per_seed(private[(private["calibration"] == cal) & (private["epsilon"].astype(float) == eps)])
-
-    def compare(a: Any, b: Any, names: tuple[str, str]) -> Any:
-        known = not math.isnan(stuck)
-        return compare_curves(a, b, claim="less", test="paired", names=names, trivial=stuck if known else None,
-                              lower_is_better=True if known else None, baseline=_STUCK)
-
-    pairs = [compare(curve("tight", e), curve("sound", e), (f"tight ε={e:g}", "sound")) for e in FRONTIER_EPSILONS
-             if len(curve("tight", e)) and len(curve("sound", e))]
-    v = guard or all_of(pairs, measured + " — " + "; ".join(x.detail for x in pairs))
-    at1 = {cal: table.loc[cal].get(1.0, math.nan) for cal in table.index}
-    out = [v.claim("At the same certified (ε, δ), tight calibration has lower regret than the sound one "
-                   "(LinOpt-VI JDP, E2, practical constants; paired by seed).", measured if guard else None,
-                   paper_calibration_value=f"ε = 1: {at1.get('paper', math.nan):.4g}",
-                   tight_value=f"ε = 1: {at1.get('tight', math.nan):.4g} (sound {at1.get('sound', math.nan):.4g})",
-                   headline=True)]
-    mono = [compare(curve("tight", hi), curve("tight", lo), (f"tight ε={hi:g}", f"ε={lo:g}"))
-            for lo, hi in zip(FRONTIER_EPSILONS[:-1], FRONTIER_EPSILONS[1:]) if len(curve("tight", hi))
-            and len(curve("tight", lo))]
-    v2 = guard or all_of(mono)
-    out.append(v2.claim("Under tight calibration the JDP regret decreases as ε grows over {1, 10, 100} (paired by "
-                        "seed).", measured if guard else None))
-    return out
 
 
 def _frontier_plot(df: Any, out_dir: Path) -> list[Path]:

@@ -24,7 +24,6 @@ largest size's (the noise does not depend on the size).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import warnings
@@ -46,11 +45,11 @@ from privrl.envs.tabular import from_gymnasium_toy_text
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, register_frontier
 from privrl.experiments.registry import register
-from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
-from privrl.experiments.verdicts import decide, no_better_than
+from privrl.experiments.spec import Experiment, RunContext, RunResult
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, offline_statistics
 from privrl.offline._common import degenerate_output
 from privrl.offline.calibration import linear_noise
+from privrl.offline.claims import FIG1_WHY, curve_order, frontier_claims, is_printed, linear_claims, tabular_claims
 from privrl.offline.linear import LINEAR_PRESETS, linear_pessimistic_vi
 from privrl.privacy import NumpyNoise, PrivacyBudget, Releaser
 
@@ -73,15 +72,6 @@ _N_GRID = {"smoke": [100, 1000], "quick": [100, 1000, 10_000],
 _SEEDS = {"smoke": 2, "quick": 3, "paper": 20}
 _FRONTIER_SIZE = {"smoke": {"tabular": 1000, "linear": 200}, "quick": {"tabular": 10_000, "linear": 3000},
                   "paper": {"tabular": 100_000, "linear": 10_000}}
-#: decisions about convergence need the paper's grid; with fewer seeds or a shorter grid they wait
-_DECIDING = {"seeds": 10, "K": 100_000, "n": 100_000}
-
-FIG1_WHY = (
-    "Why Figure 1 does not reproduce, even in paper calibration: the bottleneck is the vector noise, not "
-    "the matrix noise the paper's calibration differs in. Σφ(r+Ṽ)/σ̃² gets std sqrt(2H²/ρ0) ≈ 283 at ρ = 1, "
-    "H = 20 (ρ0 = ρ/(5H)), while the weighted Gram has entries ~0.2K and the actions differ by ~r_h/8 in "
-    "reward, so for K ≤ 1000 the noisy regression cannot rank the actions at any ρ ≤ 25; the paper's "
-    "figure must have used another, unstated noise scale (spec §5.4, docs/offline.md).")
 LINEAR_DEVIATIONS = (
     "Features divided by the public constant sqrt(7) so that ||phi||_2 <= 1 holds (Appendix F's raw "
     "features reach sqrt(7), which voids the paper's sensitivities); nu and theta are multiplied by "
@@ -311,8 +301,8 @@ def _plot_panels(ax, df: Any, x: str, title: str, *, logx: bool, xmax: float | N
     gaps = df[df["metric"] == "gap"]
     if xmax is not None:
         gaps = gaps[gaps[x] <= xmax]
-    for (label, calibration), curve in sorted(gaps.groupby(["label", "calibration"]), key=lambda g: _order(*g[0])):
-        printed = _is_printed(label)    # the label says which paper calibration
+    for (label, calibration), curve in sorted(gaps.groupby(["label", "calibration"]), key=lambda g: curve_order(*g[0])):
+        printed = is_printed(label)    # the label says which paper calibration
         mean_se_band(ax, curve, x, label=label, calibration=calibration, logx=logx, marker="o", markersize=3,
                      linestyle=("--" if "normalised" in label else ":") if printed else None)
     if "trivial_gap" in gaps and len(gaps):
@@ -323,14 +313,6 @@ def _plot_panels(ax, df: Any, x: str, title: str, *, logx: bool, xmax: float | N
     ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)   # below the data
 
 
-def _order(label: str, calibration: str) -> tuple:
-    """Non-private curves first, then by budget value (ε curves after ρ curves)."""
-    if "=" not in label:
-        return (0, label, 0.0, calibration)
-    head, _, tail = label.partition("=")
-    return (1, head, float(tail.split()[0]), label, calibration)
-
-
 def _plot_linear(df: Any, out: Path, name: str, title: str) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
@@ -339,212 +321,6 @@ def _plot_linear(df: Any, out: Path, name: str, title: str) -> list[Path]:
     _plot_panels(axes[0], df, "K", f"{title}: K on a log axis", logx=True)
     _plot_panels(axes[1], df, "K", f"{title}: the paper's axis (K ≤ 1000)", logx=False, xmax=1000)
     return save_figure(fig, out, name)
-
-
-def _per_seed(df: Any, label: str, x: str) -> Any:
-    """``(x × seed)`` table of the gap of one curve."""
-    part = df[(df["metric"] == "gap") & (df["label"] == label)]
-    return part.pivot_table(index=x, columns="seed", values="value", aggfunc="mean")
-
-
-def _scale_ok(df: Any, x: str) -> tuple[bool, str]:
-    seeds = df["seed"].nunique() if len(df) else 0
-    top = float(df[x].max()) if len(df) else 0.0
-    if seeds < _DECIDING["seeds"] or top < _DECIDING[x]:
-        return False, (f"undecided: needs paper scale ({seeds} seeds, {x} ≤ {top:g}; deciding needs ≥ "
-                       f"{_DECIDING['seeds']} seeds and {x} up to {_DECIDING[x]:g})")
-    return True, ""
-
-
-def _few_seeds(df: Any) -> str:
-    """'' when there are at least 3 seeds, else the reason a claim stays undecided."""
-    n = df["seed"].nunique() if len(df) else 0
-    return "" if n >= 3 else f" — undecided: {n} seed(s), at least 3 needed for a band"
-
-
-def _mean_se(table: Any) -> tuple[Any, Any]:
-    n = table.notna().sum(axis=1).clip(lower=1)
-    return table.mean(axis=1), table.std(axis=1).fillna(0.0) / np.sqrt(n)
-
-
-def _small_k_headline(gaps: Any, labels: list[str], vapvi: Any) -> dict[str, Any]:
-    """Headline cells of the Figure 1 claim (keyword arguments of its :class:`Claim`): per
-    calibration, the largest mean gap difference to VAPVI over K ≤ 1000 of each budget's curve."""
-    cells = {}
-    for cal, key in (("paper", "paper_calibration_value"), ("tight", "tight_value")):
-        items = []
-        for label in labels:
-            part = gaps[(gaps["label"] == label) & (gaps["K"] <= 1000) & (gaps["calibration"] == cal)]
-            if len(part):
-                mean, _ = _mean_se(_per_seed(part, label, "K"))
-                worst = float((mean - vapvi.reindex(mean.index)).max())
-                items.append(f"{label.removeprefix('DP-VAPVI ')}: {worst:.2g}")
-        cells[key] = ("largest gap − gap(VAPVI) over K ≤ 1000, " + ", ".join(items)) if items else ""
-    cells["paper_value"] = "DP-VAPVI close to VAPVI for K ≤ 1000 (Fig. 1(a); v* ≈ 14)"
-    return cells
-
-
-def _paper(where: str, quote: str) -> dict[str, str]:
-    """The fields of a claim of the paper (its words and where it says them)."""
-    return {"source": "paper", "where": where, "quote": quote}
-
-
-_SECTION6 = "§6 (Results and discussions), Figure 1"
-_TRIVIAL = "the trivial policy (action 0)"
-
-
-def _is_printed(label: str) -> bool:
-    return "(paper calibration:" in label
-
-
-def _useless(mean: Any, trivial: float) -> bool:
-    """No better than the trivial policy: a mean gap within 10 % of its gap, or larger."""
-    return bool(len(mean)) and no_better_than(mean, trivial, lower_is_better=True)
-
-
-def linear_claims(df: Any, *, compare_pevi: bool) -> list[Claim]:
-    """The claims of §6 on Figure 1 and of Theorem 4.1. Judged on the paper-calibration curves
-    where there are some (the printed noise on the normalised features and the printed algorithm on
-    the raw ones: the paper does not say which it ran; they must agree) and on the tight ones
-    otherwise; a comparison with a curve no better than the trivial policy is undecided (the one
-    rule of :mod:`privrl.experiments.verdicts`); convergence claims need the paper's grid."""
-    gaps = df[df["metric"] == "gap"] if len(df) else df
-    labels = sorted(gaps["label"].unique()) if len(gaps) else []
-    if "VAPVI" not in labels:
-        quote = "as the size of dataset goes larger, the performance of DP-VAPVI will converge to that of VAPVI"
-        return [decide(None, "no VAPVI runs", reason="no data").claim(
-            "DP-VAPVI converges to VAPVI as K grows.", **_paper(_SECTION6, quote))]
-    decidable, why = _scale_ok(gaps, "K")
-    pending = why.removeprefix("undecided: ")
-    vapvi, _ = _mean_se(_per_seed(gaps, "VAPVI", "K"))
-    trivial = float(gaps["trivial_gap"].iloc[0])
-    dp = sorted([lbl for lbl in labels if lbl.startswith("DP-VAPVI")],
-                key=lambda s: (("practical" in s), _order(s, "")))
-    theory = [lbl for lbl in dp if "practical" not in lbl]
-    tight = [lbl for lbl in theory if not _is_printed(lbl)]
-    printed = [lbl for lbl in theory if _is_printed(lbl)]
-    judged = printed or tight
-    out: list[Claim] = []
-
-    # 1. converges to VAPVI as K grows (Theorem 4.1; §6)
-    parts, converge, stuck = [], [], []
-    for label in dp:
-        for cal, part in gaps[gaps["label"] == label].groupby("calibration"):
-            mean, se = _mean_se(_per_seed(part, label, "K"))
-            diff = mean - vapvi.reindex(mean.index)
-            parts.append(f"{label} [{cal}]: gap−gap(VAPVI) {diff.iloc[0]:.3g} at K={diff.index[0]:g} → "
-                         f"{diff.iloc[-1]:.3g} ± {se.iloc[-1]:.2g} at K={diff.index[-1]:g}")
-            converge.append(bool(diff.iloc[-1] + 2 * se.iloc[-1] <= 0.1 or diff.iloc[-1] <= 0.1))
-            if _useless(mean.iloc[-1:], trivial):
-                stuck.append(f"{label} at the largest K")
-    if _useless(vapvi.iloc[-1:], trivial):
-        stuck.insert(0, "VAPVI at the largest K")
-    measured = ("; ".join(parts) + ("" if decidable else f" — {why}")) + f"; trivial policy gap {trivial:.3g}"
-    reason = f"{' and '.join(stuck)} no better than {_TRIVIAL} ({trivial:.3g})" if stuck else pending
-    out.append(decide(all(converge) if decidable and not stuck else None, measured, reason=reason).claim(
-        "DP-VAPVI is slightly worse than VAPVI and converges to it as K grows (gap difference ≤ 0.1 at the "
-        "largest K; Theorem 4.1).", **_paper(_SECTION6, "DP-VAPVI (Algorithm 2) performs slightly worse than its "
-                                             "non-private version VAPVI [...] as the size of dataset goes larger, the "
-                                             "performance of DP-VAPVI will converge to that of VAPVI")))
-
-    # 2. for K ≤ 1000 (the paper's axis) only slightly worse than VAPVI; decided at any scale with
-    #    ≥ 3 seeds: the K ≤ 1000 grid is the paper's own
-    worst, stuck = {}, []
-    small_vapvi = vapvi[vapvi.index <= 1000]
-    for label in judged:
-        part = gaps[(gaps["label"] == label) & (gaps["K"] <= 1000)]
-        if part.empty:
-            continue
-        mean, _ = _mean_se(_per_seed(part, label, "K"))
-        worst[label] = float((mean - vapvi.reindex(mean.index)).max())
-        if _useless(mean, trivial):
-            stuck.append(label)
-    if worst:
-        if _useless(small_vapvi, trivial):
-            stuck.insert(0, "VAPVI")
-        measured = ("largest mean gap difference to VAPVI over K ≤ 1000: " + ", ".join(
-            f"{lbl.removeprefix('DP-VAPVI ')} {w:.3g}" for lbl, w in worst.items()) + f" (v* ≈ 14; trivial policy "
-            f"gap {trivial:.3g}). {FIG1_WHY}")
-        few = _few_seeds(gaps)
-        close = [w <= 0.1 for w in worst.values()]
-        reason = (few.removeprefix(" — undecided: ") if few else
-                  f"{' and '.join(stuck)} no better than {_TRIVIAL} ({trivial:.3g}) over K ≤ 1000" if stuck else
-                  "the printed noise on normalised and on raw features disagree (the paper does not say which "
-                  "it used)")
-        verdict = None if (few or stuck or len(set(close)) > 1) else all(close)
-        headline = _small_k_headline(gaps, theory, vapvi) if compare_pevi else {}
-        out.append(decide(verdict, measured + few, reason=reason).claim(
-            "For K ≤ 1000 DP-VAPVI is only slightly worse than VAPVI: largest gap difference ≤ 0.1 on the paper's "
-            "axis (judged on the paper calibration where it ran, else on the tight one).", **headline,
-            headline=bool(headline), **_paper(_SECTION6, "DP-VAPVI (Algorithm 2) performs slightly worse than its "
-                                              "non-private version VAPVI")))
-
-    # 3. a larger ρ gives results closer to VAPVI (Figure 1(b)), over the K where no curve is trivial
-    rho_rows = [lbl for lbl in tight if "ρ=" in lbl]
-    if len(rho_rows) > 1:
-        table = {lbl: _mean_se(_per_seed(gaps[gaps["label"] == lbl], lbl, "K"))[0] for lbl in rho_rows}
-        Ks = sorted(set.intersection(*[set(t.dropna().index) for t in table.values()]))
-        useful = [k for k in Ks if not any(_useless(table[lbl].loc[[k]], trivial) for lbl in rho_rows)]
-        mono = [all(table[b][k] <= table[a][k] + 1e-9 for a, b in zip(rho_rows, rho_rows[1:])) for k in useful]
-        frac = float(np.mean(mono)) if mono else float("nan")
-        text = (f"gap non-increasing in ρ at {frac:.0%} of the {len(useful)} K values where every budget beats "
-                f"{_TRIVIAL} (of {len(Ks)})" + ("" if decidable else f" — {why}"))
-        reason = pending if not decidable else f"every budget no better than {_TRIVIAL} ({trivial:.3g}) at every K"
-        out.append(decide(frac >= 0.75 if decidable and useful else None, text, reason=reason).claim(
-            "A larger privacy budget ρ gives results closer to VAPVI (the gap is non-increasing in ρ at ≥ 75 % of "
-            "the K values).", **_paper(_SECTION6, "For DP-VAPVI with larger privacy budget, the scale of noise will "
-                                       "be smaller, thus the performance will be closer to VAPVI, as shown in "
-                                       "figure 1(b)")))
-
-    # 4. DP-VAPVI beats PEVI in most cases, over the K where neither is trivial
-    if compare_pevi and "PEVI" in labels and tight:
-        pevi, _ = _mean_se(_per_seed(gaps, "PEVI", "K"))
-        fr, texts = {}, []
-        for label in tight:
-            mean, _ = _mean_se(_per_seed(gaps[gaps["label"] == label], label, "K"))
-            useful = [k for k in mean.index if k in pevi.index and not _useless(mean.loc[[k]], trivial)
-                      and not _useless(pevi.loc[[k]], trivial)]
-            if useful:
-                fr[label] = float(np.mean(mean.loc[useful] < pevi.loc[useful]))
-            texts.append(f"{label} better than PEVI at {fr.get(label, math.nan):.0%} of the {len(useful)} K values "
-                         f"where neither is no better than {_TRIVIAL}")
-        reason = pending if not decidable else f"a curve no better than {_TRIVIAL} ({trivial:.3g}) at every K"
-        out.append(decide(all(v > 0.5 for v in fr.values()) if decidable and len(fr) == len(tight) else None,
-                          ", ".join(texts) + ("" if decidable else f" — {why}"), reason=reason).claim(
-            "In most cases DP-VAPVI still beats PEVI (lower gap at more than half of the K values).",
-            **_paper(_SECTION6, "in most cases, DP-VAPVI still outperforms PEVI, which does not have privacy "
-                     "guarantee")))
-
-    # 5. the cost of privacy is a lower-order term: the gap difference decays like 1/K
-    slopes, stuck = [], []
-    for label in tight:
-        mean, _ = _mean_se(_per_seed(gaps[gaps["label"] == label], label, "K"))
-        diff = (mean - vapvi.reindex(mean.index)).clip(lower=1e-12)
-        big = diff[(diff.index >= 1000) & (diff > 1e-6)]
-        if _useless(mean[mean.index >= 1000], trivial):
-            stuck.append(label)
-        elif len(big) >= 3:
-            slopes.append((label, float(np.polyfit(np.log(big.index.to_numpy(float)), np.log(big.to_numpy()), 1)[0])))
-    if slopes or stuck or not decidable:
-        text = (", ".join(f"{lbl}: log-log slope of the gap difference for K ≥ 1000 = {s:.2f}" for lbl, s in slopes)
-                or "no curve above 1e-6 at K ≥ 1000") + ("" if decidable else f" — {why}")
-        reason = (f"{' and '.join(stuck)} no better than {_TRIVIAL} ({trivial:.3g}) for K ≥ 1000" if stuck and decidable
-                  else pending or "no data")
-        out.append(decide(all(s <= -0.75 for _, s in slopes) if decidable and slopes and not stuck else None, text,
-                          reason=reason).claim(
-            "The cost of privacy is a lower-order term: the gap difference to VAPVI decays like 1/K (log–log slope "
-            "≤ −0.75 for K ≥ 1000).", **_paper("§4, after Theorem 4.1", "the additional term due to differential "
-                                               "privacy also appears as a lower order term")))
-    return [_with_reason(c, why) for c in out]
-
-
-def _with_reason(claim: Claim, why: str) -> Claim:
-    """``claim`` with the reason it is undecided in its own field (the report's summary reads it):
-    the scale's (``why``) or, at a deciding scale, the one its measured text gives."""
-    if claim.verdict != "undecided" or claim.reason:
-        return claim
-    text = why or claim.measured.rpartition(" — ")[2]
-    return dataclasses.replace(claim, reason=text.removeprefix("undecided: ").strip() or "not decided at this scale")
 
 
 FIG1A = register(Experiment(
@@ -619,81 +395,6 @@ def _plot_tabular(df: Any, out: Path) -> list[Path]:
             if len(part):
                 _plot_panels(axes[i, j], part, "n", f"{bench}: {constants} constants", logx=True)
     return save_figure(fig, out, "qiao2023-tabular")
-
-
-def tabular_claims(df: Any) -> list[Claim]:
-    """Theorem 3.4's lower-order cost, per benchmark and constants: DP-APVI's gap approaches
-    APVI's. Undecided when every budget returns the all-zero value function (degenerate), below the
-    deciding scale, or when a budget — or APVI — is no better than the trivial policy at the
-    largest n (the one rule of :mod:`privrl.experiments.verdicts`); fails when a budget that
-    learned stays far (more than a quarter of the trivial gap) from APVI."""
-    out: list[Claim] = []
-    gaps = df[df["metric"] == "gap"] if len(df) else df
-    theorem = _paper("§3, after Theorem 3.4", "the additional term due to differential privacy appears as a lower "
-                     "order term, hence becomes negligible as the sample complexity n becomes large")
-    for bench in sorted(gaps["benchmark"].unique()) if "benchmark" in gaps else []:
-        part = gaps[gaps["benchmark"] == bench]
-        decidable, why = _scale_ok(part, "n")
-        trivial = float(part["trivial_gap"].iloc[0])
-        if "APVI" not in set(part["label"]):
-            continue
-        apvi, se = _mean_se(_per_seed(part, "APVI", "n"))
-        few = _few_seeds(part)
-        falls = bool(apvi.iloc[-1] + 2 * se.iloc[-1] < apvi.iloc[0])
-        out.append(decide(None if few else falls,
-                          f"APVI gap {apvi.iloc[0]:.3g} at n={apvi.index[0]:g} → {apvi.iloc[-1]:.3g} ± "
-                          f"{se.iloc[-1]:.2g} at n={apvi.index[-1]:g} (trivial policy {trivial:.3g})" + few,
-                          reason=few.removeprefix(" — undecided: ")).claim(
-            f"[{bench}] APVI, the non-private baseline, learns: its gap falls as the dataset grows (by more than "
-            "2 SE from the smallest to the largest n)."))
-        for constants in ("theory", "practical"):
-            sub = part[part["constants"] == constants]
-            dp = [lbl for lbl in sorted(sub["label"].unique()) if lbl.startswith("DP-APVI")]
-            if not dp:
-                continue
-            base_label = "APVI" if constants == "theory" else "APVI (practical)"
-            base = _mean_se(_per_seed(part, base_label, "n"))[0] if base_label in set(part["label"]) else apvi
-            degenerate = sub[sub["label"].isin(dp)].groupby("label")["degenerate"].mean()
-            parts, stuck, far = [], [], []
-            for label in dp:
-                mean, se = _mean_se(_per_seed(sub, label, "n"))
-                diff = mean - base.reindex(mean.index)
-                parts.append(f"{label}: gap − gap({base_label}) {diff.iloc[0]:.3g} at n={diff.index[0]:g} → "
-                             f"{diff.iloc[-1]:.3g} ± {se.iloc[-1]:.2g} at n={diff.index[-1]:g} (degenerate in "
-                             f"{degenerate[label]:.0%} of fits)")
-                if _useless(mean.iloc[-1:], trivial):
-                    stuck.append(label)            # never left the trivial policy's gap: not evidence either way
-                elif diff.iloc[-1] > 0.25 * trivial:
-                    far.append(label)              # learned something, yet stays far from APVI
-            if _useless(base.iloc[-1:], trivial):
-                stuck.insert(0, base_label)
-            measured = "; ".join(parts) + f"; trivial policy gap {trivial:.3g}"
-            claim = (f"[{bench}, {constants} constants] DP-APVI's privacy cost is lower order: it approaches "
-                     "APVI as n grows (gap difference within a quarter of the trivial policy's gap at the largest n).")
-            top = f"n = {float(sub['n'].max()):g}"
-            all_degenerate = bool((degenerate >= 0.999).all())
-            if all_degenerate:
-                measured = ("every budget gives the all-zero value function and the tie-break policy at every "
-                            "n (degenerate: C2 = 16's penalty exceeds H) — " + measured)
-                reason = (f"degenerate: every budget returns the all-zero value function at every n ≤ {top[4:]} "
-                          "(C2 = 16's penalty exceeds H; constants='practical' fixes it)")
-            elif not decidable:
-                measured, reason = f"{measured} — {why}", why.removeprefix("undecided: ")
-            else:
-                reason = (f"{', '.join(stuck)} no better than {_TRIVIAL} ({trivial:.3g}) at {top} (the privacy "
-                          "term ∝ 1/(nε) needs more data)")
-            pending = all_degenerate or not decidable or (bool(stuck) and not far)
-            headline: dict[str, Any] = {}
-            if bench == "random" and constants == "practical":
-                last = {lbl: _mean_se(_per_seed(sub, lbl, "n"))[0] for lbl in dp}
-                headline = dict(paper_value="privacy cost lower order (Thm 3.4; no experiment)", headline=True,
-                                tight_value=f"gap − gap(APVI) at {top}: " + ", ".join(
-                                    f"{lbl.removeprefix('DP-APVI ').removesuffix(' (practical)')} "
-                                    f"{float(last[lbl].iloc[-1] - base.reindex(last[lbl].index).iloc[-1]):.1g}"
-                                    for lbl in dp) + f" (trivial {trivial:.3g})")
-            out.append(decide(None if pending else not far, measured, reason=reason).claim(
-                claim, **headline, **theorem))
-    return out
 
 
 TABULAR = register(Experiment(
@@ -772,45 +473,6 @@ def _plot_frontier(df: Any, out: Path, name: str, title: str) -> list[Path]:
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     return save_figure(fig, out, name)
-
-
-def _not_worse(per_seed: Any, eps: float) -> bool:
-    """Tight's gap not larger than sound's at ``eps`` beyond seed noise: the mean of the paired
-    differences (same seed, same data) at most twice their standard error."""
-    pair = per_seed.loc[["tight", "sound"], eps].unstack("calibration").dropna()
-    diff = (pair["tight"] - pair["sound"]).to_numpy()
-    se = float(np.std(diff, ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else 0.0
-    return bool(np.mean(diff) <= 2.0 * se + 1e-9)
-
-
-def frontier_claims(df: Any) -> list[Claim]:
-    """privrl's claim on its calibrations: tight is at least as useful as sound at ≥ 2/3 of the ε —
-    its mean gap not larger beyond seed noise (paired by seed: mean difference ≤ 2 standard
-    errors; a difference within the noise is a tie, not a verdict) — over the ε where neither
-    curve is no better than the trivial policy; needs ≥ 10 seeds."""
-    gaps = df[df["metric"] == "gap"] if len(df) else df
-    if gaps.empty:
-        return []
-    table = gaps[gaps["calibration"] != "none"].groupby(["calibration", "epsilon"])["value"].mean().unstack("epsilon")
-    measured = "; ".join(f"{cal}: " + ", ".join(f"ε={e:g}: {v:.3g}" for e, v in row.items())
-                         for cal, row in table.iterrows())
-    out = []
-    if {"tight", "sound"} <= set(table.index):
-        trivial = float(gaps["trivial_gap"].iloc[0])
-        useful = [e for e in table.columns if not _useless(table.loc[["tight"], e], trivial)
-                  and not _useless(table.loc[["sound"], e], trivial)]
-        per_seed = gaps.groupby(["calibration", "epsilon", "seed"])["value"].mean()
-        better = float(np.mean([_not_worse(per_seed, e) for e in useful])) if useful else math.nan
-        seeds = int(gaps["seed"].nunique())
-        text = (f"{measured}; tight not worse than sound (paired by seed, beyond 2 standard errors) at {better:.0%} "
-                f"of the {len(useful)} ε where both beat {_TRIVIAL} ({seeds} seeds; trivial gap {trivial:.3g})")
-        enough = seeds >= _DECIDING["seeds"]
-        reason = (f"needs paper scale ({seeds} seeds; deciding needs ≥ {_DECIDING['seeds']})" if not enough
-                  else f"tight or sound no better than {_TRIVIAL} ({trivial:.3g}) at every ε")
-        out.append(decide(better >= 2 / 3 - 1e-9 if enough and useful else None, text, reason=reason).claim(
-            "At the same certified (ε, δ), tight calibration is at least as useful as the sound one (mean gap no "
-            "larger beyond seed noise at ≥ 2/3 of the ε)."))
-    return out
 
 
 FRONTIER_TABULAR = register(Experiment(

@@ -51,15 +51,16 @@ from privrl.envs.chain import chain_values, sample_chain_statistics_nested
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
-from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
-from privrl.experiments.verdicts import (
-    REASON_BOUNDARY,
-    compare_curves,
-    decide,
-    min_seeds,
-    needs_paper_scale,
-    scale_of,
-    trivial_guard,
+from privrl.experiments.spec import Experiment, RunContext, RunResult
+from privrl.policy_evaluation.claims import (
+    _CALIBRATIONS,
+    _FRONTIER_CALIBRATIONS,
+    FIXED_COEF,
+    best_coefficients,
+    claims,
+    frontier_claims,
+    select,
+    zero_rmse,
 )
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW, LSL, LSW
 from privrl.policy_evaluation.mechanism import lambda_min
@@ -82,9 +83,6 @@ _GRID: dict[str, dict[str, Any]] = {
 #: F_max = 1 curves reach 10⁷ at paper scale: with the printed constants DP-LSW meets LSW only
 #: around m ≈ 10⁶–10⁷ (spec §4.6)
 _PAPER_EXTRA_M = [3 * 10**6, 10**7]
-_CALIBRATIONS = ("paper", "tight")
-#: DP-LSL curves of panel 4 and of the aggregation claim use λ = λ_min + 1·√m (a common schedule)
-FIXED_COEF = 1.0
 
 
 def _batch_sizes(scale: str, f_max: float) -> list[int]:
@@ -111,11 +109,6 @@ def settings(scale: str) -> list[dict[str, Any]]:
     return [{**_COMMON, "features": features, "F_max": f_max, "calibration": calibration,
              "batch_sizes": _batch_sizes(scale, f_max), "lam_coefs": list(grid["lam_coefs"]),
              "panel2": list(grid["panel2"])} for calibration, features, f_max in combos]
-
-
-#: the pair features as the paper's text suggests them (0/1 indicators, ‖Φ‖ = √2) and scaled to unit
-#: norm (the same span of value functions; the paper does not say which it used)
-PAIR_FEATURES = {"pairs": "pairs (0/1 indicators, ‖Φ‖ = √2)", "pairs_unit": "pairs scaled to ‖Φ‖ = 1"}
 
 
 def _features(name: str, n_states: int) -> np.ndarray:
@@ -258,46 +251,7 @@ def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> 
                        "are not private"})
 
 
-# =========================================================================== analysis
-def _curves(df: Any, metric: str = "rmse") -> Any:
-    """Mean over seeds per (calibration, features, F_max, algorithm, schedule, lam_coef, m)."""
-    sub = df[df["metric"] == metric]
-    keys = ["calibration", "features", "F_max", "algorithm", "schedule", "lam_coef", "m"]
-    return sub.groupby(keys, sort=True)["value"].mean().reset_index()
-
-
-def best_coefficients(df: Any) -> dict[tuple, float]:
-    """c with the smallest mean RMSE over the batch grid, per (calibration, features, F_max,
-    algorithm, schedule)."""
-    cur = _curves(df)
-    cur = cur[cur["algorithm"].isin(["LSL", "DP-LSL"])]
-    avg = cur.groupby(["calibration", "features", "F_max", "algorithm", "schedule", "lam_coef"])["value"].mean()
-    return {key: float(grp.idxmin()[-1]) for key, grp in avg.groupby(level=[0, 1, 2, 3, 4])}
-
-
-def _select(df: Any, features: str, f_max: float, algorithm: str, metric: str = "rmse",
-            schedule: str = "sqrt", best: dict | None = None, coef: float | None = None,
-            calibration: str = "paper") -> Any:
-    sub = df[(df["metric"] == metric) & (df["features"] == features) & (df["F_max"] == f_max)
-             & (df["algorithm"] == algorithm) & (df["calibration"] == calibration)]
-    if algorithm in ("LSL", "DP-LSL"):
-        if coef is None or not (sub["lam_coef"] == coef).any():
-            best = best if best is not None else best_coefficients(df)
-            coef = best.get((calibration, features, f_max, algorithm, schedule))
-        sub = sub[(sub["schedule"] == schedule) & (sub["lam_coef"] == coef)]
-    return sub
-
-
-def _mean_by_m(sub: Any) -> Any:
-    return sub.groupby("m")["value"].mean().sort_index()
-
-
-def _se_by_m(sub: Any) -> Any:
-    per_seed = sub.groupby(["m", "seed"])["value"].mean()
-    return per_seed.groupby(level=0).agg(lambda v: float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1
-                                         else math.inf).sort_index()
-
-
+# =========================================================================== the figure
 def _np(sub: Any) -> Any:
     """Rows without the calibration column (non-private curves are not 'paper calibration')."""
     return sub.drop(columns=["calibration"]) if "calibration" in sub.columns else sub
@@ -317,7 +271,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     base = cals[0] if cals else "paper"
     for feats in ("tabular", "pairs"):
         for alg in ("LSW", "LSL"):
-            sub = _select(df, feats, f_np, alg, best=best, calibration=base, coef=FIXED_COEF)
+            sub = select(df, feats, f_np, alg, best=best, calibration=base, coef=FIXED_COEF)
             if len(sub):
                 mean_se_band(ax1, _np(sub), "m", label=f"{alg}, {feats}", logx=True, logy=True, marker="o")
     ax1.set(title=f"(1) non-private (LSL: λ = λmin + {FIXED_COEF:g}·√m)", xlabel="batch size m", ylabel="RMSE")
@@ -331,7 +285,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
                 mean_se_band(ax2, sub if alg.startswith("DP") else _np(sub), "lam_coef", label=f"{alg}, m={m}",
                              logx=True, logy=True, marker="o", color=colours[2 * i + j])
         for j, alg in enumerate(("LSW", "DP-LSW")):
-            sub = _select(df, "tabular", f_np, alg, calibration=base)
+            sub = select(df, "tabular", f_np, alg, calibration=base)
             sub = sub[sub["m"] == m]
             if len(sub):
                 ax2.axhline(float(sub["value"].mean()), linestyle=(0, (1, 1)) if j == 0 else (0, (4, 2)),
@@ -343,7 +297,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
                 private = alg.startswith("DP")
                 if (not private and (f_max != f_np or cal != base)) or (cal != base and f_max != f_np):
                     continue
-                sub = _select(df, "pairs", f_max, alg, best=best, calibration=cal)
+                sub = select(df, "pairs", f_max, alg, best=best, calibration=cal)
                 if len(sub):
                     label = (alg + (f", F_max={f_max:g}" if private else "")
                              + (", tight" if private and cal == "tight" else ""))
@@ -354,14 +308,14 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
         for alg in ("DP-LSW", "DP-LSL"):
             if feats == "pairs_unit" and alg == "DP-LSW":
                 continue    # DP-LSW's excess risk does not depend on the scale of Φ: the pairs curve
-            sub = _select(df, feats, f_np, alg, metric="excess_risk", best=best, coef=FIXED_COEF, calibration=base)
+            sub = select(df, feats, f_np, alg, metric="excess_risk", best=best, coef=FIXED_COEF, calibration=base)
             if len(sub) and (sub["value"] > 0).any():
                 name = "pairs, ‖Φ‖ = 1" if feats == "pairs_unit" else feats
                 mean_se_band(ax4, sub, "m", label=f"{alg}, {name}", logx=True, logy=True, marker="o",
                              linestyle="--" if feats == "pairs_unit" else None)
     ax4.set(title=f"(4) excess risk (F_max={f_np:g}; DP-LSL c={FIXED_COEF:g})", xlabel="batch size m",
             ylabel="excess empirical risk")
-    zero = _zero_rmse()
+    zero = zero_rmse()
     for ax in (ax1, ax2, ax3):   # the trivial answer the verdicts compare with
         ax.axhline(zero, color="grey", linestyle="-.", linewidth=1, label=f"zero predictor V̂ ≡ 0 ({zero:.3g})")
     for ax in (ax1, ax2, ax3, ax4):   # below the panel: the legend never covers the curves
@@ -379,215 +333,6 @@ def _panel2_sizes(df: Any) -> list[int]:
     if isinstance(value, str):
         value = json.loads(value)
     return sorted({int(v) for v in value})
-
-
-def _zero_rmse() -> float:
-    """RMSE of the trivial predictor V̂ ≡ 0 on the chain (the reference for near-trivial curves)."""
-    return float(np.sqrt(np.mean(chain_values() ** 2)))
-
-
-def _lam_grid(df: Any) -> list[float]:
-    return sorted(float(c) for c in df.loc[df["algorithm"] == "DP-LSL", "lam_coef"].unique())
-
-
-def _verdict_claim(text: str, parts: list[str], verdict: bool | None, why: list[str], **fields: Any) -> Claim:
-    """A Claim with a verdict (privrl.experiments.verdicts): undecided with the reasons in ``why``
-    (or when nothing was measured), else decided by ``verdict``."""
-    measured = "; ".join(parts) or "no data"
-    reasons = list(dict.fromkeys(why))
-    return decide(None if reasons else verdict, measured, reason="; ".join(reasons) or "no data").claim(text, **fields)
-
-
-def _paper(where: str, quote: str) -> dict[str, str]:
-    """The fields of a claim of the paper (its words and where it says them)."""
-    return {"source": "paper", "where": where, "quote": quote}
-
-
-_ZERO = "the zero predictor"
-
-
-def _aggregation(df: Any, dp: str, pairs: str, f_np: float, best: dict, few: list[str], zero: float) -> tuple:
-    """``(verdict or None, text, why)`` of "pairs converge faster than tabular" for one pair
-    convention: excess risk below tabular's by more than 2 SE at more batch sizes than above, over
-    the batch sizes where neither curve's RMSE is as bad as the zero predictor's."""
-    tab_sub = _select(df, "tabular", f_np, dp, metric="excess_risk", best=best, coef=FIXED_COEF)
-    agg_sub = _select(df, pairs, f_np, dp, metric="excess_risk", best=best, coef=FIXED_COEF)
-    tab, agg = _mean_by_m(tab_sub), _mean_by_m(agg_sub)
-    why = list(few)
-    if not (len(tab) and len(agg)) or "seed" not in df.columns:
-        return None, "", why + ["no data"]
-    tab_rmse = _mean_by_m(_select(df, "tabular", f_np, dp, best=best, coef=FIXED_COEF))
-    agg_rmse = _mean_by_m(_select(df, pairs, f_np, dp, best=best, coef=FIXED_COEF))
-    useful = [m for m in tab.index if m in agg.index and tab_rmse.get(m, zero) < 0.9 * zero
-              and agg_rmse.get(m, zero) < 0.9 * zero]
-    se = np.sqrt(_se_by_m(tab_sub) ** 2 + _se_by_m(agg_sub) ** 2).reindex(useful)
-    diff = (tab - agg).reindex(useful)
-    separated = diff.abs() > 2 * se
-    wins, losses = int(((diff > 0) & separated).sum()), int(((diff < 0) & separated).sum())
-    if not useful:
-        why.append(f"{dp} no better than {_ZERO} ({zero:.3g}) at every batch size")
-    elif wins + losses == 0:
-        why.append(f"{PAIR_FEATURES[pairs]} and tabular within 2 standard errors at every batch size")
-    text = (f"{PAIR_FEATURES[pairs]}: excess risk below tabular's (by > 2 SE) at {wins}/{len(useful)} batch sizes "
-            f"where both beat {_ZERO}, above at {losses}; largest m: {agg.iloc[-1]:.3g} vs {tab.iloc[-1]:.3g}")
-    return wins > losses, text, why
-
-
-def claims(df: Any) -> list[Claim]:
-    """The paper's claims, judged on the paper-calibration runs (the tight runs are quoted
-    alongside). A claim is undecided with fewer than three seeds, when a compared curve is no
-    better than the zero predictor (RMSE within 10 % of V̂ ≡ 0's, or worse: the one rule of
-    :mod:`privrl.experiments.verdicts`), when a claim about λ rests on a best c at the edge of the
-    grid, (convergence) when the gap still shrinks at the largest batch of a scale below paper
-    scale, and (aggregation) when the two scalings of the pair features disagree."""
-    best = best_coefficients(df)
-    out: list[Claim] = []
-    f_np = 1.0 if (df["F_max"] == 1.0).any() else float(df["F_max"].iloc[0])
-    guard = min_seeds(int(df["seed"].nunique()) if "seed" in df.columns else 1, 3)
-    few = [guard.reason] if guard is not None else []
-    scale = scale_of(df)
-    zero = _zero_rmse()
-    grid = _lam_grid(df)
-
-    def trivial(series: Any) -> bool:
-        return bool(len(series)) and bool((series >= 0.9 * zero).all())
-
-    def useless(name: str) -> str:
-        return f"{name} no better than {_ZERO} ({zero:.3g})"
-
-    def edge(key: tuple) -> bool:
-        c = best.get(key)
-        return c is not None and bool(grid) and c in (grid[0], grid[-1])
-
-    def boundary(what: str) -> str:
-        return REASON_BOUNDARY.format(name=what)
-
-    # 1. non-private LSW converges faster than LSL (LSL at the paper's schedule λ = λ_min + √m: the
-    #    best c of a non-private ridge is always the smallest one, on the grid's edge)
-    parts, verdicts, why = [], [], list(few)
-    for feats in ("tabular", "pairs"):
-        lsw = _mean_by_m(_select(df, feats, f_np, "LSW", best=best))
-        lsl = _mean_by_m(_select(df, feats, f_np, "LSL", best=best, coef=FIXED_COEF))
-        if len(lsw) and len(lsl):
-            better = lsw <= lsl
-            first = next((int(m) for m in better.index if better.loc[m:].all()), None)
-            verdicts.append(bool(better.iloc[-1]))
-            why += [useless(f"{alg} ({feats}) at the largest m") for alg, c in (("LSW", lsw), ("LSL", lsl))
-                    if trivial(c.iloc[-1:])]
-            parts.append(f"{feats}: LSW {lsw.iloc[-1]:.3g} vs LSL(λ = λ_min + √m) {lsl.iloc[-1]:.3g} at "
-                         f"m = {int(lsw.index[-1]):.0e}; LSW ≤ LSL at every m from m = {first}")
-    out.append(_verdict_claim("Non-private LSW converges faster than LSL (panel 1; RMSE at the largest batch).",
-                              parts, all(verdicts) if verdicts else None, why, **_paper(
-                                  "§6, Fig. 1 (left panel)", "both algorithms are very stable and converge to "
-                                  "the same solution, but LSW converges faster")))
-
-    # 2. DP versions reach the non-private ones as m grows (judged with F_max = 1; DP-LSL against LSL
-    #    at the same λ). A gap still shrinking at the largest batch is undecided, not failed.
-    parts, status, why = [], [], list(few)
-    firsts: dict[str, list[str]] = {cal: [] for cal in _CALIBRATIONS}
-    for cal in _CALIBRATIONS:
-        for feats in ("tabular", "pairs"):
-            for dp, npv in (("DP-LSW", "LSW"), ("DP-LSL", "LSL")):
-                a = _mean_by_m(_select(df, feats, f_np, dp, best=best, calibration=cal))
-                coef = best.get((cal, feats, f_np, "DP-LSL", "sqrt")) if npv == "LSL" else None
-                b = _mean_by_m(_select(df, feats, f_np, npv, best=best, calibration=cal, coef=coef))
-                if not (len(a) and len(b)):
-                    continue
-                gap = (a - b.reindex(a.index)).dropna()
-                # meeting counts only where the DP curve does better than predicting zero
-                meet = next((int(m) for m in gap.index if gap.loc[m] <= 0.01 and a.loc[m] < 0.9 * zero), None)
-                shrinking = len(gap) >= 2 and gap.iloc[-1] < 0.9 * gap.iloc[-2]
-                state = "meets" if meet is not None else ("still shrinking" if shrinking else (
-                    "near-trivial" if trivial(a.iloc[-1:]) else "stalls"))
-                firsts[cal].append(f"{dp} {feats}: m = {meet:.0e}" if meet else f"{dp} {feats}: {state}")
-                if cal == "paper":
-                    status.append(state)
-                    if state == "still shrinking":
-                        paper_scale = needs_paper_scale(scale)
-                        why.append(paper_scale.reason if paper_scale is not None
-                                   else f"{dp} {feats}: gap still shrinking at the largest batch")
-                    if state == "near-trivial":
-                        why.append(useless(f"{dp} ({feats}) at the largest batch"))
-                    if dp == "DP-LSL" and edge((cal, feats, f_np, "DP-LSL", "sqrt")):
-                        why.append(boundary(f"DP-LSL c ({feats})"))
-                parts.append(f"{dp} {feats} ({cal}): gap to {npv} at m={int(gap.index[-1])} {gap.iloc[-1]:.3g}; "
-                             f"within 0.01 RMSE from m = {meet} ({state})")
-    if "stalls" in status and not few:
-        why = []  # a gap that stopped shrinking above 0.01 decides the claim
-    verdict = None if not status else (False if "stalls" in status else all(s == "meets" for s in status))
-    out.append(_verdict_claim(
-        f"The DP algorithms converge to their non-private counterparts for large batches "
-        f"(F_max = {f_np:g}: RMSE gap ≤ 0.01; judged in paper calibration).", parts, verdict, why,
-        paper_value="DP curves reach LSW / LSL for large enough batches (Fig. 1, panel 3; no numbers)",
-        paper_calibration_value="within 0.01 from " + ", ".join(firsts["paper"]),
-        tight_value="within 0.01 from " + ", ".join(firsts["tight"]), headline=True,
-        **_paper("§6, Fig. 1 (third panel)", "the DP algorithms converge to the same solutions as the non-private "
-                 "corresponding versions for large enough batch sizes")))
-
-    # 3. LSL better for small batches, LSW for large (DP versions)
-    parts, verdicts, why = [], [], list(few)
-    for feats in ("tabular", "pairs"):
-        w = _mean_by_m(_select(df, feats, f_np, "DP-LSW", best=best))
-        lsl = _mean_by_m(_select(df, feats, f_np, "DP-LSL", best=best))
-        if len(w) < 2 or len(lsl) < 2:
-            continue
-        small = bool(lsl.iloc[0] < w.iloc[0])
-        large = bool(w.iloc[-1] < lsl.iloc[-1])
-        for end, label in ((slice(None, 1), "smallest"), (slice(-1, None), "largest")):
-            why += [useless(f"{alg} ({feats}) at the {label} m") for alg, c in (("DP-LSW", w), ("DP-LSL", lsl))
-                    if trivial(c.iloc[end])]
-        if edge(("paper", feats, f_np, "DP-LSL", "sqrt")):
-            why.append(boundary(f"DP-LSL c ({feats})"))
-        cross = next((int(m) for m in w.index if w.loc[m] < lsl.loc[m]), None)
-        verdicts.append(small and large)
-        parts.append(f"{feats} F_max={f_np:g}: DP-LSL better at m={int(w.index[0])}: {small}; "
-                     f"DP-LSW better at m={int(w.index[-1])}: {large}; first m with DP-LSW better: {cross}")
-    out.append(_verdict_claim("LSL-type algorithms are better for small batches and LSW for large batches "
-                              "(DP versions, RMSE at the smallest and the largest batch).", parts,
-                              all(verdicts) if verdicts else None, why, **_paper(
-                                  "§6, Fig. 1 (third panel)", "The LSL algorithms work better with small batches "
-                                  "of data, whereas the LSW approach is preferable with large batches.")))
-
-    # 4. λ ∝ √m is the best schedule for DP-LSL (judged with F_max = 1)
-    parts, verdicts, why = [], [], list(few)
-    for feats in ("tabular", "pairs"):
-        s = _mean_by_m(_select(df, feats, f_np, "DP-LSL", schedule="sqrt", best=best))
-        lin = _mean_by_m(_select(df, feats, f_np, "DP-LSL", schedule="linear", best=best))
-        if not (len(s) and len(lin)):
-            continue
-        for sched in ("sqrt", "linear"):
-            if edge(("paper", feats, f_np, "DP-LSL", sched)):
-                why.append(boundary(f"c of λ ∝ {'√m' if sched == 'sqrt' else 'm'} ({feats})"))
-        why += [useless(f"DP-LSL with λ ∝ {name} ({feats}) at every m") for name, c in (("√m", s), ("m", lin))
-                if trivial(c)]
-        verdicts.append(bool(s.mean() <= lin.mean()))
-        parts.append(f"{feats}: mean RMSE √m {s.mean():.3g} vs m {lin.mean():.3g} (best c each; {_ZERO} "
-                     f"{zero:.3g}); √m better at {int((s <= lin).sum())}/{len(s)} batch sizes")
-    out.append(_verdict_claim(f"For DP-LSL, λ ∝ √m gives the best overall accuracy (vs λ ∝ m; F_max = {f_np:g}).",
-                              parts, all(verdicts) if verdicts else None, why, **_paper(
-                                  "§6", "the trade-off between accuracy and privacy in the DP-LSL algorithm should "
-                                  "be done by setting a regularization schedule proportional to √m. [...] it "
-                                  "achieves the best overall accuracy")))
-
-    # 5. aggregation (smaller d) helps the DP versions converge faster (panel 4), under both scalings
-    #    of the pair features: the paper does not say which it used, and DP-LSL's noise depends on it
-    for dp in ("DP-LSW", "DP-LSL"):
-        results = [_aggregation(df, dp, pairs, f_np, best, few, zero) for pairs in PAIR_FEATURES
-                   if (df["features"] == pairs).any()]
-        texts = [t for _, t, _ in results if t]
-        why = [w for _, _, ws in results for w in ws]
-        decided = [v for v, _, ws in results if not ws and v is not None]
-        if not why and len(set(decided)) > 1:
-            why.append("the two scalings of the pair features disagree (the paper does not say which it used)")
-        verdict = decided[0] if decided and len(set(decided)) == 1 else None
-        head = f"F_max={f_np:g}" + (f", λ = λ_min + {FIXED_COEF:g}·√m" if dp == "DP-LSL" else "")
-        out.append(_verdict_claim(
-            f"More aggressive aggregation (pairs, d = 20, against tabular, d = 40) makes {dp} converge faster "
-            "(excess empirical risk, panel 4), under both scalings of the pair features.",
-            [f"{head}: " + "; ".join(texts)] if texts else [], verdict, why, **_paper(
-                "§6, Fig. 1 (right panel)", "more aggressive function approximation helps both differentially "
-                "private algorithms converge faster")))
-    return out
 
 
 PAPER = "Balle, Gomrokchi & Precup (2016), Differentially Private Policy Evaluation, ICML"
@@ -641,7 +386,6 @@ EXPERIMENT = register(Experiment(
 # =========================================================================== frontier
 _FRONTIER_M = {"smoke": 1000, "quick": 10**4, "paper": 10**5}
 FRONTIER_EPSILONS = (0.1, 1.0, 10.0)
-_FRONTIER_CALIBRATIONS = ("paper", "sound", "tight")
 
 
 def frontier_settings(scale: str) -> list[dict[str, Any]]:
@@ -691,53 +435,7 @@ def frontier_plot(df: Any, out_dir: Path) -> list[Path]:
     m = int(df["m"].iloc[0]) if "m" in df.columns and len(df) else 0
     return plot_frontier(df, out_dir, FRONTIER_SPEC,
                          title=f"DP-LSW frontier: chain N=40, tabular, F_max=1, m={m:g}, δ=1e-5", logy=True,
-                         references=[(_zero_rmse(), f"zero predictor V̂ ≡ 0 ({_zero_rmse():.3g})")])
-
-
-def frontier_claims(df: Any) -> list[Claim]:
-    """privrl's target for the tight calibration (RMSE ≤ 0.5 × sound at ε = 1, paired by seed: the
-    calibrations of a seed share its batch) and the ordering of the noise scales. The RMSE claim is
-    undecided when either curve is no better than the zero predictor (the one rule of
-    :mod:`privrl.experiments.verdicts`); the ordering is exact (the noise multipliers are public)."""
-    rmse = df[(df["metric"] == "rmse") & (df["calibration"] != "none")]
-    guard = min_seeds(df, 3) if "seed" in df.columns else min_seeds(1, 3)
-    first = df.iloc[0] if len(df) else {}
-    zero = float(np.sqrt(np.mean(chain_values(int(first.get("n_states", 40)), float(first.get("stay_probability", 0.5)),
-                                              float(first.get("gamma", 0.99))) ** 2)))
-
-    def per_seed(cal: str, eps: float, metric: str = "rmse") -> Any:
-        sub = df[(df["metric"] == metric) & (df["calibration"] == cal) & (df["epsilon"] == eps)]
-        return sub.groupby("seed")["value"].mean()
-
-    def mean(cal: str, eps: float) -> float:
-        values = per_seed(cal, eps)
-        return float(values.mean()) if len(values) else math.nan
-
-    out = []
-    tight, sound, paper = per_seed("tight", 1.0), per_seed("sound", 1.0), per_seed("paper", 1.0)
-    text = (f"tight {mean('tight', 1.0):.4g} vs sound {mean('sound', 1.0):.4g} (ratio "
-            f"{mean('tight', 1.0) / mean('sound', 1.0):.3g}; {_ZERO} {zero:.3g})")
-    v = guard or trivial_guard({"tight": tight, "sound": sound}, zero, lower_is_better=True, baseline=_ZERO,
-                               detail=text)
-    if v is None:
-        half = compare_curves(tight, sound * 0.5, claim="less", test="paired", names=("tight", "0.5 × sound"))
-        v = decide(None if half.verdict == "undecided" else half.verdict == "holds", f"{text}; {half.detail}",
-                   reason=half.reason)
-    out.append(v.claim(
-        "At (1, 1e-5), tight calibration gives DP-LSW an RMSE at most half that of the sound one (paired by seed).",
-        paper_calibration_value=f"RMSE {float(paper.mean()) if len(paper) else math.nan:.3g}",
-        tight_value=f"RMSE {mean('tight', 1.0):.3g} (sound {mean('sound', 1.0):.3g})", headline=True))
-    parts, order = [], []
-    for eps in sorted(rmse["epsilon"].unique()):
-        noise = {cal: per_seed(cal, eps, "noise_multiplier") for cal in _FRONTIER_CALIBRATIONS}
-        if len(noise["tight"]) and len(noise["sound"]):
-            order.append(bool(float(noise["tight"].max()) <= float(noise["sound"].min()) * (1 + 1e-9)))
-        parts.append(f"ε={eps:g}: noise multiplier α " + ", ".join(
-            f"{k} {float(x.mean()):.3g}" for k, x in noise.items() if len(x)) + "; RMSE " + ", ".join(
-            f"{k} {mean(k, eps):.3g}" for k in _FRONTIER_CALIBRATIONS))
-    out.append(decide(all(order) if order else None, "; ".join(parts), reason="no data").claim(
-        "Tight calibration is never noisier than the sound one (the noise multiplier α of every ε)."))
-    return out
+                         references=[(zero_rmse(), f"zero predictor V̂ ≡ 0 ({zero_rmse():.3g})")])
 
 
 FRONTIER = register(Experiment(

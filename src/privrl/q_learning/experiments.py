@@ -38,33 +38,24 @@ import numpy as np
 from privrl.errors import CertificationError, PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
-from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
-from privrl.experiments.verdicts import (
-    all_of,
-    any_of,
-    compare_curves,
-    compare_to_value,
-    decide,
-    first_undecided,
-    min_seeds,
-    needs_paper_scale,
-    no_better_than,
-    scale_of,
-    trivial_guard,
-    undecided,
-)
+from privrl.experiments.spec import Experiment, RunContext, RunResult
 from privrl.privacy import PrivacyBudget
 from privrl.q_learning.balle import BalleQLearning
-from privrl.q_learning.calibration import (
-    PAPER_SUP_CONSTANT,
-    calibrate_functional_noise,
-    dpsgd_noise_multiplier,
-    input_perturbation_std,
-    kernel_v,
-    paper_epsilon_for_sigma,
-    sigma_paper_printed,
-    spent_epsilon,
-    tight_epsilon_for_sigma,
+from privrl.q_learning.calibration import paper_epsilon_for_sigma, tight_epsilon_for_sigma
+from privrl.q_learning.claims import (
+    AUTHORS_CODE,
+    AUTHORS_SEEDS,
+    DELTA,
+    E3,
+    FRONTIER_EPSILONS,
+    LABELS,
+    RANDOM_LABEL,
+    RANDOM_RETURN,
+    claims_fig1,
+    claims_fig2,
+    frontier_claims,
+    functional_calibration,
+    second_half,
 )
 from privrl.q_learning.estimators import (
     DPQLearning,
@@ -77,15 +68,9 @@ __all__ = ["run", "run_batch", "batch_key", "run_frontier", "run_frontier_batch"
            "frontier_settings", "figure_fig1",
            "figure_fig2", "claims_fig1", "claims_fig2", "frontier_claims", "EXPERIMENTS", "FRONTIER"]
 
-DELTA = 1e-4
 SIGMAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 RESETS = ("iteration", "episode", "never")
 ALGORITHMS = ("functional", "input_perturbation", "dpsgd", "balle")
-LABELS = {"functional": "functional noise (Alg. 1)", "input_perturbation": "input perturbation",
-          "dpsgd": "DP-SGD (q = 1)", "balle": "Balle et al. (not DP under the reward-function model)",
-          "non_private": "non-private"}
-#: App. E.3's parameters of Algorithm 1 (the release structure every calibration is for)
-E3: dict[str, Any] = dict(batch_size=64, learning_rate=3e-4, lipschitz=4.0)
 N_SAMPLES = {"smoke": 150, "quick": 1000, "paper": 5000}
 _HIDDEN = {"smoke": [8], "quick": [16, 16], "paper": [16, 16]}
 _SEEDS = {"smoke": 1, "quick": 3, "paper": 10}
@@ -134,15 +119,6 @@ def _seeds_up_to(counts: Any) -> dict[str, int]:
     """The seeds mapping of an experiment whose settings run at most ``max(counts)`` at paper scale."""
     return {**_SEEDS, "paper": max([_SEEDS["paper"], *counts])}
 _LINESTYLE = {"paper": "--", "sound": ":", "tight": "-"}
-RANDOM_RETURN = 10.86   # uniform random policy on CenterWalk (spec T29)
-RANDOM_LABEL = f"uniform random play ({RANDOM_RETURN})"
-#: the authors' released code (wangbx66/differentially-private-q-learning on GitHub; RMSprop, replay,
-#: noise reset every episode, beta = 1): mean return over episodes 51-100 by sigma, 5 seeds
-AUTHORS_CODE = {0.0: 20.38, 0.2: 19.40, 0.4: 15.27, 1.0: 10.18}
-AUTHORS_SEEDS = 5
-FRONTIER_EPSILONS = (0.45, 0.9, 2.0, 5.0, 20.0)
-
-
 def _fig2_calibrations(algo: str, config: str) -> tuple[str, ...]:
     if algo == "balle":
         return ("sound",)          # DP-LSW's own calibration: one curve
@@ -183,12 +159,6 @@ def fig2_settings(epsilon: float):
                                 "hidden": list(hidden), "calibration": cal})
         return out
     return settings
-
-
-@functools.lru_cache(maxsize=32)
-def functional_calibration(epsilon: float, calibration: str, n_samples: int = 5000):
-    """Algorithm 1's calibration at (ε, 1e-4) for ``n_samples`` (App. E.3's B, alpha, L)."""
-    return calibrate_functional_noise(epsilon, DELTA, calibration=calibration, n_samples=n_samples, **E3)
 
 
 def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
@@ -361,13 +331,6 @@ def _random_line(ax: Any) -> None:
     ax.axhline(RANDOM_RETURN, color="grey", linestyle="-.", linewidth=1, label=RANDOM_LABEL)
 
 
-def _second_half(df):
-    """Per seed: the mean return over the second half of the episodes (51-100 at T = 5000)."""
-    r = df[df["metric"] == "return"]
-    half = r.groupby("seed")["step"].transform("max") / 2
-    return r[r["step"] > half].groupby("seed")["value"].mean()
-
-
 def figure_fig1(df: Any) -> Any:
     """The Figure 1 panels, one row per configuration, not yet saved: the learning curves with a
     fresh path per update (J = T/B, the paper's recommendation), and the mean return of the second
@@ -403,7 +366,7 @@ def figure_fig1(df: Any) -> Any:
         ax = row[1]
         for reset in RESETS:
             part = sub[(sub["reset"] == reset) | (sub["sigma"] == 0)]
-            finals = {s: _second_half(part[part["sigma"] == s]) for s in sorted(part["sigma"].unique())}
+            finals = {s: second_half(part[part["sigma"] == s]) for s in sorted(part["sigma"].unique())}
             finals = {s: v for s, v in finals.items() if len(v)}
             if not finals or not (sub["reset"] == reset).any():
                 continue
@@ -469,254 +432,6 @@ def _plot_fig2(name: str, epsilon: float, panel: str):
 
         return save_figure(figure_fig2(df, epsilon, panel), out_dir, name)
     return plot
-
-
-# ------------------------------------------------------------------------------------ claims
-def _final(df, n_last: int = 10):
-    """Per seed: mean return over the last ``n_last`` episodes."""
-    r = df[df["metric"] == "return"]
-    last = r.groupby("seed")["step"].transform("max")
-    return r[r["step"] > last - 50 * n_last].groupby("seed")["value"].mean()
-
-
-def _first(df, n_first: int = 10):
-    r = df[df["metric"] == "return"]
-    return r[r["step"] <= 50 * n_first].groupby("seed")["value"].mean()
-
-
-def _auc(df):
-    return df[df["metric"] == "return"].groupby("seed")["value"].mean()
-
-
-def _ms(x) -> str:
-    x = np.asarray(x, float)
-    return f"{x.mean():.2f} ± {x.std(ddof=1) / math.sqrt(len(x)):.2f}" if len(x) > 1 else f"{x.mean():.2f}"
-
-
-def _paper(where: str, quote: str) -> dict[str, str]:
-    """The fields of a claim of the paper (its words and where it says them)."""
-    return {"source": "paper", "where": where, "quote": quote}
-
-
-_RANDOM = "random play"
-
-
-def claims_fig1(df) -> list[Claim]:
-    """Figure 1's claims (§4) per configuration, and privrl's agreement with the authors' released
-    code. A curve no better than random play takes no part in a comparison (the one rule of
-    :mod:`privrl.experiments.verdicts`): when the non-private learner is no better than it (Algorithm
-    1's 79 plain-SGD steps walk into a wall) nothing about noise is decided; the trade-off is judged
-    on the noise levels that still learn."""
-    out = []
-    scale = scale_of(df)
-    r = df[df["metric"] == "return"]
-    for config, sub in r.groupby("config"):
-        fresh = sub[sub["reset"] == "iteration"]
-        levels = sorted(fresh["sigma"].unique())
-        aucs = {s: _auc(fresh[fresh["sigma"] == s]) for s in levels}
-        finals = {s: _final(fresh[fresh["sigma"] == s]) for s in levels}
-        measured = "mean return over training by sigma: " + ", ".join(f"{s:g}: {_ms(a)}" for s, a in aucs.items())
-        base_final = finals.get(0.0)
-        no_learner = None if base_final is None else trivial_guard(
-            {"the non-private learner": base_final}, RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM,
-            detail=measured)
-        learning = [s for s in levels if not no_better_than(finals[s], RANDOM_RETURN, lower_is_better=False)]
-        v = first_undecided(min_seeds(fresh, 3), undecided("one noise level", measured) if len(levels) < 2 else None,
-                            no_learner, undecided(f"fewer than two noise levels better than {_RANDOM} "
-                                                  f"({RANDOM_RETURN})", measured) if len(learning) < 2 else None)
-        if v is None:
-            inversions = [compare_curves(aucs[hi], aucs[lo], claim="greater", test="welch",
-                                         names=(f"sigma = {hi:g}", f"sigma = {lo:g}"))
-                          for lo, hi in zip(learning[:-1], learning[1:])]
-            trend = compare_curves(aucs[learning[-1]], aucs[learning[0]], claim="less", test="welch",
-                                   names=(f"sigma = {learning[-1]:g}", f"sigma = {learning[0]:g}"))
-            bad = [i for i in inversions if i.verdict == "holds"]
-            skipped = [s for s in levels if s not in learning]
-            note = (f"; sigma = {', '.join(f'{x:g}' for x in skipped)} no better than {_RANDOM}, left out"
-                    if skipped else "")
-            v = decide(False if bad else (True if trend.verdict == "holds" else None),
-                       ("significant inversion: " + bad[0].detail if bad else trend.detail) + note,
-                       reason=trend.reason or "no trend")
-        out.append(v.claim(f"[{config} config] More noise needs more samples for the same return (monotone "
-                           "trade-off, Fig. 1; mean return over training, Welch t between neighbouring noise levels).",
-                           measured, **_paper("§4, Figure 1", "With the increase of the noise level, the algorithm "
-                                              "requires more samples to achieve the same return than the non-private "
-                                              "version.")))
-        if 0.0 in finals and 0.2 in finals:
-            base, small = float(np.median(finals[0.0])), float(np.median(finals[0.2]))
-            ratio = small / base if base > 0 else math.nan
-            text = (f"median final return (last 10 episodes) sigma = 0: {base:.2f}, sigma = 0.2: {small:.2f} "
-                    f"(ratio {ratio:.2f}; threshold 0.9, tests/q_learning/test_paper_scale.py; {RANDOM_LABEL})")
-            v = first_undecided(needs_paper_scale(scale), min_seeds(fresh, 3), no_learner, trivial_guard(
-                {"sigma = 0.2": finals[0.2]}, RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM, detail=text))
-            v = v or decide(ratio >= 0.9, text)
-            cell = (f"sigma = 0.2: final {small:.3g} vs non-private {base:.3g} ({ratio:.0%}; random play "
-                    f"{RANDOM_RETURN}; no ε claimed)" if no_learner is None else
-                    f"non-private learner at {base:.3g}, below random play ({RANDOM_RETURN}): no trade-off to measure")
-            out.append(v.claim(f"[{config} config] With a fresh path per update (J = T/B) the algorithm converges "
-                               "with limited sub-optimality for sigma < 0.4 (median final return at sigma = 0.2 ≥ 90 % "
-                               "of the non-private one).", text, headline=config == "reference",
-                               paper_value="limited sub-optimality for sigma < 0.4", paper_calibration_value=cell,
-                               **_paper("§4, Figure 1", "with the noise being reset every round (J=T/B), the algorithm "
-                                        "is likely to converge with limited sub-optimality as desired, especially when "
-                                        "σ < 0.4")))
-        at = sub[sub["sigma"] == 0.4]
-        if {"iteration", "never"} <= set(at["reset"].unique()):
-            a, b = _final(at[at["reset"] == "iteration"]), _final(at[at["reset"] == "never"])
-            v = first_undecided(needs_paper_scale(scale), no_learner) or compare_curves(
-                a, b, claim="greater", test="welch", names=("reset every update", "never reset"),
-                trivial=RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM)
-            out.append(v.claim(f"[{config} config] At sigma = 0.4 a fresh path per update (J = T/B) beats a path "
-                               "that is never reset (J = 1) (final return, Welch t).", v.detail, **_paper(
-                                   "§4, Figure 1", "we suggest using J=T/B in practice to achieve a better utility")))
-        if config == "reference":
-            for sigma, theirs in AUTHORS_CODE.items():
-                part = sub[(sub["sigma"] == sigma) & ((sub["reset"] == "episode") | (sub["sigma"] == 0.0))]
-                if part.empty:
-                    continue
-                ours = _second_half(part)
-                v = first_undecided(needs_paper_scale(scale), min_seeds(ours, 3)) or trivial_guard(
-                    {f"privrl at sigma = {sigma:g}": ours, "the authors' code": [theirs]}, RANDOM_RETURN,
-                    lower_is_better=False, baseline=_RANDOM) or compare_to_value(
-                    ours, theirs, claim="equal", tol=1.0, names=(f"privrl at sigma = {sigma:g}", "the authors' code"))
-                detail = v.detail or compare_to_value(ours, theirs, claim="equal", tol=1.0).detail
-                out.append(v.claim(
-                    "privrl's reference configuration reproduces the authors' released code at "
-                    f"sigma = {sigma:g}: mean "
-                    "return over episodes 51–100, noise reset every episode as in their code, within 1 return unit "
-                    f"(their {AUTHORS_SEEDS}-seed mean taken as exact; one-sample t, 90 % CI).", detail,
-                    paper_calibration_value=f"sigma = {sigma:g}: privrl {_ms(ours)} ({len(ours)} seeds) vs authors' "
-                                            f"code {theirs:.2f}", headline=sigma == 0.4))
-    return out
-
-
-def _theorem5_readings(epsilon: float, n: int) -> list[dict[str, Any]]:
-    """Theorem 5's side condition 2k > 8.68 √β σ under every reading App. E.3 allows: k = 23 (the
-    k its σ was computed with) or k = 2.3 (the k of its final statement and of its v), β = 1/v =
-    B/(4α(k + 1)), and σ the printed one (0.32 at ε = 0.9, 0.74 at ε = 0.45) or the printed formula's
-    at T = ``n`` samples."""
-    sigmas = {"the printed formula at T = " + str(n): sigma_paper_printed(epsilon, DELTA / 2, n, E3["batch_size"],
-                                                                          E3["learning_rate"], 23.0, E3["lipschitz"])}
-    printed = {0.9: 0.32, 0.45: 0.74}.get(epsilon)
-    if printed is not None:
-        sigmas = {"printed": printed, **sigmas}
-    out = []
-    for k in (23.0, 2.3):
-        beta = 1.0 / kernel_v(E3["learning_rate"], k, E3["batch_size"])
-        for source, sigma in sigmas.items():
-            rhs = PAPER_SUP_CONSTANT * math.sqrt(beta) * sigma
-            out.append({"k": k, "beta": beta, "sigma": sigma, "source": source, "lhs": 2 * k, "rhs": rhs,
-                        "holds": 2 * k > rhs})
-    return out
-
-
-def theorem5_verdict(readings: list[dict[str, Any]]) -> Any:
-    """Holds when the side condition holds under every reading, fails when under none, else
-    undecided (the paper does not say which reading is meant)."""
-    text = "side condition 2k > 8.68·√β·σ: " + "; ".join(
-        f"k = {r['k']:g}, β = {r['beta']:.4g}, σ = {r['sigma']:.4g} ({r['source']}): {r['lhs']:.3g} vs {r['rhs']:.3g} "
-        f"({'holds' if r['holds'] else 'fails'})" for r in readings)
-    held = {bool(r["holds"]) for r in readings}
-    return decide(None if len(held) != 1 else held.pop(), text, reason="the side condition holds under some readings "
-                  "of k and fails under others (the paper does not say which it means)")
-
-
-def _paper_sigma_text(epsilon: float, n: int) -> tuple[str, str, str]:
-    """(paper value, privrl's paper-calibration value, tight value) of the calibration claim."""
-    paper = functional_calibration(epsilon, "paper", n)
-    true_eps = spent_epsilon(paper, math.ceil(n / E3["batch_size"]), DELTA)
-    try:
-        t = functional_calibration(epsilon, "tight", n)
-        tight = f"sigma = {t.sigma:.4g} (k = {t.kappa:.3g}, beta = {t.beta:.3g}), certified"
-    except CertificationError:
-        tight = "refused: no (k, beta, sigma) certifies"
-    paper_value = {0.9: "sigma = 0.32", 0.45: "sigma = 0.74"}.get(epsilon, "—")
-    return (paper_value, f"sigma = {paper.sigma:.4f}: true ε ≈ {true_eps:.3g} (side condition "
-            f"{'holds' if paper.side_condition_holds else 'fails'})", tight)
-
-
-def claims_fig2(epsilon: float):
-    def claims(df) -> list[Claim]:
-
-        out = []
-        r = df[df["metric"] == "return"]
-        n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
-        pv, pcv, tv = _paper_sigma_text(epsilon, n)
-        try:
-            sound = functional_calibration(epsilon, "sound", n)
-            sound_text = f"sound sigma = {sound.sigma:.4g} (beta = {sound.beta:.3g}, k = {sound.kappa:.3g})"
-        except CertificationError:
-            sound_text = "sound calibration REFUSES (no noise bound k satisfies the tail side condition)"
-        n_updates = n - 128 + 1
-        theorem = theorem5_verdict(_theorem5_readings(epsilon, n))
-        measured = (f"{theorem.detail}. T = {n} samples: paper {pcv}; {sound_text}; tight {tv}. Input perturbation "
-                    f"per-reward std: paper {input_perturbation_std(epsilon, DELTA, n, 'paper'):.1f}, tight "
-                    f"{input_perturbation_std(epsilon, DELTA, n):.1f}. DP-SGD multiplier (q = 1, {n_updates} updates "
-                    f"in the reference config): paper {dpsgd_noise_multiplier(epsilon, DELTA, n_updates, 'paper'):.1f} "
-                    f"on B clip (true multiplier half of it: 2 B clip), tight "
-                    f"{dpsgd_noise_multiplier(epsilon, DELTA, n_updates):.1f}.")
-        out.append(theorem.claim(
-            f"Theorem 5 / App. E.3: the printed sigma makes Algorithm 1 ({epsilon:g}, 1e-4)-DP — Theorem 5's side "
-            "condition 2k > 8.68·√β·σ holds under every reading of k.", measured,
-            headline=True, paper_value=pv, paper_calibration_value=pcv, tight_value=tv,
-            **_paper("App. E.3", "it is immediate to verify that when α=3×10⁻⁴, k=2.3, L²=16, B=64, T=5×10³, and "
-                     "σ=0.32 the algorithm is (0.9, 1×10⁻⁴)-differentially private. When σ=0.74 the algorithm is "
-                     "(0.45, 1×10⁻⁴)-differentially private.")))
-        for config, sub in r.groupby("config"):
-            finals = {key: _final(g) for key, g in sub.groupby(["algorithm", "calibration"])}
-            firsts = {key: _first(g) for key, g in sub.groupby(["algorithm", "calibration"])}
-            text = "; ".join(f"{LABELS[a]} [{c}]: final {_ms(f)} (first 10: {_ms(firsts[(a, c)])})"
-                             for (a, c), f in sorted(finals.items()))
-            guard = min_seeds(sub, 3)
-            for cal in ("paper", "tight"):
-                fn = finals.get(("functional", cal))
-                others = [(a, finals[(a, cal)]) for a in ("input_perturbation", "dpsgd") if (a, cal) in finals]
-                if fn is None or not others:
-                    continue
-                summary = (f"functional {_ms(fn)} vs " + ", ".join(f"{LABELS[a]} {_ms(o)}" for a, o in others)
-                           + f" ({RANDOM_LABEL})")
-                verdicts = [compare_curves(fn, o, claim="greater", test="welch",
-                                           names=(f"functional [{cal}]", LABELS[a])) for a, o in others]
-                # the one rule: a comparison with a learner no better than random play says nothing
-                v = guard or trivial_guard({f"functional noise [{cal}]": fn, **{LABELS[a]: o for a, o in others}},
-                                           RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM,
-                                           detail=summary) or all_of(verdicts, summary)
-                vals = {"paper_value": "significantly better"} if cal == "paper" else {}
-                vals["paper_calibration_value" if cal == "paper" else "tight_value"] = summary
-                out.append(v.claim(f"[{config} config, {cal} calibration] The functional-noise algorithm "
-                                   "significantly outperforms input perturbation and DP-SGD (final return, Welch t).",
-                                   f"{summary}. All curves: {text}",
-                                   headline=config == "reference" and cal == "paper" and epsilon == 0.9, **vals,
-                                   **_paper("§4, Figure 2", "Both the approaches are differentially private under our "
-                                            "setting, while our algorithm significantly outperforms them.")))
-            for a in ("input_perturbation", "dpsgd"):
-                for key in [k for k in finals if k[0] == a]:
-                    gain = (finals[key] - firsts[key]).dropna()
-                    detail = f"{LABELS[a]} [{key[1]}]: last 10 − first 10 episodes = {_ms(gain)} (per seed)"
-                    pending = guard or min_seeds(len(gain), 3)
-                    if pending is not None:
-                        v = pending
-                    else:
-                        m, se = float(gain.mean()), float(gain.std(ddof=1) / math.sqrt(len(gain)))
-                        v = decide(None if abs(m - 1.0) <= 2 * se else m + 2 * se <= 1.0, detail,
-                                   reason="improvement within 2 SE of 1")
-                    source = _paper("§4, Figure 2(b)", "on the higher privacy regime ε=0.45, both the baseline methods "
-                                    "do not improve over the training due the the large noise level needed") \
-                        if epsilon == 0.45 else {}
-                    out.append(v.claim(f"[{config} config] {LABELS[a]} [{key[1]}] does not improve over training "
-                                       f"(ε = {epsilon:g}; improvement < 1 return unit, ±2 SE)"
-                                       + ("" if source else ", as the paper says of ε = 0.45") + ".", detail, **source))
-            if ("balle", "sound") in finals and ("functional", "paper") in finals:
-                v = first_undecided(guard) or compare_curves(
-                    finals[("functional", "paper")], finals[("balle", "sound")], claim="equal", tol=2.0,
-                    test="welch", names=("functional [paper]", "Balle"), trivial=RANDOM_RETURN, lower_is_better=False,
-                    baseline=_RANDOM)
-                out.append(v.claim(f"[{config} config] Similar utility to the Balle et al. baseline (final "
-                                   "returns within 2, Welch 90 % CI).", v.detail, **_paper(
-                                       "§4, Figure 2", "it is observed that their approach shares similar performance "
-                                       "with ours")))
-        return out
-    return claims
 
 
 def _deviations(scale: str) -> tuple[str, ...]:
@@ -832,63 +547,6 @@ def plot_frontier_q(df, out_dir: Path) -> list[Path]:
         gone = sorted({f"{c} at ε = {e:g}" for c, e in zip(refused["calibration"], refused["epsilon"])})
         title += "\nrefused (not drawn): " + ", ".join(gone)
     return plot_frontier(df, out_dir, FRONTIER_SPEC, title=title, references=[(RANDOM_RETURN, RANDOM_LABEL)])
-
-
-def frontier_claims(df) -> list[Claim]:
-
-    out = []
-    n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
-    rows = []
-    for eps in FRONTIER_EPSILONS:
-        parts = []
-        for cal in ("paper", "sound", "tight"):
-            try:
-                c = functional_calibration(eps, cal, n)
-                parts.append(f"{cal} {c.sigma:.3g}")
-            except CertificationError:
-                parts.append(f"{cal} refused")
-        rows.append(f"ε = {eps:g}: " + ", ".join(parts))
-    sigmas = "; ".join(rows)
-    tight_ok, sound_ok, better = [], [], []
-    for eps in FRONTIER_EPSILONS:
-        try:
-            t = functional_calibration(eps, "tight", n).sigma
-            tight_ok.append(eps)
-        except CertificationError:
-            continue
-        try:
-            s = functional_calibration(eps, "sound", n).sigma
-            sound_ok.append(eps)
-            better.append(t < s)
-        except CertificationError:
-            better.append(True)
-    v = decide(bool(better) and all(better) and set(sound_ok) <= set(tight_ok), sigmas)
-    out.append(v.claim("Tight calibration certifies every budget the sound one does, with less noise (sigma at "
-                       f"T = {n}).", sigmas, headline=True, paper_value="sigma = 0.32 at ε = 0.9",
-                       paper_calibration_value="not certified (true ε in the thousands)",
-                       tight_value=f"certifies ε ∈ {{{', '.join(f'{e:g}' for e in tight_ok)}}}"))
-    r = df[df["metric"] == "return"] if len(df) else df
-    tight = r[r["calibration"] == "tight"] if len(r) else r
-    if len(tight):
-        ref = r[r["calibration"] == "none"].groupby("seed")["value"].mean()
-        parts, verdicts = [], []
-        for eps, part in tight.groupby("epsilon"):
-            vt = compare_to_value(part.groupby("seed")["value"].mean(), RANDOM_RETURN, claim="greater",
-                                  names=(f"tight ε = {eps:g}", _RANDOM))
-            parts.append(vt.detail)
-            verdicts.append(vt)
-        if len(ref):
-            parts.append(f"non-private Q-learning in the same loop: {_ms(ref)}")
-        text = "; ".join(parts)
-        # the one rule: when the non-private learner of the same loop is no better than random play, the
-        # loop does not learn and no budget can be expected to
-        stuck = first_undecided(min_seeds(tight, 3), trivial_guard(
-            {"the non-private learner of the same loop": ref}, RANDOM_RETURN, lower_is_better=False,
-            baseline=_RANDOM, detail=text) if len(ref) else None)
-        out.append((stuck or any_of(verdicts, text)).claim(
-            f"Some certified budget on the grid gives a return above random play ({RANDOM_RETURN}) in Algorithm 1's "
-            "loop (tight calibration; one-sample t).", text))
-    return out
 
 
 FRONTIER = register(Experiment(
