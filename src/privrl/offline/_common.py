@@ -22,7 +22,7 @@ from privrl._validation import check_array, param_error
 from privrl.errors import InvalidDataError, UtilityWarning
 
 __all__ = ["padded_episodes", "greedy", "Statistics", "transition_statistics", "offline_statistics",
-           "check_statistics", "public_reward",
+           "check_statistics", "check_reward_bounds", "public_reward",
            "public_features", "degenerate_output", "warn_degenerate", "one_hot_features"]
 
 _KEYS = ("observations", "actions", "rewards", "next_observations")
@@ -104,19 +104,24 @@ class Statistics:
     weighted by the counts; the rewards enter through their per-(h, s, a) sums). Memory
     ``O(nnz + H·S·A)`` with ``nnz <= K·H`` visited cells — never ``H·S·A·S``.
 
-    ``max_reward`` / ``max_return``: the largest logged reward and the largest return of a
-    trajectory, kept only to check the public bounds a fit declares (never released).
+    ``max_reward`` / ``max_return``: the largest logged reward of a visit and the largest return of a
+    trajectory, recorded when the statistics are built from the trajectories and kept only to check
+    the public bounds a fit declares (never released); None when unknown (statistics built by hand):
+    a fit from logged rewards then refuses them (:func:`check_reward_bounds`), since the reward sums
+    alone cannot show that every reward lies within the declared bound.
     """
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray, *, n_states: int,
-                 n_actions: int, n_episodes: int, max_reward: float = 0.0, max_return: float = 0.0) -> None:
+                 n_actions: int, n_episodes: int, max_reward: float | None = None,
+                 max_return: float | None = None) -> None:
         self.reward_sums = np.asarray(reward_sums, dtype=float)
         H = self.reward_sums.shape[0]
         self.shape = (H, int(n_states), int(n_actions))
         self.keys = np.asarray(keys, dtype=np.int64)
         self.values = np.asarray(counts, dtype=float)
         self.n_episodes = int(n_episodes)
-        self.max_reward, self.max_return = float(max_reward), float(max_return)
+        self.max_reward = None if max_reward is None else float(max_reward)
+        self.max_return = None if max_return is None else float(max_return)
         S = self.shape[1]
         self.n_sa = np.bincount(self.keys // S, weights=self.values, minlength=H * S * self.shape[2]
                                 ).reshape(self.shape)
@@ -157,15 +162,18 @@ class Statistics:
         return out.reshape(H, S, A, S)
 
     @classmethod
-    def from_dense(cls, counts: np.ndarray, reward_sums: np.ndarray | None = None) -> Statistics:
-        """Statistics of dense ``(H, S, A, S)`` counts (and ``(H, S, A)`` reward sums, default 0)."""
+    def from_dense(cls, counts: np.ndarray, reward_sums: np.ndarray | None = None, *,
+                   max_reward: float | None = None, max_return: float | None = None) -> Statistics:
+        """Statistics of dense ``(H, S, A, S)`` counts (and ``(H, S, A)`` reward sums, default 0);
+        ``max_reward`` / ``max_return`` as recorded from the trajectories (None: unknown, and a fit
+        from logged rewards refuses the statistics)."""
         counts = np.asarray(counts, dtype=float)
         H, S, A, _ = counts.shape
         flat = counts.ravel()
         keys = np.flatnonzero(flat)
         rewards = np.zeros((H, S, A)) if reward_sums is None else np.asarray(reward_sums, dtype=float)
         return cls(keys, flat[keys], rewards, n_states=S, n_actions=A,
-                   n_episodes=int(round(float(counts[0].sum()))))
+                   n_episodes=int(round(float(counts[0].sum()))), max_reward=max_reward, max_return=max_return)
 
 
 @overload
@@ -260,6 +268,30 @@ def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions:
         raise InvalidDataError(f"{owner}: the statistics' reward sums must lie in [0, counts] (rewards in [0, 1]; "
                                "privacy relies on it).")
     return stats.n_episodes
+
+
+def check_reward_bounds(stats: Statistics, owner: str, *, r_max: float, F_max: float | None = None) -> None:
+    """Check the logged rewards behind :class:`Statistics` against the declared bounds privacy relies
+    on — every reward in [0, ``r_max``] and, when ``F_max`` is declared, every trajectory's return at
+    most ``F_max`` — from ``max_reward`` / ``max_return`` recorded when the statistics were built.
+    Statistics that do not record a bound that matters (None, e.g. built by hand) are refused: the
+    reward sums cannot show it (one sum of 1 per visit may hide a reward above ``r_max``, a return
+    above ``F_max``). Raises :class:`InvalidDataError` naming the parameter."""
+    hint = "build the statistics with privrl.offline.offline_statistics, which records it"
+    if stats.max_reward is None:
+        raise InvalidDataError(f"{owner}: the 'r_max' bound on the logged rewards cannot be checked: these "
+                               f"Statistics do not record their largest reward (max_reward is None); {hint}.")
+    if stats.max_reward > r_max:
+        raise InvalidDataError(f"{owner}: the logged rewards must lie in [0, r_max={r_max!r}] (privacy relies on "
+                               "it); some do not.")
+    if F_max is None:
+        return
+    if stats.max_return is None:
+        raise InvalidDataError(f"{owner}: the 'F_max' bound on each trajectory's total reward cannot be checked: "
+                               f"these Statistics do not record their largest return (max_return is None); {hint}.")
+    if stats.max_return > F_max * (1 + 1e-12):
+        raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max={F_max!r} "
+                               "(privacy relies on it); some trajectory's is larger.")
 
 
 def public_reward(reward: Any, owner: str) -> np.ndarray:

@@ -22,6 +22,7 @@ from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
     Statistics,
+    check_reward_bounds,
     check_statistics,
     degenerate_output,
     padded_episodes,
@@ -114,17 +115,13 @@ class _TabularBase(Estimator):
         if isinstance(dataset, Statistics):
             check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon)
             stats = dataset
-            if stats.max_reward > r_max:
-                raise InvalidDataError(f"{owner}: rewards must lie in [0, {r_max}] (privacy relies on it); "
-                                       "some do not.")
         else:
             data = padded_episodes(dataset, owner, n_states=S, n_actions=A, horizon=horizon,
                                    reward_bounds=(0.0, r_max))
             stats = transition_statistics(data, S, A)
         H = stats.horizon
-        if r is None and p["F_max"] is not None and stats.max_return > float(p["F_max"]) * (1 + 1e-12):
-            raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max="
-                                   f"{p['F_max']!r} (privacy relies on it); some trajectory's is larger.")
+        if r is None:
+            check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
         groups = self._groups(p, S)
@@ -382,6 +379,7 @@ class _LinearBase(Estimator):
         S, A, _ = phi.shape
         if isinstance(dataset, Statistics):
             K = check_statistics(dataset, owner, n_states=S, n_actions=A)
+            check_reward_bounds(dataset, owner, r_max=1.0)
             if split:
                 raise param_error("split", owner, "False when the data are given as Statistics (the halves of "
                                   "Algorithm 2 need the trajectories)", split)
