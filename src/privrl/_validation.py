@@ -16,7 +16,7 @@ import numpy as np
 
 from privrl.errors import InvalidParameterError
 
-__all__ = ["check_scalar", "check_option", "check_array", "check_bounds", "param_error"]
+__all__ = ["check_scalar", "check_option", "check_array", "check_bounds", "check_group_map", "param_error"]
 
 
 def _owner_part(owner: str | None) -> str:
@@ -173,3 +173,18 @@ def check_bounds(bounds: Any, name: str, owner: str | None = None, *,
     if not (np.isfinite(low) and np.isfinite(high) and low <= high):
         raise param_error(name, owner, allowed, bounds)
     return (low, high)
+
+
+def check_group_map(groups: np.ndarray, n_states: int, name: str, owner: str | None = None) -> np.ndarray:
+    """A public map state → group (``(n_states,)`` ints ``>= 0``, already checked as such) checked
+    against the number of states: one entry per state and group ids below ``n_states`` (a group
+    without a state is empty, so at most ``n_states`` groups). Every grouped release and
+    plan allocates per group, so an id far beyond the states would cost memory and time for
+    nothing."""
+    if groups.shape != (int(n_states),):
+        raise param_error(name, owner, f"an array of shape ({n_states},) (one group per state)",
+                          f"shape {groups.shape}")
+    if groups.size and int(groups.max()) >= n_states:
+        raise param_error(name, owner, f"group ids in [0, {n_states}) (at most one group per state)",
+                          int(groups.max()))
+    return groups

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
-from privrl._validation import param_error
+from privrl._validation import check_group_map, param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
@@ -73,10 +73,10 @@ STATE_GROUPS = param("public map state → group (n_states,) ints, fixed without
                      none_ok=True, check=check_state_groups, cli=False, bad=(np.array([0.5, 1.0]),))
 STATIONARY = param("pool the counts over the H steps (time-homogeneous dynamics): one released step with about H "
                    "times the count per cell; the policy stays per step", default=False, kind="bool")
-MAX_VISITS = param("with stationary=True: each trajectory keeps only its first max_visits visits of any (group, "
-                   "action) pair, later ones dropped (clipping you ask for; the pooled counts' l2 sensitivity "
-                   "falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all", default=None,
-                   kind="int", low=1, none_ok=True)
+MAX_VISITS = param("only with stationary=True (refused without): each trajectory keeps only its first max_visits "
+                   "visits of any (group, action) pair, later ones dropped (clipping you ask for; the pooled counts' "
+                   "l2 sensitivity falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all",
+                   default=None, kind="int", low=1, none_ok=True)
 FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of (h, s) clears the count threshold "
                  "and every Q-value is 0): 'tie-break' (the lowest action index) or 'behaviour' (the tied action "
                  "with the largest released visit count: the behaviour-cloned action)",
@@ -87,6 +87,17 @@ class _TabularBase(Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     _knob_hint = ""
+
+    def _validated(self) -> dict[str, Any]:
+        """The declared parameters, and ``max_visits`` only with ``stationary=True``: per step a
+        trajectory visits a pair at most once, so a cap would silently change nothing (neither the
+        counts nor the sensitivity) — refused rather than ignored."""
+        p = super()._validated()
+        if p["max_visits"] is not None and not p["stationary"]:
+            raise param_error("max_visits", type(self).__name__, "None unless stationary=True (per step a trajectory "
+                              "visits a pair at most once: the cap applies to counts pooled over the steps)",
+                              p["max_visits"])
+        return p
 
     def _constants(self, p: dict[str, Any]) -> dict[str, Any]:
         """The utility constants: the preset's, each replaced by the value given (floats; the
@@ -110,6 +121,7 @@ class _TabularBase(Estimator):
         else:
             raise param_error("reward", owner, "a public reward function, or (logged rewards) a dataset that "
                               "declares n_states and n_actions", None)
+        groups = self._groups(p, S)             # before the data are read: ids beyond S would cost for nothing
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         if isinstance(dataset, Statistics):
@@ -124,7 +136,6 @@ class _TabularBase(Estimator):
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
-        groups = self._groups(p, S)
         if groups is None and not p["stationary"]:
             return stats, r
         source = stats if isinstance(dataset, Statistics) else data
@@ -135,10 +146,7 @@ class _TabularBase(Estimator):
     def _groups(self, p: dict[str, Any], n_states: int) -> np.ndarray | None:
         """The declared state groups, checked against the number of states (None without groups)."""
         groups = p["state_groups"]
-        if groups is not None and groups.shape != (n_states,):
-            raise param_error("state_groups", type(self).__name__, f"an array of shape ({n_states},) (one group "
-                              "per state)", f"shape {groups.shape}")
-        return groups
+        return None if groups is None else check_group_map(groups, n_states, "state_groups", type(self).__name__)
 
     def _route(self, p: dict[str, Any]) -> dict[str, Any]:
         """The kernel's route arguments: the planning horizon of pooled statistics and the fallback."""
