@@ -22,7 +22,7 @@ from privrl._validation import check_array, param_error
 from privrl.errors import InvalidDataError, UtilityWarning
 
 __all__ = ["padded_episodes", "greedy", "Statistics", "transition_statistics", "offline_statistics",
-           "check_statistics", "check_reward_bounds", "public_reward",
+           "check_statistics", "check_reward_bounds", "check_public_shape", "public_reward",
            "public_features", "degenerate_output", "warn_degenerate", "one_hot_features"]
 
 _KEYS = ("observations", "actions", "rewards", "next_observations")
@@ -82,8 +82,8 @@ def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
             raise InvalidDataError(f"{owner}: '{key}' must hold integer indices. Got dtype {arr.dtype}.")
         arr = arr.astype(np.int64, copy=False)
         if arr.min() < 0 or arr.max() >= n:
-            raise InvalidDataError(f"{owner}: '{key}' must lie in [0, {n}) (the public model's size); some "
-                                   "entries do not.")
+            raise InvalidDataError(f"{owner}: '{key}' must lie in [0, {n}) (the public model's size: the reward "
+                                   "or feature table's, check its shape); some entries do not.")
         out[key] = arr
     rewards = out["rewards"].astype(float)
     lo, hi = reward_bounds
@@ -242,6 +242,22 @@ def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Seque
     them in place of the dataset."""
     data = padded_episodes(dataset, owner, n_states=n_states, n_actions=n_actions)
     return transition_statistics(data, n_states, n_actions, sizes)
+
+
+def check_public_shape(dataset: Any, n_states: int, n_actions: int, name: str, shape: str, got: tuple[int, ...],
+                       owner: str) -> None:
+    """The public table ``name`` (the reward function, the features) sized ``(n_states, n_actions)``
+    against the data's own declaration — :class:`Statistics`' shape, a dataset's ``n_states`` /
+    ``n_actions`` — so that a table of the wrong shape is named, not the data's indices. ``shape``
+    is the allowed form, e.g. ``"(H, {S}, {A}) or ({S}, {A})"``, ``got`` the table's shape."""
+    if isinstance(dataset, Statistics):
+        declared: tuple[Any, Any] = tuple(dataset.shape[1:])  # type: ignore[assignment]
+    else:
+        declared = (getattr(dataset, "n_states", None), getattr(dataset, "n_actions", None))
+    want = tuple(int(d) if d is not None else size for d, size in zip(declared, (n_states, n_actions)))
+    if want != (n_states, n_actions):
+        raise param_error(name, owner, "an array of shape " + shape.format(S=want[0], A=want[1])
+                          + " (the data's n_states, n_actions)", f"shape {got}")
 
 
 def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions: int,

@@ -17,11 +17,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
-from privrl._validation import check_group_map, param_error
+from privrl._validation import FittedAttributes, check_group_map, param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
     Statistics,
+    check_public_shape,
     check_reward_bounds,
     check_statistics,
     degenerate_output,
@@ -83,20 +84,20 @@ FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of 
                  default="tie-break", kind="option", options=("tie-break", "behaviour"))
 
 
-class _TabularBase(Estimator):
+class _TabularBase(FittedAttributes, Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     _knob_hint = ""
 
-    def _validated(self) -> dict[str, Any]:
-        """The declared parameters, and ``max_visits`` only with ``stationary=True``: per step a
-        trajectory visits a pair at most once, so a cap would silently change nothing (neither the
-        counts nor the sensitivity) — refused rather than ignored."""
-        p = super()._validated()
+    def _routes(self) -> dict[str, Any]:
+        """The validated parameters of a fit or a plan, and ``max_visits`` only with
+        ``stationary=True``: per step a trajectory visits a pair at most once, so a cap would
+        silently change nothing (neither the counts nor the sensitivity) — refused, not ignored."""
+        p = self._validated()
         if p["max_visits"] is not None and not p["stationary"]:
-            raise param_error("max_visits", type(self).__name__, "None unless stationary=True (per step a trajectory "
-                              "visits a pair at most once: the cap applies to counts pooled over the steps)",
-                              p["max_visits"])
+            raise param_error("max_visits", type(self).__name__, "left unset unless stationary=True (per step a "
+                              "trajectory visits a pair at most once: the cap applies to counts pooled over the "
+                              "steps)", p["max_visits"])
         return p
 
     def _constants(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -114,6 +115,7 @@ class _TabularBase(Estimator):
         r = None if reward is None else public_reward(reward, owner)
         if r is not None:
             S, A = r.shape[-2:]
+            check_public_shape(dataset, S, A, "reward", "(H, {S}, {A}) or ({S}, {A})", r.shape, owner)
         elif isinstance(dataset, Statistics):
             S, A = dataset.shape[1:]
         elif getattr(dataset, "n_states", None) is not None and getattr(dataset, "n_actions", None) is not None:
@@ -219,7 +221,7 @@ class APVI(_TabularBase):
                   "(or pool thin counts: state_groups=, stationary=True).")
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
-        p = self._validated()
+        p = self._routes()
         stats, r = self._inputs(p, dataset, reward)
         self.privacy_ledger_ = Ledger()
         k = self._constants(p)
@@ -305,7 +307,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         reward sums' family (a fit with ``reward=None``). With ``state_groups`` the released grid
         has the groups as its states (``n_states`` is then ignored); ``stationary`` and
         ``max_visits`` set the sensitivity (:func:`~privrl.offline.calibration.count_sensitivity`)."""
-        p = self._validated()
+        p = self._routes()
         owner = type(self).__name__
         if p["state_groups"] is not None:
             n_states = int(p["state_groups"].max()) + 1
@@ -329,7 +331,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> DPAPVI:
-        p = self._validated()
+        p = self._routes()
         rng = self._fit_rng(rng)
         stats, r = self._inputs(p, dataset, reward)
         _, S, A = stats.shape
@@ -364,7 +366,7 @@ C_PARAM = _knob("penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
 D_PARAM = _knob("additive penalty D (term D/K)")
 
 
-class _LinearBase(Estimator):
+class _LinearBase(FittedAttributes, Estimator):
     """Shared ``fit(dataset, features)`` for PEVI, VAPVI and DP-VAPVI."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
@@ -385,6 +387,7 @@ class _LinearBase(Estimator):
         owner = type(self).__name__
         phi = check_features(features, owner, float(p["feature_norm_bound"]))
         S, A, _ = phi.shape
+        check_public_shape(dataset, S, A, "features", "({S}, {A}, d)", phi.shape, owner)
         if isinstance(dataset, Statistics):
             K = check_statistics(dataset, owner, n_states=S, n_actions=A)
             check_reward_bounds(dataset, owner, r_max=1.0)

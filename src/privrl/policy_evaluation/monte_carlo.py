@@ -64,7 +64,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import child_rngs
-from privrl._validation import check_array, check_group_map, check_option, check_scalar, param_error
+from privrl._validation import (
+    FittedAttributes,
+    check_array,
+    check_group_map,
+    check_option,
+    check_scalar,
+    param_error,
+)
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.policy_evaluation.bounds import (
@@ -286,7 +293,7 @@ def _groups(value: Any, name: str, owner: str) -> np.ndarray:
 _CALIBRATION_HELP = "noise calibration: 'tight' (the exact accountant; there is no paper calibration to reproduce)"
 
 
-class _MonteCarlo(Estimator):
+class _MonteCarlo(FittedAttributes, Estimator):
     """Shared parameters and steps: validated statistics under the public bounds, the plan, fitted
     attributes."""
 
