@@ -1,12 +1,14 @@
 """privrl._validation: one message format naming the parameter, the allowed range and the value."""
 
+import copy
 import math
+import pickle
 
 import numpy as np
 import pytest
 
-from privrl._validation import check_array, check_option, check_scalar, param_error
-from privrl.errors import InvalidParameterError, PrivrlError
+from privrl._validation import FittedAttributes, check_array, check_group_map, check_option, check_scalar, param_error
+from privrl.errors import InvalidParameterError, NotFittedError, PrivrlError
 
 
 def test_message_format():
@@ -88,3 +90,42 @@ def test_check_array_never_truncates_to_int():
     with pytest.raises(InvalidParameterError, match="convertible to int64"):
         check_array(["0", "1"], "actions", dtype=int)
     assert check_array([1, 2], "x", dtype=None).dtype.kind == "i"  # dtype=None keeps the input dtype
+
+
+def test_check_array_never_parses_strings_as_numbers():
+    with pytest.raises(InvalidParameterError, match=r"'w' parameter must be an array convertible to float64. "
+                                                    r"Got an array of dtype <U3 instead."):
+        check_array(np.array(["0.5", "1.0"]), "w")
+
+
+def test_check_group_map():
+    groups = np.array([0, 2, 2])
+    assert check_group_map(groups, 3, "groups", "X") is groups
+    with pytest.raises(InvalidParameterError, match=r"The 'groups' parameter of X must be group ids in \[0, 3\)"
+                                                    r".*Got 3 instead."):
+        check_group_map(np.array([0, 3, 1]), 3, "groups", "X")
+    with pytest.raises(InvalidParameterError, match=r"must be an array of shape \(3,\)"):
+        check_group_map(np.array([0, 1, 1, 0]), 3, "groups", "X")
+
+
+class _Fits(FittedAttributes):
+    def fit(self):
+        self.privacy_ledger_ = None
+        self.value_ = 1.0
+        return self
+
+
+def test_fitted_attributes_before_fit_raise_not_fitted():
+    est = _Fits()
+    with pytest.raises(NotFittedError, match="This _Fits instance is not fitted yet: call 'fit' before using 'value_'"):
+        _ = est.value_
+    assert not hasattr(est, "value_")                      # NotFittedError is an AttributeError
+    with pytest.raises(AttributeError) as private:          # private and dunder names: the plain error
+        _ = est._hidden_
+    assert type(private.value) is AttributeError
+    assert copy.deepcopy(est) is not est and pickle.loads(pickle.dumps(est)).__class__ is _Fits
+    est.fit()
+    assert est.value_ == 1.0
+    with pytest.raises(AttributeError) as typo:             # a fitted estimator's missing name is not "unfitted"
+        _ = est.valeu_
+    assert type(typo.value) is AttributeError

@@ -10,13 +10,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privrl.errors import InvalidParameterError
+from privrl.errors import InvalidParameterError, NotFittedError
 
-__all__ = ["check_scalar", "check_option", "check_array", "check_bounds", "param_error"]
+__all__ = ["check_scalar", "check_option", "check_array", "check_bounds", "check_group_map", "param_error",
+           "missing_attribute", "FittedAttributes"]
 
 
 def _owner_part(owner: str | None) -> str:
@@ -122,14 +123,16 @@ def check_array(
                 raise InvalidParameterError(
                     f"The '{name}' parameter{_owner_part(owner)} must be an array of integers. "
                     f"Got non-integer values of dtype {raw.dtype} instead.")
-        if target.kind in "iub" and raw.dtype.kind in "OSU":
-            raise TypeError
+        if target.kind in "iub" and raw.dtype.kind in "OSU" or target.kind in "fc" and raw.dtype.kind in "SU":
+            raise TypeError          # never parse strings into numbers ("0.5" is not a weight)
         arr = np.asarray(raw, dtype=target)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InvalidParameterError):
             raise
         want = "an array" if dtype is None else f"an array convertible to {np.dtype(dtype).name}"
-        raise param_error(name, owner, want, type(value).__name__) from None
+        got = repr(type(value).__name__) if not isinstance(value, np.ndarray) else f"an array of dtype {value.dtype}"
+        raise InvalidParameterError(f"The '{name}' parameter{_owner_part(owner)} must be {want}. "
+                                    f"Got {got} instead.") from None
     if ndim is not None and arr.ndim != ndim:
         raise InvalidParameterError(
             f"The '{name}' parameter{_owner_part(owner)} must be a {ndim}-dimensional array. "
@@ -173,3 +176,39 @@ def check_bounds(bounds: Any, name: str, owner: str | None = None, *,
     if not (np.isfinite(low) and np.isfinite(high) and low <= high):
         raise param_error(name, owner, allowed, bounds)
     return (low, high)
+
+
+def check_group_map(groups: np.ndarray, n_states: int, name: str, owner: str | None = None) -> np.ndarray:
+    """A public map state → group (``(n_states,)`` ints ``>= 0``, already checked as such) checked
+    against the number of states: one entry per state and group ids below ``n_states`` (a group
+    without a state is empty, so at most ``n_states`` groups). Every grouped release and
+    plan allocates per group, so an id far beyond the states would cost memory and time for
+    nothing."""
+    if groups.shape != (int(n_states),):
+        raise param_error(name, owner, f"an array of shape ({n_states},) (one group per state)",
+                          f"shape {groups.shape}")
+    if groups.size and int(groups.max()) >= n_states:
+        raise param_error(name, owner, f"group ids in [0, {n_states}) (at most one group per state)",
+                          int(groups.max()))
+    return groups
+
+
+def missing_attribute(obj: Any, name: str) -> AttributeError:
+    """The error for reading ``obj.<name>`` that does not exist: a :class:`NotFittedError` (an
+    ``AttributeError``: ``hasattr`` keeps working) for a fitted attribute — a public name ending in
+    ``_`` — of an estimator not fitted yet (every ``fit`` sets ``privacy_ledger_``), the plain
+    ``AttributeError`` otherwise (private and dunder names, a fitted estimator's absent attribute)."""
+    owner = type(obj).__name__
+    if name.endswith("_") and not name.startswith("_") and "privacy_ledger_" not in vars(obj):
+        return NotFittedError(f"This {owner} instance is not fitted yet: call 'fit' before using '{name}'.")
+    return AttributeError(f"'{owner}' object has no attribute '{name}'")
+
+
+class FittedAttributes:
+    """Mixin of estimators: a fitted attribute read before ``fit`` raises :class:`NotFittedError`
+    (:func:`missing_attribute`) instead of a bare ``AttributeError``. Runtime only: type checkers
+    keep checking attribute names (the hook is invisible to them)."""
+
+    if not TYPE_CHECKING:
+        def __getattr__(self, name: str) -> Any:
+            raise missing_attribute(self, name)

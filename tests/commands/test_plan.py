@@ -55,6 +55,8 @@ def test_json_is_the_python_plan(capsys):
     (["plan", "dp-vapvi", "--n", "9", "--horizon", "3", "--features", "2", "--epsilon", "1"],
      "The budget (--epsilon/--delta/--rho) must be an (epsilon, delta) budget with delta > 0 or a rho budget"),
     (["plan", *CLINIC, *BUDGET, "--param", "calibration=\"bad\""], "The 'calibration' parameter of DPAPVI"),
+    (["plan", *CLINIC, *BUDGET, "--param", "foo=1"], "The '--param' option must name a parameter of DPAPVI"),
+    (["plan", *CLINIC, *BUDGET, "--param", "budget=1"], "the budget is --epsilon/--delta/--rho). Got 'budget'"),
     (["plan", *CLINIC[:2], "0", *CLINIC[3:], *BUDGET], "argument --n: must be an int in [1,"),
     (["plan", *CLINIC, "--epsilon", "x"], "argument --epsilon: expected a number"),
 ])

@@ -135,6 +135,23 @@ def test_bad_options_name_the_flag(tmp_path, capsys):
     assert len(errors) == 4 and not (tmp_path / "o").exists()
 
 
+def test_a_reward_file_of_the_wrong_shape_names_the_option(tmp_path, capsys):
+    """A reward table that disagrees with the dataset's declared states was blamed on the data's
+    'observations'; the error now names --reward."""
+    from privrl.envs.linear import to_dataset
+    from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
+
+    mdp = random_tabular_mdp(n_states=5, n_actions=3, horizon=4, rng=4)
+    data = mdp.sample(covering_behaviour_policy(mdp.optimal_policy(), 3), 50, rng=0)
+    to_dataset(data, n_states=5, n_actions=3).save(tmp_path / "tab.npz")
+    np.save(tmp_path / "reward.npy", mdp.rewards[:, :4])
+    assert main(["fit", "dp-apvi", "--data", str(tmp_path / "tab.npz"), "--reward", str(tmp_path / "reward.npy"),
+                 "--rho", "1", "--out", str(tmp_path / "o")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "privrl fit dp-apvi: error: The '--reward' option must be an array of shape (H, 5, 3) or (5, 3) (the data's "
+        "n_states, n_actions). Got 'shape (4, 4, 3)' instead.")
+
+
 @pytest.mark.parametrize("exp_id", ["qiao2023-fig1a", "qiao2023-fig1b", "qiao2023-tabular"])
 def test_experiment_smoke_runs_and_claims(exp_id, tmp_path, monkeypatch):
     import pandas as pd

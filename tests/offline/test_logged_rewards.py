@@ -9,7 +9,7 @@ import pytest
 from offline.clinic_cases import quiet as _quiet
 from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
-from privrl.offline import APVI, DPAPVI, offline_statistics
+from privrl.offline import APVI, DPAPVI, DPVAPVI, Statistics, offline_statistics
 from privrl.offline.calibration import count_noise, reward_sensitivity
 from privrl.privacy import ConstantNoise, zcdp_to_approx_dp
 from privrl.testing import use_noise
@@ -140,3 +140,56 @@ def test_declared_bounds_are_checked(clinic):
     with pytest.raises(InvalidParameterError, match="'r_max'"):
         APVI(r_max=1.5).fit(data)
     assert count_noise(6, 26, 5, PrivacyBudget(rho=1.0)).reward_scale == 0.0
+
+
+def _all_ones_statistics(**recorded):
+    """Dense statistics of 10 trajectories of H = 4 steps, every reward 1 (returns of 4)."""
+    counts = np.zeros((4, 2, 2, 2))
+    counts[:, 0, 0, 0] = 10
+    sums = np.zeros((4, 2, 2))
+    sums[:, 0, 0] = 10
+    return Statistics.from_dense(counts, sums, **recorded)
+
+
+@pytest.mark.parametrize("bounds", [{"r_max": 0.1}, {"F_max": 1.0}, {}])
+def test_statistics_without_recorded_maxima_are_refused(bounds):
+    """Reward sums within [0, counts] cannot show that every reward is at most r_max nor every
+    return at most F_max: hand-built statistics that record neither are refused, naming the bound."""
+    with pytest.raises(InvalidDataError, match="'r_max'.*max_reward is None"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), **bounds).fit(_all_ones_statistics(), rng=0)
+    with pytest.raises(InvalidDataError, match="'r_max'.*max_reward is None"):
+        APVI(**bounds).fit(_all_ones_statistics())
+
+
+def test_statistics_are_checked_against_their_recorded_maxima():
+    dp = DPAPVI(budget=PrivacyBudget(rho=1.0), r_max=0.1)
+    with pytest.raises(InvalidDataError, match=r"\[0, r_max=0.1\]"):
+        dp.fit(_all_ones_statistics(max_reward=1.0, max_return=4.0), rng=0)
+    with pytest.raises(InvalidDataError, match="'F_max'.*max_return is None"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), F_max=1.0).fit(_all_ones_statistics(max_reward=1.0), rng=0)
+    with pytest.raises(InvalidDataError, match="F_max=1.0"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), F_max=1.0).fit(_all_ones_statistics(max_reward=1.0, max_return=4.0),
+                                                             rng=0)
+    fitted = _quiet(lambda: DPAPVI(budget=PrivacyBudget(rho=1.0), F_max=4.0).fit(
+        _all_ones_statistics(max_reward=1.0, max_return=4.0), rng=0))
+    assert fitted.count_noise(4, 2, 2, logged_rewards=True).reward_sensitivity == pytest.approx(2 * math.sqrt(2))
+    # with a public reward the reward sums are not released: no recorded maxima needed
+    _quiet(lambda: DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(_all_ones_statistics(), np.ones((4, 2, 2)), rng=0))
+
+
+def test_linear_fits_check_statistics_rewards_against_one():
+    """DP-VAPVI's sensitivities rely on rewards in [0, 1]: Statistics must record it."""
+    features = np.eye(4).reshape(2, 2, 4)
+    with pytest.raises(InvalidDataError, match="'r_max'.*max_reward is None"):
+        DPVAPVI(budget=PrivacyBudget(rho=1.0), split=False).fit(_all_ones_statistics(), features, rng=0)
+    with pytest.raises(InvalidDataError, match=r"\[0, r_max=1.0\]"):
+        DPVAPVI(budget=PrivacyBudget(rho=1.0), split=False).fit(_all_ones_statistics(max_reward=2.0), features,
+                                                                rng=0)
+
+
+def test_offline_statistics_record_the_maxima(clinic):
+    _, data = clinic
+    stats = offline_statistics(data, 26, 5)
+    padded = data.as_padded()
+    assert stats.max_reward == padded["rewards"].max()
+    assert stats.max_return == padded["rewards"].sum(axis=1).max()

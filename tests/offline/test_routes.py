@@ -141,6 +141,31 @@ def test_state_groups_are_validated(clinic):
         APVI(max_visits=0)._validated()
 
 
+@pytest.mark.parametrize("make", [lambda g: APVI(state_groups=g),
+                                  lambda g: DPAPVI(budget=PrivacyBudget(rho=1.0), state_groups=g)])
+def test_group_ids_beyond_the_states_are_refused(clinic, make):
+    """A group id >= S would make the grouped grid (and its noise) larger than the states' for
+    nothing (ids up to 5250 ran for minutes): refused before the data are read, as privrl plan does."""
+    model, data = clinic
+    groups = model.groups.copy()
+    groups[3] = 26
+    with pytest.raises(InvalidParameterError, match=r"'state_groups'.*\[0, 26\).*Got 26 instead"):
+        make(groups).fit(data, model)
+    with pytest.raises(InvalidParameterError, match=r"'state_groups'.*shape \(26,\)"):
+        make(np.zeros(27, dtype=int)).fit(data, model)
+
+
+def test_max_visits_is_refused_without_pooling(clinic):
+    """Per step a trajectory visits a pair at most once: a cap without stationary=True would change
+    nothing (neither counts nor sensitivity), so it is refused rather than silently ignored."""
+    model, data = clinic
+    for est in (APVI(max_visits=1), DPAPVI(budget=PrivacyBudget(rho=1.0), max_visits=1)):
+        with pytest.raises(InvalidParameterError, match="'max_visits'.*stationary=True"):
+            est.fit(data, model)
+    with pytest.raises(InvalidParameterError, match="'max_visits'.*stationary=True"):
+        DPAPVI(budget=PrivacyBudget(rho=1.0), max_visits=2).count_noise(6, 26, 5)
+
+
 def test_group_policy_is_mapped_back_to_states(clinic):
     model, data = clinic
     est = _quiet(lambda: APVI(constants="practical", state_groups=model.groups, stationary=True).fit(data, model))

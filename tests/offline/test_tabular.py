@@ -299,6 +299,44 @@ def test_bad_inputs(small):
         APVI().fit(data, r + 1.0)
 
 
+def test_a_public_table_of_the_wrong_shape_is_named(small):
+    """The reward (or feature) table sets the public sizes: one of the wrong shape against data that
+    declare theirs is blamed, not the data's 'observations' / 'actions'."""
+    from privrl.envs.linear import to_dataset
+    from privrl.offline import DPVAPVI, offline_statistics
+
+    mdp, mu = small
+    data = mdp.sample(mu, 40, rng=0)
+    ds = to_dataset(data, n_states=3, n_actions=2)
+    stats = offline_statistics(data, 3, 2)
+    for reward in (mdp.rewards[:, :2], mdp.rewards[:, :, :1], np.concatenate([mdp.rewards] * 2, axis=1),
+                   mdp.rewards[0, :2]):
+        for source in (ds, stats):
+            with pytest.raises(InvalidParameterError, match=r"The 'reward' parameter of DPAPVI must be an array of "
+                                                            r"shape \(H, 3, 2\) or \(3, 2\)"):
+                DPAPVI(budget=PrivacyBudget(rho=1.0)).fit(source, reward, rng=0)
+    with pytest.raises(InvalidParameterError, match=r"The 'features' parameter of DPVAPVI must be an array of "
+                                                    r"shape \(3, 2, d\)"):
+        DPVAPVI(budget=PrivacyBudget(rho=1.0)).fit(ds, np.eye(4).reshape(2, 2, 4), rng=0)
+
+
+@pytest.mark.parametrize("make", [lambda: APVI(), lambda: DPAPVI(budget=PrivacyBudget(rho=1.0))])
+def test_fitted_attributes_before_fit_are_a_not_fitted_error(small, make):
+    from privrl.errors import NotFittedError
+
+    est = make()
+    for name in ("policy_", "values_", "q_values_", "privacy_ledger_"):
+        with pytest.raises(NotFittedError, match=f"not fitted yet: call 'fit' before using '{name}'"):
+            getattr(est, name)
+        assert not hasattr(est, name)
+    mdp, mu = small
+    est.fit(mdp.sample(mu, 40, rng=0), mdp.rewards, rng=0)
+    assert est.policy_.shape == (mdp.rewards.shape[0], 3)
+    with pytest.raises(AttributeError) as missing:       # fitted: an absent name is the plain error
+        _ = est.value_
+    assert not isinstance(missing.value, NotFittedError)
+
+
 def test_kernel_rejects_bad_counts():
     n_sa, n_sas, r = np.ones((2, 2, 1)), np.full((2, 2, 1, 2), 0.5), np.zeros((2, 2, 1))
     plan = _sound(2, 2, 1, rho=1.0)

@@ -298,3 +298,15 @@ def test_the_settings_of_a_seed_run_as_one_batch_with_each_runs_own_result():
     from batch_cases import check_batches_equal_single_runs
 
     check_batches_equal_single_runs("balle2016-fig1")
+
+
+@pytest.mark.parametrize("bad", [np.array(["a"] * 10), np.array(["0.1"] * 10), np.ones(10) + 1j])
+def test_weights_and_groups_files_must_hold_real_numbers(tmp_path, chain_file, capsys, bad):
+    """Strings were parsed (or failed as an internal ValueError) and complex weights cut silently."""
+    np.save(tmp_path / "w.npy", bad)
+    code, _ = _fit(tmp_path, chain_file, "lsw", "--weights", str(tmp_path / "w.npy"), out="w")
+    err = capsys.readouterr().err
+    assert code != 0 and "The '--weights' file" in err and "must hold real numbers" in err and err.count("\n") == 1
+    code = main(["fit", "monte-carlo", "--data", str(chain_file), "--F-max", "1", "--groups", str(tmp_path / "w.npy"),
+                 "--out", str(tmp_path / "g")])
+    assert code != 0 and "The '--groups' file" in capsys.readouterr().err

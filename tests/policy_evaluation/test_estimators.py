@@ -16,6 +16,7 @@ from privrl.policy_evaluation import (
     LSW,
     DPLSLMechanism,
     DPLSWMechanism,
+    DPMonteCarlo,
     discounted_returns,
     first_visit_statistics,
     lsl_solve,
@@ -395,3 +396,20 @@ def test_fit_statistics_checks_what_statistics_allow(toy):
         LSW(gamma=0.9, features=PHI_AGG[:3], F_max=10).fit_statistics(st)
     with pytest.raises(InvalidParameterError, match="'statistics' parameter of LSW.fit_statistics"):
         LSW(gamma=0.9, F_max=10).fit_statistics(toy)
+
+
+@pytest.mark.parametrize("make,names", [
+    (lambda: DPLSW(budget=BUDGET, gamma=0.9, F_max=3.0, features=PHI_AGG, weights=W), ("values_", "theta_")),
+    (lambda: LSL(gamma=0.9, features=PHI_AGG, lam=1.0), ("values_", "theta_")),
+    (lambda: DPMonteCarlo(budget=BUDGET, F_max=3.0), ("value_", "value_std_")),
+])
+def test_fitted_attributes_before_fit_are_a_not_fitted_error(toy, make, names):
+    from privrl.errors import NotFittedError
+
+    est = make()
+    for name in names:
+        with pytest.raises(NotFittedError, match=f"not fitted yet: call 'fit' before using '{name}'"):
+            getattr(est, name)
+        assert not hasattr(est, name)
+    est.fit(toy, rng=0)
+    assert all(hasattr(est, name) for name in names)

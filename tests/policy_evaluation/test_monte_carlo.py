@@ -199,3 +199,17 @@ def test_continuous_observations_are_fine_without_groups():
     assert MonteCarlo(F_max=1.0).fit(data).value_ == 0.5
     with pytest.raises(InvalidDataError, match="tabular"):
         MonteCarlo(F_max=1.0, groups=np.zeros(3)).fit(data)
+
+
+@pytest.mark.parametrize("make", [lambda g: MonteCarlo(F_max=3.0, groups=g),
+                                  lambda g: DPMonteCarlo(budget=EPS_DELTA, F_max=3.0, groups=g)])
+def test_group_maps_must_match_the_states(toy, make):
+    """One entry per state and ids below the number of states: one id of 10⁶ took 3 GB (a release per
+    group). The number of states is the dataset's (4 here), else the map's length."""
+    with pytest.raises(InvalidParameterError, match=r"'groups'.*\[0, 4\).*Got 1000000 instead"):
+        make(np.array([0, 1, 1, 10**6])).fit(toy, rng=0)
+    with pytest.raises(InvalidParameterError, match=r"'groups'.*shape \(4,\)"):
+        make(np.zeros(5, dtype=int)).fit(toy, rng=0)
+    undeclared = make_dataset(TOY_EPISODES, n_states=None)
+    with pytest.raises(InvalidParameterError, match=r"'groups'.*\[0, 4\).*Got 4 instead"):
+        make(np.array([0, 1, 2, 4])).fit(undeclared, rng=0)

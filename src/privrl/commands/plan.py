@@ -80,6 +80,35 @@ def _load_array(option: str, path: str) -> Any:
                                     f"instead ({type(exc).__name__}: {' '.join(str(exc).split())}).") from None
 
 
+def _estimator_class(name: str) -> Any:
+    """The estimator class ``name`` from the family that exports it (None if none does)."""
+    import importlib
+
+    from privrl.registry import families
+
+    for family in families():
+        if name in family.estimators:
+            return getattr(importlib.import_module(family.package), name, None)
+    return None
+
+
+def _check_params(algorithm: str, params: dict[str, Any]) -> None:
+    """Every ``--param`` names a parameter of the planned estimator (not the budget, given by
+    --epsilon/--delta/--rho): a one-line error otherwise (the constructor would raise a TypeError)."""
+    from privrl.planning import get_planner
+
+    planner = get_planner(algorithm)
+    cls = _estimator_class(planner.estimator)
+    if cls is None:
+        return
+    names = [p.name for p in cls.params if p.name != "budget"]
+    for name in params:
+        if name not in names:
+            raise InvalidParameterError(f"The '--param' option must name a parameter of {cls.__name__} "
+                                        f"({', '.join(names)}; the budget is --epsilon/--delta/--rho). "
+                                        f"Got {name!r} instead.")
+
+
 def run(args: argparse.Namespace) -> int:
     from privrl._jsonable import to_jsonable
     from privrl.planning import INPUTS, plan
@@ -89,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         if kind is object and name in public:
             public[name] = _load_array(option_flag(name), public[name])
     try:
+        _check_params(args.algorithm, dict(args.param or ()))
         result = plan(args.algorithm, epsilon=args.epsilon, delta=args.delta, rho=args.rho,
                       params=dict(args.param or ()), knobs=not args.no_knobs, **public)
     except InvalidParameterError as exc:

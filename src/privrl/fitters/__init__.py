@@ -26,6 +26,7 @@ command-line options, never Python keywords: :func:`count_type` (bounded counts)
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -232,7 +233,8 @@ def option_error(exc: InvalidParameterError, args: argparse.Namespace,
     inf). Got -1.0 instead." when ``--lam`` is an option of DPVAPVI in ``args``; an error about the
     ``budget`` parameter names ``budget_options``, and one about a declared parameter the command
     supplies from its own option of the same name (``args.env`` for ``env``, ``args.obs_low`` for
-    ``obs_low``) names that option. Any other error is returned unchanged."""
+    ``obs_low``) names that option, as does one about a fit argument given by an option of its name
+    (``--reward FILE`` for ``reward``). Any other error is returned unchanged."""
     match = _PARAM_MESSAGE.fullmatch(str(exc))
     if match is None:
         return exc
@@ -246,8 +248,13 @@ def option_error(exc: InvalidParameterError, args: argparse.Namespace,
             return InvalidParameterError(f"The '{p.flag}' option {rest}")
         if name == "budget" and any(p.name == "budget" for p in estimator.params):
             return InvalidParameterError(f"The budget ({budget_options}) {rest}")
-        if name in {p.name for p in estimator.params} and hasattr(args, name):
-            # a declared parameter the command supplies from its own option of that name (--env, ...)
+        declared = name in {p.name for p in estimator.params}
+        fit = getattr(estimator, "fit", None)
+        given = getattr(args, name, None) is not None
+        fit_argument = given and fit is not None and name in inspect.signature(fit).parameters
+        if declared and hasattr(args, name) or fit_argument:
+            # a declared parameter or a fit argument (--reward, --features FILE) the command
+            # supplies from its own option of that name (--env, ...)
             return InvalidParameterError(f"The '--{name.replace('_', '-')}' option {rest}")
     return exc
 

@@ -22,7 +22,7 @@ from privrl._validation import check_array, param_error
 from privrl.errors import InvalidDataError, UtilityWarning
 
 __all__ = ["padded_episodes", "greedy", "Statistics", "transition_statistics", "offline_statistics",
-           "check_statistics", "public_reward",
+           "check_statistics", "check_reward_bounds", "check_public_shape", "public_reward",
            "public_features", "degenerate_output", "warn_degenerate", "one_hot_features"]
 
 _KEYS = ("observations", "actions", "rewards", "next_observations")
@@ -82,8 +82,8 @@ def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
             raise InvalidDataError(f"{owner}: '{key}' must hold integer indices. Got dtype {arr.dtype}.")
         arr = arr.astype(np.int64, copy=False)
         if arr.min() < 0 or arr.max() >= n:
-            raise InvalidDataError(f"{owner}: '{key}' must lie in [0, {n}) (the public model's size); some "
-                                   "entries do not.")
+            raise InvalidDataError(f"{owner}: '{key}' must lie in [0, {n}) (the public model's size: the reward "
+                                   "or feature table's, check its shape); some entries do not.")
         out[key] = arr
     rewards = out["rewards"].astype(float)
     lo, hi = reward_bounds
@@ -104,19 +104,24 @@ class Statistics:
     weighted by the counts; the rewards enter through their per-(h, s, a) sums). Memory
     ``O(nnz + H·S·A)`` with ``nnz <= K·H`` visited cells — never ``H·S·A·S``.
 
-    ``max_reward`` / ``max_return``: the largest logged reward and the largest return of a
-    trajectory, kept only to check the public bounds a fit declares (never released).
+    ``max_reward`` / ``max_return``: the largest logged reward of a visit and the largest return of a
+    trajectory, recorded when the statistics are built from the trajectories and kept only to check
+    the public bounds a fit declares (never released); None when unknown (statistics built by hand):
+    a fit from logged rewards then refuses them (:func:`check_reward_bounds`), since the reward sums
+    alone cannot show that every reward lies within the declared bound.
     """
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray, *, n_states: int,
-                 n_actions: int, n_episodes: int, max_reward: float = 0.0, max_return: float = 0.0) -> None:
+                 n_actions: int, n_episodes: int, max_reward: float | None = None,
+                 max_return: float | None = None) -> None:
         self.reward_sums = np.asarray(reward_sums, dtype=float)
         H = self.reward_sums.shape[0]
         self.shape = (H, int(n_states), int(n_actions))
         self.keys = np.asarray(keys, dtype=np.int64)
         self.values = np.asarray(counts, dtype=float)
         self.n_episodes = int(n_episodes)
-        self.max_reward, self.max_return = float(max_reward), float(max_return)
+        self.max_reward = None if max_reward is None else float(max_reward)
+        self.max_return = None if max_return is None else float(max_return)
         S = self.shape[1]
         self.n_sa = np.bincount(self.keys // S, weights=self.values, minlength=H * S * self.shape[2]
                                 ).reshape(self.shape)
@@ -157,15 +162,18 @@ class Statistics:
         return out.reshape(H, S, A, S)
 
     @classmethod
-    def from_dense(cls, counts: np.ndarray, reward_sums: np.ndarray | None = None) -> Statistics:
-        """Statistics of dense ``(H, S, A, S)`` counts (and ``(H, S, A)`` reward sums, default 0)."""
+    def from_dense(cls, counts: np.ndarray, reward_sums: np.ndarray | None = None, *,
+                   max_reward: float | None = None, max_return: float | None = None) -> Statistics:
+        """Statistics of dense ``(H, S, A, S)`` counts (and ``(H, S, A)`` reward sums, default 0);
+        ``max_reward`` / ``max_return`` as recorded from the trajectories (None: unknown, and a fit
+        from logged rewards refuses the statistics)."""
         counts = np.asarray(counts, dtype=float)
         H, S, A, _ = counts.shape
         flat = counts.ravel()
         keys = np.flatnonzero(flat)
         rewards = np.zeros((H, S, A)) if reward_sums is None else np.asarray(reward_sums, dtype=float)
         return cls(keys, flat[keys], rewards, n_states=S, n_actions=A,
-                   n_episodes=int(round(float(counts[0].sum()))))
+                   n_episodes=int(round(float(counts[0].sum()))), max_reward=max_reward, max_return=max_return)
 
 
 @overload
@@ -236,6 +244,22 @@ def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Seque
     return transition_statistics(data, n_states, n_actions, sizes)
 
 
+def check_public_shape(dataset: Any, n_states: int, n_actions: int, name: str, shape: str, got: tuple[int, ...],
+                       owner: str) -> None:
+    """The public table ``name`` (the reward function, the features) sized ``(n_states, n_actions)``
+    against the data's own declaration — :class:`Statistics`' shape, a dataset's ``n_states`` /
+    ``n_actions`` — so that a table of the wrong shape is named, not the data's indices. ``shape``
+    is the allowed form, e.g. ``"(H, {S}, {A}) or ({S}, {A})"``, ``got`` the table's shape."""
+    if isinstance(dataset, Statistics):
+        declared: tuple[Any, Any] = tuple(dataset.shape[1:])  # type: ignore[assignment]
+    else:
+        declared = (getattr(dataset, "n_states", None), getattr(dataset, "n_actions", None))
+    want = tuple(int(d) if d is not None else size for d, size in zip(declared, (n_states, n_actions)))
+    if want != (n_states, n_actions):
+        raise param_error(name, owner, "an array of shape " + shape.format(S=want[0], A=want[1])
+                          + " (the data's n_states, n_actions)", f"shape {got}")
+
+
 def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions: int,
                      horizon: int | None = None) -> int:
     """Validate :class:`Statistics` given in place of a dataset (shapes, non-negative integer counts,
@@ -260,6 +284,30 @@ def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions:
         raise InvalidDataError(f"{owner}: the statistics' reward sums must lie in [0, counts] (rewards in [0, 1]; "
                                "privacy relies on it).")
     return stats.n_episodes
+
+
+def check_reward_bounds(stats: Statistics, owner: str, *, r_max: float, F_max: float | None = None) -> None:
+    """Check the logged rewards behind :class:`Statistics` against the declared bounds privacy relies
+    on — every reward in [0, ``r_max``] and, when ``F_max`` is declared, every trajectory's return at
+    most ``F_max`` — from ``max_reward`` / ``max_return`` recorded when the statistics were built.
+    Statistics that do not record a bound that matters (None, e.g. built by hand) are refused: the
+    reward sums cannot show it (one sum of 1 per visit may hide a reward above ``r_max``, a return
+    above ``F_max``). Raises :class:`InvalidDataError` naming the parameter."""
+    hint = "build the statistics with privrl.offline.offline_statistics, which records it"
+    if stats.max_reward is None:
+        raise InvalidDataError(f"{owner}: the 'r_max' bound on the logged rewards cannot be checked: these "
+                               f"Statistics do not record their largest reward (max_reward is None); {hint}.")
+    if stats.max_reward > r_max:
+        raise InvalidDataError(f"{owner}: the logged rewards must lie in [0, r_max={r_max!r}] (privacy relies on "
+                               "it); some do not.")
+    if F_max is None:
+        return
+    if stats.max_return is None:
+        raise InvalidDataError(f"{owner}: the 'F_max' bound on each trajectory's total reward cannot be checked: "
+                               f"these Statistics do not record their largest return (max_return is None); {hint}.")
+    if stats.max_return > F_max * (1 + 1e-12):
+        raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max={F_max!r} "
+                               "(privacy relies on it); some trajectory's is larger.")
 
 
 def public_reward(reward: Any, owner: str) -> np.ndarray:

@@ -17,11 +17,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
-from privrl._validation import param_error
+from privrl._validation import FittedAttributes, check_group_map, param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
     Statistics,
+    check_public_shape,
+    check_reward_bounds,
     check_statistics,
     degenerate_output,
     padded_episodes,
@@ -72,20 +74,31 @@ STATE_GROUPS = param("public map state → group (n_states,) ints, fixed without
                      none_ok=True, check=check_state_groups, cli=False, bad=(np.array([0.5, 1.0]),))
 STATIONARY = param("pool the counts over the H steps (time-homogeneous dynamics): one released step with about H "
                    "times the count per cell; the policy stays per step", default=False, kind="bool")
-MAX_VISITS = param("with stationary=True: each trajectory keeps only its first max_visits visits of any (group, "
-                   "action) pair, later ones dropped (clipping you ask for; the pooled counts' l2 sensitivity "
-                   "falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all", default=None,
-                   kind="int", low=1, none_ok=True)
+MAX_VISITS = param("only with stationary=True (refused without): each trajectory keeps only its first max_visits "
+                   "visits of any (group, action) pair, later ones dropped (clipping you ask for; the pooled counts' "
+                   "l2 sensitivity falls from sqrt(2)·H to sqrt(2·c·H) for c = max_visits); None = keep all",
+                   default=None, kind="int", low=1, none_ok=True)
 FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of (h, s) clears the count threshold "
                  "and every Q-value is 0): 'tie-break' (the lowest action index) or 'behaviour' (the tied action "
                  "with the largest released visit count: the behaviour-cloned action)",
                  default="tie-break", kind="option", options=("tie-break", "behaviour"))
 
 
-class _TabularBase(Estimator):
+class _TabularBase(FittedAttributes, Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     _knob_hint = ""
+
+    def _routes(self) -> dict[str, Any]:
+        """The validated parameters of a fit or a plan, and ``max_visits`` only with
+        ``stationary=True``: per step a trajectory visits a pair at most once, so a cap would
+        silently change nothing (neither the counts nor the sensitivity) — refused, not ignored."""
+        p = self._validated()
+        if p["max_visits"] is not None and not p["stationary"]:
+            raise param_error("max_visits", type(self).__name__, "left unset unless stationary=True (per step a "
+                              "trajectory visits a pair at most once: the cap applies to counts pooled over the "
+                              "steps)", p["max_visits"])
+        return p
 
     def _constants(self, p: dict[str, Any]) -> dict[str, Any]:
         """The utility constants: the preset's, each replaced by the value given (floats; the
@@ -102,6 +115,7 @@ class _TabularBase(Estimator):
         r = None if reward is None else public_reward(reward, owner)
         if r is not None:
             S, A = r.shape[-2:]
+            check_public_shape(dataset, S, A, "reward", "(H, {S}, {A}) or ({S}, {A})", r.shape, owner)
         elif isinstance(dataset, Statistics):
             S, A = dataset.shape[1:]
         elif getattr(dataset, "n_states", None) is not None and getattr(dataset, "n_actions", None) is not None:
@@ -109,25 +123,21 @@ class _TabularBase(Estimator):
         else:
             raise param_error("reward", owner, "a public reward function, or (logged rewards) a dataset that "
                               "declares n_states and n_actions", None)
+        groups = self._groups(p, S)             # before the data are read: ids beyond S would cost for nothing
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         if isinstance(dataset, Statistics):
             check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon)
             stats = dataset
-            if stats.max_reward > r_max:
-                raise InvalidDataError(f"{owner}: rewards must lie in [0, {r_max}] (privacy relies on it); "
-                                       "some do not.")
         else:
             data = padded_episodes(dataset, owner, n_states=S, n_actions=A, horizon=horizon,
                                    reward_bounds=(0.0, r_max))
             stats = transition_statistics(data, S, A)
         H = stats.horizon
-        if r is None and p["F_max"] is not None and stats.max_return > float(p["F_max"]) * (1 + 1e-12):
-            raise InvalidDataError(f"{owner}: every trajectory's total logged reward must be at most F_max="
-                                   f"{p['F_max']!r} (privacy relies on it); some trajectory's is larger.")
+        if r is None:
+            check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
-        groups = self._groups(p, S)
         if groups is None and not p["stationary"]:
             return stats, r
         source = stats if isinstance(dataset, Statistics) else data
@@ -138,10 +148,7 @@ class _TabularBase(Estimator):
     def _groups(self, p: dict[str, Any], n_states: int) -> np.ndarray | None:
         """The declared state groups, checked against the number of states (None without groups)."""
         groups = p["state_groups"]
-        if groups is not None and groups.shape != (n_states,):
-            raise param_error("state_groups", type(self).__name__, f"an array of shape ({n_states},) (one group "
-                              "per state)", f"shape {groups.shape}")
-        return groups
+        return None if groups is None else check_group_map(groups, n_states, "state_groups", type(self).__name__)
 
     def _route(self, p: dict[str, Any]) -> dict[str, Any]:
         """The kernel's route arguments: the planning horizon of pooled statistics and the fallback."""
@@ -214,7 +221,7 @@ class APVI(_TabularBase):
                   "(or pool thin counts: state_groups=, stationary=True).")
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
-        p = self._validated()
+        p = self._routes()
         stats, r = self._inputs(p, dataset, reward)
         self.privacy_ledger_ = Ledger()
         k = self._constants(p)
@@ -300,7 +307,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         reward sums' family (a fit with ``reward=None``). With ``state_groups`` the released grid
         has the groups as its states (``n_states`` is then ignored); ``stationary`` and
         ``max_visits`` set the sensitivity (:func:`~privrl.offline.calibration.count_sensitivity`)."""
-        p = self._validated()
+        p = self._routes()
         owner = type(self).__name__
         if p["state_groups"] is not None:
             n_states = int(p["state_groups"].max()) + 1
@@ -324,7 +331,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         return resolve_mechanism(p["mechanism"], p["budget"], type(self).__name__)
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> DPAPVI:
-        p = self._validated()
+        p = self._routes()
         rng = self._fit_rng(rng)
         stats, r = self._inputs(p, dataset, reward)
         _, S, A = stats.shape
@@ -359,7 +366,7 @@ C_PARAM = _knob("penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
 D_PARAM = _knob("additive penalty D (term D/K)")
 
 
-class _LinearBase(Estimator):
+class _LinearBase(FittedAttributes, Estimator):
     """Shared ``fit(dataset, features)`` for PEVI, VAPVI and DP-VAPVI."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
@@ -380,8 +387,10 @@ class _LinearBase(Estimator):
         owner = type(self).__name__
         phi = check_features(features, owner, float(p["feature_norm_bound"]))
         S, A, _ = phi.shape
+        check_public_shape(dataset, S, A, "features", "({S}, {A}, d)", phi.shape, owner)
         if isinstance(dataset, Statistics):
             K = check_statistics(dataset, owner, n_states=S, n_actions=A)
+            check_reward_bounds(dataset, owner, r_max=1.0)
             if split:
                 raise param_error("split", owner, "False when the data are given as Statistics (the halves of "
                                   "Algorithm 2 need the trajectories)", split)

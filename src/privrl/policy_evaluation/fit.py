@@ -137,7 +137,7 @@ def _features(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray, str]
 
 
 def _load_array(option: str, path: str) -> np.ndarray:
-    """A .npy array of ``option`` (never pickled); errors name the option."""
+    """A .npy array of real numbers of ``option`` (never pickled); errors name the option."""
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError) as exc:
@@ -151,6 +151,9 @@ def _load_array(option: str, path: str) -> np.ndarray:
     if arr.size > MAX_FEATURE_ENTRIES:
         raise InvalidParameterError(f"The '{option}' file {path!r} must hold at most {MAX_FEATURE_ENTRIES} entries. "
                                     f"Got {arr.size} instead.")
+    if arr.dtype.kind not in "biuf":      # strings would be parsed, complex numbers cut: neither is a weight
+        raise InvalidParameterError(f"The '{option}' file {path!r} must hold real numbers. Got dtype {arr.dtype} "
+                                    "instead.")
     return np.array(arr)
 
 

@@ -64,7 +64,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import child_rngs
-from privrl._validation import check_array, check_option, check_scalar, param_error
+from privrl._validation import (
+    FittedAttributes,
+    check_array,
+    check_group_map,
+    check_option,
+    check_scalar,
+    param_error,
+)
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.policy_evaluation.bounds import (
@@ -286,7 +293,7 @@ def _groups(value: Any, name: str, owner: str) -> np.ndarray:
 _CALIBRATION_HELP = "noise calibration: 'tight' (the exact accountant; there is no paper calibration to reproduce)"
 
 
-class _MonteCarlo(Estimator):
+class _MonteCarlo(FittedAttributes, Estimator):
     """Shared parameters and steps: validated statistics under the public bounds, the plan, fitted
     attributes."""
 
@@ -312,6 +319,9 @@ class _MonteCarlo(Estimator):
         owner = type(self).__name__
         groups = p["groups"]
         arrays = dataset_arrays(dataset, owner, tabular=groups is not None)
+        if groups is not None:     # one entry per state, ids below the states (the map's length if undeclared)
+            check_group_map(groups, groups.size if arrays["n_states"] is None else int(arrays["n_states"]), "groups",
+                            owner)
         r_max = reward_bound(p["r_max"], arrays["reward_bounds"], owner)
         f_max = return_bound(r_max, p["gamma"], p["F_max"], arrays["max_length"], owner)
         rewards = checked_rewards(arrays["rewards"], r_max, p["clip_returns"], owner)
