@@ -244,3 +244,23 @@ def test_sklearn_clone_round_trips_declared_estimators():
     copy = clone(est)
     assert copy is not est and copy.get_params() == est.get_params()
     assert est.get_params(deep=True) == est.get_params(deep=False)
+
+
+def test_parameters_are_keyword_only_with_a_clear_error():
+    import privrl
+    from privrl.errors import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="keyword arguments only"):
+        privrl.DPLSW(privrl.PrivacyBudget(epsilon=1.0), gamma=0.9)
+
+
+@pytest.mark.parametrize("name", ["LinOptVI", "QLearning", "DPLSW", "DPAPVI"])
+def test_a_fitted_attribute_read_before_fit_is_a_not_fitted_error(name):
+    import privrl
+    from privrl.errors import NotFittedError
+
+    cls = getattr(privrl, name)
+    est = cls.__new__(cls)
+    with pytest.raises(NotFittedError):
+        est.privacy_ledger_
+    assert not hasattr(est, "regret_")

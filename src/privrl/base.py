@@ -31,6 +31,7 @@ from typing import Any, ClassVar
 
 from privrl._params import REQUIRED, Param, param
 from privrl._rng import RngLike
+from privrl._validation import FittedAttributes
 from privrl.errors import InvalidParameterError, NotFittedError, UtilityWarning
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit, reporting_delta
@@ -51,7 +52,12 @@ def _make_init(params: tuple[Param, ...]) -> Any:
     """A keyword-only ``__init__`` storing every declared parameter verbatim."""
     names = [p.name for p in params]
 
-    def __init__(self: Any, **kwargs: Any) -> None:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if args:
+            first = names[0] if names else "name"
+            raise InvalidParameterError(
+                f"{type(self).__name__} takes keyword arguments only (parameters are keyword-only): name each "
+                f"one, e.g. {type(self).__name__}({first}=...). Got {len(args)} positional argument(s) instead.")
         unknown = sorted(set(kwargs) - set(names))
         if unknown:
             raise TypeError(f"{type(self).__name__}.__init__() got unexpected keyword argument(s) "
@@ -100,7 +106,7 @@ def _is_classvar(annotation: Any) -> bool:
 
 
 @dataclass_transform(kw_only_default=True, eq_default=False, field_specifiers=(param,))
-class Estimator:
+class Estimator(FittedAttributes):
     """Base class: parameter introspection, fitted-state checks and privacy queries.
 
     A subclass declares its parameters as annotated fields (``lam: float = param(...)``, see

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
-from privrl._validation import FittedAttributes, check_group_map, param_error
+from privrl._validation import check_group_map, param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.offline._common import (
@@ -84,7 +84,7 @@ FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of 
                  default="tie-break", kind="option", options=("tie-break", "behaviour"))
 
 
-class _TabularBase(FittedAttributes, Estimator):
+class _TabularBase(Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
     _knob_hint = ""
@@ -366,7 +366,7 @@ C_PARAM = _knob("penalty constant C of C·sqrt(d)·||phi||_{Λ⁻¹}")
 D_PARAM = _knob("additive penalty D (term D/K)")
 
 
-class _LinearBase(FittedAttributes, Estimator):
+class _LinearBase(Estimator):
     """Shared ``fit(dataset, features)`` for PEVI, VAPVI and DP-VAPVI."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import child_rngs
-from privrl._validation import FittedAttributes, check_array, param_error
+from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
 from privrl.policy_evaluation.bounds import (
@@ -135,7 +135,7 @@ RELEVANCE = param("deprecated name of 'weights'", default=None, kind="array", no
                   check=_deprecated_relevance, cli=False, bad=(np.full(3, 2.0),))
 
 # =========================================================================== shared fit steps
-class _PolicyEvaluation(FittedAttributes, Estimator):
+class _PolicyEvaluation(Estimator):
     """Shared steps: first-visit statistics of a dataset under public bounds, fitted attributes."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY

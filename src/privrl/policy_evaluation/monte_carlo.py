@@ -65,7 +65,6 @@ from numpy.typing import ArrayLike
 
 from privrl._rng import child_rngs
 from privrl._validation import (
-    FittedAttributes,
     check_array,
     check_group_map,
     check_option,
@@ -293,7 +292,7 @@ def _groups(value: Any, name: str, owner: str) -> np.ndarray:
 _CALIBRATION_HELP = "noise calibration: 'tight' (the exact accountant; there is no paper calibration to reproduce)"
 
 
-class _MonteCarlo(FittedAttributes, Estimator):
+class _MonteCarlo(Estimator):
     """Shared parameters and steps: validated statistics under the public bounds, the plan, fitted
     attributes."""
 
