@@ -45,6 +45,8 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar, param_error
 
 __all__ = [
+    "BLACK_BOX",
+    "RELEASE_POINT",
     "AuditResult",
     "STATISTICS",
     "Statistic",
@@ -56,6 +58,12 @@ __all__ = [
 
 CONSISTENT = "consistent"
 VIOLATION = "VIOLATION"
+
+#: The two kinds of audit: *black-box* — every candidate statistic, the best chosen on the selection
+#: half; *release-point* — the release's optimal statistic alone (its likelihood ratio on the
+#: worst-case pair), many samples (``privrl.audit.registry``: sharpness and the noise ÷ 2 controls).
+BLACK_BOX = "black-box"
+RELEASE_POINT = "release-point"
 
 #: A statistic factory: ``fit(selection_a, selection_b) -> T`` with ``T(x) -> (n,)`` scores; a high
 #: score means "looks like D (sample a)".
@@ -128,6 +136,18 @@ def _laplace(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]
     return lambda x: np.abs(x - mb).sum(axis=1) - np.abs(x - ma).sum(axis=1)
 
 
+def _laplace_llr(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The Laplace log-likelihood ratio ``Σ_i (|x_i − m_b,i| − |x_i − m_a,i|) / b_i`` with coordinate
+    medians ``m`` and per-coordinate scales ``b_i`` (the mean absolute deviation from the median,
+    pooled over both samples): optimal for independent Laplace noise of any scales — e.g. several
+    Laplace releases composed with different budgets. A coordinate without noise gets a weight
+    10¹² times the largest, which is what catches a noise-free coordinate that moves."""
+    ma, mb = np.median(a, axis=0), np.median(b, axis=0)
+    scale = (np.abs(a - ma).mean(axis=0) + np.abs(b - mb).mean(axis=0)) / 2
+    w = 1.0 / np.maximum(scale, 1e-12 * max(float(scale.max()), 1e-300))
+    return lambda x: (np.abs(x - mb) - np.abs(x - ma)) @ w
+
+
 def _max_coordinate(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """The single coordinate with the largest standardised mean difference."""
     sa, sb = a.std(axis=0), b.std(axis=0)
@@ -150,6 +170,7 @@ STATISTICS: dict[str, Statistic] = {
     "projection": _projection,
     "lda": _lda,
     "laplace": _laplace,
+    "laplace-llr": _laplace_llr,
     "coordinate": _max_coordinate,
 }
 DEFAULT_STATISTICS = ("projection", "lda", "laplace", "coordinate", "norm")
@@ -186,6 +207,7 @@ class AuditResult:
     verdict: str
     broken: str | None = None
     note: str = ""
+    mode: str = BLACK_BOX
 
     @property
     def violation(self) -> bool:

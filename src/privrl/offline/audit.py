@@ -6,7 +6,14 @@ the samplers call the module's own kernels (:func:`~privrl.offline.tabular.relea
 :func:`~privrl.offline.linear.linear_pessimistic_vi`) through a
 :class:`~privrl.privacy.release.Releaser`, and the claimed ε is ``privacy_spent(δ)`` of the
 estimator fitted on D (its ledger). Negative controls draw the same releases from
-``ScaledNoise(·, 1/10)`` (noise ÷ 10, same claim).
+``ScaledNoise(·, 1/2)`` and ``ScaledNoise(·, 1/10)`` (noise ÷ 2, ÷ 10, same claim).
+
+The DP-APVI samplers are the release point (:func:`batched_counts`): ``n`` releases in one call
+of :func:`~privrl.offline.tabular.release_counts` — the ``n`` count tables side by side on the
+action axis (Eq. (2) adds independent noise of one scale to every entry, so ``n`` tables side by
+side are ``n`` independent releases), shifted by a public constant of 60 noise scales so that the
+``{·}^+`` post-processing never clips (what is audited is the noisy count itself). Their
+release-point statistic is the Gaussian (``"lda"``) or Laplace (``"laplace-llr"``) likelihood ratio.
 
 DP-APVI (``dp-apvi-gaussian``, ``dp-apvi-laplace``). Eq. (2) is the only step that touches the
 data; the rest of Algorithm 1 is post-processing. H = S = A = 2, K = 7 trajectories with unequal
@@ -38,26 +45,39 @@ from __future__ import annotations
 
 import numpy as np
 
-from privrl.audit.broken import NOISE_DIVISOR
+from privrl.audit.broken import scaled_source
 from privrl.audit.neighbors import rarest_episode, replace_one_trajectory
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
-from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
 from privrl.envs.random_tabular import random_tabular_mdp
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.offline import DPAPVI, DPVAPVI
 from privrl.offline._common import padded_episodes, transition_statistics
+from privrl.offline.calibration import CountNoise
 from privrl.offline.grouping import grouped_statistics
 from privrl.offline.linear import linear_pessimistic_vi
 from privrl.offline.tabular import count_statistics, release_counts
-from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+from privrl.privacy import Ledger, PrivacyBudget, Releaser
 
 H, S, A = 2, 2, 2
+#: the public shift of the batched count releases, in noise scales (no clipping at 0)
+CLIP_SHIFT = 60.0
 
 
-def _noise(rng: np.random.Generator, broken: str | None):
-    """The noise source of one audited release: seeded NumPy, ÷ 10 for the negative control."""
-    base = NumpyNoise(rng)
-    return ScaledNoise(base, 1.0 / NOISE_DIVISOR) if broken == "noise-div-10" else base
+def batched_counts(counts: tuple[np.ndarray, np.ndarray], plan: CountNoise, n: int, rng: np.random.Generator,
+                   broken: str | None) -> np.ndarray:
+    """``n`` independent releases of Eq. (2) on ``counts = (n_sa, n_sas)`` ``(H, S, A[, S])``, as
+    ``(n, H·S·A + H·S·A·S)`` rows, drawn in one call of the family's own
+    :func:`~privrl.offline.tabular.release_counts` (module docstring)."""
+    n_sa, n_sas = (np.asarray(c, dtype=float) for c in counts)
+    h, s, a = n_sa.shape
+    shift = CLIP_SHIFT * max(plan.scale)
+    wide_sa = np.repeat(n_sa[:, :, None], n, axis=2).reshape(h, s, n * a) + shift
+    wide_sas = np.repeat(n_sas[:, :, None], n, axis=2).reshape(h, s, n * a, n_sas.shape[-1]) + shift
+    noisy_sa, noisy_sas = release_counts(wide_sa, wide_sas, plan, Releaser(scaled_source(rng, broken), Ledger()))
+    rows_sa = noisy_sa.reshape(h, s, n, a).transpose(2, 0, 1, 3).reshape(n, -1)
+    rows_sas = noisy_sas.reshape(h, s, n, a, -1).transpose(2, 0, 1, 3, 4).reshape(n, -1)
+    return np.concatenate([rows_sa, rows_sas], axis=1) - shift
 
 
 def _budget(epsilon: float, delta: float) -> PrivacyBudget:
@@ -122,11 +142,7 @@ def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datase
 
     def on(data):
         counts = _counts(data, n_states, n_actions)
-
-        def once(rng):
-            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
-            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
-        return lambda n, rng: stack(once, n, rng)
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), claimed, delta or 0.0,
                      note=f"{plan.mechanism}, calibration {est.calibration}")
 
@@ -164,11 +180,7 @@ def _apvi_pooled(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     def on(data):
         stats = grouped_statistics(data, None, S, A, stationary=True, max_visits=1)
         counts = (stats.n_sa, stats.counts)
-
-        def once(rng):
-            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
-            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
-        return lambda n, rng: stack(once, n, rng)
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), claimed, delta, note="pooled over steps, max_visits=1")
 
 
@@ -227,7 +239,7 @@ def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -
         stats = transition_statistics(data, S, A)
 
         def once(rng):
-            rel = _Recording(_noise(rng, broken), Ledger())
+            rel = _Recording(scaled_source(rng, broken), Ledger())
             linear_pessimistic_vi(phi, stats, stats, lam=1.0, penalty_coef=0.0, additive=0.0, noise=plan, rel=rel)
             return np.concatenate(rel.log)
         return lambda n, rng: stack(once, n, rng)
@@ -247,24 +259,24 @@ def _vapvi_paper(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 register_target(AuditTarget(
     name="dp-apvi-gaussian", description="DP-APVI count release, Gaussian (tight calibration), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_gaussian, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-apvi-laplace", description="DP-APVI count release, Laplace (pure DP, tight split), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_laplace, epsilon=1.0, delta=0.0,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="laplace-llr",
 ))
 register_target(AuditTarget(
     name="dp-apvi-dataset",
     description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
     privacy_unit="one trajectory (replace-one)", build=_apvi_dataset, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-apvi-pooled",
     description="DP-APVI count release pooled over steps, one visit per pair and trajectory (Gaussian), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_pooled, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-vapvi", description="DP-VAPVI transcript of all released statistics (tight calibration), H=2, d=2",
