@@ -149,15 +149,17 @@ def run_target(
     target = get_target(name)
     owner = f"audit target {name!r}"
     sharp = sharp or target.is_sharp(broken)
-    if sharp and target.optimal is None:
-        raise param_error("sharp", owner, "False for a target without an optimal statistic", sharp)
+    statistics: Sequence[StatisticLike] = target.statistics
+    if sharp:
+        if target.optimal is None:
+            raise param_error("sharp", owner, "False for a target without an optimal statistic", sharp)
+        statistics = (target.optimal,)
     eps = target.epsilon if epsilon is None else check_scalar(epsilon, "epsilon", owner=owner, low=0.0,
                                                                closed="neither")
     dlt = target.delta if delta is None else check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="left")
     n = target.default_trials(broken, fast=fast, sharp=sharp) if trials is None else check_scalar(
         trials, "trials", owner=owner, kind=int, low=8)
     pair = target.build(eps, dlt, broken)
-    statistics = (target.optimal,) if sharp else target.statistics
     result = audit_mechanism(pair.sample_a, pair.sample_b, epsilon=pair.claimed_epsilon, delta=pair.delta,
                              trials=n, confidence=confidence, statistics=statistics, rng=as_generator(rng),
                              algorithm=name, broken=broken, note=pair.note)

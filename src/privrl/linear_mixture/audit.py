@@ -138,14 +138,14 @@ class _Runs:
         return _shifted(Lp, self.shift_p), up, _shifted(Lr, self.shift_r), ur
 
 
-_BATCHED = {cls: type(f"Batched{cls.__name__}", (_Runs, cls), {})
+_BATCHED: dict[type, type] = {cls: type(f"Batched{cls.__name__}", (_Runs, cls), {})
             for cls in (CentralTreePrivatizer, CentralFactorizationPrivatizer)}
 
 
 def batched(reg: Regularizer, n: int) -> Any:
     """A copy of the (not yet started) central privatizer ``reg`` running ``n`` independent runs at
     once (module docstring); feed it with :func:`insert_all`."""
-    out = copy.copy(reg)
+    out: Any = copy.copy(reg)
     out.__class__ = _BATCHED[type(reg)]
     out.runs = n
     return out
@@ -170,7 +170,8 @@ def _central(epsilon: float, delta: float, broken: str | None, counter: str = "t
                       rel=Releaser(broken_source(rng, broken, counters=4), Ledger()))
             if broken == "no-shift":
                 reg.shift_p, reg.shift_r = np.zeros(H), np.zeros(H)
-            streams = user_streams(which, *reg.bounds, worst_opposite(reg.plan))
+            x_bound, y_bound = reg.bounds
+            streams = user_streams(which, x_bound, y_bound, opposite=worst_opposite(reg.plan))
             out: list[np.ndarray] = []
             for t in range(K - 1):
                 out.extend(s.reshape(n, -1) for s in insert_all(reg, tuple(x[t] for x in streams)))
@@ -186,7 +187,7 @@ def _local(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(NumpyNoise(0), Ledger()))
 
     def on(which: int):
-        items = reg.items(*user_contributions(which, *reg.bounds, worst_opposite(reg.plan)))
+        items = reg.items(*user_contributions(which, *reg.bounds, opposite=worst_opposite(reg.plan)))
 
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             batch = [np.broadcast_to(x, (n, *x.shape)) for x in items]

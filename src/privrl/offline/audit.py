@@ -160,6 +160,7 @@ def batched_logged(stats: Statistics, plan: CountNoise, n: int, rng: np.random.G
     out = tabular._release(wide(n_sa) + shift, wide(sums), plan, Releaser(scaled_source(rng, broken), Ledger()))
     rows = np.stack([tabular._noisy_rows(out.stream, wide(n_sas + shift)[k].reshape(s * n * a, s), k, range(s), s)
                      for k in range(h)])
+    assert out.reward_sums is not None                       # logged rewards: the sums are released
     parts = (out.n_sa - shift, out.reward_sums, rows.reshape(h, s, n * a, s) - shift)
     return np.concatenate([x.reshape(h, s, n, a, -1).transpose(2, 0, 1, 3, 4).reshape(n, -1) for x in parts], axis=1)
 
@@ -171,9 +172,11 @@ def _apvi_logged(epsilon: float, delta: float, broken: str | None) -> AuditPair:
                 for k in range(len(d["actions"]))]
     est.fit(TrajectoryDataset.from_episodes(episodes, n_states=S, n_actions=A, horizon=H), None, rng=0)
     plan = est.count_noise(H, S, A, d["actions"].shape[0], logged_rewards=True)
-    stats = [grouped_statistics(x, None, S, A) for x in (d, d2)]
-    return AuditPair(*(lambda n, rng, st=st: batched_logged(st, plan, n, rng, broken) for st in stats),
-                     est.privacy_spent(delta), delta, note="logged rewards: counts and reward sums released")
+    def on(data: dict):
+        stats = grouped_statistics(data, None, S, A)
+        return lambda n, rng: batched_logged(stats, plan, n, rng, broken)
+    return AuditPair(on(d), on(d2), est.privacy_spent(delta), delta,
+                     note="logged rewards: counts and reward sums released")
 
 
 def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datasets, n_states: int = S,
@@ -260,9 +263,10 @@ def _apvi_groups(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", state_groups=STATE_GROUPS)
     est.fit(d, np.zeros((H, 4, A)), rng=0)
     plan = est.count_noise(H, int(STATE_GROUPS.max()) + 1, A, d["actions"].shape[0])
-    counts = grouped_neighbours()
-    return AuditPair(*(lambda n, rng, c=c: batched_counts(c, plan, n, rng, broken) for c in counts),
-                     est.privacy_spent(delta), delta, note="counts of 2 public state groups (S = 4)")
+    def on(counts: tuple[np.ndarray, np.ndarray]):
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
+    c, c2 = grouped_neighbours()
+    return AuditPair(on(c), on(c2), est.privacy_spent(delta), delta, note="counts of 2 public state groups (S = 4)")
 
 
 # --------------------------------------------------------------------------- DP-VAPVI
