@@ -20,7 +20,9 @@ Procedure (:func:`audit_samples`)
    (projection on the mean difference, Fisher's linear discriminant, the Laplace likelihood ratio,
    the best single coordinate, the distance to the mean — for noise scales that depend on the
    data —, or a user-supplied one), and choose the statistic, the direction (which input is "positive")
-   and the threshold that maximise the ε lower bound on that half.
+   and the threshold that maximise the ε lower bound on that half. (``"laplace-llr"``, the Laplace
+   likelihood ratio with per-coordinate scales, is not among the defaults: it is the release-point
+   statistic of Laplace releases, :mod:`privrl.audit.registry`.)
 3. On the *evaluation* half — independent of every choice made — count the errors of that one
    test and compute the Clopper–Pearson interval of each rate. The two rates' intervals, each at
    level 1 − α/2, hold jointly with probability ≥ 1 − α (Bonferroni); ``epsilon_lower`` and the

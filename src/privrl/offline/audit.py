@@ -41,9 +41,10 @@ calibration records its true replace-one cost (1.4ρ) in the ledger, so its clai
 it spends.
 
 DP-VAPVI has no release-point audit yet: its releases are adaptive (step h's means depend on the
-released values of step h + 1), so the transcript's likelihood ratio needs each release's mean on
-D and on D' given the released past, and the kernel runs one release per call (0.45 ms). The
-Fisher discriminant on 10⁵ transcripts reaches ε_lower = 0.30 (ε = 1) but cannot catch noise ÷ 2.
+released values of step h + 1) and the kernel runs one transcript per call (≈ 0.5 ms). On this
+pair even the transcript's exact likelihood ratio sees a shift of only 0.65 of what the claim
+allows (docs/audit.md), so noise ÷ 2 would need a pair moving all 5H statistics at once and
+~10⁶ transcripts.
 """
 
 from __future__ import annotations
