@@ -2,7 +2,6 @@
 ``make test-slow``."""
 
 import pytest
-from test_targets import check_release_point
 
 from privrl.audit.registry import all_targets, audit_seed, run_target
 
@@ -23,6 +22,6 @@ def test_full_audit(name, broken, caught):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SHARP)
-def test_full_release_point_audit(name):
+def test_full_release_point_audit(name, check_release_point):
     """Sharp (ε_lower ≥ 0.3 ε at the claimed noise, ε = 1) and noise ÷ 2 caught, every target."""
     check_release_point(name)
