@@ -65,8 +65,11 @@ def test_all_writes_report_and_flags_violations(tmp_path, monkeypatch, capsys):
     code = cli.run(_parser().parse_args(["audit", "--all", "--fast", "--out", str(tmp_path)]))
     assert code == 1  # the lying target is a VIOLATION of a non-broken target
     rows = json.loads((tmp_path / "audit" / "audit.json").read_text())
-    assert {(r["algorithm"], r["broken"]) for r in rows} == {
-        ("laplace", None), ("laplace", "noise-div-10"), ("lying", None), ("lying", "same")}
+    assert sorted((r["algorithm"], r["broken"] or "-", r["mode"]) for r in rows) == [
+        ("laplace", "-", "black-box"), ("laplace", "-", "release-point"), ("laplace", "noise-div-10", "black-box"),
+        ("laplace", "noise-div-2", "release-point"), ("lying", "-", "black-box"), ("lying", "same", "black-box")]
+    sharp = next(r for r in rows if r["algorithm"] == "laplace" and r["broken"] is None and r["mode"] != "black-box")
+    assert sharp["status"].startswith("sharp") and sharp["statistic"] == "laplace-llr"
     for r in rows:
         assert {"algorithm", "claimed_epsilon", "epsilon_lower", "ci", "trials", "verdict", "broken"} <= set(r)
     lying = next(r for r in rows if r["algorithm"] == "lying" and r["broken"] is None)
@@ -76,3 +79,38 @@ def test_all_writes_report_and_flags_violations(tmp_path, monkeypatch, capsys):
     assert "VIOLATIONS: lying" in summary_markdown(tmp_path)
     assert "VIOLATION: lying" in capsys.readouterr().err
     assert summary_markdown(tmp_path / "missing") is None
+
+
+def _overclaiming_target():
+    """Claims epsilon = 5 for a release that is (1, 0)-DP: consistent, but its release-point audit
+    cannot reach 0.3 x 5 = 1.5 (the audit is not sharp: a failure of the audit design)."""
+    mech = GaussianMechanism(sensitivity=1.0, noise_std=4.0)
+
+    def build(eps, delta, broken):
+        on = lambda v: (lambda n, rng: mech.release(np.full((n, 1), v), rng=rng)[0])  # noqa: E731
+        return AuditPair(on(0.0), on(1.0), 5.0, delta)
+    return AuditTarget(name="overclaiming", description="claims too much", privacy_unit="test", build=build,
+                       variants=(BrokenVariant("same", "identical copy", caught=False),), trials=2000,
+                       fast_trials=2000, optimal="lda", sharp_trials=20_000, sharp_fast_trials=20_000)
+
+
+def test_a_release_point_audit_that_is_not_sharp_fails(tmp_path, monkeypatch, capsys):
+    keep = [_overclaiming_target()]
+    monkeypatch.setattr(cli, "all_targets", lambda: keep)
+    monkeypatch.setitem(registry._REGISTRY, "overclaiming", keep[0])
+    assert cli.run(_parser().parse_args(["audit", "--all", "--fast", "--out", str(tmp_path)])) == 1
+    rows = json.loads((tmp_path / "audit" / "audit.json").read_text())
+    assert [r["status"] for r in rows if r["mode"] == "release-point"] == ["NOT SHARP (audit too weak)"]
+    assert "release-point audit not sharp: overclaiming" in capsys.readouterr().err
+    assert "NOT SHARP: overclaiming" in summary_markdown(tmp_path)
+
+
+def test_sharp_option_and_list(capsys):
+    args = _parser().parse_args(["audit", "gaussian", "--sharp", "--trials", "20000"])
+    assert args.sharp and args.func(args) == 0
+    assert "release-point" in capsys.readouterr().out
+    cli.run(_parser().parse_args(["audit", "--list"]))
+    out = capsys.readouterr().out
+    assert "release point: lda" in out and "noise-div-2 (release point)" in out
+    with pytest.raises(InvalidParameterError, match="sharp"):
+        registry.run_target("dp-lsw-counts", sharp=True, trials=100)

@@ -14,13 +14,30 @@ import numpy as np
 
 from privrl._validation import check_scalar
 from privrl.privacy.mechanisms import SymmetricGaussianMatrixMechanism
-from privrl.privacy.noise import NoiseSource
+from privrl.privacy.noise import NoiseSource, NumpyNoise, ScaledNoise
 from privrl.privacy.release import Release
 
-__all__ = ["NOISE_DIVISOR", "divide_noise", "DiagonalNoiseFreeMatrixMechanism", "EveryOtherDrawNoiseFree"]
+__all__ = ["NOISE_DIVISOR", "NOISE_DIVISORS", "divide_noise", "noise_divisor", "scaled_source",
+           "DiagonalNoiseFreeMatrixMechanism", "EveryOtherDrawNoiseFree"]
 
 #: The noise divisor of the "noise-div-10" controls.
 NOISE_DIVISOR = 10.0
+
+#: The noise divisor of each scaled-noise control, by variant name.
+NOISE_DIVISORS = {"noise-div-2": 2.0, "noise-div-10": NOISE_DIVISOR, "noise-div-100": 100.0}
+
+
+def noise_divisor(broken: str | None) -> float:
+    """The noise divisor of the variant ``broken`` (1 for the real release or another variant)."""
+    return NOISE_DIVISORS.get(broken or "", 1.0)
+
+
+def scaled_source(rng: np.random.Generator, broken: str | None) -> NoiseSource:
+    """The noise source of one audited release: seeded NumPy, or for a scaled-noise control
+    ``ScaledNoise(·, 1/divisor)`` (the generic broken implementation: less noise, same claim)."""
+    base = NumpyNoise(rng)
+    divisor = noise_divisor(broken)
+    return base if divisor == 1.0 else ScaledNoise(base, 1.0 / divisor)
 
 
 def divide_noise(mechanism: Any, divisor: float = NOISE_DIVISOR) -> Any:

@@ -3,12 +3,15 @@
 The main command line calls :func:`add_parser` on its sub-parsers; the parsed namespace carries
 ``func`` (:func:`run`), which returns the exit code::
 
-    privrl audit ALGORITHM [--trials N] [--epsilon E --delta D] [--broken VARIANT] [--out DIR] [--seed S]
+    privrl audit ALGORITHM [--sharp] [--trials N] [--epsilon E --delta D] [--broken VARIANT] [--out DIR]
+                 [--seed S]
     privrl audit --all [--fast] [--out DIR]
     privrl audit --list
 
-Exit code 1 when a real (non-broken) target shows a VIOLATION or a negative control that must be
-caught is not (a failed audit design); 0 otherwise.
+``--all`` audits every target black-box and, when it has an optimal statistic, at the release point
+(``--sharp``), then every negative control (the ``noise-div-2`` ones at the release point). Exit code
+1 when a real (non-broken) target shows a VIOLATION, a release-point audit is not sharp, or a
+negative control that must be caught is not (a failed audit design); 0 otherwise.
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from privrl._rng import derive_seed
-from privrl.audit.core import VIOLATION, AuditResult
-from privrl.audit.registry import all_targets, get_target, run_target, unavailable_areas
+from privrl.audit.core import RELEASE_POINT, VIOLATION, AuditResult
+from privrl.audit.registry import (
+    SHARPNESS,
+    all_targets,
+    audit_seed,
+    get_target,
+    reaches_sharpness,
+    run_target,
+)
 from privrl.audit.report import format_table, write_report
 from privrl.errors import InvalidParameterError, PrivrlError
 
@@ -41,6 +50,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--epsilon", type=float, default=None, help="target epsilon the release is calibrated to")
     p.add_argument("--delta", type=float, default=None, help="delta of the claim")
     p.add_argument("--broken", default=None, help="audit a deliberately broken variant (negative control)")
+    p.add_argument("--sharp", action="store_true", help="the release-point audit: the release's optimal "
+                   f"statistic on many releases (must reach eps_lower >= {SHARPNESS:g} x claimed eps)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence of epsilon_lower (default 0.95)")
     p.add_argument("--fast", action="store_true", help="use the small trial counts of the test suite")
     p.add_argument("--out", default=None, help="output directory (reports go to OUT/audit/)")
@@ -53,14 +64,23 @@ def _expected() -> dict[tuple[str, str | None], bool]:
     return {(t.name, v.name): v.caught for t in all_targets() for v in t.variants}
 
 
-def _one(name: str, broken: str | None, args: argparse.Namespace) -> AuditResult:
+def _one(name: str, broken: str | None, args: argparse.Namespace, sharp: bool = False) -> AuditResult:
     return run_target(name, trials=args.trials, epsilon=args.epsilon, delta=args.delta, broken=broken,
-                      confidence=args.confidence, fast=args.fast, rng=derive_seed(args.seed, name, broken))
+                      confidence=args.confidence, fast=args.fast, sharp=sharp,
+                      rng=audit_seed(args.seed, name, broken, sharp))
+
+
+def _rows(target) -> list[tuple[str | None, bool]]:
+    """``(broken, sharp)`` of every row ``--all`` audits for ``target``."""
+    rows = [(None, False)] + ([(None, True)] if target.optimal else [])
+    return rows + [(v.name, v.sharp) for v in target.variants]
 
 
 def _command_line(args: argparse.Namespace) -> str:
     """The command that reproduces this audit (recorded in ``audit.md``)."""
     parts = ["privrl", "audit", "--all" if args.all else args.algorithm]
+    if args.sharp:
+        parts.append("--sharp")
     for opt in ("trials", "epsilon", "delta", "broken", "confidence", "out", "seed"):
         value = getattr(args, opt)
         if value is not None:
@@ -76,6 +96,9 @@ def _failures(results: Sequence[AuditResult], expected: dict[tuple[str, str | No
         if r.broken is None and r.verdict == VIOLATION:
             out.append(f"VIOLATION: {r.algorithm} (epsilon_lower {r.epsilon_lower:.3f} > claimed "
                        f"{r.claimed_epsilon:.3f})")
+        elif r.broken is None and r.mode == RELEASE_POINT and not reaches_sharpness(r):
+            out.append(f"release-point audit not sharp: {r.algorithm} (epsilon_lower {r.epsilon_lower:.3f} < "
+                       f"{SHARPNESS:g} x claimed {r.claimed_epsilon:.3f})")
         elif r.broken is not None and expected.get((r.algorithm, r.broken), True) and r.verdict != VIOLATION:
             out.append(f"negative control not caught: {r.algorithm} --broken {r.broken}")
     return out
@@ -85,11 +108,11 @@ def run(args: argparse.Namespace) -> int:
     """Execute the parsed ``audit`` command; return the exit code."""
     if args.list:
         for t in all_targets():
-            variants = ", ".join(v.name + ("" if v.caught else " (must stay consistent)") for v in t.variants)
-            print(f"{t.name:<24} {t.description} [unit: {t.privacy_unit}; eps={t.epsilon:g}, delta={t.delta:g}]"
-                  f"\n{'':<24} broken variants: {variants or '-'}")
-        for mod, why in unavailable_areas().items():
-            print(f"(not available) {mod}: {why}")
+            variants = ", ".join(v.name + ("" if v.caught else " (must stay consistent)")
+                                 + (" (release point)" if v.sharp else "") for v in t.variants)
+            point = f"release point: {t.optimal}" if t.optimal else "no release-point audit"
+            print(f"{t.name:<24} {t.description} [unit: {t.privacy_unit}; eps={t.epsilon:g}, delta={t.delta:g}; "
+                  f"{point}]\n{'':<24} broken variants: {variants or '-'}")
         return 0
     if args.all == (args.algorithm is not None):
         raise InvalidParameterError("The 'algorithm' parameter of privrl audit must be given exactly when "
@@ -98,16 +121,15 @@ def run(args: argparse.Namespace) -> int:
     if args.all:
         results = []
         for t in all_targets():
-            for broken in [None, *(v.name for v in t.variants)]:
-                results.append(_one(t.name, broken, args))
+            for broken, sharp in _rows(t):
+                results.append(_one(t.name, broken, args, sharp))
                 print(format_table(results[-1:], expected).splitlines()[-1], flush=True)
     else:
         get_target(args.algorithm)
-        results = [_one(args.algorithm, args.broken, args)]
+        results = [_one(args.algorithm, args.broken, args, args.sharp)]
     print(format_table(results, expected))
     if args.out is not None:
-        md, js = write_report(results, args.out, expected=expected,
-                              unavailable=unavailable_areas() if args.all else None, command=_command_line(args))
+        md, js = write_report(results, args.out, expected=expected, command=_command_line(args))
         print(f"wrote {md} and {js}")
     failures = _failures(results, expected)
     for f in failures:

@@ -20,7 +20,9 @@ Procedure (:func:`audit_samples`)
    (projection on the mean difference, Fisher's linear discriminant, the Laplace likelihood ratio,
    the best single coordinate, the distance to the mean — for noise scales that depend on the
    data —, or a user-supplied one), and choose the statistic, the direction (which input is "positive")
-   and the threshold that maximise the ε lower bound on that half.
+   and the threshold that maximise the ε lower bound on that half. (``"laplace-llr"``, the Laplace
+   likelihood ratio with per-coordinate scales, is not among the defaults: it is the release-point
+   statistic of Laplace releases, :mod:`privrl.audit.registry`.)
 3. On the *evaluation* half — independent of every choice made — count the errors of that one
    test and compute the Clopper–Pearson interval of each rate. The two rates' intervals, each at
    level 1 − α/2, hold jointly with probability ≥ 1 − α (Bonferroni); ``epsilon_lower`` and the
@@ -45,6 +47,8 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_option, check_scalar, param_error
 
 __all__ = [
+    "BLACK_BOX",
+    "RELEASE_POINT",
     "AuditResult",
     "STATISTICS",
     "Statistic",
@@ -56,6 +60,12 @@ __all__ = [
 
 CONSISTENT = "consistent"
 VIOLATION = "VIOLATION"
+
+#: The two kinds of audit: *black-box* — every candidate statistic, the best chosen on the selection
+#: half; *release-point* — the release's optimal statistic alone (its likelihood ratio on the
+#: worst-case pair), many samples (``privrl.audit.registry``: sharpness and the noise ÷ 2 controls).
+BLACK_BOX = "black-box"
+RELEASE_POINT = "release-point"
 
 #: A statistic factory: ``fit(selection_a, selection_b) -> T`` with ``T(x) -> (n,)`` scores; a high
 #: score means "looks like D (sample a)".
@@ -128,6 +138,18 @@ def _laplace(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]
     return lambda x: np.abs(x - mb).sum(axis=1) - np.abs(x - ma).sum(axis=1)
 
 
+def _laplace_llr(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The Laplace log-likelihood ratio ``Σ_i (|x_i − m_b,i| − |x_i − m_a,i|) / b_i`` with coordinate
+    medians ``m`` and per-coordinate scales ``b_i`` (the mean absolute deviation from the median,
+    pooled over both samples): optimal for independent Laplace noise of any scales — e.g. several
+    Laplace releases composed with different budgets. A coordinate without noise gets a weight
+    10¹² times the largest, which is what catches a noise-free coordinate that moves."""
+    ma, mb = np.median(a, axis=0), np.median(b, axis=0)
+    scale = (np.abs(a - ma).mean(axis=0) + np.abs(b - mb).mean(axis=0)) / 2
+    w = 1.0 / np.maximum(scale, 1e-12 * max(float(scale.max()), 1e-300))
+    return lambda x: (np.abs(x - mb) - np.abs(x - ma)) @ w
+
+
 def _max_coordinate(a: np.ndarray, b: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     """The single coordinate with the largest standardised mean difference."""
     sa, sb = a.std(axis=0), b.std(axis=0)
@@ -150,6 +172,7 @@ STATISTICS: dict[str, Statistic] = {
     "projection": _projection,
     "lda": _lda,
     "laplace": _laplace,
+    "laplace-llr": _laplace_llr,
     "coordinate": _max_coordinate,
 }
 DEFAULT_STATISTICS = ("projection", "lda", "laplace", "coordinate", "norm")
@@ -186,6 +209,7 @@ class AuditResult:
     verdict: str
     broken: str | None = None
     note: str = ""
+    mode: str = BLACK_BOX
 
     @property
     def violation(self) -> bool:

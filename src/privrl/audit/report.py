@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from privrl.audit.core import VIOLATION, AuditResult
+from privrl.audit.core import RELEASE_POINT, VIOLATION, AuditResult
+from privrl.audit.registry import SHARPNESS, reaches_sharpness
 
 __all__ = ["control_status", "format_table", "rows_table", "write_report", "summary_markdown", "AUDIT_DIR"]
 
@@ -26,18 +27,26 @@ def _num(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.3f}"
 
 
+NOT_SHARP = "NOT SHARP (audit too weak)"
+
+
 def control_status(result: AuditResult, expected_caught: bool | None = None) -> str:
-    """What the row means: ``pass`` / ``VIOLATION`` for a real target; for a broken variant
-    ``caught``, ``NOT CAUGHT`` (a failed audit design) or ``consistent (expected)`` when the change
-    does not affect privacy (``expected_caught=False``)."""
+    """What the row means: ``pass`` / ``VIOLATION`` for a real target (a release-point audit:
+    ``sharp`` when ε_lower ≥ SHARPNESS × claimed ε, else ``NOT SHARP``, a failed audit design); for
+    a broken variant ``caught``, ``NOT CAUGHT`` (a failed audit design) or ``consistent (expected)``
+    when the change does not affect privacy (``expected_caught=False``)."""
     if result.broken is None:
-        return "VIOLATION (bug)" if result.violation else "pass"
+        if result.violation:
+            return "VIOLATION (bug)"
+        if result.mode == RELEASE_POINT:
+            return f"sharp (>= {SHARPNESS:g} eps)" if reaches_sharpness(result) else NOT_SHARP
+        return "pass"
     if expected_caught is False:
         return "consistent (expected)" if not result.violation else "VIOLATION (unexpected)"
     return "caught" if result.violation else "NOT CAUGHT (audit design failure)"
 
 
-_HEAD = ["algorithm", "broken", "delta", "claimed eps", "eps_lower [interval]", "conf.", "trials",
+_HEAD = ["algorithm", "broken", "audit", "delta", "claimed eps", "eps_lower [interval]", "conf.", "trials",
          "statistic", "verdict", "status"]
 
 
@@ -51,7 +60,8 @@ def _as_float(x: Any) -> float:
 def _row_cells(row: Mapping[str, Any]) -> list[str]:
     """The table cells of one audit row (an ``AuditResult.to_dict()`` with its ``status``)."""
     ci = row.get("ci") or (math.nan, math.nan)
-    return [str(row.get("algorithm")), row.get("broken") or "-", f"{_as_float(row.get('delta')):g}",
+    return [str(row.get("algorithm")), row.get("broken") or "-", str(row.get("mode", "black-box")),
+            f"{_as_float(row.get('delta')):g}",
             _num(_as_float(row.get("claimed_epsilon"))),
             f"{_num(_as_float(row.get('epsilon_lower')))} [{_num(_as_float(ci[0]))}, {_num(_as_float(ci[1]))}]",
             f"{_as_float(row.get('confidence')):g}", str(row.get("trials", "-")), str(row.get("statistic", "-")),
@@ -111,7 +121,7 @@ the audit must catch. A control that is not caught is a failed audit design, not
 
 def write_report(results: Sequence[AuditResult], out_dir: str | os.PathLike[str], *,
                  expected: Mapping[tuple[str, str | None], bool] | None = None,
-                 unavailable: Mapping[str, str] | None = None, command: str = "") -> tuple[Path, Path]:
+                 command: str = "") -> tuple[Path, Path]:
     """Write ``OUT/audit/audit.md`` and ``OUT/audit/audit.json`` (atomically); return both paths."""
     expected = expected or {}
     base = Path(out_dir) / AUDIT_DIR
@@ -128,13 +138,12 @@ def write_report(results: Sequence[AuditResult], out_dir: str | os.PathLike[str]
     lines = ["# Privacy audit", "", _INTRO]
     if command:
         lines += [f"Command: `{command}`", ""]
-    lines += [f"**Summary:** {sum(r.broken is None for r in results)} targets audited, {len(bugs)} violations; "
+    point = [r for r in results if r.broken is None and r.mode == RELEASE_POINT]
+    weak = [r for r in point if not r.violation and not reaches_sharpness(r)]
+    lines += [f"**Summary:** {sum(r.broken is None for r in results)} audits of real releases, {len(bugs)} violations "
+              f"({len(point)} at the release point, {len(weak)} not sharp); "
               f"{sum(r.broken is not None for r in results)} negative controls, {len(missed)} not caught.", ""]
     lines += [format_table(results, expected, markdown=True), ""]
-    if unavailable:
-        lines += ["## Not audited", "", "These target modules could not be imported (the algorithm has "
-                  "not landed or an optional dependency is missing):", ""]
-        lines += [f"- `{mod}`: {why}" for mod, why in unavailable.items()] + [""]
     notes = [r for r in results if r.note]
     if notes:
         lines += ["## Notes", ""] + [f"- **{r.algorithm}**{' / ' + r.broken if r.broken else ''}: {r.note}"
@@ -154,8 +163,10 @@ def summary_markdown(out_dir: str | os.PathLike[str]) -> str | None:
     ctrl = [r for r in rows if r.get("broken") is not None]
     bad = [r["algorithm"] for r in real if r["verdict"] == VIOLATION]
     missed = [f"{r['algorithm']}/{r['broken']}" for r in ctrl if r.get("status", "").startswith("NOT CAUGHT")]
+    weak = [r["algorithm"] for r in real if r.get("status") == NOT_SHARP]
     text = (f"Privacy audit: {len(real)} releases audited, "
-            f"{'no violation' if not bad else 'VIOLATIONS: ' + ', '.join(bad)}; "
+            f"{'no violation' if not bad else 'VIOLATIONS: ' + ', '.join(bad)}"
+            f"{'; NOT SHARP: ' + ', '.join(weak) if weak else ''}; "
             f"{len(ctrl)} negative controls, "
             f"{'all behaved as expected' if not missed else 'NOT CAUGHT: ' + ', '.join(missed)}. "
             f"Details: `{AUDIT_DIR}/audit.md`.")

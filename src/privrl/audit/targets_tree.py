@@ -17,20 +17,21 @@ e₁e₁ᵀ to item 1.
 for 1 release of sensitivity ``s_C`` (the counter's own event); item 1 is the worst case (the first
 column of ``C`` has the largest norm).
 
-Negative controls (the same claim, a broken noise source): ``noise-div-10`` —
-``ScaledNoise(·, 1/10)``; ``half-nodes-noise-free`` — every other node drawn without noise
-(:class:`~privrl.audit.broken.EveryOtherDrawNoiseFree`); ``no-shift`` (matrix, public
-post-processing: must stay consistent).
+Release-point audits: the Fisher discriminant (``"lda"``: the prefix sums' noise is correlated).
+Negative controls (the same claim, a broken noise source): ``noise-div-2`` (release point) and
+``noise-div-10`` — ``ScaledNoise(·, 1/2)``, ``ScaledNoise(·, 1/10)``; ``half-nodes-noise-free`` —
+every other node drawn without noise (:class:`~privrl.audit.broken.EveryOtherDrawNoiseFree`);
+``no-shift`` (matrix, public post-processing: must stay consistent).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from privrl.audit.broken import NOISE_DIVISOR, EveryOtherDrawNoiseFree
+from privrl.audit.broken import EveryOtherDrawNoiseFree, scaled_source
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
-from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
-from privrl.privacy import NumpyNoise, ScaledNoise, calibrate_gaussian
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10, claimed_epsilon
+from privrl.privacy import NumpyNoise, calibrate_gaussian
 from privrl.privacy.factorization import BLTCounter
 from privrl.privacy.tree import BinaryCounter, NodeNoise, max_membership
 
@@ -43,12 +44,9 @@ HALF_NODES = BrokenVariant("half-nodes-noise-free", "every other tree node drawn
 def broken_source(rng: np.random.Generator, broken: str | None, counters: int = 1):
     """The noise source of one audited run: seeded NumPy, or the negative control's broken copy
     (``counters``: how many tree counters draw one node each per insert)."""
-    base = NumpyNoise(rng)
-    if broken == "noise-div-10":
-        return ScaledNoise(base, 1.0 / NOISE_DIVISOR)
     if broken == "half-nodes-noise-free":
-        return EveryOtherDrawNoiseFree(base, period=counters)
-    return base
+        return EveryOtherDrawNoiseFree(NumpyNoise(rng), period=counters)
+    return scaled_source(rng, broken)
 
 
 def _counter_pair(epsilon: float, delta: float, broken: str | None, item_shape: tuple[int, ...],
@@ -110,24 +108,24 @@ _tree, _tree_matrix = _scalars("tree"), _matrices("tree")
 register_target(AuditTarget(
     name="tree-counter", description=f"binary tree counter, {N_ITEMS} scalar items, all prefix sums released",
     privacy_unit="one stream item (one user's contribution)", build=_tree, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10, HALF_NODES),
+    variants=(NOISE_DIV_10, NOISE_DIV_2, HALF_NODES), optimal="lda",
 ))
 register_target(AuditTarget(
     name="tree-matrix", description=f"binary tree counter, {N_ITEMS} symmetric 2x2 items, shift 3 I",
     privacy_unit="one stream item (one user's contribution)", build=_tree_matrix, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10, HALF_NODES,
+    variants=(NOISE_DIV_10, NOISE_DIV_2, HALF_NODES,
               BrokenVariant("no-shift", "PSD shift removed: public post-processing, must stay consistent",
-                            caught=False)),
+                            caught=False)), optimal="lda",
 ))
 register_target(AuditTarget(
     name="blt-counter", description=f"BLT factorization counter, {N_ITEMS} scalar items, all prefix sums released",
     privacy_unit="one stream item (one user's contribution)", build=_scalars("blt"), epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,),
+    variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
 ))
 register_target(AuditTarget(
     name="blt-matrix", description=f"BLT factorization counter, {N_ITEMS} symmetric 2x2 items, shift 3 I",
     privacy_unit="one stream item (one user's contribution)", build=_matrices("blt"), epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,
+    variants=(NOISE_DIV_10, NOISE_DIV_2,
               BrokenVariant("no-shift", "PSD shift removed: public post-processing, must stay consistent",
-                            caught=False)),
+                            caught=False)), optimal="lda",
 ))

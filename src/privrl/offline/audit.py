@@ -6,7 +6,14 @@ the samplers call the module's own kernels (:func:`~privrl.offline.tabular.relea
 :func:`~privrl.offline.linear.linear_pessimistic_vi`) through a
 :class:`~privrl.privacy.release.Releaser`, and the claimed ε is ``privacy_spent(δ)`` of the
 estimator fitted on D (its ledger). Negative controls draw the same releases from
-``ScaledNoise(·, 1/10)`` (noise ÷ 10, same claim).
+``ScaledNoise(·, 1/2)`` and ``ScaledNoise(·, 1/10)`` (noise ÷ 2, ÷ 10, same claim).
+
+The DP-APVI samplers are the release point (:func:`batched_counts`): ``n`` releases in one call
+of :func:`~privrl.offline.tabular.release_counts` — the ``n`` count tables side by side on the
+action axis (Eq. (2) adds independent noise of one scale to every entry, so ``n`` tables side by
+side are ``n`` independent releases), shifted by a public constant of 60 noise scales so that the
+``{·}^+`` post-processing never clips (what is audited is the noisy count itself). Their
+release-point statistic is the Gaussian (``"lda"``) or Laplace (``"laplace-llr"``) likelihood ratio.
 
 DP-APVI (``dp-apvi-gaussian``, ``dp-apvi-laplace``). Eq. (2) is the only step that touches the
 data; the rest of Algorithm 1 is post-processing. H = S = A = 2, K = 7 trajectories with unequal
@@ -32,32 +39,52 @@ trajectories all on (0, 0) with reward 0; D' replaces the first by one on (1, 1)
 (orthogonal features: ‖φφᵀ − ψψᵀ‖_F = √2, the replace-one sensitivity of spec A-L3). The paper
 calibration records its true replace-one cost (1.4ρ) in the ledger, so its claim is honest for what
 it spends.
+
+DP-VAPVI has no release-point audit yet: its releases are adaptive (step h's means depend on the
+released values of step h + 1) and the kernel runs one transcript per call (≈ 0.5 ms). On this
+pair even the transcript's exact likelihood ratio sees a shift of only 0.65 of what the claim
+allows (docs/audit.md), so noise ÷ 2 would need a pair moving all 5H statistics at once and
+~10⁶ transcripts.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from privrl.audit.broken import NOISE_DIVISOR
+from privrl.audit.broken import scaled_source
 from privrl.audit.neighbors import rarest_episode, replace_one_trajectory
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
-from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
+from privrl.data import TrajectoryDataset
 from privrl.envs.random_tabular import random_tabular_mdp
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
-from privrl.offline import DPAPVI, DPVAPVI
-from privrl.offline._common import padded_episodes, transition_statistics
+from privrl.offline import DPAPVI, DPVAPVI, tabular
+from privrl.offline._common import Statistics, padded_episodes, transition_statistics
+from privrl.offline.calibration import CountNoise
 from privrl.offline.grouping import grouped_statistics
 from privrl.offline.linear import linear_pessimistic_vi
 from privrl.offline.tabular import count_statistics, release_counts
-from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+from privrl.privacy import Ledger, PrivacyBudget, Releaser
 
 H, S, A = 2, 2, 2
+#: the public shift of the batched count releases, in noise scales (no clipping at 0)
+CLIP_SHIFT = 60.0
 
 
-def _noise(rng: np.random.Generator, broken: str | None):
-    """The noise source of one audited release: seeded NumPy, ÷ 10 for the negative control."""
-    base = NumpyNoise(rng)
-    return ScaledNoise(base, 1.0 / NOISE_DIVISOR) if broken == "noise-div-10" else base
+def batched_counts(counts: tuple[np.ndarray, np.ndarray], plan: CountNoise, n: int, rng: np.random.Generator,
+                   broken: str | None) -> np.ndarray:
+    """``n`` independent releases of Eq. (2) on ``counts = (n_sa, n_sas)`` ``(H, S, A[, S])``, as
+    ``(n, H·S·A + H·S·A·S)`` rows, drawn in one call of the family's own
+    :func:`~privrl.offline.tabular.release_counts` (module docstring)."""
+    n_sa, n_sas = (np.asarray(c, dtype=float) for c in counts)
+    h, s, a = n_sa.shape
+    shift = CLIP_SHIFT * max(plan.scale)
+    wide_sa = np.repeat(n_sa[:, :, None], n, axis=2).reshape(h, s, n * a) + shift
+    wide_sas = np.repeat(n_sas[:, :, None], n, axis=2).reshape(h, s, n * a, n_sas.shape[-1]) + shift
+    noisy_sa, noisy_sas = release_counts(wide_sa, wide_sas, plan, Releaser(scaled_source(rng, broken), Ledger()))
+    rows_sa = noisy_sa.reshape(h, s, n, a).transpose(2, 0, 1, 3).reshape(n, -1)
+    rows_sas = noisy_sas.reshape(h, s, n, a, -1).transpose(2, 0, 1, 3, 4).reshape(n, -1)
+    return np.concatenate([rows_sa, rows_sas], axis=1) - shift
 
 
 def _budget(epsilon: float, delta: float) -> PrivacyBudget:
@@ -108,6 +135,51 @@ def dataset_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarra
     return _counts(d, 3, 2), _counts(d2, 3, 2)
 
 
+def _logged_datasets() -> tuple[dict, dict]:
+    """:func:`_tabular_datasets` with every logged reward 1 (= R_max): the replaced trajectory's
+    reward sums leave two cells per step and the replacement's enter two others, ‖Δ‖₂ = √(2H)
+    (F_max = H·R_max: the sensitivity of the reward sums)."""
+    d, d2 = _tabular_datasets()
+    for data in (d, d2):
+        data["rewards"] = np.ones(data["rewards"].shape)
+    return d, d2
+
+
+def batched_logged(stats: Statistics, plan: CountNoise, n: int, rng: np.random.Generator,
+                   broken: str | None) -> np.ndarray:
+    """``n`` releases of Eq. (2) with the logged reward sums, as :func:`batched_counts` (rows:
+    ``n_sa``, reward sums, ``n_sas``): ``tabular._release`` draws ``n_sa``, opens the transition
+    counts' stream and draws the reward sums in the fit's order; the stream's rows are drawn as
+    ``release_counts`` draws them."""
+    n_sa, sums, n_sas = (np.asarray(x, dtype=float) for x in (stats.n_sa, stats.reward_sums, stats.counts))
+    h, s, a = n_sa.shape
+    shift = CLIP_SHIFT * max(plan.scale)
+
+    def wide(x: np.ndarray) -> np.ndarray:     # the n tables side by side on the action axis
+        return np.repeat(x[:, :, None], n, axis=2).reshape(h, s, n * a, *x.shape[3:])
+
+    out = tabular._release(wide(n_sa) + shift, wide(sums), plan, Releaser(scaled_source(rng, broken), Ledger()))
+    rows = np.stack([tabular._noisy_rows(out.stream, wide(n_sas + shift)[k].reshape(s * n * a, s), k, range(s), s)
+                     for k in range(h)])
+    assert out.reward_sums is not None                       # logged rewards: the sums are released
+    parts = (out.n_sa - shift, out.reward_sums, rows.reshape(h, s, n * a, s) - shift)
+    return np.concatenate([x.reshape(h, s, n, a, -1).transpose(2, 0, 1, 3, 4).reshape(n, -1) for x in parts], axis=1)
+
+
+def _apvi_logged(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    d, d2 = _logged_datasets()
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical")
+    episodes = [{key: d[key][k] for key in ("observations", "actions", "rewards", "next_observations")}
+                for k in range(len(d["actions"]))]
+    est.fit(TrajectoryDataset.from_episodes(episodes, n_states=S, n_actions=A, horizon=H), None, rng=0)
+    plan = est.count_noise(H, S, A, d["actions"].shape[0], logged_rewards=True)
+    def on(data: dict):
+        stats = grouped_statistics(data, None, S, A)
+        return lambda n, rng: batched_logged(stats, plan, n, rng, broken)
+    return AuditPair(on(d), on(d2), est.privacy_spent(delta), delta,
+                     note="logged rewards: counts and reward sums released")
+
+
 def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datasets, n_states: int = S,
           n_actions: int = A) -> AuditPair:
     d, d2 = pair()
@@ -122,11 +194,7 @@ def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datase
 
     def on(data):
         counts = _counts(data, n_states, n_actions)
-
-        def once(rng):
-            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
-            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
-        return lambda n, rng: stack(once, n, rng)
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), claimed, delta or 0.0,
                      note=f"{plan.mechanism}, calibration {est.calibration}")
 
@@ -164,12 +232,42 @@ def _apvi_pooled(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     def on(data):
         stats = grouped_statistics(data, None, S, A, stationary=True, max_visits=1)
         counts = (stats.n_sa, stats.counts)
-
-        def once(rng):
-            noisy_sa, noisy_sas = release_counts(*counts, plan, Releaser(_noise(rng, broken), Ledger()))
-            return np.concatenate([noisy_sa.ravel(), noisy_sas.ravel()])
-        return lambda n, rng: stack(once, n, rng)
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), claimed, delta, note="pooled over steps, max_visits=1")
+
+
+#: ``dp-apvi-groups``: S = 4 states in two public groups {0, 1}, {2, 3}
+STATE_GROUPS = np.array([0, 0, 1, 1])
+
+
+def _grouped_datasets() -> tuple[dict, dict]:
+    """(D, D') for ``dp-apvi-groups`` as ``(K, H)`` arrays: D' replaces a trajectory in group 0 with
+    action 0 by one in group 1 with action 1, so at every step two cells of each family of grouped
+    counts move: ‖Δn_sa‖₂ = ‖Δn_sas‖₂ = √(2H), the worst case."""
+    obs = np.array([[0, 1], [1, 0], [2, 3], [0, 2], [3, 1]])
+    act = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [1, 0]])
+    nxt = np.array([[1, 0], [0, 2], [3, 2], [2, 1], [1, 0]])
+    d = {"observations": obs, "actions": act, "next_observations": nxt, "rewards": np.zeros(obs.shape)}
+    d2 = {k: v.copy() for k, v in d.items()}
+    d2["observations"][0], d2["actions"][0], d2["next_observations"][0] = [2, 3], [1, 1], [3, 2]
+    return d, d2
+
+
+def grouped_neighbours() -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The grouped counts ``(n_sa, n_sas)`` of :func:`_grouped_datasets`' D and D'."""
+    stats = [grouped_statistics(d, STATE_GROUPS, 4, A) for d in _grouped_datasets()]
+    return (stats[0].n_sa, stats[0].counts), (stats[1].n_sa, stats[1].counts)
+
+
+def _apvi_groups(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    d, _ = _grouped_datasets()
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", state_groups=STATE_GROUPS)
+    est.fit(d, np.zeros((H, 4, A)), rng=0)
+    plan = est.count_noise(H, int(STATE_GROUPS.max()) + 1, A, d["actions"].shape[0])
+    def on(counts: tuple[np.ndarray, np.ndarray]):
+        return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
+    c, c2 = grouped_neighbours()
+    return AuditPair(on(c), on(c2), est.privacy_spent(delta), delta, note="counts of 2 public state groups (S = 4)")
 
 
 # --------------------------------------------------------------------------- DP-VAPVI
@@ -227,7 +325,7 @@ def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -
         stats = transition_statistics(data, S, A)
 
         def once(rng):
-            rel = _Recording(_noise(rng, broken), Ledger())
+            rel = _Recording(scaled_source(rng, broken), Ledger())
             linear_pessimistic_vi(phi, stats, stats, lam=1.0, penalty_coef=0.0, additive=0.0, noise=plan, rel=rel)
             return np.concatenate(rel.log)
         return lambda n, rng: stack(once, n, rng)
@@ -247,24 +345,35 @@ def _vapvi_paper(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 register_target(AuditTarget(
     name="dp-apvi-gaussian", description="DP-APVI count release, Gaussian (tight calibration), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_gaussian, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-apvi-laplace", description="DP-APVI count release, Laplace (pure DP, tight split), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_laplace, epsilon=1.0, delta=0.0,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="laplace-llr",
 ))
 register_target(AuditTarget(
     name="dp-apvi-dataset",
     description="DP-APVI count release (Gaussian) on a sampled dataset, rarest-trajectory neighbour",
     privacy_unit="one trajectory (replace-one)", build=_apvi_dataset, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-apvi-pooled",
     description="DP-APVI count release pooled over steps, one visit per pair and trajectory (Gaussian), H=S=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_pooled, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-apvi-logged",
+    description="DP-APVI release with logged rewards: counts and reward sums (Gaussian), H=S=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_logged, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-apvi-groups", description="DP-APVI count release on public state groups (S=4, G=2, Gaussian), H=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_groups, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-vapvi", description="DP-VAPVI transcript of all released statistics (tight calibration), H=2, d=2",

@@ -9,13 +9,17 @@ parameters, the signature ⟨X⟩ and θ) on the first-visit statistics of two n
 computed by the module's own :func:`first_visit_statistics` and solvers.
 
 Neighbours (privacy unit: one trajectory replaced; worst cases, not random ones). γ = 1/2,
-rewards in [0, 1], F_max = 1/(1 − γ) = 2. Two pairs:
+rewards in [0, 1], F_max = 1/(1 − γ) = 2. Three pairs:
 
-* *tight* (targets ``dp-lsw``, ``dp-lsl``): one state, m = 1000 trajectories of return 0; D'
-  replaces one by a trajectory earning the maximal reward for 40 steps (return 2(1 − 2⁻⁴⁰) ≈ F_max).
-  The counts do not move, θ moves by the most any replacement can (F_max/m, the bound of
-  Corollary 3 is attained), and with counts ≥ 2/β the smooth bound equals the local one — the
-  pair that gives the mean-shift test its best chance.
+* *tight* (target ``dp-lsw``): one state, m = 1000 trajectories of return 0; D' replaces one by a
+  trajectory earning the maximal reward for 40 steps (return 2(1 − 2⁻⁴⁰) ≈ F_max). The counts do
+  not move, θ moves by the most any replacement can (F_max/m, the bound of Corollary 3 is
+  attained), and with counts ≥ 2/β the smooth bound equals the local one.
+* *single* (target ``dp-lsl``): the same with m = 1 trajectory and λ = 1000. Corollary 8's bound
+  2F_max‖Φ‖/(λ − λ_min)·√φ^λ(⟨X⟩) is tightest for few trajectories and a large λ: on this pair the
+  release's Gaussian shift (Δθ/σ) is 0.85 of what the claimed ε allows, on the m = λ = 1000 pair
+  only 0.17 (there even noise ÷ 2 is private; measured with ``DPLSLMechanism.solve`` and
+  ``noise_scale``).
 * *counts* (target ``dp-lsw-counts``): three states, tabular features; D has m = 10 trajectories,
   one visiting only state 0 with return 0 and nine visiting states 1 and 2 with return 0. D'
   replaces one of the nine by a trajectory staying in the *rarest* state 0 with the *maximal*
@@ -24,15 +28,14 @@ rewards in [0, 1], F_max = 1/(1 − γ) = 2. Two pairs:
   ``norm`` statistic sees it).
 
 Claims and negative controls. Every pair uses the algorithms' defaults (tight calibration) and
-claims the ε that the release's own event states (``ApproxDpEvent(ε spent, δ)``). The tight α is
-within a few per cent of the analytic Gaussian multiplier and the smooth bound equals the local one
-on the tight pair, so ``noise ÷ 10`` (:class:`~privrl.privacy.ScaledNoise` with factor 0.1, one
-generic wrapper; the event still claims the unscaled noise) is a gross violation and must be
-caught for DP-LSW (true ε ≈ 12 at δ = 10⁻⁵). For DP-LSL Corollary 8 is ≈ 5× loose on the tight
-pair, so noise ÷ 10 is a ≈ 1.8× violation (ε ≈ 1.8), caught with more runs, and noise ÷ 100 a gross
-one. (Under the printed Lemma 1 constants — ``calibration="paper"`` — α was ≈ 6× the needed
-multiplier and noise ÷ 10 stayed near-private; that slack is what the tight calibration removes.)
-``local-sensitivity`` replaces ψ^w by φ^w (a broken copy of the mechanism, not a noise scaling).
+claims the ε that the release's own event states (``ApproxDpEvent(ε spent, δ)``). The release point
+of ``dp-lsw`` and ``dp-lsl`` (:mod:`privrl.audit.registry`) is the 1-D Gaussian release of θ: its
+likelihood ratio is the projection (``"lda"``), on 10⁶ releases per input; ``noise-div-2``,
+``noise-div-10``, ``noise-div-100`` (:class:`~privrl.privacy.ScaledNoise`, one generic wrapper; the
+event still claims the unscaled noise) must be caught. (Under the printed Lemma 1 constants —
+``calibration="paper"`` — α was ≈ 6× the needed multiplier and noise ÷ 10 stayed near-private;
+that slack is what the tight calibration removes.) ``local-sensitivity`` replaces ψ^w by φ^w (a
+broken copy of the mechanism, not a noise scaling).
 """
 
 from __future__ import annotations
@@ -42,17 +45,20 @@ import math
 
 import numpy as np
 
+from privrl.audit.broken import scaled_source
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
-from privrl.audit.targets_mechanisms import claimed_epsilon
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, claimed_epsilon
 from privrl.policy_evaluation.mechanism import DPLSLMechanism, DPLSWMechanism
 from privrl.policy_evaluation.smooth_sensitivity import phi_w, psi_w
 from privrl.policy_evaluation.statistics import first_visit_statistics
-from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise
+from privrl.privacy import PrivacyBudget
 
 GAMMA = 0.5
 F_MAX = 1.0 / (1.0 - GAMMA)
 LONG = 40
 M_TIGHT = 1000
+#: the DP-LSL pair: one trajectory, λ = 1000 (module docstring)
+M_SINGLE, LAM_LSL = 1, 1000.0
 
 
 def _flat(episodes: list[tuple[list[int], list[float]]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,8 +70,8 @@ def _flat(episodes: list[tuple[list[int], list[float]]]) -> tuple[np.ndarray, np
 
 def neighbouring_statistics(kind: str = "tight"):
     """First-visit statistics of D and of its worst-case neighbour D' (see module docstring)."""
-    if kind == "tight":
-        base, n_states = [([0], [0.0])] * M_TIGHT, 1
+    if kind in ("tight", "single"):
+        base, n_states = [([0], [0.0])] * (M_TIGHT if kind == "tight" else M_SINGLE), 1
         neighbour = [([0] * LONG, [1.0] * LONG), *base[1:]]
     else:
         base, n_states = [([0], [0.0])] + [([1, 2], [0.0, 0.0])] * 9, 3
@@ -86,24 +92,18 @@ class _LocalSensitivity(DPLSWMechanism):
         return super().noise_scale(counts, m) * math.sqrt(ratio)
 
 
-#: the noise factor of each scaled-noise control
-_FACTORS = {"noise-div-10": 0.1, "noise-div-100": 0.01}
-
-
 def _pair(mech, broken: str | None, delta: float, kind: str) -> AuditPair:
     stats = neighbouring_statistics(kind)
     claimed = claimed_epsilon(mech.event, delta)
     if broken == "local-sensitivity":
         mech = _LocalSensitivity(**{f.name: getattr(mech, f.name) for f in dataclasses.fields(mech)})
-    factor = _FACTORS.get(broken or "", 1.0)
 
     def on(st):
         theta = mech.solve(st)
 
         def sample(n, rng):
-            noise = NumpyNoise(rng) if factor == 1.0 else ScaledNoise(NumpyNoise(rng), factor)
             return mech.release(np.broadcast_to(theta, (n, theta.size)), st.counts, st.n_trajectories,
-                                noise=noise).value
+                                noise=scaled_source(rng, broken)).value
         return sample
     return AuditPair(on(stats[0]), on(stats[1]), claimed, delta)
 
@@ -122,22 +122,19 @@ def _dp_lsw_counts(epsilon: float, delta: float, broken: str | None) -> AuditPai
 
 
 def _dp_lsl(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    mech = DPLSLMechanism.create(features=np.eye(1), relevance=np.ones(1), lam=float(M_TIGHT),
+    mech = DPLSLMechanism.create(features=np.eye(1), relevance=np.ones(1), lam=LAM_LSL,
                                  F_max=F_MAX, epsilon=epsilon, delta=delta)
-    return _pair(mech, broken, delta, "tight")
+    return _pair(mech, broken, delta, "single")
 
 
 _DIV_10 = BrokenVariant("noise-div-10", "noise std / 10 (ScaledNoise 0.1), same claimed event")
 _DIV_100 = BrokenVariant("noise-div-100", "noise std / 100 (ScaledNoise 0.01), same claimed event")
-_DIV_10_LSL = BrokenVariant("noise-div-10", "noise std / 10, same claimed event (Corollary 8 is ~5x loose on the "
-                            "tightest pair, so this is a ~1.8x violation: more runs)", trials=300_000,
-                            fast_trials=100_000)
 _STATS = ("projection", "norm")
 
 register_target(AuditTarget(
     name="dp-lsw", description="DP-LSW release (Algorithm 1), one state, m = 1000, worst-case replaced trajectory",
     privacy_unit="one trajectory (replace-one)", build=_dp_lsw, epsilon=1.0, delta=1e-5,
-    variants=(_DIV_10, _DIV_100), statistics=_STATS,
+    variants=(_DIV_10, _DIV_100, NOISE_DIV_2), statistics=_STATS, optimal="lda", sharp_trials=1_000_000,
 ))
 register_target(AuditTarget(
     name="dp-lsw-counts", description="DP-LSW release, 3 states, replaced trajectory moves the counts (1,9,9)->(2,8,8)",
@@ -146,9 +143,9 @@ register_target(AuditTarget(
 ))
 register_target(AuditTarget(
     name="dp-lsl",
-    description="DP-LSL release (Algorithm 2), one state, m = lambda = 1000, worst-case replaced trajectory",
+    description="DP-LSL release (Algorithm 2), one state, m = 1, lambda = 1000, worst-case replaced trajectory",
     privacy_unit="one trajectory (replace-one)", build=_dp_lsl, epsilon=1.0, delta=1e-5,
-    variants=(_DIV_10_LSL, _DIV_100), statistics=_STATS,
+    variants=(_DIV_10, _DIV_100, NOISE_DIV_2), statistics=_STATS, optimal="lda", sharp_trials=1_000_000,
 ))
 
 
@@ -193,16 +190,14 @@ def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | Non
     for event in mech.events():
         ledger.append(event)
     claimed = float(ledger.epsilon(delta))
-    factor = _FACTORS.get(broken or "", 1.0)
 
     def on(stats):
         value, group = mech.statistic(stats)
 
         def sample(n, rng):
-            noise = NumpyNoise(rng) if factor == 1.0 else ScaledNoise(NumpyNoise(rng), factor)
             v, g = mech.release(np.broadcast_to(value, (n, value.size)),
                                 None if group is None else np.broadcast_to(group, (n, group.size)),
-                                rel=Releaser(noise, Ledger()))
+                                rel=Releaser(scaled_source(rng, broken), Ledger()))
             if g is None:
                 return v
             if broken == "counts-in-the-clear" and group is not None:   # a bug: the counts treated as public
@@ -217,12 +212,13 @@ def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | Non
 register_target(AuditTarget(
     name="dp-monte-carlo", description="DPMonteCarlo value release (mean return, n = 1000 public), worst-case "
     "replaced trajectory (return 0 -> F_max)", privacy_unit="one trajectory (replace-one)",
-    build=lambda e, d, b: _monte_carlo_pair("value", e, d, b), epsilon=1.0, delta=1e-5, variants=(_DIV_10,),
+    build=lambda e, d, b: _monte_carlo_pair("value", e, d, b), epsilon=1.0, delta=1e-5,
+    variants=(_DIV_10, NOISE_DIV_2), optimal="laplace-llr",
 ))
 register_target(AuditTarget(
     name="dp-monte-carlo-groups", description="DPMonteCarlo value and group release (G = 4, k = 2, Gaussian), "
     "replaced trajectory moves four groups' sums and counts", privacy_unit="one trajectory (replace-one)",
     build=lambda e, d, b: _monte_carlo_pair("groups", e, d, b), epsilon=1.0, delta=1e-5,
-    variants=(_DIV_10, BrokenVariant("counts-in-the-clear", "group counts released without noise (treated as "
-                                     "public)")),
+    variants=(_DIV_10, NOISE_DIV_2, BrokenVariant("counts-in-the-clear", "group counts released without noise "
+                                                  "(treated as public)")), optimal="lda",
 ))

@@ -24,8 +24,14 @@ action 0 (``||h||_H = Delta_H`` exactly), on a grid of states containing x0.
 Not audited here: that an actual SGD step never moves Q by more than Delta_H in RKHS norm (the
 sensitivity chain, spec A4–A7, with its declared Lipschitz constant).
 
-Negative control of both, ``noise-div-10``: the same samplers on ``ScaledNoise(source, 1/10)``
-(the generic broken implementation: noise ÷ 10, same claim).
+``dp-q-learning-sound`` is the same with ``calibration="sound"``. (``calibration="paper"`` is not
+audited: its printed constants give σ/Δ_H ≈ 0.009 at ε = 1 and its ledger honestly claims
+ε ≈ 6·10³, far beyond what any sample can show.)
+
+Release point: the Fisher discriminant (``"lda"``, the Gaussian likelihood ratio of the path's
+values on the grid). Negative controls of both, ``noise-div-2`` (release point) and
+``noise-div-10``: the same samplers on ``ScaledNoise(source, 1/2)`` / ``ScaledNoise(source, 1/10)``
+(the generic broken implementation: less noise, same claim).
 """
 
 from __future__ import annotations
@@ -34,10 +40,10 @@ import warnings
 
 import numpy as np
 
-from privrl.audit.broken import NOISE_DIVISOR
+from privrl.audit.broken import scaled_source
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
-from privrl.audit.targets_mechanisms import NOISE_DIV_10, claimed_epsilon
-from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise, calibrate_gaussian
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10, claimed_epsilon
+from privrl.privacy import PrivacyBudget, calibrate_gaussian
 from privrl.privacy.mechanisms import GaussianMechanism
 from privrl.q_learning.estimators import DPQLearning
 from privrl.q_learning.gaussian_process import OUPath
@@ -59,12 +65,6 @@ class _Paths:
         self.reset, self.query = reset, query
 
 
-def _source(rng: np.random.Generator, broken: str | None):
-    """The noise source of one audited batch: seeded NumPy, ÷ 10 for the negative control."""
-    base = NumpyNoise(rng)
-    return ScaledNoise(base, 1.0 / NOISE_DIVISOR) if broken == "noise-div-10" else base
-
-
 def functional_pair(grid: np.ndarray, h: np.ndarray, make_path, broken: str | None = None) -> tuple:
     """Samplers of ``0 + g`` and ``h + g`` on ``grid``: one path object per batch on the batch's
     noise source, ``reset()`` before every trial (a fresh independent path), the grid queried in a
@@ -72,7 +72,7 @@ def functional_pair(grid: np.ndarray, h: np.ndarray, make_path, broken: str | No
     ``(len(grid), m)``."""
     def on(f: np.ndarray):
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
-            path = make_path(_source(rng, broken))
+            path = make_path(scaled_source(rng, broken))
 
             def once(_rng: np.random.Generator) -> np.ndarray:
                 path.reset()
@@ -98,17 +98,17 @@ def _gp(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     return AuditPair(a, b, claimed, delta)
 
 
-def dp_q_learning_release(epsilon: float, delta: float):
+def dp_q_learning_release(epsilon: float, delta: float, calibration: str = "tight"):
     """A :class:`~privrl.q_learning.DPQLearning` fitted for one update at (ε, δ) (module docstring):
     its ``calibration_`` and ``privacy_spent(delta)`` are what the audit uses."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the one-update run's utility is not audited
         return DPQLearning(budget=PrivacyBudget(epsilon=epsilon, delta=delta), config="paper", n_samples=BATCH,
-                           batch_size=BATCH, hidden=(4,)).fit(rng=0)
+                           batch_size=BATCH, hidden=(4,), calibration=calibration).fit(rng=0)
 
 
-def _q(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    est = dp_q_learning_release(epsilon, delta)
+def _q(epsilon: float, delta: float, broken: str | None, calibration: str = "tight") -> AuditPair:
+    est = dp_q_learning_release(epsilon, delta, calibration)
     cal = est.calibration_
     claimed = est.privacy_spent(delta)
     # grid: x0 and its neighbours at the kernel's length scale 1/beta, plus far points
@@ -129,11 +129,17 @@ def _q(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 register_target(AuditTarget(
     name="gp-functional", description="Gaussian-process (OU) functional noise on an 11-point grid, RKHS sensitivity 1",
     privacy_unit="any function pair with RKHS distance 1", build=_gp, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(
     name="dp-q-learning", description="DP Q-learning: one functional-noise release at the RKHS sensitivity "
     "(the estimator's calibration and ledger)",
     privacy_unit="reward function (sup-norm 1)", build=_q, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10,), trials=10_000, fast_trials=3_000,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-q-learning-sound", description="DP Q-learning with calibration='sound': one functional-noise "
+    "release at the RKHS sensitivity (the estimator's calibration and ledger)",
+    privacy_unit="reward function (sup-norm 1)", build=lambda e, d, b: _q(e, d, b, "sound"), epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
