@@ -25,4 +25,6 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "InputPerturbationQLearning": "privrl.q_learning",
     "DPSGDQLearning": "privrl.q_learning",
     "BalleQLearning": "privrl.q_learning",
+    "BC": "privrl.deep_offline",
+    "DPBC": "privrl.deep_offline",
 }

@@ -61,6 +61,7 @@ FAMILIES: list[str] = [
     "privrl.offline",
     "privrl.linear_mixture",
     "privrl.q_learning",
+    "privrl.deep_offline",
 ]
 
 #: kind -> the modules outside the families that register entries of that kind
