@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from privrl.cli import main
-from privrl.deep_offline.datasets import cartpole_dataset, cartpole_expert, main as generate, read_minari
+from privrl.deep_offline.datasets import cartpole_dataset, cartpole_expert, read_minari
+from privrl.deep_offline.datasets import main as generate
 
 
 @pytest.fixture(autouse=True)
@@ -17,7 +18,8 @@ def minari_home(tmp_path, monkeypatch):
 def test_the_expert_is_epsilon_greedy_on_the_pd_rule():
     rng = np.random.default_rng(0)
     greedy = cartpole_expert(0.0)
-    assert greedy(np.array([0.0, 0.0, 0.05, 0.0]), 0, rng) == 1 and greedy(np.array([0.0, 0.0, 0.05, -0.2]), 0, rng) == 0
+    assert greedy(np.array([0.0, 0.0, 0.05, 0.0]), 0, rng) == 1
+    assert greedy(np.array([0.0, 0.0, 0.05, -0.2]), 0, rng) == 0
     noisy = cartpole_expert(0.5)
     acts = [noisy(np.array([0.0, 0.0, 0.05, 0.0]), 0, rng) for _ in range(2000)]
     assert abs(np.mean(acts) - 0.75) < 0.03                 # half random: 1 with probability 0.5 + 0.25
