@@ -25,7 +25,8 @@ Data-dependent quantities outside the noisy steps — none: the observation scal
 bounds ``obs_low``/``obs_high`` (or none: no normalisation statistics are computed from the data);
 there is no early stopping and no model selection (``T`` is fixed in advance); the step uses the
 noisy sum as is (Adam is scale-invariant; no division by the data's batch size); the number of
-actions is public (``n_actions``, or the dataset's declared ``n_actions``). The network's
+trajectories is not released (it tells add/remove neighbours apart; it sets only the δ ≥ 1/n warning); the
+number of actions is public (``n_actions``, or the dataset's declared ``n_actions``). The network's
 initialisation and the batch sampling come from the fit's ``rng`` (independent of the data).
 """
 
@@ -160,7 +161,6 @@ class _BehaviourCloning:
                                       steps=p["n_steps"], sampling_rate=p["sampling_rate"],
                                       learning_rate=p["learning_rate"], rng=rngs["batches"], clip=clip,
                                       privatize=privatize)
-        self.n_trajectories_ = int(dataset.n_episodes)
 
     def action_probabilities(self, observations: Any) -> np.ndarray:
         """``(n, A)``: ``π(· | s)`` at each observation (rows of an ``(n, k)`` array, or one ``(k,)``)."""
@@ -193,14 +193,16 @@ class BC(_BehaviourCloning, Estimator):
         p = self._validated()
         self.privacy_ledger_ = Ledger()
         self._train(p, dataset, rng, clip=None, release=None)
+        self.n_trajectories_ = int(dataset.n_episodes)
         return self
 
 
 class DPBC(_BehaviourCloning, PrivateEstimator):
     """DP behaviour cloning: (ε, δ)-DP per trajectory under add/remove-one neighbours by DP-SGD with
     per-trajectory clipping and Poisson sampling of trajectories (module docstring). An infinite budget
-    is :class:`BC` exactly (no clipping, no noise). Fitted: as :class:`BC`, and ``noise_multiplier_``
-    (``z``, public: it depends on (ε, δ, q, T) only) and ``privacy_ledger_``."""
+    is :class:`BC` exactly (no clipping, no noise). Fitted: ``params_``, ``sizes_`` and ``noise_multiplier_``
+    (``z``, public: it depends on (ε, δ, q, T) only) and ``privacy_ledger_`` — not the number of
+    trajectories, which add/remove neighbours differ in."""
 
     guarantee = "(epsilon, delta)-DP"
     budget: PrivacyBudget = param(like=BUDGET, check=_check_budget)

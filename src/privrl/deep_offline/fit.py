@@ -15,11 +15,15 @@ from privrl.fitters import FitCommand, FitOutput, build_estimator, load_user_dat
 
 
 def _output(est: BC | DPBC) -> FitOutput:
-    extra = {"n_trajectories": est.n_trajectories_, "sizes": list(est.sizes_)}
+    """The policy and, for DP-BC, the public noise multiplier; the number of trajectories only for BC
+    (add/remove neighbours differ in it)."""
+    extra: dict[str, object] = {"sizes": list(est.sizes_)}
+    summary: dict[str, object] = {"n_parameters": int(est.params_.size)}
     if isinstance(est, DPBC):
         extra["noise_multiplier"] = est.noise_multiplier_
-    return FitOutput(est, arrays={"params": est.params_, "sizes": np.array(est.sizes_)},
-                     summary={"n_trajectories": est.n_trajectories_, "n_parameters": int(est.params_.size)},
+    else:
+        summary["n_trajectories"] = extra["n_trajectories"] = est.n_trajectories_
+    return FitOutput(est, arrays={"params": est.params_, "sizes": np.array(est.sizes_)}, summary=summary,
                      extra=extra)
 
 
