@@ -29,4 +29,6 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "DPUCBVI": "privrl.tabular_online",
     "PrivateUCBVI": "privrl.tabular_online",
     "PrivateUCBPO": "privrl.tabular_online",
+    "BC": "privrl.deep_offline",
+    "DPBC": "privrl.deep_offline",
 }

@@ -64,6 +64,7 @@ FAMILIES: list[str] = [
     "privrl.linear_mixture",
     "privrl.q_learning",
     "privrl.tabular_online",
+    "privrl.deep_offline",
 ]
 
 #: kind -> the modules outside the families that register entries of that kind

@@ -7,17 +7,20 @@ import numpy as np
 import pytest
 
 from privrl.deep.dpsgd import (
+    SubsampledGaussianSteps,
     calibrate_noise_multiplier,
     clip_factors,
     clipped_sum,
     clipped_sum_sensitivity,
     dpsgd_epsilon,
     dpsgd_event,
+    poisson_sample,
     release_clipped_sum,
     unit_sums,
 )
 from privrl.errors import InvalidParameterError
 from privrl.privacy import ConstantNoise, Ledger, NumpyNoise, Releaser
+from privrl.privacy.draws import release_problems
 
 
 def test_unit_sums_add_each_units_rows():
@@ -80,3 +83,44 @@ def test_a_seeded_release_is_reproducible():
     a = release_clipped_sum(grads, 1.0, 1.0, Releaser(NumpyNoise(3), Ledger()))
     b = release_clipped_sum(grads, 1.0, 1.0, Releaser(NumpyNoise(3), Ledger()))
     np.testing.assert_array_equal(a, b)
+
+
+def test_poisson_sample_joins_each_unit_with_probability_q():
+    rng = np.random.default_rng(0)
+    sizes = [poisson_sample(1000, 0.1, rng).size for _ in range(200)]
+    assert abs(np.mean(sizes) - 100.0) < 1.0                        # mean q n; its std error is 0.21
+    assert poisson_sample(5, 1.0, rng).tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(InvalidParameterError, match="'sampling_rate'"):
+        poisson_sample(5, 1.5, rng)
+
+
+def test_subsampled_steps_record_one_subsampled_event_and_declare_every_draw():
+    import dp_accounting
+
+    ledger = Ledger()
+    steps = SubsampledGaussianSteps(Releaser(NumpyNoise(np.random.default_rng(0)), ledger), clip=2.0,
+                                    noise_multiplier=1.3, sampling_rate=0.05, steps=40, size=3)
+    for _ in range(40):
+        steps.release(np.zeros(3))
+    assert release_problems(ledger) == []
+    assert len(ledger.events) == 1 and steps.std == pytest.approx(2.6)
+    # the ledger's ε is the Poisson-subsampled composition's, computed by dp-accounting directly
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    acc.compose(dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(1.3)), 40)
+    assert ledger.epsilon(1e-5) == pytest.approx(acc.get_epsilon(1e-5), rel=1e-9)
+    assert ledger.epsilon(1e-5) < 0.5 * dp_accounting.pld.PLDAccountant().compose(
+        dp_accounting.GaussianDpEvent(1.3), 40).get_epsilon(1e-5)   # amplification is counted
+    with pytest.raises(InvalidParameterError, match="'steps'"):
+        steps.release(np.zeros(3))                                 # one step more than the ledger records
+
+
+def test_subsampled_steps_draw_their_declared_scale():
+    noise = ConstantNoise(1.0)
+    steps = SubsampledGaussianSteps(Releaser(noise, Ledger()), clip=0.5, noise_multiplier=3.0, sampling_rate=0.5,
+                                    steps=2, size=2, neighboring="replace_one")
+    np.testing.assert_allclose(steps.release(np.array([1.0, -1.0])), [4.0, 2.0])   # σ = z · 2C = 3
+    empty = Ledger()
+    off = SubsampledGaussianSteps(Releaser(ConstantNoise(1.0), empty), clip=0.5, noise_multiplier=0.0,
+                                  sampling_rate=0.5, steps=2, size=2)
+    np.testing.assert_array_equal(off.release(np.ones(2)), np.ones(2))
+    assert empty.is_empty

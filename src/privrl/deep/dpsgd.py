@@ -25,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import check_scalar, param_error
+from privrl.privacy.draws import NoiseDeclaration
 
 __all__ = ["clip_factors", "unit_sums", "clipped_sum", "release_clipped_sum", "clipped_sum_sensitivity",
-           "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier"]
+           "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier",
+           "poisson_sample", "SubsampledGaussianSteps"]
 
 
 def clip_factors(sq_norms: np.ndarray, clip: Any) -> np.ndarray:
@@ -119,3 +121,48 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
         else:
             hi = mid
     return hi
+
+
+def poisson_sample(n_units: int, sampling_rate: float, rng: np.random.Generator) -> np.ndarray:
+    """The ids (sorted) of the units of one Poisson-sampled batch: each of ``n_units`` joins independently
+    with probability ``q`` (the sampling :func:`dpsgd_event` accounts for; the batch may be empty)."""
+    q = check_scalar(sampling_rate, "sampling_rate", owner="poisson_sample", low=0.0, high=1.0, closed="right")
+    return np.flatnonzero(rng.random(int(n_units)) < q)
+
+
+class SubsampledGaussianSteps:
+    """The noisy sums of ``steps`` Poisson-subsampled DP-SGD steps of ``size`` coordinates, released as
+    *one* ledger event: the composition :func:`dpsgd_event` (``z``, ``q``, ``steps``), recorded when the
+    release is opened with the declaration of everything it will draw (``steps · size`` Gaussian numbers of
+    std ``z Δ``) — so the ledger's ε is the subsampled one and the release invariant
+    (:func:`privrl.privacy.draws.release_problems`) counts every draw. Each :meth:`release` adds
+    ``N(0, (z Δ)² I)`` drawn from the fit's noise source (``rel.noise``: OpenDP's samplers when
+    ``secure=True``) to one clipped sum; a release past the declared ``steps`` is refused.
+
+    ``z = 0`` (an infinite budget) records nothing and adds no noise: the non-private counterpart.
+    """
+
+    def __init__(self, rel: Any, *, clip: float, noise_multiplier: float, sampling_rate: float, steps: int,
+                 size: int, neighboring: str = "add_or_remove_one") -> None:
+        self.sensitivity = clipped_sum_sensitivity(clip, neighboring)
+        self.std = float(noise_multiplier) * self.sensitivity
+        self.steps = check_scalar(steps, "steps", owner="SubsampledGaussianSteps", kind=int, low=1)
+        self.size = check_scalar(size, "size", owner="SubsampledGaussianSteps", kind=int, low=1)
+        self._noise = rel.noise
+        self.released = 0
+        if self.std > 0:
+            rel.record(dpsgd_event(noise_multiplier, sampling_rate, self.steps),
+                       noise=NoiseDeclaration("gaussian", self.std, self.steps * self.size,
+                                              note="Poisson-subsampled DP-SGD steps"))
+
+    def release(self, clipped: np.ndarray) -> np.ndarray:
+        """``clipped + N(0, (z Δ)² I)`` (a new array): the noisy sum of the next step."""
+        clipped = np.asarray(clipped, dtype=float)
+        if clipped.size != self.size:
+            raise param_error("clipped", "SubsampledGaussianSteps.release", f"{self.size} coordinates",
+                              clipped.size)
+        if self.released >= self.steps:
+            raise param_error("steps", "SubsampledGaussianSteps.release",
+                              f"at most the {self.steps} steps the ledger records", self.released + 1)
+        self.released += 1
+        return clipped + self._noise.gaussian(clipped.shape, self.std)

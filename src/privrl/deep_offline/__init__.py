@@ -1,0 +1,28 @@
+"""Private deep offline RL on multi-dimensional continuous states: DP-SGD learners whose privacy unit is
+one logged trajectory (Poisson-sampled batches of trajectories, each trajectory's total gradient
+clipped, the subsampled Gaussian steps accounted with dp-accounting's PLD accountant).
+
+Estimators: :class:`BC` and :class:`DPBC` (behaviour cloning, discrete actions). Datasets:
+:mod:`privrl.deep_offline.datasets` (behaviour data generated locally from scripted policies, written
+and read as Minari datasets). Torch (the ``deep`` extra) is loaded only to fit.
+"""
+
+from privrl.deep_offline.estimators import BC, DPBC
+from privrl.family import Algorithm, Family
+
+FAMILY = Family(
+    __name__,
+    paper="Abadi et al. (CCS 2016), DP-SGD with one trajectory as the unit",
+    estimators=("BC", "DPBC"),
+    algorithms=(Algorithm("BC, DP-BC", ("BC", "DPBC"),
+                          "offline behaviour cloning on continuous states (trajectory-level DP-SGD)"),),
+    docs="docs/deep_offline.md",
+    experiments=("experiments",),
+    fit=("fit",),
+    audit=("audit",),
+    plans=("plan",),
+    extra="deep",
+    extra_reason="torch, for the per-trajectory gradients",
+)
+
+__all__ = ["BC", "DPBC"]

@@ -1,0 +1,41 @@
+"""Contract cases of the deep offline family: DP-BC (and BC, its infinite budget) on a tiny CartPole dataset."""
+
+import warnings
+
+import numpy as np
+
+from privrl.deep_offline import BC, DPBC
+from privrl.deep_offline.datasets import cartpole_dataset
+from privrl.privacy import PrivacyBudget
+from privrl.testing import ContractCase
+
+DATA = cartpole_dataset(12, max_steps=15, rng=0)
+SMALL = dict(hidden=(4,), n_steps=3, sampling_rate=0.5)
+PROBE = np.random.default_rng(1).normal(size=(8, 4))
+
+
+def _fit(est, rng):
+    with warnings.catch_warnings():   # δ ≥ 1/n on 12 trajectories (UtilityWarning)
+        warnings.simplefilter("ignore")
+        return est.fit(DATA, rng=rng)
+
+
+def _output(est):
+    return np.concatenate([est.params_, est.action_probabilities(PROBE).ravel()])
+
+
+CASES = [
+    ContractCase(
+        name="DPBC", make=lambda budget: DPBC(budget=budget, **SMALL), fit=_fit, output=_output,
+        budget=PrivacyBudget(epsilon=2.0, delta=1e-5), make_baseline=lambda: BC(**SMALL),
+        variants=({"clip_norm": 0.1}, {"sampling_rate": 1.0}),
+        bad_params=[{"clip_norm": 0.0}, {"calibration": "paper"}, {"sampling_rate": 1.5}, {"n_steps": 0},
+                    {"hidden": (0,)}, {"budget": PrivacyBudget(rho=1.0)}, {"budget": PrivacyBudget(epsilon=1.0)},
+                    {"n_actions": 0}, {"obs_low": np.zeros(3), "obs_high": np.ones(4)}],
+    ),
+    ContractCase(
+        name="BC", make=lambda budget: BC(**SMALL), fit=_fit, output=_output, budget=PrivacyBudget(epsilon=2.0,
+                                                                                                   delta=1e-5),
+        bad_params=[{"learning_rate": 0.0}, {"hidden": ()}, {"obs_high": np.ones(3), "obs_low": np.zeros(3)}],
+    ),
+]

@@ -1,0 +1,50 @@
+"""The CartPole behaviour data (scripted expert, Minari round trip) and ``privrl fit dp-bc | bc`` on them."""
+
+import json
+
+import numpy as np
+import pytest
+
+from privrl.cli import main
+from privrl.deep_offline.datasets import cartpole_dataset, cartpole_expert, read_minari
+from privrl.deep_offline.datasets import main as generate
+
+
+@pytest.fixture(autouse=True)
+def minari_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
+
+
+def test_the_expert_is_epsilon_greedy_on_the_pd_rule():
+    rng = np.random.default_rng(0)
+    greedy = cartpole_expert(0.0)
+    assert greedy(np.array([0.0, 0.0, 0.05, 0.0]), 0, rng) == 1
+    assert greedy(np.array([0.0, 0.0, 0.05, -0.2]), 0, rng) == 0
+    noisy = cartpole_expert(0.5)
+    acts = [noisy(np.array([0.0, 0.0, 0.05, 0.0]), 0, rng) for _ in range(2000)]
+    assert abs(np.mean(acts) - 0.75) < 0.03                 # half random: 1 with probability 0.5 + 0.25
+
+
+def test_the_same_seed_gives_the_same_data_and_minari_round_trips_it():
+    data = cartpole_dataset(4, max_steps=30, rng=5)
+    assert data.observations.shape[1] == 4 and data.n_actions == 2 and data.n_episodes == 4
+    np.testing.assert_array_equal(cartpole_dataset(4, max_steps=30, rng=5).observations, data.observations)
+    generate(["--episodes", "4", "--max-steps", "30", "--seed", "5", "--id", "privrl/cartpole-test-v0"])
+    back = read_minari("privrl/cartpole-test-v0")
+    for k in ("observations", "actions", "rewards", "next_observations", "episode_starts"):
+        np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+
+
+@pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", [])])
+def test_fit_from_a_minari_dataset_writes_the_policy_and_certificate(tmp_path, name, budget):
+    generate(["--episodes", "6", "--max-steps", "20", "--seed", "0", "--id", "privrl/cartpole-fit-v0"])
+    out = tmp_path / name
+    assert main(["fit", name, "--data", "privrl/cartpole-fit-v0", "--reward-bounds", "0", "1", *budget,
+                 "--n-steps", "2", "--sampling-rate", "0.5", "--seed", "0", "--out", str(out)]) == 0
+    arrays = np.load(out / "result.npz")
+    assert arrays["sizes"].tolist() == [4, 32, 32, 2]
+    assert arrays["params"].size == 4 * 32 + 32 + 32 * 32 + 32 + 32 * 2 + 2
+    cert = json.loads((out / "certificate.json").read_text())
+    text = json.dumps(cert)
+    if name == "dp-bc":
+        assert "add_or_remove_one" in text and "trajectory" in text
