@@ -88,6 +88,8 @@ class Family:
     envs: tuple[str, ...] = ()
     plans: tuple[str, ...] = ()
     bench: tuple[str, ...] = ()
+    #: why a family has no benchmark entry yet (no task of its setting): the one way to leave ``bench`` empty
+    no_bench_reason: str = field(default="", compare=False)
     extra: str | None = None
     extra_reason: str = field(default="", compare=False)
 
