@@ -36,6 +36,7 @@ from privrl._io import atomic_write_bytes, atomic_write_json, npz_bytes
 from privrl._jsonable import NOT_SCALAR, json_scalar
 from privrl.base import Estimator, check_is_fitted
 from privrl.errors import BudgetExceededError, InvalidDataError
+from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import PrivacyBudget, reporting_delta
 
 __all__ = ["Certificate", "ROUNDING", "GUARANTEES", "make_certificate", "write_certificate",
@@ -119,6 +120,39 @@ def _within(spent: float, target: float, what: str, algorithm: str) -> tuple[flo
     )
 
 
+def _record_spent(cert: Certificate, estimator: Estimator, ledger: Ledger, budget: Any, algorithm: str) -> None:
+    """Write the guarantee and what a private estimator spent into ``cert``: ε at the reporting δ,
+    ρ for a ρ budget, the pure ε when every release is pure DP, and the values rounded down to the
+    budget (``spent_rounded_from``)."""
+    delta = reporting_delta(budget if isinstance(budget, PrivacyBudget) else None)
+    cert["guarantee"] = _guarantee(estimator, delta)
+    eps = float(estimator.privacy_spent(delta))
+    rounded: dict[str, float] = {}
+    eps_budget = getattr(budget, "epsilon", None)
+    if eps_budget is not None and math.isfinite(eps_budget):
+        eps, was = _within(eps, float(eps_budget), "epsilon", algorithm)
+        if was is not None:
+            rounded["epsilon_spent"] = was
+    budget_rho = getattr(budget, "rho", None)
+    if budget_rho is not None and math.isfinite(budget_rho):
+        try:
+            rho: float | None = float(ledger.zcdp_rho())
+        except (ValueError, TypeError):
+            rho = None
+        if rho is not None:
+            rho, was = _within(rho, float(budget_rho), "rho", algorithm)
+            cert["rho_spent"] = rho
+            if was is not None:
+                rounded["rho_spent"] = was
+    cert["delta"] = delta
+    cert["epsilon_spent"] = eps
+    pure = ledger.pure_epsilon()
+    if delta > 0 and pure is not None:   # every release is pure DP: also (pure ε, 0)-DP
+        cert["pure_epsilon"] = pure
+    if rounded:
+        cert["spent_rounded_from"] = rounded
+
+
 def make_certificate(estimator: Estimator, *, algorithm: str, inputs: dict[str, Any] | None = None,
                      extra: dict[str, Any] | None = None, mechanism: str | None = None,
                      note: str | None = None) -> Certificate:
@@ -161,33 +195,7 @@ def make_certificate(estimator: Estimator, *, algorithm: str, inputs: dict[str, 
     if mechanism is not None:
         cert["mechanism"] = mechanism
     if private:
-        delta = reporting_delta(budget if isinstance(budget, PrivacyBudget) else None)
-        cert["guarantee"] = _guarantee(estimator, delta)
-        eps = float(estimator.privacy_spent(delta))
-        rounded: dict[str, float] = {}
-        eps_budget = getattr(budget, "epsilon", None)
-        if eps_budget is not None and math.isfinite(eps_budget):
-            eps, was = _within(eps, float(eps_budget), "epsilon", algorithm)
-            if was is not None:
-                rounded["epsilon_spent"] = was
-        budget_rho = getattr(budget, "rho", None)
-        if budget_rho is not None and math.isfinite(budget_rho):
-            try:
-                rho: float | None = float(ledger.zcdp_rho())
-            except (ValueError, TypeError):
-                rho = None
-            if rho is not None:
-                rho, was = _within(rho, float(budget_rho), "rho", algorithm)
-                cert["rho_spent"] = rho
-                if was is not None:
-                    rounded["rho_spent"] = was
-        cert["delta"] = delta
-        cert["epsilon_spent"] = eps
-        pure = ledger.pure_epsilon()
-        if delta > 0 and pure is not None:   # every release is pure DP: also (pure ε, 0)-DP
-            cert["pure_epsilon"] = pure
-        if rounded:
-            cert["spent_rounded_from"] = rounded
+        _record_spent(cert, estimator, ledger, budget, algorithm)
     elif not certified:
         cert["uncertified"] = True
         note = note or ("this run may have added noise, but it is not certified: no privacy guarantee is "

@@ -197,14 +197,8 @@ def _audit_later(args: argparse.Namespace) -> int:
     return main(["audit", *args.rest])
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser. ``command`` (the sub-command about to run) loads what only it needs:
-    the fit commands for ``fit``, the audit parser for ``audit``."""
-    parser = _Parser(prog=PROG, description="Differentially private reinforcement learning: "
-                     "reproduce the papers, sweep budgets, fit on your data.")
-    parser.add_argument("--version", action="version", version=f"privrl {privrl.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _add_paper_commands(sub: argparse._SubParsersAction) -> None:
+    """The sub-commands that reproduce the papers: list, run, reproduce, frontier, plot, report."""
     p = sub.add_parser("list", help="registered experiments")
     p.add_argument("--json", action="store_true", help="a JSON list of {id, paper, figure, description, seeds, "
                    "scale, deviations}")
@@ -258,6 +252,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="with --evidence: also rewrite the generated headline tables of this README")
     p.set_defaults(handler=sweeps.report)
 
+
+def _add_user_commands(sub: argparse._SubParsersAction, command: str | None) -> None:
+    """The sub-commands for one's own data: calibrate, fit, plan, bench, check-env, audit (see build_parser)."""
     p = sub.add_parser("calibrate", help="noise scale for a target (ε, δ), and ε by PLD and RDP")
     p.add_argument("mechanism", choices=("gaussian", "laplace"))
     p.add_argument("--epsilon", type=_float, required=True)
@@ -306,6 +303,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         p = sub.add_parser("audit", help="empirical privacy audits of the releases (see 'privrl audit --help')")
         p.add_argument("rest", nargs=argparse.REMAINDER)
         p.set_defaults(handler=_audit_later)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. ``command`` (the sub-command about to run) loads what only it needs:
+    the fit commands for ``fit``, the audit parser for ``audit``."""
+    parser = _Parser(prog=PROG, description="Differentially private reinforcement learning: "
+                     "reproduce the papers, sweep budgets, fit on your data.")
+    parser.add_argument("--version", action="version", version=f"privrl {privrl.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    _add_paper_commands(sub)
+    _add_user_commands(sub, command)
     return parser
 
 

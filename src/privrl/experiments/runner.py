@@ -29,8 +29,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
-import functools
-import importlib.metadata
 import json
 import logging
 import math
@@ -38,7 +36,6 @@ import multiprocessing
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -55,7 +52,10 @@ from privrl._io import atomic_write_bytes
 from privrl._rng import derive_seed
 from privrl._threads import one_blas_thread_in_workers
 from privrl._validation import check_option, check_scalar, param_error
-from privrl.errors import InvalidParameterError, PrivrlError
+from privrl.errors import InvalidParameterError
+from privrl.experiments.locking import LOCK_FILE, RunLockedError, sweep_lock
+from privrl.experiments.overrides import BUDGET_KEYS, check_overrides, known_params
+from privrl.experiments.provenance import git_commit, versions
 from privrl.experiments.registry import get_experiment
 from privrl.experiments.results import (
     MANIFEST,
@@ -68,8 +68,8 @@ from privrl.experiments.results import (
     sha256_bytes,
     to_jsonable,
 )
-from privrl.experiments.spec import BACKENDS, SCALES, Experiment, RunContext, RunResult
-from privrl.privacy.budget import check_budget_value, reporting_delta
+from privrl.experiments.spec import BACKENDS, SCALES, RunContext, RunResult
+from privrl.privacy.budget import reporting_delta
 from privrl.privacy.calibration import CALIBRATIONS
 
 __all__ = ["BACKENDS", "BUDGET_KEYS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
@@ -77,14 +77,8 @@ __all__ = ["BACKENDS", "BUDGET_KEYS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSp
            "execute_run", "execute_runs", "group_runs", "run_sweep", "sweep_lock", "versions", "git_commit",
            "default_jobs"]
 
-#: the lock file of a results directory (hidden)
-LOCK_FILE = ".privrl-run.lock"
 #: seconds allowed for connecting to a Ray cluster (``--ray-address``)
 RAY_CONNECT_TIMEOUT = 30.0
-
-
-class RunLockedError(PrivrlError):
-    """Another sweep is writing into the same results directory."""
 
 
 @dataclass(frozen=True)
@@ -171,120 +165,6 @@ def parse_seeds(text: str | int | None) -> list[int] | None:
     return list(range(lo, hi))
 
 
-def known_params(experiment: str | Experiment) -> dict[str, list[Any]]:
-    """Every parameter an experiment takes, with the values it has in the settings of every scale
-    (and the example value of each of its ``extra_params``)."""
-    exp = experiment if isinstance(experiment, Experiment) else get_experiment(experiment)
-    out: dict[str, list[Any]] = {}
-    for scale in SCALES:
-        for setting in exp.settings_for(scale):
-            for key, value in setting.items():
-                out.setdefault(key, []).append(value)
-    for key, value in (exp.extra_params or {}).items():
-        out.setdefault(key, []).append(value)
-    return out
-
-
-_FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "-inf": -math.inf,
-                "-infinity": -math.inf}
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, (bool, np.bool_)):
-        return "bool"
-    if isinstance(value, (int, np.integer)):
-        return "int"
-    if isinstance(value, (float, np.floating)):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, Mapping):
-        return "dict"
-    return type(value).__name__
-
-
-_KIND_NAMES = {"null": "null", "bool": "a bool", "int": "an int", "float": "a number", "str": "a string",
-               "list": "a list", "dict": "an object"}
-
-
-class _Mismatch(Exception):
-    pass
-
-
-def _conform(value: Any, examples: Sequence[Any]) -> Any:
-    """``value`` converted to the type its key has in ``examples`` (int → float where the
-    settings hold floats, "inf" → inf, integral floats → int); :class:`_Mismatch` otherwise."""
-    kinds = {_kind(e) for e in examples}
-    kind = _kind(value)
-    if kind in kinds and kind not in ("list", "dict"):
-        return value
-    if kind == "int" and "float" in kinds:
-        return float(value)
-    if kind == "float" and "int" in kinds and math.isfinite(value) and float(value).is_integer():
-        return int(value)
-    if kind == "str" and "float" in kinds and value.strip().lower() in _FLOAT_WORDS:
-        return _FLOAT_WORDS[value.strip().lower()]
-    if kind == "list" and "list" in kinds:
-        items = [item for e in examples if _kind(e) == "list" for item in e]
-        return [_conform(v, items) for v in value] if items else list(value)
-    if kind == "dict" and "dict" in kinds:
-        by_key: dict[str, list[Any]] = {}
-        for e in examples:
-            if _kind(e) == "dict":
-                for k, v in e.items():
-                    by_key.setdefault(str(k), []).append(v)
-        unknown = sorted(set(map(str, value)) - set(by_key))
-        if unknown:
-            raise _Mismatch(f"an object with keys among {sorted(by_key)} (unknown: {unknown})")
-        return {k: _conform(v, by_key[str(k)]) for k, v in value.items()}
-    raise _Mismatch(" or ".join(sorted(_KIND_NAMES.get(k, k) for k in kinds)))
-
-
-#: setting keys that are privacy-budget parameters: an override is checked against the budget's range
-BUDGET_KEYS = ("epsilon", "delta", "rho")
-
-
-def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Validate ``privrl run --set`` overrides before anything runs: every key must be a parameter
-    of the experiment (a key of its settings at some scale, or one of its ``extra_params``) and
-    every value must have that parameter's type in the settings; a budget parameter
-    (:data:`BUDGET_KEYS`) must also lie in the budget's range (δ in [0, 1), ε and ρ > 0:
-    :func:`~privrl.privacy.budget.check_budget_value`). Returns the overrides with values
-    converted to those types (``1`` → ``1.0`` for a float parameter, ``"inf"`` → ``inf``)."""
-    if not overrides:
-        return {}
-    exp = get_experiment(experiment_id)
-    known = known_params(exp)
-    out: dict[str, Any] = {}
-    for key, value in overrides.items():
-        if key not in known:
-            raise InvalidParameterError(
-                f"The '--set' key {key!r} is not a parameter of experiment {exp.id}. Known keys: "
-                f"{', '.join(sorted(known))}."
-            )
-        try:
-            converted = _conform(value, known[key])
-            json.dumps(to_jsonable(converted), allow_nan=False)
-        except _Mismatch as exc:
-            raise InvalidParameterError(
-                f"The '--set {key}' value of experiment {exp.id} must be {exc} (as in its settings). "
-                f"Got {json.dumps(to_jsonable(value))} instead."
-            ) from None
-        except (TypeError, ValueError):
-            raise InvalidParameterError(
-                f"The '--set {key}' value of experiment {exp.id} must be JSON. Got {value!r} instead."
-            ) from None
-        if key in BUDGET_KEYS and converted is not None:
-            number = _FLOAT_WORDS.get(converted.strip().lower(), converted) if isinstance(converted, str) else converted
-            check_budget_value(key, number, name=f"--set {key}", owner=f"experiment {exp.id}")
-        out[key] = converted
-    return out
-
-
 def plan_runs(experiment_id: str, scale: str, seeds: Sequence[int] | None = None,
               overrides: Mapping[str, Any] | None = None) -> list[RunSpec]:
     """Every (setting, seed) of an experiment at ``scale``; ``overrides`` (checked by
@@ -305,38 +185,6 @@ def plan_runs(experiment_id: str, scale: str, seeds: Sequence[int] | None = None
 def run_seed(experiment_id: str, setting_index: int, seed: int) -> int:
     """The seed of ``ctx.rng`` for a run."""
     return derive_seed(experiment_id, setting_index, seed)
-
-
-# --------------------------------------------------------------------------- provenance
-@functools.lru_cache(maxsize=1)
-def _base_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {"python": sys.version.split()[0]}
-    for dist in ("privrl", "numpy", "dp-accounting", "gymnasium"):
-        try:
-            out[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
-
-
-def versions() -> dict[str, str | None]:
-    """Versions of privrl, Python, numpy, dp-accounting, gymnasium, and torch when imported."""
-    out = dict(_base_versions())
-    if "torch" in sys.modules:
-        out["torch"] = getattr(sys.modules["torch"], "__version__", None)
-    return out
-
-
-def git_commit() -> str | None:
-    """The commit of the privrl source tree, when it is a git checkout."""
-    here = Path(__file__).resolve().parent
-    try:
-        res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True,
-                             timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = res.stdout.strip()
-    return commit if res.returncode == 0 and len(commit) == 40 else None
 
 
 def _epsilon_spent(result: RunResult) -> tuple[float | None, float | None]:
@@ -738,95 +586,3 @@ def _adopt_legacy(out_dir: str | os.PathLike, spec: RunSpec) -> None:
         os.replace(legacy, target)
         with contextlib.suppress(OSError):
             legacy.parent.rmdir()  # only when empty
-
-
-# --------------------------------------------------------------------------- lock
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:  # pragma: no cover
-        return False
-    return True
-
-
-def _holder_text(info: Mapping[str, Any] | None) -> str:
-    if not info:
-        return "another privrl run"
-    return (f"privrl run pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
-            f"{info.get('started_at', '?')}")
-
-
-def _read_lock(path: Path) -> dict[str, Any] | None:
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return info if isinstance(info, dict) else None
-
-
-@contextlib.contextmanager
-def sweep_lock(out_dir: str | os.PathLike):
-    """Hold ``OUT/.privrl-run.lock`` for the duration of a sweep; :class:`RunLockedError` (naming
-    the holder's pid, host and start time) when another live process holds it.
-
-    POSIX: an ``fcntl.flock`` on the file — the OS drops it when the holder exits, however it exits,
-    so the lock of a killed run is taken over at once. Elsewhere: the file is created exclusively and
-    a lock whose holder (same host) is no longer running is taken over."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / LOCK_FILE
-    info = {"pid": os.getpid(), "host": socket.gethostname(),
-            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    message = ("{holder} is writing into {out}: wait for it to finish, or give another --out "
-               "(the lock {lock} is released when that process ends).")
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        fcntl = None  # type: ignore[assignment]
-    if fcntl is None:  # pragma: no cover - not POSIX
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
-            except FileExistsError:
-                held = _read_lock(path)
-                if held and (held.get("host") != info["host"] or _pid_alive(int(held.get("pid", -1)))):
-                    raise RunLockedError(message.format(holder=_holder_text(held), out=out, lock=LOCK_FILE)) from None
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()  # a stale lock of a dead process
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(info, fh)
-            try:
-                yield path
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()
-            return
-        raise RunLockedError(message.format(holder="another privrl run", out=out, lock=LOCK_FILE))
-    while True:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            held = _read_lock(path)
-            raise RunLockedError(message.format(holder=_holder_text(held), out=out, lock=LOCK_FILE)) from None
-        try:
-            same = os.stat(path).st_ino == os.fstat(fd).st_ino
-        except FileNotFoundError:
-            same = False
-        if same:
-            break
-        os.close(fd)  # the holder removed the file between our open and flock: retry
-    try:
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(info).encode("utf-8"))
-        yield path
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
-        os.close(fd)
