@@ -111,19 +111,18 @@ def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Call
 
 def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: int, routes: list[str],
                 epsilons: list[float]) -> list[dict[str, Any]]:
-    """Every route on one dataset: the APVI routes first (the reference gain), then DP-APVI's."""
+    """Every route on one dataset: the APVI routes first (the best of their gains is the reference),
+    then DP-APVI's; the fits are emitted as they finish (the APVI ones once all three have)."""
     data = model.sample(model.logging_policy, n, rng=10_000 + seed, pad_to_horizon=model.horizon)
     logging, optimal = knobs["logging_value"], knobs["optimal_value"]
+    fits = [(route, eps, *fit(estimator(model, kwargs, eps), data, model, seed))
+            for route, kwargs, eps in [(r, APVI_ROUTES[r], None) for r in APVI_ROUTES]]
+    best = max(model.value(est.policy_) - logging for _, _, est, _, _, _ in fits)
     rows: list[dict[str, Any]] = []
-    best = -math.inf
-    jobs = [(r, APVI_ROUTES[r], None) for r in APVI_ROUTES] + [
-        (r, ALL_ROUTES[r], eps) for r in routes for eps in epsilons]
-    for route, kwargs, eps in jobs:
-        est, seconds, cpu, caught = fit(estimator(model, kwargs, eps), data, model, seed)
+    for route, eps, est, seconds, cpu, caught in itertools.chain(fits, (
+            (r, e, *fit(estimator(model, ALL_ROUTES[r], e), data, model, seed)) for r in routes for e in epsilons)):
         value = model.value(est.policy_)
         gain = value - logging
-        if eps is None:
-            best = max(best, gain)
         rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps,
                          delta=None if eps is None else DELTA, seed=seed, value=value, gain=gain,
                          best_nonprivate_gain=best, fraction_of_best_gain=gain / best if best > 0 else None,
@@ -258,30 +257,48 @@ def streaming(args: argparse.Namespace) -> None:
 
 
 def table(paths: list[str]) -> None:
-    """Markdown tables of the ``real-shaped-summary`` lines of result files: one table per (n, ε), a
-    row per route, a column per instance: mean fraction of the best non-private gain (± s.e.) and,
-    in brackets, the share of seeds whose fit warned."""
-    rows = []
+    """Markdown tables of the fits (``real-shaped`` lines) of result files: one table per (n, ε), a
+    row per route, a column per instance: the mean over seeds of the fraction of the best non-private
+    gain (recomputed from the lines: the best APVI route's gain on the same dataset), its standard
+    error and, in brackets, how many of the seeds' fits warned. A fit seen in several files counts once."""
+    from privrl.envs.real_shaped import INSTANCES
+
+    fits: dict[tuple[Any, ...], dict[str, Any]] = {}
     for path in paths:
         with open(path) as f:
-            rows += [r for r in map(json.loads, f) if r.get("name") == "real-shaped-summary"]
-    instances = list(dict.fromkeys(r["instance"] for r in rows))
-    for n, eps in sorted({(r["n"], r["epsilon"]) for r in rows}, key=lambda k: (k[0], k[1] or 0.0)):
-        cells = {(r["route"], r["instance"]): r for r in rows if (r["n"], r["epsilon"]) == (n, eps)}
-        print(f"\n**n = {n}, ε = {eps if eps is not None else '∞ (non-private)'}** — fraction of the best "
-              "non-private gain (s.e.) [warned]\n")
-        print("| route | " + " | ".join(instances) + " |")
+            for r in map(json.loads, f):
+                if r.get("name") == "real-shaped":
+                    fits[(r["instance"], r["route"], r["n"], r["epsilon"], r["seed"])] = r
+    best: dict[tuple[Any, ...], float] = {}
+    for (inst, _route, n, eps, seed), r in fits.items():
+        if eps is None:
+            best[(inst, n, seed)] = max(best.get((inst, n, seed), -math.inf), r["gain"])
+    cells: dict[tuple[Any, ...], list[tuple[float, bool]]] = {}
+    for (inst, route, n, eps, seed), r in fits.items():
+        ref = best.get((inst, n, seed), -math.inf)
+        if ref > 0:
+            cells.setdefault((route, inst, n, eps), []).append((r["gain"] / ref, bool(r["utility_warning"])))
+    present = {k[1] for k in cells}
+    instances = [name for name in INSTANCES if name in present]
+    short = {name: "/".join(part[0].upper() for part in name.split("/")) for name in instances}
+    print("Columns: agreement (High/Mid/Low) / density (Sparse/Mid/Dense) / spread (Narrow/Mid/Wide) / clone "
+          "(Good/Mid/Weak): " + ", ".join(f"{short[n]} = `{n}`" for n in instances) + ".")
+    for n, eps in sorted({(k[2], k[3]) for k in cells}, key=lambda k: (k[0], k[1] or 0.0)):
+        print(f"\n**n = {n}, ε = {eps if eps is not None else '∞ (APVI)'}** — fraction of the best non-private "
+              "gain, mean (s.e.) [fits warned / seeds]\n")
+        print("| route | " + " | ".join(short[i] for i in instances) + " |")
         print("|---" * (len(instances) + 1) + "|")
-        for route in dict.fromkeys(r for r, _ in cells):
+        for route in dict.fromkeys(k[0] for k in cells if (k[2], k[3]) == (n, eps)):
             out = []
             for inst in instances:
-                r = cells.get((route, inst))
-                if r is None or r.get("fraction_of_best_gain") is None:
+                xs = cells.get((route, inst, n, eps), [])
+                if not xs:
                     out.append("")
                     continue
-                se = r.get("fraction_of_best_gain_se")
-                out.append(f"{r['fraction_of_best_gain']:.2f}" + (f" ({se:.2f})" if se is not None else "")
-                           + f" [{r['warned']}/{r['seeds']}]")
+                vals = [x for x, _ in xs]
+                mean = sum(vals) / len(vals)
+                se = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1) / len(vals)) if len(vals) > 1 else 0
+                out.append(f"{mean:.2f} ({se:.2f}) [{sum(w for _, w in xs)}/{len(xs)}]")
             print(f"| {route} | " + " | ".join(out) + " |")
 
 
