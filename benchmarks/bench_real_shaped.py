@@ -242,8 +242,8 @@ def streaming(args: argparse.Namespace) -> None:
                     continue
                 out = json.loads(done.stdout.strip().splitlines()[-1])
                 measured.setdefault(kind, []).append((episodes * 20, out))
-                emit("real-shaped-stream", statistic=kind, transitions=episodes * 20, file_mb=os.path.getsize(path)
-                     / 2**20, write_seconds=written, batch_rows=args.stream_batch, **out)
+                emit("real-shaped-stream", statistic=kind, transitions=episodes * 20, seconds=out.pop("seconds"),
+                     file_mb=os.path.getsize(path) / 2**20, write_seconds=written, batch_rows=args.stream_batch, **out)
     for kind, runs in measured.items():
         (n0, a), (n1, b) = runs[0], runs[-1]
         if n1 > n0:
