@@ -1,0 +1,332 @@
+"""Real-shaped grid: today's APVI / DP-APVI routes on every instance of privrl.envs.real_shaped.
+
+For each instance of the grid (:data:`privrl.envs.real_shaped.INSTANCES`), n and seed, one logged
+dataset (the logging policy, episodes padded to H) is fitted by the non-private routes (APVI) and by
+every private route at every ε (DP-APVI, ``constants="practical"``, δ = 10⁻⁶), and each policy is
+valued exactly on the model. One JSON line per fit (``name: real-shaped``): instance, route, n, ε,
+seed, ``value``, ``gain`` = value − logging value, ``fraction_of_best_gain`` = gain / the best
+non-private gain on the same data (the best APVI route's, ``best_nonprivate_gain``),
+``fraction_of_optimal_gain`` = gain / (optimum − logging), ``utility_warning`` (a UtilityWarning
+fired), ``cpu_seconds`` and ``seconds`` of the fit, ``peak_mb`` of the process so far. One line per
+instance (``real-shaped-instance``) with its measured knobs, and with ``--summary`` one line per
+(instance, route, n, ε) (``real-shaped-summary``: mean and standard error over the seeds).
+
+Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary``) × ``max_visits``
+(pooled only) × ``cell_threshold`` × ``fallback``; ``--routes default`` runs the eight of
+:data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24).
+
+    python benchmarks/bench_real_shaped.py --quick                      # 2 instances, 2 seeds (minutes)
+    python benchmarks/bench_real_shaped.py --seeds 5 --summary          # the grid, n ∈ {1e4, 1e5}, ε ∈ {1, 10}
+
+``--streaming`` instead measures the streamed statistics (privrl.data.streaming): a log of
+``--stream-n`` transitions of the real-like instance written to Parquet piece by piece, then
+streamed into DP-APVI's per-step statistics and into the grouped/pooled/capped ones, each in a fresh
+process (peak RSS of the process, ``ru_maxrss``), and the 10⁸-transition target projected linearly
+from the measured sizes (``real-shaped-stream`` lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _util import emit  # noqa: E402
+
+DELTA = 1e-6
+ONE_CORE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+QUICK_INSTANCES = ("high-agreement/sparse/narrow/good-clone", "low-agreement/dense/wide/weak-clone")
+
+#: the non-private routes: name -> APVI keyword arguments (the best of them is the reference gain)
+APVI_ROUTES: dict[str, dict[str, Any]] = {
+    "apvi/states/per-step": {},
+    "apvi/states/pooled": {"stationary": True, "fallback": "behaviour"},
+    "apvi/groups/pooled": {"groups": True, "stationary": True, "fallback": "behaviour"},
+}
+
+
+def dp_route(groups: bool, pooled: bool, max_visits: int | None, threshold: float, fallback: str
+             ) -> tuple[str, dict[str, Any]]:
+    """(name, DPAPVI keyword arguments) of one private route; ``groups`` is resolved per instance."""
+    name = "/".join(["dp", "groups" if groups else "states", "pooled" if pooled else "per-step"]
+                    + ([f"mv{max_visits}" if max_visits else "all-visits"] if pooled else [])
+                    + [f"{threshold:g}sigma", fallback])
+    kwargs: dict[str, Any] = {"groups": groups, "stationary": pooled, "cell_threshold": threshold,
+                              "fallback": fallback}
+    if pooled and max_visits:
+        kwargs["max_visits"] = max_visits
+    return name, kwargs
+
+
+ALL_ROUTES = dict(dp_route(g, p, mv, t, f) for g, p, mv, t, f in itertools.product(
+    (False, True), (False, True), (None, 1), (0.0, 3.0), ("tie-break", "behaviour")) if p or mv is None)
+DEFAULT_ROUTES = [
+    "dp/states/per-step/3sigma/behaviour",
+    "dp/states/pooled/all-visits/3sigma/behaviour",
+    "dp/states/pooled/mv1/3sigma/behaviour",          # the issue's per-state pooled route
+    "dp/states/pooled/mv1/3sigma/tie-break",
+    "dp/groups/per-step/3sigma/behaviour",
+    "dp/groups/pooled/mv1/3sigma/behaviour",          # the real-size route
+    "dp/groups/pooled/mv1/3sigma/tie-break",
+    "dp/groups/pooled/mv1/0sigma/behaviour",
+]
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def fit(make: Callable[[], Any], data: Any, reward: Any, seed: int) -> tuple[Any, float, float, list[str]]:
+    """(fitted estimator, wall s, CPU s, warning categories) of one fit."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        start, cpu = time.perf_counter(), time.process_time()
+        est = make().fit(data, reward, rng=seed)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return est, seconds, cpu, sorted({w.category.__name__ for w in caught})
+
+
+def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Callable[[], Any]:
+    from privrl import PrivacyBudget
+    from privrl.offline import APVI, DPAPVI
+
+    args = dict(kwargs)
+    groups = model.groups if args.pop("groups", False) else None
+    if epsilon is None:
+        return lambda: APVI(constants="practical", state_groups=groups, **args)
+    return lambda: DPAPVI(budget=PrivacyBudget(epsilon=epsilon, delta=DELTA), constants="practical",
+                          state_groups=groups, **args)
+
+
+def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: int, routes: list[str],
+                epsilons: list[float]) -> list[dict[str, Any]]:
+    """Every route on one dataset: the APVI routes first (the best of their gains is the reference),
+    then DP-APVI's; the fits are emitted as they finish (the APVI ones once all three have)."""
+    data = model.sample(model.logging_policy, n, rng=10_000 + seed, pad_to_horizon=model.horizon)
+    logging, optimal = knobs["logging_value"], knobs["optimal_value"]
+    fits = [(route, eps, *fit(estimator(model, kwargs, eps), data, model, seed))
+            for route, kwargs, eps in [(r, APVI_ROUTES[r], None) for r in APVI_ROUTES]]
+    best = max(model.value(est.policy_) - logging for _, _, est, _, _, _ in fits)
+    rows: list[dict[str, Any]] = []
+    for route, eps, est, seconds, cpu, caught in itertools.chain(fits, (
+            (r, e, *fit(estimator(model, ALL_ROUTES[r], e), data, model, seed)) for r in routes for e in epsilons)):
+        value = model.value(est.policy_)
+        gain = value - logging
+        rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps,
+                         delta=None if eps is None else DELTA, seed=seed, value=value, gain=gain,
+                         best_nonprivate_gain=best, fraction_of_best_gain=gain / best if best > 0 else None,
+                         fraction_of_optimal_gain=gain / (optimal - logging),
+                         utility_warning="UtilityWarning" in caught, warnings=caught, seconds=seconds,
+                         cpu_seconds=cpu, peak_mb=peak_mb()))
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> None:
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["instance"], r["route"], r["n"], r["epsilon"]), []).append(r)
+    for (inst, route, n, eps), runs in groups.items():
+        stats: dict[str, Any] = {}
+        for key in ("value", "gain", "fraction_of_best_gain", "fraction_of_optimal_gain", "cpu_seconds"):
+            xs = [r[key] for r in runs if r.get(key) is not None]
+            if xs:
+                mean = sum(xs) / len(xs)
+                stats[key] = mean
+                stats[f"{key}_se"] = (math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1) / len(xs))
+                                      if len(xs) > 1 else None)
+        emit("real-shaped-summary", instance=inst, route=route, n=n, epsilon=eps, seeds=len(runs),
+             warned=sum(r["utility_warning"] for r in runs), seconds=sum(r["seconds"] for r in runs),
+             peak_mb=max(r["peak_mb"] for r in runs), **stats)
+
+
+def main(args: argparse.Namespace) -> None:
+    from privrl.envs.real_shaped import INSTANCES, measure_knobs
+
+    names = list(QUICK_INSTANCES) if args.quick and not args.instances else (
+        args.instances.split(",") if args.instances else list(INSTANCES))
+    seeds = 2 if args.quick and args.seeds is None else (args.seeds or 5)
+    routes = list(ALL_ROUTES) if args.routes == "all" else (
+        DEFAULT_ROUTES if args.routes == "default" else args.routes.split(","))
+    unknown = [r for r in routes if r not in ALL_ROUTES]
+    if unknown:
+        raise SystemExit(f"unknown routes {unknown}; known: {sorted(ALL_ROUTES)}")
+    epsilons = [float(e) for e in args.epsilon.split(",")]
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        model = INSTANCES[name].build()
+        knobs = measure_knobs(model)
+        emit("real-shaped-instance", instance=name, labels=dict(INSTANCES[name].labels), n_states=model.n_states,
+             n_actions=model.n_actions, horizon=model.horizon, seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb(),
+             **knobs)
+        for n in (int(x) for x in args.n.split(",")):
+            for seed in range(seeds):
+                rows += run_dataset(name, model, knobs, n, seed, routes, epsilons)
+    if args.summary:
+        summarise(rows)
+
+
+# --------------------------------------------------------------------------- streaming rows
+STREAM_EPISODES_PER_PIECE = 20_000
+
+
+def stream_child(args: argparse.Namespace) -> None:
+    """In a fresh process: stream the Parquet log into one statistic; print its JSON line."""
+    import functools
+
+    from privrl.data.streaming import CountReducer, parquet_chunks, parquet_declarations, stream_statistics
+    from privrl.envs.real_shaped import REAL_LIKE, real_shaped_instance
+    from privrl.offline import offline_statistics
+    from privrl.offline._common import padded_episodes
+    from privrl.offline.grouping import grouped_statistics
+
+    model = real_shaped_instance(REAL_LIKE)
+    S, A = model.n_states, model.n_actions
+    declared = {k: v for k, v in parquet_declarations(args.stream_file).items() if k in ("n_states", "n_actions",
+                                                                                       "horizon", "reward_bounds")}
+    if args.stream_child == "per-step":
+        statistic: Callable[[Any], Any] = functools.partial(offline_statistics, n_states=S, n_actions=A)
+    else:
+        def statistic(batch: Any) -> Any:
+            arrays = padded_episodes(batch, "bench", n_states=S, n_actions=A)
+            return grouped_statistics(arrays, model.groups, S, A, stationary=True, max_visits=1)
+    start, cpu = time.perf_counter(), time.process_time()
+    stats = stream_statistics(parquet_chunks(args.stream_file, batch_rows=args.stream_batch), statistic,
+                              reducer=CountReducer(), **declared)
+    print(json.dumps({"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
+                      "peak_mb": peak_mb(), "nnz": stats.nnz, "n_episodes": stats.n_episodes}))
+
+
+def write_log(path: str, n_transitions: int, seed: int) -> int:
+    """Write a padded log of about ``n_transitions`` transitions of the real-like instance to Parquet,
+    piece by piece (never all in memory); returns the number of episodes."""
+    from privrl.data.streaming import write_parquet
+    from privrl.envs.real_shaped import REAL_LIKE, real_shaped_instance
+
+    model = real_shaped_instance(REAL_LIKE)
+    episodes = max(1, n_transitions // model.horizon)
+    sizes = [STREAM_EPISODES_PER_PIECE] * (episodes // STREAM_EPISODES_PER_PIECE)
+    sizes += [episodes - sum(sizes)] if episodes > sum(sizes) else []
+    pieces = (model.sample(model.logging_policy, k, rng=seed + i, pad_to_horizon=model.horizon)
+              for i, k in enumerate(sizes))
+    write_parquet(pieces, path, row_group_size=1 << 20)
+    return episodes
+
+
+def streaming(args: argparse.Namespace) -> None:
+    sizes = [int(float(x)) for x in args.stream_n.split(",")]
+    measured: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = os.path.join(tmp, f"log_{size}.parquet")
+            start = time.perf_counter()
+            episodes = write_log(path, size, seed=0)
+            written = time.perf_counter() - start
+            for kind in ("per-step", "groups-pooled-mv1"):
+                cmd = [sys.executable, __file__, "--stream-child", kind, "--stream-file", path,
+                       "--stream-batch", str(args.stream_batch)]
+                done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ONE_CORE})
+                if done.returncode != 0:
+                    emit("real-shaped-stream", statistic=kind, transitions=episodes * 20, error=done.stderr[-500:],
+                         seconds=float("nan"), cpu_seconds=float("nan"), peak_mb=float("nan"))
+                    continue
+                out = json.loads(done.stdout.strip().splitlines()[-1])
+                measured.setdefault(kind, []).append((episodes * 20, out))
+                emit("real-shaped-stream", statistic=kind, transitions=episodes * 20, seconds=out.pop("seconds"),
+                     file_mb=os.path.getsize(path) / 2**20, write_seconds=written, batch_rows=args.stream_batch, **out)
+    for kind, runs in measured.items():
+        (n0, a), (n1, b) = runs[0], runs[-1]
+        if n1 > n0:
+            per = (b["cpu_seconds"] - a["cpu_seconds"]) / (n1 - n0)
+            target = 10**8
+            emit("real-shaped-stream-projection", statistic=kind, transitions=target,
+                 cpu_seconds=b["cpu_seconds"] + per * (target - n1), seconds=float("nan"),
+                 peak_mb_measured=[r["peak_mb"] for _, r in runs], peak_mb=float("nan"),
+                 note="CPU projected linearly from the two largest measured sizes; peak memory is set by the "
+                      "count table (nnz grows with the visited cells, bounded by the reachable ones) and one batch")
+
+
+def table(paths: list[str]) -> None:
+    """Markdown tables of the fits (``real-shaped`` lines) of result files: one table per (n, ε), a
+    row per route, a column per instance: the mean over seeds of the fraction of the best non-private
+    gain (recomputed from the lines: the best APVI route's gain on the same dataset), its standard
+    error and, in brackets, how many of the seeds' fits warned. A fit seen in several files counts once."""
+    from privrl.envs.real_shaped import INSTANCES
+
+    fits: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for path in paths:
+        with open(path) as f:
+            for r in map(json.loads, f):
+                if r.get("name") == "real-shaped":
+                    fits[(r["instance"], r["route"], r["n"], r["epsilon"], r["seed"])] = r
+    best: dict[tuple[Any, ...], float] = {}
+    for (inst, _route, n, eps, seed), r in fits.items():
+        if eps is None:
+            best[(inst, n, seed)] = max(best.get((inst, n, seed), -math.inf), r["gain"])
+    cells: dict[tuple[Any, ...], list[tuple[float, bool]]] = {}
+    for (inst, route, n, eps, seed), r in fits.items():
+        ref = best.get((inst, n, seed), -math.inf)
+        if ref > 0:
+            cells.setdefault((route, inst, n, eps), []).append((r["gain"] / ref, bool(r["utility_warning"])))
+    present = {k[1] for k in cells}
+    instances = [name for name in INSTANCES if name in present]
+    short = {name: "/".join(part[0].upper() for part in name.split("/")) for name in instances}
+    print("Columns: agreement (High/Mid/Low) / density (Sparse/Mid/Dense) / spread (Narrow/Mid/Wide) / clone "
+          "(Good/Mid/Weak): " + ", ".join(f"{short[n]} = `{n}`" for n in instances) + ".")
+    for n, eps in sorted({(k[2], k[3]) for k in cells}, key=lambda k: (k[0], k[1] or 0.0)):
+        print(f"\n**n = {n}, ε = {eps if eps is not None else '∞ (APVI)'}** — fraction of the best non-private "
+              "gain, mean (s.e.) [fits warned / seeds]\n")
+        print("| route | " + " | ".join(short[i] for i in instances) + " |")
+        print("|---" * (len(instances) + 1) + "|")
+        for route in dict.fromkeys(k[0] for k in cells if (k[2], k[3]) == (n, eps)):
+            out = []
+            for inst in instances:
+                xs = cells.get((route, inst, n, eps), [])
+                if not xs:
+                    out.append("")
+                    continue
+                vals = [x for x, _ in xs]
+                mean = sum(vals) / len(vals)
+                se = math.sqrt(sum((v - mean) ** 2 for v in vals) / (len(vals) - 1) / len(vals)) if len(vals) > 1 else 0
+                out.append(f"{mean:.2f} ({se:.2f}) [{sum(w for _, w in xs)}/{len(xs)}]")
+            print(f"| {route} | " + " | ".join(out) + " |")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="2 instances and 2 seeds")
+    p.add_argument("--instances", default=None, help="comma-separated instance names (default: the grid)")
+    p.add_argument("--routes", default="default", help="'default', 'all' or comma-separated route names")
+    p.add_argument("--n", default="10000,100000")
+    p.add_argument("--epsilon", default="1,10")
+    p.add_argument("--seeds", type=int, default=None, help="seeds per (instance, n) (default 5; 2 with --quick)")
+    p.add_argument("--summary", action="store_true")
+    p.add_argument("--streaming", action="store_true", help="measure the streamed statistics instead")
+    p.add_argument("--stream-n", default="1e5,1e6", help="log sizes in transitions (the target is 1e8)")
+    p.add_argument("--stream-batch", type=int, default=1 << 20, help="rows per Parquet batch read")
+    p.add_argument("--table", nargs="+", default=None, help="print markdown tables of result files' summaries")
+    p.add_argument("--stream-child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--stream-file", default=None, help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    ns = parse()
+    if ns.table:
+        table(ns.table)
+    elif ns.stream_child:
+        stream_child(ns)
+    elif ns.streaming:
+        streaming(ns)
+    else:
+        main(ns)
