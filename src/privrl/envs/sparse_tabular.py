@@ -32,13 +32,13 @@ import numpy as np
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.envs.finite import backward_induction
+from privrl.envs.sampling import sample_dataset
 from privrl.envs.tabular import (
     PROBABILITY_ATOL,
     TabularMDP,
     _check_distribution_rows,
     _data_array,
     policy_probabilities,
-    sample_dataset,
 )
 from privrl.errors import InvalidDataError
 
