@@ -417,9 +417,9 @@ def test_sample_max_steps_rules(monkeypatch):
     with pytest.raises(InvalidParameterError, match="'n_episodes'"):
         e.sample(np.zeros(3, dtype=int), 0, rng=0)
     # a policy that never reaches the terminal state, no max_steps: stopped by the safety cap
-    import privrl.envs.tabular as tabular
+    import privrl.envs.sampling as sampling
 
-    monkeypatch.setattr(tabular, "_MAX_UNBOUNDED_STEPS", 50)
+    monkeypatch.setattr(sampling, "_MAX_UNBOUNDED_STEPS", 50)
     chain = absorbing_chain()
     with pytest.raises(InvalidParameterError, match="'max_steps'.*must be given"):
         chain.sample(np.array([1, 1, 1]), 1, rng=0)

@@ -363,3 +363,29 @@ def test_numba_loads_with_the_first_fit_not_at_import():
             "print(sorted(m for m in ('numba', 'privrl.linear_mixture._kernels') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_batched_statistics_takes_the_built_in_classes_only_never_their_subclasses():
+    """A subclass may change ``update`` or the noise: it takes its own path, the exact built-in
+    classes (each declaring its own batch kind) the batched one."""
+
+    class TreeVariant(CentralTreePrivatizer):
+        pass
+
+    class LocalVariant(LocalPrivatizer):
+        pass
+
+    class PlainVariant(NonPrivate):
+        pass
+
+    class BltVariant(CentralFactorizationPrivatizer):
+        pass
+
+    built_in = [NonPrivate(1.0), CentralTreePrivatizer(_plan("central", 1.0)), LocalPrivatizer(_plan("local", 1.0)),
+                CentralFactorizationPrivatizer(_plan("central", 1.0, "tight", counter="blt"))]
+    variants = [PlainVariant(1.0), TreeVariant(_plan("central", 1.0)), LocalVariant(_plan("local", 1.0)),
+                BltVariant(_plan("central", 1.0, "tight", counter="blt"))]
+    for reg in built_in + variants:
+        reg.start(n_episodes=K_REG, horizon=H_REG, d1=D1_REG, d2=D2_REG, rng=0)
+    assert [BatchedStatistics.supports(reg) for reg in built_in] == [True] * 4
+    assert [BatchedStatistics.supports(reg) for reg in variants] == [False] * 4

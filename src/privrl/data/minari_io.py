@@ -61,13 +61,38 @@ def to_minari(
     ``Discrete`` spaces). Raises ``InvalidDataError`` when an episode's ``next_observations`` are
     not its shifted ``observations`` (Minari cannot represent that)."""
     minari = _import_minari()
-    import gymnasium as gym
-
     owner = "to_minari"
     if not isinstance(dataset, TrajectoryDataset):
         raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
     if not isinstance(dataset_id, str) or not dataset_id:
         raise param_error("dataset_id", owner, "a non-empty str such as 'privrl/frozenlake/random-v0'", dataset_id)
+    obs_space, act_space = _spaces_of(dataset, owner)
+    _check_shifted_observations(dataset)
+    buffers = _episode_buffers(minari, dataset)
+    with warnings.catch_warnings():
+        # Minari warns for every optional field left empty; those are the caller's choice.
+        warnings.simplefilter("ignore", UserWarning)
+        out = minari.create_dataset_from_buffers(
+            dataset_id,
+            buffers,
+            env=env,
+            algorithm_name=algorithm_name,
+            author=author,
+            author_email=author_email,
+            code_permalink=code_permalink,
+            action_space=act_space,
+            observation_space=obs_space,
+            description=description,
+        )
+    out.storage.update_metadata({_META_KEY: json.dumps(_header_of(dataset))})
+    return out
+
+
+def _spaces_of(dataset: TrajectoryDataset, owner: str) -> tuple[Any, Any]:
+    """``(observation space, action space)`` of ``dataset``: ``Discrete`` from ``n_states`` (tabular
+    data) or an unbounded ``Box`` of the observations' shape, and ``Discrete(n_actions)``."""
+    import gymnasium as gym
+
     if dataset.n_actions is None:
         raise param_error("dataset", owner, "a dataset with n_actions set (it defines the action space)", dataset)
     if dataset.is_tabular:
@@ -77,8 +102,12 @@ def to_minari(
         obs_space: gym.Space = gym.spaces.Discrete(dataset.n_states)
     else:
         obs_space = gym.spaces.Box(-np.inf, np.inf, shape=dataset.observations.shape[1:], dtype=np.float64)
-    act_space = gym.spaces.Discrete(dataset.n_actions)
+    return obs_space, gym.spaces.Discrete(dataset.n_actions)
 
+
+def _check_shifted_observations(dataset: TrajectoryDataset) -> None:
+    """Within each episode ``next_observations[t]`` must be ``observations[t + 1]`` (Minari stores
+    ``T + 1`` observations per episode)."""
     obs, nxt, starts = dataset.observations, dataset.next_observations, dataset.episode_starts
     same_episode = np.ones(len(dataset), dtype=bool)
     same_episode[starts[1:] - 1] = False  # last transition of each episode
@@ -88,6 +117,12 @@ def to_minari(
             "the next transition's observation within each episode (Minari stores T+1 "
             "observations per episode). Got a mismatch instead."
         )
+
+
+def _episode_buffers(minari: Any, dataset: TrajectoryDataset) -> list[Any]:
+    """One Minari ``EpisodeBuffer`` per episode (``T + 1`` observations; an episode that does not
+    end in a terminal is truncated)."""
+    obs, nxt, starts = dataset.observations, dataset.next_observations, dataset.episode_starts
     terminals = dataset.terminals if dataset.terminals is not None else np.zeros(len(dataset), dtype=bool)
     buffers = []
     for e in range(dataset.n_episodes):
@@ -107,7 +142,12 @@ def to_minari(
                 infos={},
             )
         )
-    header = {
+    return buffers
+
+
+def _header_of(dataset: TrajectoryDataset) -> dict[str, Any]:
+    """privrl's own settings of ``dataset``, stored in the Minari metadata under :data:`_META_KEY`."""
+    return {
         "format": "privrl.TrajectoryDataset",
         "n_states": dataset.n_states,
         "n_actions": dataset.n_actions,
@@ -116,23 +156,6 @@ def to_minari(
         "has_terminals": dataset.terminals is not None,
         "metadata": dataset.metadata,
     }
-    with warnings.catch_warnings():
-        # Minari warns for every optional field left empty; those are the caller's choice.
-        warnings.simplefilter("ignore", UserWarning)
-        out = minari.create_dataset_from_buffers(
-            dataset_id,
-            buffers,
-            env=env,
-            algorithm_name=algorithm_name,
-            author=author,
-            author_email=author_email,
-            code_permalink=code_permalink,
-            action_space=act_space,
-            observation_space=obs_space,
-            description=description,
-        )
-    out.storage.update_metadata({_META_KEY: json.dumps(header)})
-    return out
 
 
 def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | None = None,
@@ -147,36 +170,9 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
     import gymnasium as gym
 
     owner = "from_minari"
-    if isinstance(dataset, str):
-        try:
-            dataset = minari.load_dataset(dataset, download=False)
-        except (FileNotFoundError, ValueError):
-            raise MinariNotFoundError(
-                f"No local Minari dataset {dataset!r} (privrl never downloads): get it with the Minari "
-                f"command line, 'minari download {dataset}', into the directory MINARI_DATASETS_PATH "
-                "names (default ~/.minari/datasets)."
-            ) from None
-    if not isinstance(dataset, minari.MinariDataset):
-        raise param_error("dataset", owner, "a MinariDataset or a local Minari dataset id", type(dataset).__name__)
-    raw = dataset.storage.metadata.get(_META_KEY)
-    header: dict[str, Any] = {}
-    if raw is not None:
-        try:
-            header = json.loads(raw)
-        except (TypeError, ValueError) as exc:
-            raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not "
-                                   f"valid JSON ({exc}).") from None
-    if reward_bounds is _UNSET:
-        if "reward_bounds" not in header:
-            raise param_error(
-                "reward_bounds", owner,
-                "declared (a pair (low, high), or None for no bound) for a Minari dataset not written by privrl",
-                "nothing",
-            )
-        reward_bounds = header["reward_bounds"]
-    if reward_bounds is not None:
-        reward_bounds = check_bounds(reward_bounds, "reward_bounds", "TrajectoryDataset", allowed=BOUNDS_ALLOWED)
-
+    dataset = _load_local(minari, dataset, owner)
+    header = _read_header(dataset)
+    reward_bounds = _declared_bounds(reward_bounds, header, owner)
     obs_space, act_space = dataset.observation_space, dataset.action_space
     if not isinstance(act_space, gym.spaces.Discrete):
         raise InvalidDataError(f"The action space of a Minari dataset read by {owner} must be Discrete. Got "
@@ -190,8 +186,70 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
     if n_actions is None:
         n_actions = header.get("n_actions", int(act_space.n))
     o0 = int(obs_space.start) if tabular else 0
-    a0 = int(act_space.start)
+    episodes = _read_episodes(dataset, tabular, o0, int(act_space.start))
+    if header and not header.get("has_terminals", True):
+        for ep in episodes:
+            del ep["terminals"]
+    metadata = dict(header.get("metadata") or {})
+    metadata.setdefault("minari_dataset_id", dataset.spec.dataset_id)
+    return TrajectoryDataset.from_episodes(
+        episodes,
+        n_states=n_states if tabular else None,
+        n_actions=n_actions,
+        horizon=header.get("horizon"),
+        reward_bounds=reward_bounds,
+        metadata=metadata,
+    )
 
+
+def _load_local(minari: Any, dataset: Any, owner: str) -> Any:
+    """``dataset`` itself (a ``MinariDataset``) or the local Minari dataset of that id (never downloaded)."""
+    if isinstance(dataset, str):
+        try:
+            dataset = minari.load_dataset(dataset, download=False)
+        except (FileNotFoundError, ValueError):
+            raise MinariNotFoundError(
+                f"No local Minari dataset {dataset!r} (privrl never downloads): get it with the Minari "
+                f"command line, 'minari download {dataset}', into the directory MINARI_DATASETS_PATH "
+                "names (default ~/.minari/datasets)."
+            ) from None
+    if not isinstance(dataset, minari.MinariDataset):
+        raise param_error("dataset", owner, "a MinariDataset or a local Minari dataset id", type(dataset).__name__)
+    return dataset
+
+
+def _read_header(dataset: Any) -> dict[str, Any]:
+    """The settings :func:`to_minari` recorded (``{}`` for a dataset not written by privrl)."""
+    raw = dataset.storage.metadata.get(_META_KEY)
+    if raw is None:
+        return {}
+    try:
+        header: dict[str, Any] = json.loads(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not "
+                               f"valid JSON ({exc}).") from None
+    return header
+
+
+def _declared_bounds(reward_bounds: Any, header: dict[str, Any], owner: str) -> Any:
+    """The caller's ``reward_bounds``, else the recorded ones; a dataset not written by privrl must
+    have them declared (bounds inferred from the data would depend on private data)."""
+    if reward_bounds is _UNSET:
+        if "reward_bounds" not in header:
+            raise param_error(
+                "reward_bounds", owner,
+                "declared (a pair (low, high), or None for no bound) for a Minari dataset not written by privrl",
+                "nothing",
+            )
+        reward_bounds = header["reward_bounds"]
+    if reward_bounds is not None:
+        reward_bounds = check_bounds(reward_bounds, "reward_bounds", "TrajectoryDataset", allowed=BOUNDS_ALLOWED)
+    return reward_bounds
+
+
+def _read_episodes(dataset: Any, tabular: bool, o0: int, a0: int) -> list[dict[str, np.ndarray]]:
+    """The dataset's episodes as :meth:`TrajectoryDataset.from_episodes` takes them (states and
+    actions shifted to start at 0, non-tabular observations flattened to float)."""
     episodes = []
     for ep in dataset.iterate_episodes():
         o = np.asarray(ep.observations)
@@ -207,16 +265,4 @@ def from_minari(dataset: Any, *, reward_bounds: Any = _UNSET, n_states: int | No
         )
     if not episodes:
         raise InvalidDataError(f"The Minari dataset {dataset.spec.dataset_id!r} has no episodes.")
-    if header and not header.get("has_terminals", True):
-        for ep in episodes:
-            del ep["terminals"]
-    metadata = dict(header.get("metadata") or {})
-    metadata.setdefault("minari_dataset_id", dataset.spec.dataset_id)
-    return TrajectoryDataset.from_episodes(
-        episodes,
-        n_states=n_states if tabular else None,
-        n_actions=n_actions,
-        horizon=header.get("horizon"),
-        reward_bounds=reward_bounds,
-        metadata=metadata,
-    )
+    return episodes

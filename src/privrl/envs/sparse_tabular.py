@@ -32,13 +32,13 @@ import numpy as np
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.envs.finite import backward_induction
+from privrl.envs.sampling import sample_dataset
 from privrl.envs.tabular import (
     PROBABILITY_ATOL,
     TabularMDP,
     _check_distribution_rows,
     _data_array,
     policy_probabilities,
-    sample_dataset,
 )
 from privrl.errors import InvalidDataError
 
@@ -318,22 +318,60 @@ def sparse_tabular(*, n_states: int = 750, n_actions: int = 25, horizon: int = 2
         raise param_error("n_states", owner, f"an int >= {max(_SLOTS) * L + 2} (at least {max(_SLOTS)} patient "
                           f"states per level with n_levels={L})", S)
     gen = as_generator(rng)
-    success, failure = T, T + 1
     level = np.repeat(np.arange(L), np.diff(np.linspace(0, T, L + 1).round().astype(int)))
-    members = [np.flatnonzero(level == lv) for lv in range(L)]
+    admissible_level, q = _action_qualities(gen, level, A, k_adm, spread)
+    nxt, prob = _sparse_kernel(gen, level, _outcome_probabilities(level, q))
+    entry = np.zeros(S)
+    entry[T] = 1.0                                                          # success
+    terminal = np.zeros(S, dtype=bool)
+    terminal[[T, T + 1]] = True
+    groups = np.concatenate([level, [L, L + 1]])
+    admissible = np.zeros((S, A), dtype=bool)
+    admissible[:T] = admissible_level[level]
+    admissible[T:, 0] = True
+    label = f", rng={int(rng)}" if isinstance(rng, (int, np.integer)) else ""
+    return SparseTabularMDP(nxt, prob, horizon=H, entry_reward=entry, terminal_states=terminal, groups=groups,
+                            logging_policy=_logging_policy(admissible, q, tilt), admissible=admissible,
+                            name=f"sparse_tabular(S={S}, A={A}, H={H}{label})")
+
+
+def _action_qualities(gen: np.random.Generator, level: np.ndarray, A: int, k_adm: int,
+                      spread: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(admissible_level (L, A) bool, q (T, A))``: ``k_adm`` admissible actions drawn per level, the
+    level's action qualities (mean 0 if admissible, :data:`_BAD_ACTION` if not, standard deviation
+    ``spread``) and each patient state's qualities (its level's plus :data:`_STATE_JITTER` noise)."""
+    L = int(level.max()) + 1
     admissible_level = np.zeros((L, A), dtype=bool)
     for lv in range(L):
         admissible_level[lv, gen.choice(A, k_adm, replace=False)] = True
     # centred uniform draws of the stated standard deviations (data of the model, not privacy noise)
     quality = np.where(admissible_level, 0.0, _BAD_ACTION) + spread * _unit_uniform(gen, (L, A))
-    q = quality[level] + _STATE_JITTER * _unit_uniform(gen, (T, A))          # (T, A)
+    q = quality[level] + _STATE_JITTER * _unit_uniform(gen, (level.size, A))
+    return admissible_level, q
+
+
+def _outcome_probabilities(level: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``(T, A, 5)`` probabilities of success, better level, same level, worse level and failure
+    (softmax of :data:`_LOGITS` at each state's severity and action quality)."""
+    L = int(level.max()) + 1
     x = (level * (19.0 / (L - 1)))[:, None]                                 # severity on the tuned scale
     c = _LOGITS
     logits = np.stack(np.broadcast_arrays(c["a_s"] - c["b_s"] * x + q, c["a_b"] + q, np.zeros_like(q),
                                           c["a_w"] - q, c["a_f"] + c["b_f"] * x - q), axis=-1)
     outcome = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    outcome /= outcome.sum(axis=-1, keepdims=True)                          # (T, A, 5)
+    outcome /= outcome.sum(axis=-1, keepdims=True)
+    return outcome
 
+
+def _sparse_kernel(gen: np.random.Generator, level: np.ndarray,
+                   outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(next_states, probs)`` ``(S, A, k)`` with ``S = T + 2``: slot 0 success, slot 1 failure, then
+    :data:`_SLOTS` next states drawn in the better, same and worse level with Dirichlet weights of the
+    outcome's mass (moving past level 0 is success, past the last level failure)."""
+    T, A = outcome.shape[:2]
+    L = int(level.max()) + 1
+    S, success, failure = T + 2, T, T + 1
+    members = [np.flatnonzero(level == lv) for lv in range(L)]
     k = 2 + sum(_SLOTS)
     nxt = np.empty((S, A, k), dtype=np.int64)
     prob = np.zeros((S, A, k))
@@ -358,21 +396,15 @@ def sparse_tabular(*, n_states: int = 750, n_actions: int = 25, horizon: int = 2
             nxt[rows, :, col:col + width] = pool[pick]
             prob[rows, :, col:col + width] = mass[..., None] * gen.dirichlet(np.ones(width), size=(rows.size, A))
         col += width
+    return nxt, prob
 
-    entry = np.zeros(S)
-    entry[success] = 1.0
-    terminal = np.zeros(S, dtype=bool)
-    terminal[[success, failure]] = True
-    groups = np.concatenate([level, [L, L + 1]])
-    admissible = np.zeros((S, A), dtype=bool)
-    admissible[:T] = admissible_level[level]
-    admissible[T:, 0] = True
-    logging = np.zeros((S, A))
+
+def _logging_policy(admissible: np.ndarray, q: np.ndarray, tilt: float) -> np.ndarray:
+    """``(S, A)`` clinicians' policy: ``∝ exp(tilt·q)`` over the admissible actions of each patient
+    state, action 0 in the absorbing states."""
+    T = q.shape[0]
+    logging = np.zeros(admissible.shape)
     weight = np.where(admissible[:T], np.exp(tilt * (q - q.max(axis=1, keepdims=True))), 0.0)
     logging[:T] = weight / weight.sum(axis=1, keepdims=True)
     logging[T:, 0] = 1.0
-    label = f", rng={int(rng)}" if isinstance(rng, (int, np.integer)) else ""
-    return SparseTabularMDP(nxt, prob, horizon=H, entry_reward=entry, terminal_states=terminal, groups=groups,
-                            logging_policy=logging, admissible=admissible,
-                            name=f"sparse_tabular(S={S}, A={A}, H={H}{label})")
-
+    return logging

@@ -31,19 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from privrl._rng import RngLike, as_generator
+from privrl._rng import RngLike
 from privrl._validation import check_array, check_bounds, check_scalar, param_error
-from privrl.data.trajectories import TrajectoryDataset, _pad_or_explain
-from privrl.envs.finite import backward_induction, sample_paths
+from privrl.envs.finite import backward_induction
+from privrl.envs.sampling import resolve_max_steps as resolve_max_steps  # the sampler moved; names kept here
+from privrl.envs.sampling import sample_dataset as sample_dataset
 from privrl.errors import InvalidDataError, InvalidParameterError
 
 __all__ = ["TabularMDP", "from_gymnasium_toy_text", "PROBABILITY_ATOL"]
 
 #: Tolerance on "rows sum to one" for transition kernels, initial distributions and policies.
 PROBABILITY_ATOL = 1e-6
-
-#: Safety cap on episode length when ``max_steps`` is None and episodes end only on termination.
-_MAX_UNBOUNDED_STEPS = 100_000
 
 _OWNER = "TabularMDP"
 
@@ -155,107 +153,12 @@ class TabularMDP:
     ) -> None:
         P = _data_array(P, "P")
         r = _data_array(r, "r")
-        if gamma is not None and horizon is not None:
-            raise InvalidParameterError(
-                "The 'gamma' and 'horizon' parameters of TabularMDP are exclusive: give gamma for "
-                f"a discounted model or horizon for an episodic one. Got gamma={gamma!r} and "
-                f"horizon={horizon!r} instead."
-            )
-        if gamma is not None:
-            self._gamma: float | None = check_scalar(
-                gamma, "gamma", owner=_OWNER, low=0.0, high=1.0, closed="left"
-            )
-            self._horizon: int | None = None
-            if P.ndim != 3:
-                raise InvalidDataError(
-                    "The 'P' field of TabularMDP must have shape (S, A, S) for a discounted model. "
-                    f"Got shape {P.shape} instead."
-                )
-        else:
-            self._gamma = None
-            if horizon is None:
-                if P.ndim != 4:
-                    raise InvalidParameterError(
-                        "The 'horizon' parameter of TabularMDP must be an int >= 1 (or pass gamma "
-                        f"for a discounted model) when P has shape (S, A, S). Got None instead "
-                        f"(P has shape {P.shape})."
-                    )
-                horizon = P.shape[0]
-            self._horizon = check_scalar(horizon, "horizon", owner=_OWNER, kind=int, low=1)
-            if P.ndim not in (3, 4):
-                raise InvalidDataError(
-                    "The 'P' field of TabularMDP must have shape (H, S, A, S) or (S, A, S). "
-                    f"Got shape {P.shape} instead."
-                )
+        self._gamma, self._horizon = _form(P, horizon, gamma)
         self._stationary = P.ndim == 3
-        S, A = P.shape[-3], P.shape[-2]
-        if P.shape[-1] != S or S < 1 or A < 1:
-            raise InvalidDataError(
-                "The 'P' field of TabularMDP must have matching state axes (..., S, A, S) with "
-                f"S, A >= 1. Got shape {P.shape} instead."
-            )
-        if not self._stationary and P.shape[0] != self._horizon:
-            raise InvalidDataError(
-                f"The 'P' field of TabularMDP must have shape ({self._horizon}, {S}, {A}, {S}) "
-                f"for horizon={self._horizon}. Got shape {P.shape} instead."
-            )
-        _check_distribution_rows(P, "P")
-        r_shape = (S, A) if self._stationary else (self._horizon, S, A)
-        if r.shape != r_shape:
-            if self._stationary or r.shape != (S, A):
-                raise InvalidDataError(
-                    f"The 'r' field of TabularMDP must have shape {r_shape} to match P of shape "
-                    f"{P.shape}. Got shape {r.shape} instead."
-                )
-            r = np.broadcast_to(r, (P.shape[0], S, A))  # stationary rewards, non-stationary P
-
-        if reward_bounds is None:
-            reward_bounds = (0.0, 1.0)
-        self._reward_bounds = check_bounds(reward_bounds, "reward_bounds", _OWNER)
-        low, high = self._reward_bounds
-        if r.size and (r.min() < low or r.max() > high):
-            bad = r.min() if r.min() < low else r.max()
-            raise InvalidDataError(
-                f"The 'r' field of TabularMDP must lie inside reward_bounds [{low!r}, {high!r}]. "
-                f"Got {float(bad)!r} instead (declare wider reward_bounds if this is intended)."
-            )
-
-        if terminal_states is None:
-            term = np.zeros(S, dtype=bool)
-        else:
-            term = np.asarray(terminal_states)
-            if term.dtype != bool or term.shape != (S,):
-                raise InvalidDataError(
-                    f"The 'terminal_states' field of TabularMDP must be a bool array of shape "
-                    f"({S},). Got dtype {term.dtype} and shape {term.shape} instead."
-                )
-            term = term.copy()
-        if term.any():
-            idx = np.flatnonzero(term)
-            stay = P[..., idx, :, idx] if self._stationary else P[:, idx, :, idx]
-            # advanced indexing moves the state axis first: stay has shape (k, [H,] A)
-            r_term = r[idx] if self._stationary else r[:, idx]
-            if not np.allclose(stay, 1.0, atol=PROBABILITY_ATOL, rtol=0) or np.any(r_term != 0):
-                raise InvalidDataError(
-                    "The 'terminal_states' field of TabularMDP must mark absorbing states (every "
-                    "action stays with probability 1 and reward 0). Got a terminal state that is "
-                    "not absorbing instead."
-                )
-
-        if initial is None:
-            if term.all():
-                raise InvalidDataError(
-                    "The 'terminal_states' field of TabularMDP must leave at least one "
-                    "non-terminal state. Got all states terminal instead."
-                )
-            initial = (~term).astype(float) / float((~term).sum())
-        initial = _data_array(initial, "initial", shape=(S,))
-        _check_distribution_rows(initial, "initial")
-        if np.any(initial[term] > 0):
-            raise InvalidDataError(
-                "The 'initial' field of TabularMDP must put zero mass on terminal states. "
-                f"Got mass {float(initial[term].sum())!r} instead."
-            )
+        r = _reward_table(P, r, self._horizon)
+        self._reward_bounds = _check_reward_range(r, reward_bounds)
+        term = _terminal_mask(terminal_states, P, r)
+        initial = _initial_distribution(initial, term)
 
         # non-optional copies for the solvers (H unused when discounted, γ unused when episodic)
         self._H: int = self._horizon if self._horizon is not None else 0
@@ -451,99 +354,131 @@ class TabularMDP:
                               pad_to_horizon=pad_to_horizon, owner="TabularMDP.sample")
 
 
-def resolve_max_steps(model: Any, max_steps: int | None, owner: str) -> int | None:
-    """The step limit of a model's sampler: ``max_steps`` (at most the horizon of an episodic model),
-    the horizon by default, or None (until termination) for a discounted model with terminal states."""
-    if model.is_episodic:
-        if max_steps is None:
-            return model.horizon
-        return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1, high=model.horizon)
-    if max_steps is None:
-        if not model.terminal_states.any():
-            raise InvalidParameterError(
-                f"The 'max_steps' parameter of {owner} must be an int >= 1 for a discounted "
-                "model without terminal states (its episodes never end). Got None instead."
+# ---------------------------------------------------------------------- TabularMDP's checks
+def _form(P: np.ndarray, horizon: int | None, gamma: float | None) -> tuple[float | None, int | None]:
+    """``(gamma, horizon)`` of the model: exactly one is set (the horizon of a 4-D ``P`` by default)."""
+    if gamma is not None and horizon is not None:
+        raise InvalidParameterError(
+            "The 'gamma' and 'horizon' parameters of TabularMDP are exclusive: give gamma for "
+            f"a discounted model or horizon for an episodic one. Got gamma={gamma!r} and "
+            f"horizon={horizon!r} instead."
+        )
+    if gamma is not None:
+        gamma = check_scalar(gamma, "gamma", owner=_OWNER, low=0.0, high=1.0, closed="left")
+        if P.ndim != 3:
+            raise InvalidDataError(
+                "The 'P' field of TabularMDP must have shape (S, A, S) for a discounted model. "
+                f"Got shape {P.shape} instead."
             )
-        return None
-    return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1)
+        return gamma, None
+    if horizon is None:
+        if P.ndim != 4:
+            raise InvalidParameterError(
+                "The 'horizon' parameter of TabularMDP must be an int >= 1 (or pass gamma "
+                f"for a discounted model) when P has shape (S, A, S). Got None instead "
+                f"(P has shape {P.shape})."
+            )
+        horizon = P.shape[0]
+    horizon = check_scalar(horizon, "horizon", owner=_OWNER, kind=int, low=1)
+    if P.ndim not in (3, 4):
+        raise InvalidDataError(
+            "The 'P' field of TabularMDP must have shape (H, S, A, S) or (S, A, S). "
+            f"Got shape {P.shape} instead."
+        )
+    return None, horizon
 
 
-def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, Any], *, rng: RngLike,
-                   max_steps: int | None, pad_to_horizon: int | None, owner: str):
-    """The sampler of every tabular model (``TabularMDP.sample``): ``n_episodes`` episodes of
-    ``policy`` from ``model`` (its ``n_states, n_actions, horizon, is_episodic, initial,
-    terminal_states, reward_bounds, name`` and ``policy_probabilities``) as a
-    :class:`~privrl.data.TrajectoryDataset`; ``kernel`` holds the keyword arguments of
-    :func:`~privrl.envs.finite.sample_paths` that describe the dynamics and rewards (``cum_P``,
-    ``reward_at``, and for sparse kernels ``next_states``, for outcome rewards ``entry_reward``)."""
-    n_episodes = check_scalar(n_episodes, "n_episodes", owner=owner, kind=int, low=1)
-    if pad_to_horizon is not None:
-        pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner=owner, kind=int, low=1)
-        if max_steps is None and not model.is_episodic:
-            max_steps = pad_to_horizon
-        if max_steps is None and model.is_episodic and pad_to_horizon < model.horizon:
-            max_steps = pad_to_horizon
-    gen = as_generator(rng)
-    T = resolve_max_steps(model, max_steps, owner)
-    S, A = model.n_states, model.n_actions
-    terminal = np.asarray(model.terminal_states)
-    use_callable = callable(policy)
-    # array policies: deterministic actions (H, S) or probabilities (H, S, A), per step h
-    actions_at: np.ndarray | None = None
-    cum_policy: np.ndarray | None = None
-    if not use_callable:
-        probs = model.policy_probabilities(policy)
-        if np.asarray(policy).dtype.kind in "iu":
-            actions_at = np.asarray(policy, dtype=np.int64)
-            actions_at = actions_at[None] if actions_at.ndim == 1 else actions_at
-        else:
-            cum_policy = np.cumsum(probs[None] if probs.ndim == 2 else probs, axis=-1)
+def _reward_table(P: np.ndarray, r: np.ndarray, horizon: int | None) -> np.ndarray:
+    """``r`` checked against the kernel ``P`` (itself checked: shape and stochastic rows); stationary
+    rewards of a non-stationary kernel broadcast over the steps."""
+    stationary = P.ndim == 3
+    S, A = P.shape[-3], P.shape[-2]
+    if P.shape[-1] != S or S < 1 or A < 1:
+        raise InvalidDataError(
+            "The 'P' field of TabularMDP must have matching state axes (..., S, A, S) with "
+            f"S, A >= 1. Got shape {P.shape} instead."
+        )
+    if not stationary and P.shape[0] != horizon:
+        raise InvalidDataError(
+            f"The 'P' field of TabularMDP must have shape ({horizon}, {S}, {A}, {S}) "
+            f"for horizon={horizon}. Got shape {P.shape} instead."
+        )
+    _check_distribution_rows(P, "P")
+    r_shape = (S, A) if stationary else (horizon, S, A)
+    if r.shape != r_shape:
+        if stationary or r.shape != (S, A):
+            raise InvalidDataError(
+                f"The 'r' field of TabularMDP must have shape {r_shape} to match P of shape "
+                f"{P.shape}. Got shape {r.shape} instead."
+            )
+        r = np.broadcast_to(r, (P.shape[0], S, A))  # stationary rewards, non-stationary P
+    return r
 
-    limit = _MAX_UNBOUNDED_STEPS if T is None else T
 
-    def act(state: np.ndarray, h: int, active: np.ndarray) -> np.ndarray:
-        action = np.zeros(n_episodes, dtype=np.int64)
-        for i in np.flatnonzero(active):
-            action[i] = _check_action(policy(int(state[i]), h, gen), A, owner)
-        return action
+def _check_reward_range(r: np.ndarray, reward_bounds: Any) -> tuple[float, float]:
+    """The declared ``reward_bounds`` (default ``(0, 1)``), which every entry of ``r`` must lie in."""
+    if reward_bounds is None:
+        reward_bounds = (0.0, 1.0)
+    low, high = bounds = check_bounds(reward_bounds, "reward_bounds", _OWNER)
+    if r.size and (r.min() < low or r.max() > high):
+        bad = r.min() if r.min() < low else r.max()
+        raise InvalidDataError(
+            f"The 'r' field of TabularMDP must lie inside reward_bounds [{low!r}, {high!r}]. "
+            f"Got {float(bad)!r} instead (declare wider reward_bounds if this is intended)."
+        )
+    return bounds
 
-    def too_long() -> Exception:
-        return InvalidParameterError(
-            f"The 'max_steps' parameter of {owner} must be given when episodes "
-            f"need not terminate. Got None and some episodes ran {limit} steps instead.")
 
-    paths = sample_paths(cum_initial=np.cumsum(model.initial), n=n_episodes, rng=gen,
-                         actions_at=actions_at, cum_policy=cum_policy, act=act if use_callable else None,
-                         terminal=terminal, limit=limit, stop_at=T, on_limit=too_long, **kernel)
-    mask = paths["active"]  # (E, T): the steps each episode took
-    observations, actions = paths["observations"][mask], paths["actions"][mask]
-    rewards, next_obs = paths["rewards"][mask].astype(float), paths["next_observations"][mask]
-    terminals = terminal[next_obs]
-    lengths = mask.sum(axis=1)
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    fixed = model.is_episodic and bool(np.all(lengths == model.horizon))
-    data = TrajectoryDataset(
-        observations, actions, rewards, next_obs, starts,
-        terminals=terminals, n_states=S, n_actions=A,
-        horizon=model.horizon if fixed else None,
-        reward_bounds=model.reward_bounds,
-        metadata={"source": owner, "model": model.name},
-    )
-    if pad_to_horizon is None:
-        return data
-    return _pad_or_explain(data, pad_to_horizon, max_steps, owner)
+def _terminal_mask(terminal_states: Any, P: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The ``(S,)`` bool mask of terminal states (none by default), each absorbing with reward 0."""
+    stationary, S = P.ndim == 3, P.shape[-1]
+    if terminal_states is None:
+        return np.zeros(S, dtype=bool)
+    term = np.asarray(terminal_states)
+    if term.dtype != bool or term.shape != (S,):
+        raise InvalidDataError(
+            f"The 'terminal_states' field of TabularMDP must be a bool array of shape "
+            f"({S},). Got dtype {term.dtype} and shape {term.shape} instead."
+        )
+    term = term.copy()
+    if term.any():
+        idx = np.flatnonzero(term)
+        stay = P[..., idx, :, idx] if stationary else P[:, idx, :, idx]
+        # advanced indexing moves the state axis first: stay has shape (k, [H,] A)
+        r_term = r[idx] if stationary else r[:, idx]
+        if not np.allclose(stay, 1.0, atol=PROBABILITY_ATOL, rtol=0) or np.any(r_term != 0):
+            raise InvalidDataError(
+                "The 'terminal_states' field of TabularMDP must mark absorbing states (every "
+                "action stays with probability 1 and reward 0). Got a terminal state that is "
+                "not absorbing instead."
+            )
+    return term
+
+
+def _initial_distribution(initial: Any, term: np.ndarray) -> np.ndarray:
+    """The ``(S,)`` initial distribution (uniform over non-terminal states by default), with no mass
+    on terminal states."""
+    if initial is None:
+        if term.all():
+            raise InvalidDataError(
+                "The 'terminal_states' field of TabularMDP must leave at least one "
+                "non-terminal state. Got all states terminal instead."
+            )
+        initial = (~term).astype(float) / float((~term).sum())
+    initial = _data_array(initial, "initial", shape=term.shape)
+    _check_distribution_rows(initial, "initial")
+    if np.any(initial[term] > 0):
+        raise InvalidDataError(
+            "The 'initial' field of TabularMDP must put zero mass on terminal states. "
+            f"Got mass {float(initial[term].sum())!r} instead."
+        )
+    return initial
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
     out = np.array(arr, copy=True)
     out.setflags(write=False)
     return out
-
-
-def _check_action(action: Any, n_actions: int, owner: str) -> int:
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
-        raise param_error("policy", owner, f"a callable returning an int action in [0, {n_actions - 1}]", action)
-    return int(action)
 
 
 # ---------------------------------------------------------------------- Gymnasium toy text
@@ -585,6 +520,29 @@ def from_gymnasium_toy_text(env: Any, *, gamma: float | None = None, horizon: in
             raise param_error("horizon", owner, "an int >= 1 (or give gamma) for an environment without "
                               "max_episode_steps", None)
     S, A = int(obs_space.n), int(act_space.n)
+    P, r, terminal, bounds = _toy_text_model(table, S, A)
+    initial = getattr(base, "initial_state_distrib", None)
+    if initial is None:
+        raise param_error("env", owner, "an environment with unwrapped.initial_state_distrib", type(base).__name__)
+    initial = np.asarray(initial, dtype=float)
+    _check_done_is_next_state(table, initial, terminal, A, type(base).__name__)
+    P[terminal] = 0.0
+    for t in np.flatnonzero(terminal):
+        P[t, :, t] = 1.0
+    r[terminal] = 0.0
+    P /= P.sum(axis=2, keepdims=True)  # remove float drift from sums like 3 × 1/3
+    spec = getattr(env, "spec", None) or getattr(base, "spec", None)
+    name = getattr(spec, "id", None) or type(base).__name__
+    return TabularMDP(
+        P, r, gamma=gamma, horizon=horizon, initial=initial,
+        terminal_states=terminal, reward_bounds=bounds, name=name,
+    )
+
+
+def _toy_text_model(table: dict, S: int, A: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[float, float]]:
+    """``(P, r, terminal, (r_min, r_max))`` of a toy-text table ``P[s][a] = [(prob, next, reward,
+    done), ...]``: expected rewards, the states entered by a ``done`` transition, and the range of
+    the transition rewards and 0."""
     P = np.zeros((S, A, S))
     r = np.zeros((S, A))
     done_into = np.zeros(S, dtype=bool)
@@ -598,14 +556,13 @@ def from_gymnasium_toy_text(env: Any, *, gamma: float | None = None, horizon: in
                     r_min, r_max = min(r_min, float(reward)), max(r_max, float(reward))
                     if done:
                         done_into[int(nxt)] = True
-    terminal = done_into
-    # "done" must be a property of the next state on the part of the table that matters: the
-    # states reachable from the initial distribution without terminating (Taxi lists unreachable
-    # states, e.g. passenger already at the destination, that enter terminal states silently).
-    initial = getattr(base, "initial_state_distrib", None)
-    if initial is None:
-        raise param_error("env", owner, "an environment with unwrapped.initial_state_distrib", type(base).__name__)
-    initial = np.asarray(initial, dtype=float)
+    return P, r, done_into, (r_min, r_max)
+
+
+def _check_done_is_next_state(table: dict, initial: np.ndarray, terminal: np.ndarray, A: int, env_name: str) -> None:
+    """Check that "done" is a property of the next state on the part of the table that matters: the
+    states reachable from the initial distribution without terminating (Taxi lists unreachable
+    states, e.g. passenger already at the destination, that enter terminal states silently)."""
     reachable = (initial > 0) & ~terminal
     frontier = [int(i) for i in np.flatnonzero(reachable)]
     while frontier:
@@ -617,21 +574,10 @@ def from_gymnasium_toy_text(env: Any, *, gamma: float | None = None, horizon: in
                     continue
                 if terminal[dst]:
                     raise InvalidDataError(
-                        f"The 'P' table of {type(base).__name__} must flag 'done' as a property of "
+                        f"The 'P' table of {env_name} must flag 'done' as a property of "
                         f"the next state. Got state {dst} entered both by terminal and "
                         f"non-terminal transitions (from reachable state {src}) instead."
                     )
                 if not reachable[dst]:
                     reachable[dst] = True
                     frontier.append(dst)
-    P[terminal] = 0.0
-    for t in np.flatnonzero(terminal):
-        P[t, :, t] = 1.0
-    r[terminal] = 0.0
-    P /= P.sum(axis=2, keepdims=True)  # remove float drift from sums like 3 × 1/3
-    spec = getattr(env, "spec", None) or getattr(base, "spec", None)
-    name = getattr(spec, "id", None) or type(base).__name__
-    return TabularMDP(
-        P, r, gamma=gamma, horizon=horizon, initial=initial,
-        terminal_states=terminal, reward_bounds=(r_min, r_max), name=name,
-    )

@@ -54,7 +54,6 @@ and says so.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -62,11 +61,13 @@ from typing import Any
 
 import numpy as np
 
-from privrl._search import bisect_boundary
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.errors import InvalidParameterError
 from privrl.privacy import events as _events
 from privrl.privacy.draws import DrawLog, NoiseDeclaration
+from privrl.privacy.event_json import event_from_json, event_to_json
+from privrl.privacy.gaussian_curves import _delta_fn, _epsilon_from_delta_fn, gaussian_delta, gaussian_epsilon
+from privrl.privacy.gaussian_curves import _gaussian_hockey_stick as _gaussian_hockey_stick  # kept importable here
 
 # ApproxDpEvent is built on first access (module __getattr__), so ruff cannot see it
 __all__ = ["ApproxDpEvent", "Ledger", "ACCOUNTANTS", "event_from_json", "event_to_json",  # noqa: F822
@@ -284,27 +285,6 @@ def _pure_epsilon(event: Any) -> float | None:
     return total
 
 
-def _gaussian_hockey_stick(sigma: float, x: np.ndarray) -> np.ndarray:
-    """E[(1 − e^{x − L})₊] for the Gaussian privacy loss L ~ N(μ²/2, μ²), μ = 1/σ, at every real x
-    (Balle & Wang 2018, Thm. 8): Φ(μ/2 − x/μ) − e^x Φ(−μ/2 − x/μ), computed in log space."""
-    t = x * sigma + 1.0 / (2.0 * sigma)
-    from scipy import special
-
-    log_a = special.log_ndtr(1.0 / sigma - t)
-    log_b = x + special.log_ndtr(-t)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.exp(log_a) * -np.expm1(np.minimum(log_b - log_a, 0.0))
-    return np.clip(np.nan_to_num(out, nan=0.0), 0.0, 1.0)
-
-
-def gaussian_delta(sigma: float, epsilon: float) -> float:
-    """Exact δ(ε) of the Gaussian mechanism with multiplier σ = std/sensitivity
-    (Balle & Wang 2018, Thm. 8): δ = Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ)."""
-    if math.isinf(epsilon):
-        return 0.0
-    return float(_gaussian_hockey_stick(sigma, np.asarray(float(epsilon))))
-
-
 _MAX_ATOMS = 20_000
 
 
@@ -341,20 +321,6 @@ def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
     return losses, probs, inf_mass
 
 
-def _delta_fn(sigma: float | None, parts: tuple[np.ndarray, np.ndarray, float]) -> Callable[[float], float]:
-    """δ(ε) = p_∞ + Σ_j p_j · h(ε − l_j) for the loss L = L_G + L_A, L_A with atoms (l_j, p_j)
-    and mass p_∞ at +∞ and L_G the Gaussian loss of multiplier σ (h = the exact Gaussian hockey
-    stick, Balle & Wang 2018, Thm. 8) or none (h(x) = (1 − e^x)₊)."""
-    losses, probs, inf_mass = parts
-
-    def delta(epsilon: float) -> float:
-        x = epsilon - losses
-        h = _gaussian_hockey_stick(sigma, x) if sigma is not None else -np.expm1(np.minimum(x, 0.0))
-        return min(1.0, inf_mass + float(np.dot(probs, h)))
-
-    return delta
-
-
 def _exact_delta_fn(event: Any) -> tuple[float | None, Callable[[float], float]] | None:
     """For a grouped ledger that is Gaussian releases plus :class:`ApproxDpEvent`s only: (σ of the
     merged Gaussian when it is the only event, else None; the exact δ(ε)). None otherwise."""
@@ -367,32 +333,6 @@ def _exact_delta_fn(event: Any) -> tuple[float | None, Callable[[float], float]]
     return (sigma if only_gaussian else None), _delta_fn(sigma, parts)
 
 
-def _epsilon_from_delta_fn(delta_fn: Callable[[float], float], delta: float) -> float:
-    """The smallest ε ≥ 0 (to 1e-9) with ``delta_fn(ε) ≤ delta``; ``delta_fn`` is non-increasing."""
-    if delta_fn(0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while delta_fn(hi) > delta:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e15:  # pragma: no cover - far beyond any meaningful ε; report "no guarantee"
-            return math.inf
-    return bisect_boundary(lambda e: delta_fn(e) <= delta, hi, lo, rel_tol=1e-9, abs_tol=1e-9)
-
-
-def gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
-    """The exact ε(δ) of the Gaussian mechanism with multiplier σ/Δ (Balle & Wang 2018, Thm. 8),
-    as a certified upper bound: bisection on the exact δ(ε) keeping the feasible end, to a relative
-    tolerance of 1e-10 (dp-accounting's ``get_epsilon_gaussian`` may land just below the root)."""
-    if noise_multiplier == 0 or delta == 0:
-        return math.inf
-    if math.isinf(noise_multiplier) or delta >= 1 or gaussian_delta(noise_multiplier, 0.0) <= delta:
-        return 0.0
-    lo, hi = 0.0, 1.0 / noise_multiplier + 1.0
-    while gaussian_delta(noise_multiplier, hi) > delta:
-        lo, hi = hi, 2.0 * hi
-    return bisect_boundary(lambda e: gaussian_delta(noise_multiplier, e) <= delta, hi, lo, rel_tol=1e-10)
-
-
 def _split_gaussian(event: Any) -> tuple[float | None, Any]:
     """(σ of the merged Gaussian or None, the other events) of :func:`group_events` output."""
     sigma, others = None, []
@@ -402,44 +342,6 @@ def _split_gaussian(event: Any) -> tuple[float | None, Any]:
         else:
             others.append(e)
     return sigma, _dp().ComposedDpEvent(others)
-
-
-# --------------------------------------------------------------------------- serialisation
-def _to_plain(value: Any) -> Any:
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return {k: _to_plain(getattr(value, k)) for k in value._fields}
-    if isinstance(value, (list, tuple)):
-        return [_to_plain(v) for v in value]
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
-    return value
-
-
-def event_to_json(event: Any) -> dict[str, Any]:
-    """A JSON-ready dict of ``event`` (dp-accounting's ``to_named_tuple`` layout)."""
-    return _to_plain(event.to_named_tuple())
-
-
-def event_from_json(data: Any) -> Any:
-    """Inverse of :func:`event_to_json`. Only classes from dp-accounting or privrl are built."""
-    if isinstance(data, list):
-        return [event_from_json(v) for v in data]
-    if data == "inf":
-        return math.inf
-    if not isinstance(data, dict):
-        return data
-    module, name = data.get("module_name"), data.get("class_name")
-    if not (isinstance(module, str) and isinstance(name, str)):
-        raise InvalidParameterError(f"Not a serialised DpEvent: {data!r}")
-    if not (module.startswith("dp_accounting.") or module.startswith("privrl.")):
-        raise InvalidParameterError(f"Refusing to build event class from module {module!r}.")
-    cls = getattr(importlib.import_module(module), name, None)
-    if cls is None or not (isinstance(cls, type) and issubclass(cls, _dp().DpEvent)):
-        raise InvalidParameterError(f"Unknown DpEvent class {module}.{name}.")
-    fields = {k: event_from_json(v) for k, v in data.items() if k not in ("module_name", "class_name")}
-    if "events" in fields and isinstance(fields["events"], list):
-        fields["events"] = list(fields["events"])
-    return cls(**fields)
 
 
 # --------------------------------------------------------------------------- ledger

@@ -293,145 +293,188 @@ def train_many(runs: Sequence[TrainingRun], *, backend: str = "numpy") -> list[T
 
 
 def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResult]:
-    cfg = runs[0].cfg
-    R = len(runs)
-    envs = [run.env for run in runs]
-    obs_dim = int(np.prod(envs[0].observation_space.shape))
-    m = int(envs[0].action_space.n)
-    sizes = (obs_dim, *cfg.hidden, m)
-    learner: Any = (TorchLearner if backend == "torch" else NumpyLearner)(
-        sizes, [run.rngs["init"] for run in runs], cfg, bool(cfg.target_sync_episodes),
-        [run.cfg.learning_rate for run in runs])
-    privs = [run.privatizer for run in runs]
-    noise = _PathRows.of([p.noise for p in privs])
-    t_noise = _PathRows.of([p.target_noise if p.noise is not None else None for p in privs]) \
-        if cfg.target_noise == "separate" else None
-    sep = None if t_noise is None or noise is None else np.searchsorted(noise.rows, t_noise.rows)
-    iteration = np.array([p.reset == "iteration" for p in privs])
-    episode = np.array([p.reset == "episode" for p in privs])
-    releases_r = [(r, p.release_reward) for r, p in enumerate(privs) if p.release_reward is not None]
-    dpsgd = privs[0].clip_norm is not None
-    clip_norms = np.array([float(p.clip_norm or 0.0) for p in privs])
-    releases_g = [p.release_gradient for p in privs]
-    low = np.array([float(run.reward_bounds[0]) for run in runs])
-    high = np.array([float(run.reward_bounds[1]) for run in runs])
-    observe = _Observer([run.observe for run in runs])
-    traced = [r for r, run in enumerate(runs) if run.trace]
-    logs: list[list] = [[] for _ in runs]
+    return _Lockstep(runs, backend).run()
 
-    cap = cfg.replay_size or cfg.batch_size
-    # the replay buffers, one row per run: each transition is (s, s', a, r, terminal) in one array,
-    # so that a minibatch is one gather (actions are small integers, exact as floats)
-    d = obs_dim
-    memory = np.zeros((R, cap, 2 * d + 3))
-    size = ptr = 0
-    env_rows = _env_rows(envs, cfg.n_samples)
-    obs = observe(env_rows.reset([int(run.rngs["env"].integers(0, 2**31 - 1)) for run in runs]))
-    returns: list[list[float]] = [[] for _ in runs]
-    ep_ret = np.zeros(R)
-    episodes = np.zeros(R, np.int64)
-    updates = 0
-    gamma = cfg.gamma
-    policy_rngs = [run.rngs["policy"] for run in runs]
-    if cfg.update_every == "step":   # a replay minibatch at every step once the buffer holds batch_size
-        sizes = np.minimum(np.arange(1, cfg.n_samples + 1), cap)
-        minibatches = Minibatches([run.rngs["replay"] for run in runs], cfg.batch_size,
-                                  sizes[sizes >= cfg.batch_size])
-    # a minibatch's rows of the buffers: one take from the flat view (several times faster than
-    # memory[runs, idx], NumPy's general advanced indexing)
-    transitions, first_row = memory.reshape(R * cap, -1), np.arange(R)[:, None] * cap
-    for paths in (noise, t_noise):
-        if paths is not None:
-            paths.reset()
 
-    def update(idx: slice | np.ndarray) -> None:
-        nonlocal updates
-        batch = memory[:, idx] if isinstance(idx, slice) else transitions.take(first_row + idx, axis=0)  # (R, n, 2d+3)
-        s, s2 = np.ascontiguousarray(batch[..., :d]), np.ascontiguousarray(batch[..., d:2 * d])
-        rew, term = batch[..., 2 * d + 1], batch[..., 2 * d + 2]
-        a = batch[..., 2 * d].astype(np.int64)
-        n = a.shape[1]
-        g_sa = np.zeros((R, n))
-        nxt = learner.target_q(s2)
-        if noise is not None:  # one batch query: the law does not depend on the order
-            nr = noise.rows
-            every = len(nr) == R      # (a single fit, or a batch of noisy runs: no row selection)
-            g = noise.query(np.concatenate([s, s2] if every else [s[nr], s2[nr]], axis=1))
-            g_next = g[:, n:]
-            if t_noise is not None:
-                g_t = t_noise.query(s2 if len(t_noise.rows) == R else s2[t_noise.rows])
-                if len(t_noise.rows) == len(nr):
-                    g_next = g_t
-                else:
-                    g_next = g_next.copy()
-                    g_next[sep] = g_t
-            g_taken = g[np.arange(len(nr))[:, None], np.arange(n), a if every else a[nr]]
-            if every:
-                nxt += g_next
-                g_sa = g_taken
-            else:
-                nxt[nr] = nxt[nr] + g_next
-                g_sa[nr] = g_taken
-        y = rew + gamma * (1.0 - term) * _max_over_actions(nxt)
-        for r in traced:
-            logs[r].append({"update": updates, "g_sa": g_sa[r].copy(), "states": s[r].copy()})
-        if dpsgd:
-            learner.dpsgd_step(s, a, y, clip_norms, releases_g)
-        else:
-            learner.td_step(s, a, y, g_sa)
-        updates += 1
-        for paths in (noise, t_noise):
+class _Lockstep:
+    """Runs that agree (:func:`_lockstep_key`) advancing together: one environment step of every
+    run (:meth:`step`), then, on the configuration's schedule, one update of every run
+    (:meth:`update`). Each run's streams are drawn in the order of a run alone."""
+
+    def __init__(self, runs: Sequence[TrainingRun], backend: str) -> None:
+        self.cfg = cfg = runs[0].cfg
+        self.R = R = len(runs)
+        envs = [run.env for run in runs]
+        self.d = obs_dim = int(np.prod(envs[0].observation_space.shape))
+        self.m = int(envs[0].action_space.n)
+        self.learner: Any = (TorchLearner if backend == "torch" else NumpyLearner)(
+            (obs_dim, *cfg.hidden, self.m), [run.rngs["init"] for run in runs], cfg, bool(cfg.target_sync_episodes),
+            [run.cfg.learning_rate for run in runs])
+        self._privatize([run.privatizer for run in runs])
+        self.low = np.array([float(run.reward_bounds[0]) for run in runs])
+        self.high = np.array([float(run.reward_bounds[1]) for run in runs])
+        self.observe = _Observer([run.observe for run in runs])
+        self.traced = [r for r, run in enumerate(runs) if run.trace]
+        self.logs: list[list] = [[] for _ in runs]
+
+        self.cap = cap = cfg.replay_size or cfg.batch_size
+        # the replay buffers, one row per run: each transition is (s, s', a, r, terminal) in one array,
+        # so that a minibatch is one gather (actions are small integers, exact as floats)
+        self.memory = np.zeros((R, cap, 2 * obs_dim + 3))
+        self.size = self.ptr = 0
+        self.env_rows = _env_rows(envs, cfg.n_samples)
+        self.obs = self.observe(self.env_rows.reset([int(run.rngs["env"].integers(0, 2**31 - 1)) for run in runs]))
+        self.returns: list[list[float]] = [[] for _ in runs]
+        self.ep_ret = np.zeros(R)
+        self.episodes = np.zeros(R, np.int64)
+        self.updates = 0
+        self.policy_rngs = [run.rngs["policy"] for run in runs]
+        if cfg.update_every == "step":   # a replay minibatch at every step once the buffer holds batch_size
+            sizes = np.minimum(np.arange(1, cfg.n_samples + 1), cap)
+            self.minibatches = Minibatches([run.rngs["replay"] for run in runs], cfg.batch_size,
+                                           sizes[sizes >= cfg.batch_size])
+        # a minibatch's rows of the buffers: one take from the flat view (several times faster than
+        # memory[runs, idx], NumPy's general advanced indexing)
+        self.transitions, self.first_row = self.memory.reshape(R * cap, -1), np.arange(R)[:, None] * cap
+        self._reset_paths()
+
+    def _privatize(self, privs: list[Privatizer]) -> None:
+        """The runs' noise paths (acting, and the target's own when separate), their reset schedules,
+        reward releases and DP-SGD clipping."""
+        self.noise = noise = _PathRows.of([p.noise for p in privs])
+        self.t_noise = t_noise = _PathRows.of([p.target_noise if p.noise is not None else None for p in privs]) \
+            if self.cfg.target_noise == "separate" else None
+        self.sep = None if t_noise is None or noise is None else np.searchsorted(noise.rows, t_noise.rows)
+        self.iteration = np.array([p.reset == "iteration" for p in privs])
+        self.episode = np.array([p.reset == "episode" for p in privs])
+        self.releases_r = [(r, p.release_reward) for r, p in enumerate(privs) if p.release_reward is not None]
+        self.dpsgd = privs[0].clip_norm is not None
+        self.clip_norms = np.array([float(p.clip_norm or 0.0) for p in privs])
+        self.releases_g = [p.release_gradient for p in privs]
+
+    def _reset_paths(self, mask: np.ndarray | None = None) -> None:
+        for paths in (self.noise, self.t_noise):
             if paths is not None:
-                paths.reset(iteration)
+                paths.reset(mask)
 
-    for t in range(cfg.n_samples):
-        q = learner.act_q(obs)
+    def run(self) -> list[TrainResult]:
+        cfg = self.cfg
+        for t in range(cfg.n_samples):
+            self.step(t)
+            if cfg.update_every == "batch":
+                if self.size == self.cap or t == cfg.n_samples - 1:
+                    self.update(slice(0, self.size))
+                    self.size = self.ptr = 0
+            elif self.size >= cfg.batch_size:
+                self.update(next(self.minibatches))
+        self.env_rows.close()
+        return [TrainResult(self.learner.network(r), np.asarray(self.returns[r]), self.updates, cfg.n_samples,
+                            self.logs[r]) for r in range(self.R)]
+
+    def act(self, t: int) -> np.ndarray:
+        """Every run's action at step ``t``: greedy in ``Q~ = Q + g`` (Alg. 1 line 12), epsilon-greedy
+        on the run's policy stream when the configuration explores."""
+        noise, obs = self.noise, self.obs
+        q = self.learner.act_q(obs)
         if noise is not None:
-            if len(noise.rows) == R:
+            if len(noise.rows) == self.R:
                 q += noise.point(obs)
             else:
                 q[noise.rows] += noise.point(obs[noise.rows])
         actions = q.argmax(1)
-        if cfg.exploration is not None:
-            start, end, decay = cfg.exploration
+        if self.cfg.exploration is not None:
+            start, end, decay = self.cfg.exploration
             eps = end + (start - end) * math.exp(-t / decay)
-            for r, prng in enumerate(policy_rngs):
+            for r, prng in enumerate(self.policy_rngs):
                 if prng.random() < eps:
-                    actions[r] = prng.integers(m)
-        raw2, rew, term, trunc = env_rows.step(actions)
-        obs2 = observe(raw2)
+                    actions[r] = prng.integers(self.m)
+        return actions
+
+    def step(self, t: int) -> None:
+        """One environment step of every run: act, check and release the rewards, store the
+        transitions, and restart the runs whose episodes ended."""
+        d, ptr = self.d, self.ptr
+        actions = self.act(t)
+        raw2, rew, term, trunc = self.env_rows.step(actions)
+        obs2 = self.observe(raw2)
         rew = np.asarray(rew, float)
-        _check_rewards(rew, low, high)
-        ep_ret += rew
-        if releases_r:
+        _check_rewards(rew, self.low, self.high)
+        self.ep_ret += rew
+        if self.releases_r:
             rew = rew.copy()
-            for r, release in releases_r:
+            for r, release in self.releases_r:
                 rew[r] = release(float(rew[r]))
-        memory[:, ptr, :d], memory[:, ptr, d:2 * d] = obs, obs2
+        memory = self.memory
+        memory[:, ptr, :d], memory[:, ptr, d:2 * d] = self.obs, obs2
         memory[:, ptr, 2 * d], memory[:, ptr, 2 * d + 1], memory[:, ptr, 2 * d + 2] = actions, rew, term
-        ptr = (ptr + 1) % cap
-        size = min(size + 1, cap)
+        self.ptr = (ptr + 1) % self.cap
+        self.size = min(self.size + 1, self.cap)
         done = term | trunc
         if done.any():
-            ended = np.flatnonzero(done)
-            for r in ended.tolist():
-                returns[r].append(float(ep_ret[r]))
-            ep_ret[ended] = 0.0
-            episodes[ended] += 1
-            obs2 = obs2.copy()
-            obs2[ended] = observe(env_rows.reset_rows(ended), ended)
-            for paths in (noise, t_noise):
-                if paths is not None:
-                    paths.reset(done & episode)
-            if cfg.target_sync_episodes:
-                learner.sync_target(ended[episodes[ended] % cfg.target_sync_episodes == 0])
-        obs = obs2
-        if cfg.update_every == "batch":
-            if size == cap or t == cfg.n_samples - 1:
-                update(slice(0, size))
-                size = ptr = 0
-        elif size >= cfg.batch_size:
-            update(next(minibatches))
-    env_rows.close()
-    return [TrainResult(learner.network(r), np.asarray(returns[r]), updates, cfg.n_samples, logs[r])
-            for r in range(R)]
+            obs2 = self._end_episodes(done, obs2)
+        self.obs = obs2
+
+    def _end_episodes(self, done: np.ndarray, obs2: np.ndarray) -> np.ndarray:
+        """Record the returns of the runs whose episodes ended, reset their environments (their
+        first observations replace ``obs2``'s rows), their per-episode noise paths and, on schedule,
+        their target networks."""
+        ended = np.flatnonzero(done)
+        for r in ended.tolist():
+            self.returns[r].append(float(self.ep_ret[r]))
+        self.ep_ret[ended] = 0.0
+        self.episodes[ended] += 1
+        obs2 = obs2.copy()
+        obs2[ended] = self.observe(self.env_rows.reset_rows(ended), ended)
+        self._reset_paths(done & self.episode)
+        if self.cfg.target_sync_episodes:
+            self.learner.sync_target(ended[self.episodes[ended] % self.cfg.target_sync_episodes == 0])
+        return obs2
+
+    def update(self, idx: slice | np.ndarray) -> None:
+        """One update of every run on the buffer rows ``idx``: target ``y = r + gamma (1 - terminal)
+        max_a [Q'(s', a) + g_a(s')]`` and a TD or DP-SGD step (Alg. 1 lines 18–20)."""
+        d = self.d
+        batch = self.memory[:, idx] if isinstance(idx, slice) else \
+            self.transitions.take(self.first_row + idx, axis=0)  # (R, n, 2d+3)
+        s, s2 = np.ascontiguousarray(batch[..., :d]), np.ascontiguousarray(batch[..., d:2 * d])
+        rew, term = batch[..., 2 * d + 1], batch[..., 2 * d + 2]
+        a = batch[..., 2 * d].astype(np.int64)
+        nxt = self.learner.target_q(s2)
+        g_sa = self._add_noise(s, s2, a, nxt)
+        y = rew + self.cfg.gamma * (1.0 - term) * _max_over_actions(nxt)
+        for r in self.traced:
+            self.logs[r].append({"update": self.updates, "g_sa": g_sa[r].copy(), "states": s[r].copy()})
+        if self.dpsgd:
+            self.learner.dpsgd_step(s, a, y, self.clip_norms, self.releases_g)
+        else:
+            self.learner.td_step(s, a, y, g_sa)
+        self.updates += 1
+        self._reset_paths(self.iteration)
+
+    def _add_noise(self, s: np.ndarray, s2: np.ndarray, a: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+        """Add ``g(s')`` (the target's own paths when separate) to the target values ``nxt`` in place
+        and return ``g_a(s)`` of the taken actions ``(R, n)`` (zero for runs without noise)."""
+        noise, t_noise, R = self.noise, self.t_noise, self.R
+        n = a.shape[1]
+        g_sa = np.zeros((R, n))
+        if noise is None:
+            return g_sa
+        # one batch query: the law does not depend on the order
+        nr = noise.rows
+        every = len(nr) == R      # (a single fit, or a batch of noisy runs: no row selection)
+        g = noise.query(np.concatenate([s, s2] if every else [s[nr], s2[nr]], axis=1))
+        g_next = g[:, n:]
+        if t_noise is not None:
+            g_t = t_noise.query(s2 if len(t_noise.rows) == R else s2[t_noise.rows])
+            if len(t_noise.rows) == len(nr):
+                g_next = g_t
+            else:
+                g_next = g_next.copy()
+                g_next[self.sep] = g_t
+        g_taken = g[np.arange(len(nr))[:, None], np.arange(n), a if every else a[nr]]
+        if every:
+            nxt += g_next
+            return g_taken
+        nxt[nr] = nxt[nr] + g_next
+        g_sa[nr] = g_taken
+        return g_sa
