@@ -262,5 +262,5 @@ def test_a_fitted_attribute_read_before_fit_is_a_not_fitted_error(name):
     cls = getattr(privrl, name)
     est = cls.__new__(cls)
     with pytest.raises(NotFittedError):
-        est.privacy_ledger_
+        _ = est.privacy_ledger_
     assert not hasattr(est, "regret_")
