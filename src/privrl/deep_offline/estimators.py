@@ -103,15 +103,21 @@ def _calibrated(epsilon: float, delta: float, sampling_rate: float, n_steps: int
     return calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps)
 
 
-class _BehaviourCloning:
-    """What BC and DP-BC share: the data checks, the public observation scaling and the policy."""
+class _BehaviourCloning(Estimator):
+    """What BC and DP-BC share: their training parameters, the data checks, the public observation
+    scaling and the policy. DP-BC lists :class:`PrivateEstimator` after this class, so that its budget
+    still comes first."""
 
     privacy_unit: ClassVar[PrivacyUnit | None] = PrivacyUnit.TRAJECTORY
     neighboring: ClassVar[Neighboring | None] = Neighboring.ADD_OR_REMOVE_ONE
 
-    sizes_: tuple[int, ...]
-    params_: np.ndarray
-    _scale: tuple[np.ndarray, np.ndarray] | None
+    hidden: tuple[int, ...] = HIDDEN
+    n_steps: int = N_STEPS
+    sampling_rate: float = SAMPLING_RATE
+    learning_rate: float = LEARNING_RATE
+    n_actions: int | None = N_ACTIONS
+    obs_low: np.ndarray | None = OBS_LOW
+    obs_high: np.ndarray | None = OBS_HIGH
 
     def _inputs(self, p: dict[str, Any], dataset: TrajectoryDataset) -> tuple[np.ndarray, np.ndarray, int]:
         owner = f"{type(self).__name__}.fit"
@@ -175,19 +181,12 @@ class _BehaviourCloning:
         return self.action_probabilities(observations).argmax(1)
 
 
-class BC(_BehaviourCloning, Estimator):
+class BC(_BehaviourCloning):
     """Behaviour cloning (non-private): Adam on the summed cross-entropy of Poisson-sampled batches of
     trajectories (module docstring). Fitted: ``params_`` (flat W1, b1, ...), ``sizes_``,
     ``n_trajectories_``; ``predict``, ``action_probabilities``."""
 
     guarantee = None
-    hidden: tuple[int, ...] = HIDDEN
-    n_steps: int = N_STEPS
-    sampling_rate: float = SAMPLING_RATE
-    learning_rate: float = LEARNING_RATE
-    n_actions: int | None = N_ACTIONS
-    obs_low: np.ndarray | None = OBS_LOW
-    obs_high: np.ndarray | None = OBS_HIGH
 
     def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> BC:
         p = self._validated()
@@ -209,13 +208,6 @@ class DPBC(_BehaviourCloning, PrivateEstimator):
     calibration: str = param(like=CALIBRATION, default="tight", options=("tight", "sound"), bad=("paper",))
     clip_norm: float = param("ℓ2 bound C on one trajectory's total gradient in a step (its sensitivity)",
                              default=1.0, low=0.0, closed="neither")
-    hidden: tuple[int, ...] = HIDDEN
-    n_steps: int = N_STEPS
-    sampling_rate: float = SAMPLING_RATE
-    learning_rate: float = LEARNING_RATE
-    n_actions: int | None = N_ACTIONS
-    obs_low: np.ndarray | None = OBS_LOW
-    obs_high: np.ndarray | None = OBS_HIGH
 
     def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> DPBC:
         p = self._validated()
