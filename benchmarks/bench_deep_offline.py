@@ -66,7 +66,8 @@ def one_fit(data, held_out: np.ndarray, epsilon: float, seed: int, args: argpars
          z=round(est.noise_multiplier_, 4), epsilon_spent=round(est.privacy_spent(DELTA), 4),
          agreement=round(expert_agreement(est.predict, held_out), 4),
          **{"return": mean_return(est.predict, "CartPole-v1", args.eval, max_steps=200, rng=100 + seed)},
-         calibration_seconds=round(calibration["seconds"], 3), **timing)
+         calibration_seconds=round(calibration["seconds"], 3), seconds=timing["seconds"],
+         cpu_seconds=timing["cpu_seconds"])
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,9 @@ CASES = [(t.name, None, None) for t in all_targets()] + [
 #: few CPU seconds (vectorised releases); every target's is in test_slow_audits.py
 QUICK_SHARP = ("gaussian", "laplace", "tree-counter", "blt-counter", "dp-lsw", "dp-lsl", "dp-monte-carlo",
                "dp-monte-carlo-groups", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-pooled", "dp-apvi-groups",
-               "dp-apvi-logged", "linopt-central", "linopt-local")
+               "dp-apvi-logged", "linopt-central", "linopt-local", "tabular-online-central-laplace",
+               "tabular-online-central-tree", "tabular-online-central-blt", "tabular-online-local-laplace",
+               "tabular-online-central-blt-pooled", "dp-bc-step")
 #: targets without a release-point audit: dp-lsw-counts (its release is dp-lsw's); DP-VAPVI (adaptive
 #: releases, one per kernel call: not done yet, see privrl.offline.audit)
 NO_RELEASE_POINT = {"dp-lsw-counts", "dp-vapvi", "dp-vapvi-paper"}

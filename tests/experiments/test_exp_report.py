@@ -107,8 +107,8 @@ def test_report_audit_section(results):
         text = write_report(results).read_text()
         assert "## Privacy audit" in text
         assert "| algorithm | broken |" in text  # the audit CLI's own table, with its broken column
-        assert "| DPLSW | - | 1e-05 | 1.000 | 0.420 [0.300, 0.550] |" in text
-        assert "| DPLSW | no-noise | 1e-05 | 1.000 | inf [2.800, inf] |" in text
+        assert "| DPLSW | - | black-box | 1e-05 | 1.000 | 0.420 [0.300, 0.550] |" in text
+        assert "| DPLSW | no-noise | black-box | 1e-05 | 1.000 | inf [2.800, inf] |" in text
         assert "1 releases audited" in text and "1 negative controls" in text
         (results / "audit" / "audit.json").write_text("{corrupt")
         text = write_report(results).read_text()

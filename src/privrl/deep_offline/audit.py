@@ -24,8 +24,8 @@ import warnings
 import numpy as np
 
 from privrl.audit.broken import NOISE_DIVISOR
-from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
-from privrl.audit.targets_mechanisms import NOISE_DIV_10
+from privrl.audit.registry import AuditPair, AuditTarget, register_target
+from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
 from privrl.deep.dpsgd import SubsampledGaussianSteps, clipped_sum
 from privrl.deep.networks import MLP
 from privrl.deep_offline.datasets import cartpole_dataset
@@ -35,8 +35,6 @@ from privrl.privacy.noise import NoiseSource
 
 __all__ = ["NOISE_DIV_2", "step_sums"]
 
-NOISE_DIV_2 = BrokenVariant("noise-div-2", "noise standard deviation divided by 2, same claimed event",
-                            trials=200_000, fast_trials=100_000)  # a 2x smaller sigma needs many trials to show
 HIDDEN = (4,)
 CLIP = 1.0
 
@@ -82,5 +80,5 @@ def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 register_target(AuditTarget(
     name="dp-bc-step", description="DP-BC's clipped noisy gradient step (one trajectory added), q = 1, T = 1",
     privacy_unit="one trajectory (add/remove)", build=_build, epsilon=1.0, delta=1e-5,
-    variants=(NOISE_DIV_10, NOISE_DIV_2),
+    variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
 ))

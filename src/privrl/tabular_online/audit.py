@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
+from privrl.audit.targets_mechanisms import NOISE_DIV_2
 from privrl.audit.targets_mechanisms import NOISE_DIV_10 as _DIV_10
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
 from privrl.tabular_online import _kernels as kern
@@ -38,7 +39,6 @@ from privrl.tabular_online.estimators import DPUCBVI
 __all__ = ["K", "H", "S", "A", "noise_plan", "user_items", "NOISE_DIV_2"]
 
 K, H, S, A = 4, 1, 2, 1
-NOISE_DIV_2 = BrokenVariant("noise-div-2", "noise scale divided by 2, same claimed event")
 #: ÷ 10 is caught with far fewer trials than the targets' (which are sized to catch a factor 2)
 NOISE_DIV_10 = BrokenVariant(_DIV_10.name, _DIV_10.description, trials=20_000, fast_trials=10_000)
 _COUNTERS = {"tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
@@ -126,11 +126,12 @@ for _name, _priv, _counter, _gauss, _what in (
         privacy_unit="one user (episode), replace-one",
         build=_builder(_priv, _counter, _gauss),
         epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000,
+        optimal="lda" if _gauss else "laplace-llr",
     ))
 register_target(AuditTarget(
     name="tabular-online-central-blt-pooled",
     description=f"tabular online count privatizer, central Gaussian BLT counter on counts pooled over the steps "
                 f"(JDP; l2 sensitivity 2H): the released counts, K={K}, H=2, S={S}, A={A}",
     privacy_unit="one user (episode), replace-one", build=_builder("central", "blt", True, 2, True),
-    epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000,
+    epsilon=1.0, delta=1e-5, variants=_CONTROLS, trials=200_000, fast_trials=100_000, optimal="lda",
 ))
