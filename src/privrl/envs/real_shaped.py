@@ -41,7 +41,13 @@ import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
-from privrl.envs.sparse_tabular import _BAD_ACTION, _LOGITS, SparseTabularMDP, _unit_uniform
+from privrl.envs.sparse_tabular import (
+    _BAD_ACTION,
+    SparseTabularMDP,
+    _outcome_probabilities,
+    _sparse_kernel,
+    _unit_uniform,
+)
 
 __all__ = ["real_shaped", "real_shaped_instance", "measure_knobs", "Instance", "INSTANCES", "BANDS"]
 
@@ -129,7 +135,7 @@ def real_shaped(*, n_states: int = 700, n_actions: int = 25, horizon: int = 20, 
     for lv in range(L):
         admissible_level[lv, gen.choice(A, k_adm, replace=False)] = True
     q = _quality(gen, level, admissible_level, spread, eta)
-    nxt, prob = _kernel(gen, q, level, members, widths)
+    nxt, prob = _kernel(gen, q, level, widths)
 
     success, failure = T, T + 1
     entry = np.zeros(S)
@@ -151,44 +157,13 @@ def real_shaped(*, n_states: int = 700, n_actions: int = 25, horizon: int = 20, 
                             admissible=admissible, name=name)
 
 
-def _kernel(gen: np.random.Generator, q: np.ndarray, level: np.ndarray, members: list[np.ndarray],
+def _kernel(gen: np.random.Generator, q: np.ndarray, level: np.ndarray,
             widths: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """``(next_states, probs)`` ``(S, A, 2 + Σ widths)``: outcome probabilities from the logits of
-    :func:`~privrl.envs.sparse_tabular`, each level's mass over ``width`` distinct states of the target
-    level drawn per pair (Dirichlet(1) weights); off the ends of the scale, success / failure."""
-    T, A = q.shape
-    S, L = T + 2, len(members)
-    x = (level * (19.0 / (L - 1)))[:, None]
-    c = _LOGITS
-    logits = np.stack(np.broadcast_arrays(c["a_s"] - c["b_s"] * x + q, c["a_b"] + q, np.zeros_like(q),
-                                          c["a_w"] - q, c["a_f"] + c["b_f"] * x - q), axis=-1)
-    outcome = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    outcome /= outcome.sum(axis=-1, keepdims=True)                          # (T, A, 5)
-    k = 2 + sum(widths)
-    nxt = np.empty((S, A, k), dtype=np.int64)
-    prob = np.zeros((S, A, k))
-    nxt[:] = np.arange(S)[:, None, None]                                   # unused slots: probability 0
-    nxt[:T, :, 0], prob[:T, :, 0] = T, outcome[..., 0]
-    nxt[:T, :, 1], prob[:T, :, 1] = T + 1, outcome[..., 4]
-    prob[T, :, 0] = prob[T + 1, :, 0] = 1.0                                 # absorbing
-    col = 2
-    for shift, width, which in zip((-1, 0, 1), widths, (1, 2, 3)):
-        for lv in range(L):
-            rows = members[lv]
-            mass = outcome[rows, :, which]
-            target = lv + shift
-            if target < 0 or target >= L:
-                prob[rows, :, 0 if target < 0 else 1] += mass
-                continue
-            pool = members[target]
-            pick = gen.random((rows.size, A, pool.size)).argsort(axis=-1)[..., :width]
-            nxt[rows, :, col:col + width] = pool[pick]
-            prob[rows, :, col:col + width] = mass[..., None] * gen.dirichlet(np.ones(width), size=(rows.size, A))
-        col += width
-    return nxt, prob
+    """``(next_states, probs)`` ``(S, A, 2 + Σ widths)``: :func:`~privrl.envs.sparse_tabular`'s outcome
+    probabilities and sparse kernel, ``width`` distinct states of the target level drawn per pair."""
+    return _sparse_kernel(gen, level, _outcome_probabilities(level, q), widths)
 
 
-# ---------------------------------------------------------------------- measuring the knobs
 def occupancy(model: SparseTabularMDP, policy: Any) -> np.ndarray:
     """``d (H, S)``: the probability that an episode of ``policy`` is in state s at step h and has not
     ended (terminal states carry no mass: an episode ends on entering one)."""

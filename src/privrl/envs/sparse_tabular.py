@@ -363,16 +363,17 @@ def _outcome_probabilities(level: np.ndarray, q: np.ndarray) -> np.ndarray:
     return outcome
 
 
-def _sparse_kernel(gen: np.random.Generator, level: np.ndarray,
-                   outcome: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _sparse_kernel(gen: np.random.Generator, level: np.ndarray, outcome: np.ndarray,
+                   widths: tuple[int, ...] = _SLOTS) -> tuple[np.ndarray, np.ndarray]:
     """``(next_states, probs)`` ``(S, A, k)`` with ``S = T + 2``: slot 0 success, slot 1 failure, then
-    :data:`_SLOTS` next states drawn in the better, same and worse level with Dirichlet weights of the
-    outcome's mass (moving past level 0 is success, past the last level failure)."""
+    ``widths`` (default :data:`_SLOTS`) next states drawn in the better, same and worse level with
+    Dirichlet weights of the outcome's mass (moving past level 0 is success, past the last level
+    failure). Shared with :func:`privrl.envs.real_shaped.real_shaped`."""
     T, A = outcome.shape[:2]
     L = int(level.max()) + 1
     S, success, failure = T + 2, T, T + 1
     members = [np.flatnonzero(level == lv) for lv in range(L)]
-    k = 2 + sum(_SLOTS)
+    k = 2 + sum(widths)
     nxt = np.empty((S, A, k), dtype=np.int64)
     prob = np.zeros((S, A, k))
     nxt[:] = np.arange(S)[:, None, None]                                   # unused slots: probability 0
@@ -380,7 +381,7 @@ def _sparse_kernel(gen: np.random.Generator, level: np.ndarray,
     nxt[:T, :, 1], prob[:T, :, 1] = failure, outcome[..., 4]
     prob[success, :, 0] = prob[failure, :, 0] = 1.0                         # absorbing
     col = 2
-    for shift, width, which in zip((-1, 0, 1), _SLOTS, (1, 2, 3)):
+    for shift, width, which in zip((-1, 0, 1), widths, (1, 2, 3)):
         for lv in range(L):
             rows = members[lv]
             mass = outcome[rows, :, which]                                  # (m, A)
