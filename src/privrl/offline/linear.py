@@ -75,12 +75,12 @@ def release_statistic(rel: Any, noise: LinearNoise, stream: int, h: int, value: 
     std, sens = float(noise.std[stream, h]), float(noise.sensitivity[stream, h])
     if stream not in MATRIX_STREAMS:
         return rel.gaussian(value, sensitivity=sens, std=std)
-    diag = np.arange(value.shape[0])
+    diag = np.arange(value.shape[-1])          # a matrix, or a stack of them (audits)
     scaled = value * _SQRT2
-    scaled[diag, diag] = value[diag, diag]
+    scaled[..., diag, diag] = value[..., diag, diag]
     noisy = rel.gaussian(scaled, sensitivity=sens, std=std, symmetric=True)
     out = noisy / _SQRT2
-    out[diag, diag] = noisy[diag, diag] + noise.shift[MATRIX_STREAMS.index(stream), h]
+    out[..., diag, diag] = noisy[..., diag, diag] + noise.shift[MATRIX_STREAMS.index(stream), h]
     return out
 
 
