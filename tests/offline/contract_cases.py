@@ -97,6 +97,7 @@ CASES = [
         make_baseline=VAPVI,
         bad_params=[{"lam": 0.0}, {"C": -1.0}, {"D": -1.0}, {"delta_fail": 1.0}, {"calibration": "loose"},
                     {"feature_norm_bound": 0.0}, {"budget": PrivacyBudget(epsilon=1.0)}],
+        variants=({"split": False}, {"calibration": "sound"}, {"calibration": "paper"}),
     ),
     ContractCase(
         name="DPVAPVI-approxDP",
