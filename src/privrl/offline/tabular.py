@@ -279,6 +279,59 @@ class TabularFit(NamedTuple):
     behaviour: np.ndarray | None = None
 
 
+def _step_moments(released: _Releases, step: Any, hs: int, v: np.ndarray, block: int, gap_bound: float,
+                  cell_floor: float, threshold: float, kept: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(ñ, P̃v, P̃v²)`` of the ``S·A`` rows of one step, block by block of ``block`` states: each
+    block's rows are released (Eq. 2), made consistent (Eq. 3) and thresholded at ``cell_floor``
+    when there is noise, then reduced; ``kept`` (the step's dense ``P̃``, Eq. 5) is filled if given."""
+    S = v.shape[0]
+    A = step.shape[0] // S
+    pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
+    for s0 in range(0, S, block):
+        states = range(s0, min(S, s0 + block))
+        rows = slice(states.start * A, states.stop * A)
+        x: Any = step if block >= S else step[rows]      # one block: the whole step, read as is
+        if released.stream is not None:
+            x = _noisy_rows(released.stream, x, hs, states, S)
+            x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
+            if cell_floor > 0:
+                x[x <= cell_floor] = 0.0
+        n[rows] = _row_sums(x)
+        pv[rows], pv2[rows] = x @ v, x @ (v * v)
+        if kept is not None:
+            kept[rows] = private_transitions(n[rows], x.toarray() if hasattr(x, "toarray") else x, threshold)
+    return n, pv, pv2
+
+
+def _bernstein_penalty(n: np.ndarray, pv: np.ndarray, pv2: np.ndarray, v: np.ndarray, threshold: float,
+                       gap_bound: float, iota: float, c1: float, noise_term: float
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(ok, bounded, safe ñ, P̃V, Γ)`` of one step's rows (Algorithm 1, line 6): ``ok`` where ñ
+    clears ``threshold`` (``P̃V`` is the mean of ``V`` elsewhere), ``bounded`` where also ñ > E_sa;
+    ``Γ = c1 sqrt(Var_P̃(V) ι/(ñ − E_sa)) + noise_term/ñ`` (``noise_term = c2 S H Ē ι``)."""
+    ok = n > threshold
+    safe_n = np.where(ok, n, 1.0)
+    mean = np.where(ok, pv / safe_n, v.mean())
+    var = np.maximum(pv2 / safe_n - mean**2, 0.0)
+    bounded = ok & (n > gap_bound)       # the Bernstein bound needs ñ > E_sa; else the pair is unvisited
+    safe_gap = np.where(bounded, n - gap_bound, 1.0)
+    gamma = c1 * np.sqrt(var * iota / safe_gap) + noise_term / safe_n
+    return ok, bounded, safe_n, mean, gamma
+
+
+def _policy(Q: np.ndarray, released_n: np.ndarray, fallback: str) -> np.ndarray:
+    """The greedy policy of ``Q`` (``H,S,A``): ties to the lowest action index (``"tie-break"``) or
+    to the most released visits ``released_n`` (``"behaviour"``, :func:`dp_apvi`)."""
+    policy = np.argmax(Q, axis=-1)
+    if fallback == "behaviour":
+        tied = Q == Q.max(axis=-1, keepdims=True)
+        policy = np.argmax(np.where(tied, released_n, -np.inf), axis=-1)
+    elif fallback != "tie-break":
+        raise param_error("fallback", "dp_apvi", "'tie-break' or 'behaviour'", fallback)
+    return policy
+
+
 def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
             delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
             threshold_multiplier: float = 1.0, r_max: float = 1.0, block_states: int | None = None,
@@ -337,27 +390,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         v = V[h + 1]
         hs = h if H_stat == H else 0               # the released step that serves step h
         step = stats.step(hs)
-        pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
-        for s0 in range(0, S, block):
-            states = range(s0, min(S, s0 + block))
-            rows = slice(states.start * A, states.stop * A)
-            x: Any = step if block >= S else step[rows]      # one block: the whole step, read as is
-            if released.stream is not None:
-                x = _noisy_rows(released.stream, x, hs, states, S)
-                x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
-                if cell_floor > 0:
-                    x[x <= cell_floor] = 0.0
-            n[rows] = _row_sums(x)
-            pv[rows], pv2[rows] = x @ v, x @ (v * v)
-            if P_kept is not None:
-                P_kept[h, rows] = private_transitions(n[rows], x.toarray() if hasattr(x, "toarray") else x, threshold)
-        ok = n > threshold
-        safe_n = np.where(ok, n, 1.0)
-        mean = np.where(ok, pv / safe_n, v.mean())
-        var = np.maximum(pv2 / safe_n - mean**2, 0.0)
-        bounded = ok & (n > gap_bound)       # the Bernstein bound needs ñ > E_sa; else the pair is unvisited
-        safe_gap = np.where(bounded, n - gap_bound, 1.0)
-        gamma = c1 * np.sqrt(var * iota / safe_gap) + c2 * S * H * penalty * iota / safe_n
+        n, pv, pv2 = _step_moments(released, step, hs, v, block, gap_bound, cell_floor, threshold,
+                                   None if P_kept is None else P_kept[h])
+        ok, bounded, safe_n, mean, gamma = _bernstein_penalty(n, pv, pv2, v, threshold, gap_bound, iota, c1,
+                                                              c2 * S * H * penalty * iota)
         if reward is None:
             sums = np.asarray(released.reward_sums)[hs].ravel()
             r_h = np.where(ok, np.clip(sums / safe_n, 0.0, r_max), 0.0)
@@ -369,15 +405,9 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         counts[h] = n.reshape(S, A)
         _, V[h] = greedy(Q[h])
     transitions = None if P_kept is None else P_kept.reshape(H, S, A, S)
-    behaviour = np.argmax(released.n_sa, axis=-1)[[h if H_stat == H else 0 for h in range(H)]]
-    policy = np.argmax(Q, axis=-1)
-    if fallback == "behaviour":
-        released_n = released.n_sa[[h if H_stat == H else 0 for h in range(H)]]
-        tied = Q == Q.max(axis=-1, keepdims=True)
-        policy = np.argmax(np.where(tied, released_n, -np.inf), axis=-1)
-    elif fallback != "tie-break":
-        raise param_error("fallback", "dp_apvi", "'tie-break' or 'behaviour'", fallback)
-    return TabularFit(policy, V, Q, transitions, counts, behaviour)
+    served = [h if H_stat == H else 0 for h in range(H)]     # the released step that serves each h
+    behaviour = np.argmax(released.n_sa, axis=-1)[served]
+    return TabularFit(_policy(Q, released.n_sa[served], fallback), V, Q, transitions, counts, behaviour)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
