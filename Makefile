@@ -12,8 +12,9 @@ PAPER_OUT ?= results/paper
 EVIDENCE  ?= docs/results
 BENCH_OUT ?= results/bench
 BENCH_BOARD ?= docs/bench
+API_OUT ?= results/api
 
-.PHONY: demo test test-slow bench bench-utility bench-suite lint venv clean reproduce-paper
+.PHONY: demo test test-slow bench bench-utility bench-suite lint api-docs venv clean reproduce-paper
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +70,11 @@ bench-suite: $(STAMP_DEMO)
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
+
+# The API reference, generated from the docstrings by Sphinx autodoc (docs/api); any warning fails
+# the build (CI runs it after lint). Open $(API_OUT)/index.html.
+api-docs: $(STAMP_TEST)
+	$(BIN)/sphinx-build -b html -q -W --keep-going docs/api $(API_OUT)
 
 clean:
 	rm -rf $(VENV) results .coverage

@@ -42,18 +42,28 @@ class LinearMixtureMDP:
 
     Parameters
     ----------
-    psi : ``(S, A, S, d1)`` transition feature ``ψ(s'|s,a)`` (indexed ``psi[s, a, s']``).
-    theta_p : ``(H, d1)`` transition parameters ``θ_{h,p}``.
-    phi : ``(S, A, d2)`` reward feature with ``‖φ(s,a)‖ ≤ 1``.
-    theta_r : ``(H, d2)`` reward parameters ``θ_{h,r}``.
-    initial : ``(S,)`` initial-state distribution (default: uniform). Zhou (2022) assumes the
+    psi
+        ``(S, A, S, d1)`` transition feature ``ψ(s'|s,a)`` (indexed ``psi[s, a, s']``).
+    theta_p
+        ``(H, d1)`` transition parameters ``θ_{h,p}``.
+    phi
+        ``(S, A, d2)`` reward feature with ``‖φ(s,a)‖ ≤ 1``.
+    theta_r
+        ``(H, d2)`` reward parameters ``θ_{h,r}``.
+    initial
+        ``(S,)`` initial-state distribution (default: uniform). Zhou (2022) assumes the
         initial state is chosen obliviously; the learners sample it from this distribution.
-    reward_noise : ``"none"`` (observed reward = mean) or ``"bernoulli"``.
-    check_norms : enforce ``‖θ_{h,p}‖ ≤ √d1`` and ``‖θ_{h,r}‖ ≤ √d2`` (Assumption 1; used by the
+    reward_noise
+        ``"none"`` (observed reward = mean) or ``"bernoulli"``.
+    check_norms
+        enforce ``‖θ_{h,p}‖ ≤ √d1`` and ``‖θ_{h,r}‖ ≤ √d2`` (Assumption 1; used by the
         confidence radii, not by privacy).
 
-    Raises :class:`~privrl.errors.InvalidDataError` unless every ``P_h(·|s,a)`` is a probability
-    vector and every mean reward lies in ``[0, 1]`` (tolerance 1e-9).
+    Raises
+    ------
+    ~privrl.errors.InvalidDataError
+        unless every ``P_h(·|s,a)`` is a probability vector and every mean reward lies in
+        ``[0, 1]`` (tolerance 1e-9).
     """
 
     def __init__(self, psi: Any, theta_p: Any, phi: Any, theta_r: Any, *, initial: Any = None,
