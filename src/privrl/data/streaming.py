@@ -48,7 +48,7 @@ from privrl.data.trajectories import MAX_EPISODE_LENGTH, TrajectoryDataset
 from privrl.errors import InvalidDataError
 
 __all__ = ["COLUMNS", "dataset_chunks", "write_parquet", "parquet_chunks", "parquet_declarations", "minari_chunks",
-           "complete_episodes", "stream_statistics", "ray_statistics", "CountReducer", "SumReducer"]
+           "complete_episodes", "stream_statistics", "ray_statistics", "CountReducer", "SumReducer", "SAME"]
 
 _OWNER = "stream_statistics"
 #: the columns every chunk has (``step`` and ``terminal`` are optional)
@@ -312,9 +312,16 @@ class CountReducer:
                           max_reward=self._max_reward, max_return=self._max_return)
 
 
+#: the field metadata of a dataclass field that :class:`SumReducer` keeps instead of summing (the
+#: public choices the sums were built with: equal in every part, or an error)
+SAME = {"reduce": "same"}
+
+
 class SumReducer:
     """Sums dataclasses of sums field by field (ints, floats and arrays; a None field stays None), as
-    ``privrl.policy_evaluation.monte_carlo.ReturnStatistics``."""
+    ``privrl.policy_evaluation.monte_carlo.ReturnStatistics``; a field whose metadata is
+    :data:`SAME` (e.g. the public choices the sums were built with) is kept, and must be equal in
+    every part."""
 
     def __init__(self) -> None:
         self._total: Any = None
@@ -328,6 +335,11 @@ class SumReducer:
         changes = {}
         for f in dataclasses.fields(stats):
             a, b = getattr(self._total, f.name), getattr(stats, f.name)
+            if f.metadata.get("reduce") == SAME["reduce"]:
+                if a != b:
+                    raise InvalidDataError(f"SumReducer: the field {f.name!r} differs between parts of the stream "
+                                           "(they were built with different public choices).")
+                continue
             if (a is None) != (b is None):
                 raise InvalidDataError(f"SumReducer: the field {f.name!r} is None in some statistics only.")
             changes[f.name] = None if a is None else a + b

@@ -4,8 +4,9 @@ the paper's experiments (:mod:`privrl.offline.experiments`) and audit targets
 (:mod:`privrl.offline.audit`). See ``docs/offline.md``."""
 
 from privrl.family import Algorithm, Family
-from privrl.offline._common import Statistics, offline_statistics
+from privrl.offline._common import Route, Statistics, offline_statistics
 from privrl.offline.estimators import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.offline.grouping import route_statistics, stream_statistics
 
 FAMILY = Family(
     __name__,
@@ -25,4 +26,5 @@ FAMILY = Family(
     bench=("privrl.bench.entries.offline",),
 )
 
-__all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI", "Statistics", "offline_statistics"]
+__all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI", "Route", "Statistics", "offline_statistics",
+           "route_statistics", "stream_statistics"]

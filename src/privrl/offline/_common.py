@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -21,7 +22,7 @@ import numpy as np
 from privrl._validation import check_array, param_error
 from privrl.errors import InvalidDataError, UtilityWarning
 
-__all__ = ["padded_episodes", "greedy", "Statistics", "transition_statistics", "offline_statistics",
+__all__ = ["padded_episodes", "greedy", "Route", "Statistics", "transition_statistics", "offline_statistics",
            "check_statistics", "check_reward_bounds", "check_public_shape", "public_reward",
            "public_features", "degenerate_output", "warn_degenerate", "one_hot_features"]
 
@@ -94,6 +95,42 @@ def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class Route:
+    """The route :class:`Statistics` were built with (:mod:`privrl.offline.grouping`): the public
+    ``state_groups`` (an ``(n_states,)`` int array, or None: the states themselves), ``stationary``
+    (counts pooled over the steps), ``max_visits`` (the per-trajectory cap of pooled counts, or
+    None), the trajectories' ``horizon`` H (the planning horizon; pooled statistics have one step)
+    and their ``n_states`` S. The sensitivity of a release depends on it (pooling and the cap change
+    what one trajectory adds to a cell), so a fit checks it against its own parameters."""
+
+    state_groups: np.ndarray | None
+    stationary: bool
+    max_visits: int | None
+    horizon: int
+    n_states: int
+
+    @property
+    def per_step(self) -> bool:
+        """Per-state, per-step counts (no group, no pooling, no cap): the route every other derives from."""
+        return self.state_groups is None and not self.stationary and self.max_visits is None
+
+    def differences(self, state_groups: np.ndarray | None, stationary: bool, max_visits: int | None) -> list[str]:
+        """The parameters (``name=built with / asked for``) in which this route differs from the given one."""
+        out = []
+        mine, theirs = self.state_groups, state_groups
+        if (mine is None) != (theirs is None) or (mine is not None and theirs is not None
+                                                  and not np.array_equal(mine, theirs)):
+            label = "a different group map" if mine is not None and theirs is not None else "None"
+            out.append(f"state_groups ({'None' if mine is None else 'a group map'} / "
+                       f"{'a group map' if theirs is not None and mine is None else label})")
+        if bool(self.stationary) != bool(stationary):
+            out.append(f"stationary ({self.stationary} / {stationary})")
+        if self.max_visits != max_visits:
+            out.append(f"max_visits ({self.max_visits} / {max_visits})")
+        return out
+
+
 class Statistics:
     """Sufficient statistics of fixed-horizon data, stored sparsely.
 
@@ -109,11 +146,15 @@ class Statistics:
     the public bounds a fit declares (never released); None when unknown (statistics built by hand):
     a fit from logged rewards then refuses them (:func:`check_reward_bounds`), since the reward sums
     alone cannot show that every reward lies within the declared bound.
+
+    ``route``: the :class:`Route` the statistics were built with — None for per-step counts of the
+    states themselves (then ``n_states`` are the states); grouped statistics have the groups as
+    their states and pooled ones one step (``route.horizon`` keeps the trajectories' H).
     """
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray, *, n_states: int,
                  n_actions: int, n_episodes: int, max_reward: float | None = None,
-                 max_return: float | None = None) -> None:
+                 max_return: float | None = None, route: Route | None = None) -> None:
         self.reward_sums = np.asarray(reward_sums, dtype=float)
         H = self.reward_sums.shape[0]
         self.shape = (H, int(n_states), int(n_actions))
@@ -127,6 +168,13 @@ class Statistics:
                                 ).reshape(self.shape)
         self._bounds = np.searchsorted(self.keys, np.arange(H + 1) * (S * self.shape[2] * S))
         self._steps: dict[int, Any] = {}
+        self.route = Route(None, False, None, H, S) if route is None else route
+
+    def with_route(self, route: Route) -> Statistics:
+        """The same counts and sums, recorded as built with ``route`` (e.g. after a reducer rebuilt them)."""
+        return Statistics(self.keys, self.values, self.reward_sums, n_states=self.shape[1], n_actions=self.shape[2],
+                          n_episodes=self.n_episodes, max_reward=self.max_reward, max_return=self.max_return,
+                          route=route)
 
     @property
     def horizon(self) -> int:
@@ -251,7 +299,7 @@ def check_public_shape(dataset: Any, n_states: int, n_actions: int, name: str, s
     ``n_actions`` — so that a table of the wrong shape is named, not the data's indices. ``shape``
     is the allowed form, e.g. ``"(H, {S}, {A}) or ({S}, {A})"``, ``got`` the table's shape."""
     if isinstance(dataset, Statistics):
-        declared: tuple[Any, Any] = tuple(dataset.shape[1:])  # type: ignore[assignment]
+        declared: tuple[Any, Any] = (dataset.route.n_states, dataset.shape[2])
     else:
         declared = (getattr(dataset, "n_states", None), getattr(dataset, "n_actions", None))
     want = tuple(int(d) if d is not None else size for d, size in zip(declared, (n_states, n_actions)))
@@ -261,26 +309,38 @@ def check_public_shape(dataset: Any, n_states: int, n_actions: int, name: str, s
 
 
 def check_statistics(stats: Statistics, owner: str, *, n_states: int, n_actions: int,
-                     horizon: int | None = None) -> int:
+                     horizon: int | None = None, routes: bool = False) -> int:
     """Validate :class:`Statistics` given in place of a dataset (shapes, non-negative integer counts,
-    the same number K of trajectories at every step, reward sums within [0, counts]); returns K.
-    Statistics should come from :func:`offline_statistics`, which validates every reward."""
-    H, S, A = stats.shape
-    if (S, A) != (n_states, n_actions):
-        raise InvalidDataError(f"{owner}: the statistics must have shape (H, {n_states}, {n_actions}, {n_states}). "
-                               f"Got {(H, S, A, S)} instead.")
-    if horizon is not None and H != horizon:
-        raise InvalidDataError(f"{owner}: the statistics have horizon {H} but the public model "
+    the same number K of trajectories at every step — for pooled statistics a total of K·H visits,
+    at most K·H with a cap —, reward sums within [0, counts]); returns K. ``n_states``: the states'
+    number (the route's; grouped statistics have the groups as states); ``horizon``: the
+    trajectories' (the route's). Statistics should come from :func:`offline_statistics` or
+    :func:`privrl.offline.stream_statistics`, which validate every reward. Grouped or pooled
+    statistics (``stats.route``) only with ``routes=True`` (a fit that checked their route)."""
+    H, G, A = stats.shape
+    route = stats.route
+    if not (routes or route.per_step):
+        raise InvalidDataError(f"{owner}: these statistics are grouped, pooled or capped (their route); {owner} "
+                               "needs per-step statistics of the states (privrl.offline.offline_statistics).")
+    if (route.n_states, A) != (n_states, n_actions) or (route.state_groups is None and G != n_states):
+        raise InvalidDataError(f"{owner}: the statistics must be built for {n_states} states and {n_actions} actions. "
+                               f"Got {route.n_states} states and {A} actions instead.")
+    if horizon is not None and route.horizon != horizon:
+        raise InvalidDataError(f"{owner}: the statistics have horizon {route.horizon} but the public model "
                                f"(reward function) has horizon {horizon}.")
     counts, n_sa, rewards = stats.values, stats.n_sa, stats.reward_sums
     per_step = n_sa.reshape(H, -1).sum(axis=1)
+    visits = stats.n_episodes * route.horizon
+    totals_ok = (np.all(per_step == stats.n_episodes) if not route.stationary
+                 else np.all(per_step <= visits) if route.max_visits is not None else np.all(per_step == visits))
     if (not np.all(np.isfinite(counts)) or counts.min(initial=0.0) < 0 or not np.all(counts == np.round(counts))
-            or stats.keys.size and (stats.keys.min() < 0 or stats.keys.max() >= H * S * A * S
+            or stats.keys.size and (stats.keys.min() < 0 or stats.keys.max() >= H * G * A * G
                                     or np.any(np.diff(stats.keys) <= 0))
-            or not np.all(per_step == stats.n_episodes) or stats.n_episodes < 1):
+            or not totals_ok or stats.n_episodes < 1 or H != (1 if route.stationary else route.horizon)):
         raise InvalidDataError(f"{owner}: the statistics' counts must be non-negative integers with the same "
-                               "positive total at every step (build them with privrl.offline.offline_statistics).")
-    if rewards.shape != (H, S, A) or not np.all(np.isfinite(rewards)) or rewards.min() < 0 or np.any(rewards > n_sa):
+                               "positive total at every step (build them with privrl.offline.offline_statistics "
+                               "or privrl.offline.stream_statistics).")
+    if rewards.shape != (H, G, A) or not np.all(np.isfinite(rewards)) or rewards.min() < 0 or np.any(rewards > n_sa):
         raise InvalidDataError(f"{owner}: the statistics' reward sums must lie in [0, counts] (rewards in [0, 1]; "
                                "privacy relies on it).")
     return stats.n_episodes

@@ -42,7 +42,7 @@ from privrl.offline.calibration import (
     linear_noise_to_signal,
     resolve_mechanism,
 )
-from privrl.offline.grouping import check_state_groups, group_reward, grouped_statistics
+from privrl.offline.grouping import check_route, check_state_groups, group_reward, grouped_statistics
 from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
 from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
 from privrl.planning import HOPELESS
@@ -117,7 +117,7 @@ class _TabularBase(Estimator):
             S, A = r.shape[-2:]
             check_public_shape(dataset, S, A, "reward", "(H, {S}, {A}) or ({S}, {A})", r.shape, owner)
         elif isinstance(dataset, Statistics):
-            S, A = dataset.shape[1:]
+            S, A = dataset.route.n_states, dataset.shape[2]
         elif getattr(dataset, "n_states", None) is not None and getattr(dataset, "n_actions", None) is not None:
             S, A = int(dataset.n_states), int(dataset.n_actions)
         else:
@@ -126,24 +126,29 @@ class _TabularBase(Estimator):
         groups = self._groups(p, S)             # before the data are read: ids beyond S would cost for nothing
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
+        routed = False
         if isinstance(dataset, Statistics):
-            check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon)
+            # statistics on the fit's route are fitted as they are; others are refused (the sensitivity)
+            routed = check_route(dataset, groups, p["stationary"], p["max_visits"], owner)
+            check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon, routes=True)
             stats = dataset
         else:
             data = padded_episodes(dataset, owner, n_states=S, n_actions=A, horizon=horizon,
                                    reward_bounds=(0.0, r_max))
             stats = transition_statistics(data, S, A)
-        H = stats.horizon
+        H = stats.route.horizon
         if r is None:
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
+        grouped_reward = r if r is None or groups is None else group_reward(r, groups)
+        if routed:
+            return stats, grouped_reward
         if groups is None and not p["stationary"]:
             return stats, r
         source = stats if isinstance(dataset, Statistics) else data
-        routed = grouped_statistics(source, groups, S, A, stationary=p["stationary"], max_visits=p["max_visits"],
-                                    owner=owner)
-        return routed, (r if r is None or groups is None else group_reward(r, groups))
+        return grouped_statistics(source, groups, S, A, stationary=p["stationary"], max_visits=p["max_visits"],
+                                  owner=owner), grouped_reward
 
     def _groups(self, p: dict[str, Any], n_states: int) -> np.ndarray | None:
         """The declared state groups, checked against the number of states (None without groups)."""

@@ -23,16 +23,19 @@ kind only and bias P̂ towards the others.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from privrl._validation import check_array, param_error
+from privrl._validation import check_array, check_group_map, check_scalar, param_error
+from privrl.data import streaming
 from privrl.errors import InvalidDataError
-from privrl.offline._common import Statistics
+from privrl.offline._common import Route, Statistics, padded_episodes
 
-__all__ = ["check_state_groups", "grouped_statistics", "group_reward", "first_visits"]
+__all__ = ["check_state_groups", "grouped_statistics", "group_reward", "first_visits", "route_statistics",
+           "stream_statistics", "check_route"]
 
 
 def check_state_groups(value: Any, name: str, owner: str) -> np.ndarray:
@@ -85,8 +88,9 @@ def grouped_statistics(data: Mapping[str, np.ndarray] | Statistics, groups: np.n
     flat = cell * G + g_next
     keys, counts = np.unique(flat[keep], return_counts=True)
     sums = np.bincount(cell[keep], weights=rew[keep], minlength=H_out * G * A).reshape(H_out, G, A)
+    route = Route(groups, bool(stationary), None if cap is None else int(cap), H, int(n_states))
     return Statistics(keys, counts, sums, n_states=G, n_actions=A, n_episodes=K, max_reward=float(rew.max()),
-                      max_return=float(rew.sum(axis=1).max()))
+                      max_return=float(rew.sum(axis=1).max()), route=route)
 
 
 def _group_statistics(stats: Statistics, groups: np.ndarray | None, stationary: bool) -> Statistics:
@@ -105,8 +109,9 @@ def _group_statistics(stats: Statistics, groups: np.ndarray | None, stationary: 
     sums = np.zeros((H_out, G, A))
     hh = np.zeros(H, dtype=np.int64) if stationary else np.arange(H)
     np.add.at(sums, (hh[:, None, None], g_of[None, :, None], np.arange(A)[None, None, :]), stats.reward_sums)
+    route = Route(groups, bool(stationary), None, H, S)
     return Statistics(keys, counts, sums, n_states=G, n_actions=A, n_episodes=stats.n_episodes,
-                      max_reward=stats.max_reward, max_return=stats.max_return)
+                      max_reward=stats.max_reward, max_return=stats.max_return, route=route)
 
 
 def group_reward(reward: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -117,3 +122,80 @@ def group_reward(reward: np.ndarray, groups: np.ndarray) -> np.ndarray:
     out = np.zeros((reward.shape[0], G, reward.shape[2]))
     np.add.at(out.transpose(1, 0, 2), groups, reward.transpose(1, 0, 2))     # a view: sums into out
     return out / np.maximum(sizes, 1.0)[None, :, None]
+
+
+# ---------------------------------------------------------------------------------------- routes
+def _route_parameters(n_states: int, n_actions: int, state_groups: Any, stationary: bool, max_visits: Any,
+                      owner: str) -> tuple[int, int, np.ndarray | None, int | None]:
+    """Validated ``(S, A, groups, max_visits)`` of a route, with the estimators' rule: ``max_visits``
+    only with ``stationary=True`` (per step the cap would change nothing)."""
+    S = check_scalar(n_states, "n_states", owner=owner, kind=int, low=1)
+    A = check_scalar(n_actions, "n_actions", owner=owner, kind=int, low=1)
+    groups = None if state_groups is None else check_group_map(
+        check_state_groups(state_groups, "state_groups", owner), S, "state_groups", owner)
+    cap = None if max_visits is None else check_scalar(max_visits, "max_visits", owner=owner, kind=int, low=1)
+    if cap is not None and not stationary:
+        raise param_error("max_visits", owner, "left unset unless stationary=True (the cap applies to counts pooled "
+                          "over the steps)", cap)
+    return S, A, groups, cap
+
+
+def route_statistics(dataset: Any, n_states: int, n_actions: int, *, state_groups: Any = None,
+                     stationary: bool = False, max_visits: int | None = None,
+                     owner: str = "route_statistics") -> Statistics:
+    """:class:`~privrl.offline.Statistics` of fixed-horizon trajectories (a
+    :class:`~privrl.data.TrajectoryDataset` or ``(K, H)`` arrays, validated as a fit validates them)
+    on a route — grouped by ``state_groups``, pooled over the steps (``stationary``), capped at
+    ``max_visits`` visits of a pair per trajectory (module docstring) — recording it
+    (``Statistics.route``), so that APVI / DP-APVI with the same parameters fit them."""
+    S, A, groups, cap = _route_parameters(n_states, n_actions, state_groups, stationary, max_visits, owner)
+    data = padded_episodes(dataset, owner, n_states=S, n_actions=A)
+    return grouped_statistics(data, groups, S, A, stationary=bool(stationary), max_visits=cap, owner=owner)
+
+
+def stream_statistics(chunks: Any, n_states: int, n_actions: int, *,
+                      state_groups: Any = None, stationary: bool = False, max_visits: int | None = None,
+                      ray: bool = False, dense_cells: int = 1 << 25, **declared: Any) -> Statistics:
+    """The route :class:`~privrl.offline.Statistics` of a log of any size, read as a stream of chunks
+    (:mod:`privrl.data.streaming`: ``dataset_chunks``, ``parquet_chunks``, ``minari_chunks``; or, with
+    ``ray=True``, the Parquet paths of a Ray Data map/reduce): :func:`route_statistics` of every batch
+    of whole episodes (so the cap sees whole trajectories) summed by a ``CountReducer`` — the counts of
+    the in-memory :func:`route_statistics` exactly (the reward sums up to the order of the float
+    additions: identical for rewards such as 0/1). ``declared``: the stream's public ``horizon`` (required:
+    the family needs fixed-horizon data), ``reward_bounds``, ``max_episode_length``
+    (``n_states`` / ``n_actions`` are these arguments). APVI / DP-APVI fit the result when their
+    ``state_groups``, ``stationary`` and ``max_visits`` equal these (checked: the sensitivity
+    depends on them)."""
+    owner = "privrl.offline.stream_statistics"
+    S, A, groups, cap = _route_parameters(n_states, n_actions, state_groups, stationary, max_visits, owner)
+    if declared.get("horizon") is None:
+        raise param_error("horizon", owner, "the stream's declared fixed horizon H (an int)", None)
+    statistic = functools.partial(route_statistics, n_states=S, n_actions=A, state_groups=groups,
+                                  stationary=bool(stationary), max_visits=cap, owner=owner)
+    reducer = streaming.CountReducer(dense_cells)
+    if ray:
+        stats = streaming.ray_statistics(chunks, statistic, reducer=reducer, n_states=S, n_actions=A, **declared)
+    else:
+        stats = streaming.stream_statistics(chunks, statistic, reducer=reducer, n_states=S, n_actions=A, **declared)
+    return stats.with_route(Route(groups, bool(stationary), cap, int(declared["horizon"]), S))
+
+
+def check_route(stats: Statistics, state_groups: np.ndarray | None, stationary: bool, max_visits: int | None,
+                owner: str) -> bool:
+    """Whether given :class:`Statistics` are already on the fit's route (True) or per-step counts
+    the fit groups / pools itself (False); refuses (:class:`InvalidDataError`, naming the
+    parameters) statistics built on another route — the sensitivity, so the privacy guarantee,
+    depends on the route: e.g. uncapped counts released with the noise of ``max_visits=1``'s
+    smaller sensitivity would not be private — and per-step statistics with a cap (a cap needs
+    the trajectories)."""
+    route = stats.route
+    if route.per_step and max_visits is None:
+        return False
+    diff = route.differences(state_groups, stationary, max_visits)
+    if diff:
+        raise InvalidDataError(
+            f"{owner}: the statistics were built on another route than this fit's (built with / asked for: "
+            f"{', '.join(diff)}); the sensitivity, so the privacy guarantee, depends on it. Build them with the "
+            "fit's state_groups, stationary and max_visits (privrl.offline.stream_statistics or "
+            "route_statistics).")
+    return True

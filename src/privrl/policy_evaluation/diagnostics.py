@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 __all__ = ["NOISE_DOMINATED_RMS", "outside_rms", "directions_kept", "KEPT_FRACTION", "noise_exceeds_signal",
-           "outside_noise_variance", "clipped_error_floor"]
+           "outside_noise_variance", "clipped_error_floor", "clipped_error"]
 
 
 def _edge_excursion(a: float) -> float:
@@ -83,22 +83,41 @@ def noise_exceeds_signal(values: np.ndarray, noise_var: np.ndarray | float,
     return bool(values.size and np.mean(err) >= np.mean(np.maximum(values ** 2 - noise, 0.0)))
 
 
-def clipped_error_floor(std: np.ndarray, f_max: float, grid: int = 41) -> np.ndarray:
-    """min over V ∈ [0, F_max] of E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), per std s: the least
-    squared error a value clipped to [0, F_max] with noise std s has, whatever its true value.
-    With a = −V/s, b = (F_max − V)/s and z standard normal it is s²·E clip(z, a, b)² =
-    s²[Φ(b) − Φ(a) − bφ(b) + aφ(a) + a²Φ(a) + b²(1 − Φ(b))]; the minimum over a grid of V
-    (s²/2 for s ≪ F_max, about 0.46·s² at s = F_max/2, F_max²/4 as s → ∞)."""
+def _clipped_mse(s: np.ndarray, v: np.ndarray, f_max: float) -> np.ndarray:
+    """E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), for s > 0 and V ∈ [0, F_max] (broadcast): with
+    a = −V/s, b = (F_max − V)/s and z standard normal it is s²·E clip(z, a, b)² =
+    s²[Φ(b) − Φ(a) − bφ(b) + aφ(a) + a²Φ(a) + b²(1 − Φ(b))]."""
     from scipy.special import ndtr  # Φ, vectorised (here, not at the top: SciPy loads on first use)
 
-    std = np.asarray(std, dtype=float)
-    s = np.clip(std, 1e-12 * f_max, 1e6 * f_max).reshape(-1, 1)
-    v = np.linspace(0.0, f_max, grid).reshape(1, -1)
     a, b = np.maximum(-v / s, -40.0), np.minimum((f_max - v) / s, 40.0)   # beyond ±40 the tails vanish
     cdf_a, cdf_b = ndtr(a), ndtr(b)
     pdf_a, pdf_b = (np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi) for x in (a, b))
-    inner = cdf_b - cdf_a - b * pdf_b + a * pdf_a + a * a * cdf_a + b * b * (1.0 - cdf_b)
-    return np.where(std > 0, (s * s * inner).min(axis=1).reshape(std.shape), 0.0)
+    return s * s * (cdf_b - cdf_a - b * pdf_b + a * pdf_a + a * a * cdf_a + b * b * (1.0 - cdf_b))
+
+
+def _positive(std: np.ndarray, f_max: float) -> np.ndarray:
+    return np.clip(np.asarray(std, dtype=float), 1e-12 * f_max, 1e6 * f_max)
+
+
+def clipped_error_floor(std: np.ndarray, f_max: float, grid: int = 41) -> np.ndarray:
+    """min over V ∈ [0, F_max] of E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), per std s: the least
+    squared error a value clipped to [0, F_max] with noise std s has, whatever its true value
+    (:func:`_clipped_mse` minimised over a grid of V: s²/2 for s ≪ F_max, about 0.46·s² at
+    s = F_max/2, F_max²/4 as s → ∞)."""
+    std = np.asarray(std, dtype=float)
+    s = _positive(std, f_max).reshape(-1, 1)
+    v = np.linspace(0.0, f_max, grid).reshape(1, -1)
+    return np.where(std > 0, _clipped_mse(s, v, f_max).min(axis=1).reshape(std.shape), 0.0)
+
+
+def clipped_error(std: np.ndarray, values: np.ndarray, f_max: float) -> np.ndarray:
+    """E(clip(V + e, 0, F_max) − V)², e ~ N(0, s²), per std s and value V (clipped to [0, F_max]):
+    the expected squared error a released value clipped to [0, F_max] with noise std s has when its
+    noiseless value is V — with the released value for V, an estimate of the error the noise adds
+    (s² in the interior, about s²/2 at an edge, at most F_max²/4 + … as s → ∞)."""
+    std = np.asarray(std, dtype=float)
+    v = np.clip(np.broadcast_to(np.asarray(values, dtype=float), std.shape), 0.0, f_max)
+    return np.where(std > 0, _clipped_mse(_positive(std, f_max), v, f_max), 0.0)
 
 
 def directions_kept(features: np.ndarray, relevance: np.ndarray, lam: float, m: int, visits: int, *,

@@ -249,7 +249,8 @@ def _output(est: Any, dataset: Any, feature_name: str, weight_name: str,
 # --------------------------------------------------------------------------- Monte Carlo
 def _add_monte_carlo_inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", default=None,
-                   help="a .npy file mapping each state to a public group (ints ≥ 0, one per state), fixed without "
+                   help="a .npy file mapping each state to a public group (ints ≥ 0, one per state; −1 for a state in "
+                        "no group, never entered, e.g. a terminal state), fixed without "
                         "looking at the data: also release each group's mean first-visit return")
 
 
@@ -269,7 +270,7 @@ def _run_monte_carlo(name: str, cls: type) -> Any:
                                    "utility": monte_carlo_utility_text(est.utility_), "diagnostics": est.utility_}
         if groups is not None:
             arrays.update(group_values=est.group_values_, group_counts=est.group_counts_,
-                          group_std=est.group_std_, values=est.values_)
+                          group_std=est.group_std_, groups_entered=est.groups_entered_, values=est.values_)
         if getattr(est, "released_count_", None) is not None:
             summary["released_count"] = float(est.released_count_)
         private = est.is_private

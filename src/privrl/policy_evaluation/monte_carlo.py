@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,7 @@ from privrl._validation import (
     param_error,
 )
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
+from privrl.data.streaming import SAME
 from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
@@ -80,7 +81,7 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
-from privrl.policy_evaluation.diagnostics import clipped_error_floor, noise_exceeds_signal
+from privrl.policy_evaluation.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
 from privrl.policy_evaluation.statistics import discounted_returns, first_visit_statistics
 from privrl.privacy import events
@@ -89,7 +90,7 @@ from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.calibration import gaussian_mu, split_gaussian_streams
 from privrl.privacy.release import Releaser
 
-__all__ = ["MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "ReturnStatistics", "return_statistics",
+__all__ = ["MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "ReturnStatistics", "ReturnRoute", "return_statistics",
            "group_sensitivity", "groups_per_trajectory", "MECHANISMS", "RELATIONS"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
@@ -100,16 +101,37 @@ _SLACK = 1.0 + 1e-9
 
 # =========================================================================== statistics
 @dataclass(frozen=True)
+class ReturnRoute:
+    """The public choices :class:`ReturnStatistics` were built with: the parameters of the
+    estimator that built them (``gamma``, ``groups`` as a tuple or None, ``max_groups_per_trajectory``,
+    ``record_terminal``, ``clip_returns``) and the bounds they resolved to — ``r_max``, ``F_max`` and
+    k = ``max_groups`` (from the declared length bound). The sensitivities depend on F_max, G and k:
+    a fit on the statistics checks the route against its own parameters."""
+
+    gamma: float
+    r_max: float
+    F_max: float
+    groups: tuple[int, ...] | None
+    max_groups_per_trajectory: int | None
+    max_groups: int
+    record_terminal: bool
+    clip_returns: bool
+
+
+@dataclass(frozen=True)
 class ReturnStatistics:
     """The sums a Monte Carlo fit reads from the data — **private** (never store them).
 
     ``return_sum`` = Σ_i G_i; ``group_sums[g]`` = S_g and ``group_counts[g]`` = N_g (None without
-    groups); ``n_trajectories`` = n."""
+    groups); ``n_trajectories`` = n; ``route`` the public choices they were built with
+    (:class:`ReturnRoute`; None for sums built by hand, which a fit refuses). Sums of disjoint
+    batches add (``privrl.data.streaming.SumReducer``, which keeps the route)."""
 
     n_trajectories: int
     return_sum: float
     group_sums: np.ndarray | None = None
     group_counts: np.ndarray | None = None
+    route: ReturnRoute | None = field(default=None, metadata=SAME)
 
 
 def return_statistics(rewards: np.ndarray, episode_starts: np.ndarray, gamma: float, f_max: float, *,
@@ -135,7 +157,7 @@ def return_statistics(rewards: np.ndarray, episode_starts: np.ndarray, gamma: fl
         return ReturnStatistics(n, float(np.sum(returns)))
     stats = first_visit_statistics(state_groups, rewards, starts, n_groups, gamma, terminal_states=terminal_groups,
                                    return_bound=f_max, clip_returns=clip_returns, max_visits=max_groups)
-    return ReturnStatistics(n, float(np.sum(returns)), group_sums=stats.counts * stats.mean_returns,
+    return ReturnStatistics(n, float(np.sum(returns)), group_sums=stats.return_sums,
                             group_counts=stats.counts.astype(float))
 
 
@@ -283,9 +305,10 @@ class MonteCarloMechanism:
 
 # =========================================================================== estimators
 def _groups(value: Any, name: str, owner: str) -> np.ndarray:
-    arr = check_array(value, name, owner=owner, ndim=1, low=0.0)
-    if arr.size == 0 or not np.all(arr == np.floor(arr)):
-        raise param_error(name, owner, "a non-empty (n_states,) array of group indices (ints ≥ 0)", "other values")
+    arr = check_array(value, name, owner=owner, ndim=1, low=-1.0)
+    if arr.size == 0 or not np.all(arr == np.floor(arr)) or arr.max() < 0:
+        raise param_error(name, owner, "a non-empty (n_states,) array of group indices (ints ≥ 0; −1 for a state "
+                          "in no group, never entered)", "other values")
     return arr.astype(np.int64)
 
 
@@ -302,7 +325,8 @@ class _MonteCarlo(Estimator):
     gamma: float = param("discount factor γ of the return (1: the undiscounted episodic return)", default=1.0,
                          low=0.0, high=1.0)
     groups: ArrayLike | None = param("public map state → group (n_states,) ints, fixed without looking at the "
-                                     "data: also release the mean first-visit return of each group; None = J only",
+                                     "data: also release the mean first-visit return of each group; −1 for a state "
+                                     "in no group (never entered, e.g. a terminal state); None = J only",
                                      default=None, kind="array", none_ok=True, check=_groups, cli=False,
                                      bad=(np.array([0.5, 1.0]),))
     max_groups_per_trajectory: int | None = param("count at most this many groups per trajectory (the first it "
@@ -313,8 +337,16 @@ class _MonteCarlo(Estimator):
     clip_returns: bool = CLIP_RETURNS
     record_terminal: bool = RECORD_TERMINAL
 
+    def statistics(self, dataset: Any) -> ReturnStatistics:
+        """The sums a fit reads from ``dataset`` — **private**: never store or print them — with the
+        public choices they were built with (``route``). Sums of disjoint batches add: a log of any
+        size is ``privrl.data.streaming.stream_statistics(chunks, est.statistics,
+        reducer=SumReducer(), **declared)`` (whole trajectories per batch, so first visits, the
+        group cap and the return bound see each one whole), and ``fit`` takes the result."""
+        return self._statistics(dataset, self._validated())[0]
+
     def _statistics(self, dataset: Any, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
-        """(private statistics, F_max, number of groups G, per-trajectory group bound k)."""
+        """(private statistics with their route, F_max, number of groups G, per-trajectory group bound k)."""
         owner = type(self).__name__
         groups = p["groups"]
         arrays = dataset_arrays(dataset, owner, tabular=groups is not None)
@@ -324,22 +356,53 @@ class _MonteCarlo(Estimator):
         r_max = reward_bound(p["r_max"], arrays["reward_bounds"], owner)
         f_max = return_bound(r_max, p["gamma"], p["F_max"], arrays["max_length"], owner)
         rewards = checked_rewards(arrays["rewards"], r_max, p["clip_returns"], owner)
+        route = {"gamma": float(p["gamma"]), "r_max": float(r_max), "F_max": float(f_max),
+                 "max_groups_per_trajectory": p["max_groups_per_trajectory"],
+                 "record_terminal": bool(p["record_terminal"]), "clip_returns": bool(p["clip_returns"])}
         if groups is None:
-            return return_statistics(rewards, arrays["episode_starts"], p["gamma"], f_max,
-                                     clip_returns=p["clip_returns"]), f_max, 0, 0
+            stats = return_statistics(rewards, arrays["episode_starts"], p["gamma"], f_max,
+                                      clip_returns=p["clip_returns"])
+            return replace(stats, route=ReturnRoute(groups=None, max_groups=0, **route)), f_max, 0, 0
         obs = arrays["observations"]
-        if obs.size and (obs.min() < 0 or obs.max() >= groups.size):
-            raise InvalidDataError(f"The dataset visits a state outside the group map of {owner} (states "
-                                   f"0..{groups.size - 1}): give one group per state of the environment.")
+        if obs.size and (obs.min() < 0 or obs.max() >= groups.size or np.any(groups[obs] < 0)):
+            raise InvalidDataError(f"The dataset visits a state outside the groups of {owner} (states "
+                                   f"0..{groups.size - 1}, −1 for a state never entered): give one group per state "
+                                   "the data visit.")
         n_groups = int(groups.max()) + 1
         terminals = terminal_states(arrays, groups.size, owner) if p["record_terminal"] else None
         k = groups_per_trajectory(n_groups, p["max_groups_per_trajectory"], arrays["max_length"],
                                   terminals is not None)
+        # a terminal state in no group (−1) is not recorded: its value is 0, nothing to estimate
         terminal_groups = None if terminals is None else np.where(terminals >= 0, groups[terminals], -1)
         stats = return_statistics(rewards, arrays["episode_starts"], p["gamma"], f_max,
                                   clip_returns=p["clip_returns"], state_groups=groups[obs], n_groups=n_groups,
                                   terminal_groups=terminal_groups, max_groups=k)
-        return stats, f_max, n_groups, k
+        route_groups = tuple(int(g) for g in groups)
+        return replace(stats, route=ReturnRoute(groups=route_groups, max_groups=k, **route)), f_max, n_groups, k
+
+    def _prepared(self, data: Any, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
+        """:meth:`_statistics` of a dataset, or given :class:`ReturnStatistics` checked against the
+        fit's parameters (their route: the sensitivities depend on F_max, G and k)."""
+        if not isinstance(data, ReturnStatistics):
+            return self._statistics(data, p)
+        owner = type(self).__name__
+        route = data.route
+        if route is None:
+            raise InvalidDataError(f"{owner}: these ReturnStatistics do not record the public choices they were "
+                                   f"built with (route is None): build them with {owner}(...).statistics(dataset).")
+        own: dict[str, Any] = {"gamma": float(p["gamma"]), "max_groups_per_trajectory": p["max_groups_per_trajectory"],
+                               "record_terminal": bool(p["record_terminal"]), "clip_returns": bool(p["clip_returns"]),
+                               "groups": None if p["groups"] is None else tuple(int(g) for g in p["groups"])}
+        own.update({k: float(p[k]) for k in ("r_max", "F_max") if p[k] is not None})
+        diff = [f"{k} ({'a group map' if k == 'groups' and v is not None else repr(v)} / "
+                f"{'a different group map' if k == 'groups' and own[k] is not None else repr(own[k])})"
+                for k, v in ((k, getattr(route, k)) for k in own) if v != own[k]]
+        if diff:
+            raise InvalidDataError(f"{owner}: the statistics were built with other public choices than this fit's "
+                                   f"(built with / asked for: {', '.join(diff)}); the sensitivity, so the privacy "
+                                   f"guarantee, depends on them. Build them with this estimator's statistics().")
+        n_groups = 0 if route.groups is None else max(route.groups) + 1
+        return data, route.F_max, n_groups, route.max_groups
 
     def _store(self, est: dict[str, Any], mech: MonteCarloMechanism, groups: np.ndarray | None,
                n: int | None) -> None:
@@ -348,37 +411,58 @@ class _MonteCarlo(Estimator):
         self.F_max_ = mech.F_max
         self.n_trajectories_ = n
         self.mechanism_ = mech
+        entered = None
         if groups is not None:
+            entered = _entered(groups, mech.n_groups, est["group_counts"])
             self.group_values_ = est["group_values"]
             self.group_counts_ = est["group_counts"]
             self.group_std_ = est["group_std"]
-            self.values_ = self.group_values_[groups]
-        self.utility_ = _utility(est, mech)
+            self.groups_entered_ = entered
+            self.values_ = np.where(groups >= 0, self.group_values_[np.maximum(groups, 0)], np.nan)
+        self.utility_ = _utility(est, mech, entered)
 
     def predict(self, states: Any) -> np.ndarray:
-        """V̂ of the group of each state (group values only)."""
+        """V̂ of the group of each state (group values only; NaN for a state in no group)."""
         values = check_is_fitted(self, "values_")
         return values[np.asarray(states, dtype=np.int64)]
 
 
-def _utility(est: dict[str, Any], mech: MonteCarloMechanism) -> dict[str, Any]:
+def _entered(groups: np.ndarray, n_groups: int, counts: np.ndarray) -> np.ndarray:
+    """Which groups were entered: a state maps to them (the declared structure) and their released
+    count Ñ_g is at least 1 (post-processing of the release). The others have no estimate: their
+    value is reported as the trivial F_max/2 with an infinite std, and they are left out of the
+    diagnostics."""
+    has_state = np.bincount(groups[groups >= 0], minlength=n_groups) > 0
+    return has_state & (np.asarray(counts) >= 1.0)
+
+
+def _utility(est: dict[str, Any], mech: MonteCarloMechanism, entered: np.ndarray | None = None) -> dict[str, Any]:
     """Public diagnostics: the noise std of Ĵ and whether it reaches F_max/2 (then Ĵ is no better
-    than the trivial F_max/2, whose error is at most F_max/2 for every value in [0, F_max]); per
-    group, how many have a noise std (from the released counts) of at least F_max/2, and whether the
-    group values as a whole are no better than the zero estimate (the least error their clipped noise
-    can cause, whatever the true values, at least the signal max(V̂_g² − s_g², 0) they carry:
+    than the trivial F_max/2, whose error is at most F_max/2 for every value in [0, F_max]); over the
+    **entered** groups (:func:`_entered`; the others have no estimate), how many have a noise std
+    (from the released counts) of at least F_max/2, ``group_error_rms`` — the estimated RMS error
+    the noise adds to their values, √(mean_g E(clip(V_g + s_g z, 0, F_max) − V_g)²) with the
+    released V̂_g for V_g and s_g the delta-method std
+    (:func:`~privrl.policy_evaluation.diagnostics.clipped_error`; the error against the non-private
+    group values, the sampling error not counted) — and whether the group values as a whole are no
+    better than the zero estimate (the least error their clipped noise can cause, whatever the true
+    values, at least the signal max(V̂_g² − s_g², 0) they carry:
     :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`) — post-processing of the
     release and the public noise scale only."""
     half = mech.F_max / 2.0
     out: dict[str, Any] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}
     if "group_std" in est:
-        std = np.minimum(est["group_std"], 1e154)           # finite: ∞ where Ñ_g < 1
-        error = clipped_error_floor(std, mech.F_max) if mech.is_private else np.zeros_like(std)
-        out.update(n_groups=mech.n_groups, groups_noise_dominated=int(np.sum(est["group_std"] >= half)),
-                   group_std_median=float(np.median(est["group_std"])),
-                   group_error_rms=float(np.sqrt(np.mean(error))),
-                   groups_no_better_than_zero=mech.is_private and noise_exceeds_signal(est["group_values"], std ** 2,
-                                                                                       error))
+        on = np.ones(mech.n_groups, dtype=bool) if entered is None else entered
+        std = np.minimum(est["group_std"][on], 1e154)
+        values = est["group_values"][on]
+        private = mech.is_private and bool(on.any())
+        floor = clipped_error_floor(std, mech.F_max) if private else np.zeros_like(std)
+        error = clipped_error(std, values, mech.F_max) if private else np.zeros_like(std)
+        out.update(n_groups=mech.n_groups, groups_entered=int(on.sum()),
+                   groups_noise_dominated=int(np.sum(std >= half)),
+                   group_std_median=float(np.median(std)) if on.any() else math.inf,
+                   group_error_rms=float(np.sqrt(np.mean(error))) if on.any() else math.nan,
+                   groups_no_better_than_zero=private and noise_exceeds_signal(values, std ** 2, floor))
     return out
 
 
@@ -387,8 +471,12 @@ def utility_text(utility: dict[str, Any]) -> str:
     text = f"noise std of J = {utility['value_std']:.3g}" + (" (≥ F_max/2: noise-dominated)"
                                                               if utility["noise_dominated"] else "")
     if "n_groups" in utility:
-        text += (f"; {utility['groups_noise_dominated']} of {utility['n_groups']} group values noise-dominated "
-                 f"(std ≥ F_max/2), median group std {utility['group_std_median']:.3g}"
+        entered = utility.get("groups_entered", utility["n_groups"])
+        text += ((f"; {utility['n_groups'] - entered} of {utility['n_groups']} groups never entered"
+                  if entered < utility["n_groups"] else "")
+                 + f"; {utility['groups_noise_dominated']} of {entered} entered group values noise-dominated "
+                 f"(std ≥ F_max/2), median group std {utility['group_std_median']:.3g}, estimated RMS error "
+                 f"{utility['group_error_rms']:.3g}"
                  + ("; the group values are no better than the zero estimate"
                     if utility.get("groups_no_better_than_zero") else ""))
     return text
@@ -405,9 +493,11 @@ class MonteCarlo(_MonteCarlo):
     """
 
     def fit(self, dataset: Any, *, rng: Any = None) -> MonteCarlo:
-        """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations only with groups)."""
+        """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations only with groups), or
+        on :class:`ReturnStatistics` from :meth:`statistics` (e.g. summed over a stream) built with
+        this estimator's parameters (checked)."""
         p = self._validated()
-        stats, f_max, n_groups, k = self._statistics(dataset, p)
+        stats, f_max, n_groups, k = self._prepared(dataset, p)
         mech = MonteCarloMechanism.create(PrivacyBudget.non_private(), f_max, n_groups=n_groups, max_groups=k,
                                           owner=type(self).__name__)
         value, groups = mech.statistic(stats)
@@ -450,11 +540,12 @@ class DPMonteCarlo(_MonteCarlo, PrivateEstimator):
         return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
     def fit(self, dataset: Any, *, rng: Any = None) -> DPMonteCarlo:
-        """Fit and release Ĵ (and the group values) through one Releaser."""
+        """Fit and release Ĵ (and the group values) through one Releaser; ``dataset`` as
+        :meth:`MonteCarlo.fit` (a dataset, or the :class:`ReturnStatistics` of :meth:`statistics`)."""
         p = self._validated()
         rng = self._fit_rng(rng)
         owner = type(self).__name__
-        stats, f_max, n_groups, k = self._statistics(dataset, p)
+        stats, f_max, n_groups, k = self._prepared(dataset, p)
         mech = MonteCarloMechanism.create(p["budget"], f_max, n_groups=n_groups, max_groups=k,
                                           relation=p["neighboring"], mechanism=p["mechanism"], owner=owner)
         public_n = p["neighboring"] == Neighboring.REPLACE_ONE.value
@@ -477,14 +568,15 @@ def _warn_utility(est: Any) -> None:
         warnings.warn(f"{owner}: the noise std of the value estimate is at least F_max/2, so it is no better than "
                       "the constant F_max/2. More trajectories, a larger epsilon or a tighter public F_max reduce it.",
                       UtilityWarning, stacklevel=3)
-    if "n_groups" in utility and 2 * utility["groups_noise_dominated"] >= utility["n_groups"]:
-        warnings.warn(f"{owner}: {utility['groups_noise_dominated']} of the {utility['n_groups']} group values have a "
+    if "n_groups" in utility and 2 * utility["groups_noise_dominated"] >= max(utility["groups_entered"], 1):
+        warnings.warn(f"{owner}: {utility['groups_noise_dominated']} of the {utility['groups_entered']} entered group "
+                      "values have a "
                       "noise std of at least F_max/2 (judged from the released counts): they are no better than the "
                       "constant F_max/2. Fewer, larger groups, a smaller max_groups_per_trajectory, more trajectories "
                       "or a larger epsilon reduce it.", UtilityWarning, stacklevel=3)
     elif utility.get("groups_no_better_than_zero"):
         warnings.warn(f"{owner}: the group values are no better than the zero estimate: their noise (an RMS error "
-                      f"of at least {utility['group_error_rms']:.2g}, judged from the released counts) is at least the "
+                      f"of about {utility['group_error_rms']:.2g}, judged from the released counts) is at least the "
                       "signal they carry (most of the error sits in rarely entered groups, whose values are then "
                       "near-random in [0, F_max]). Fewer, larger groups (merge the rare states), a smaller "
                       "max_groups_per_trajectory, more trajectories or a larger epsilon reduce it.",

@@ -22,12 +22,15 @@ class VisitStatistics:
     """First-visit statistics of a dataset — **private** (never store them on an estimator).
 
     ``counts[s]`` = |X_s| (number of trajectories visiting s), ``mean_returns[s]`` = F_X(s)
-    (eq. 4; 0 where unvisited), ``n_trajectories`` = m.
+    (eq. 4; 0 where unvisited), ``n_trajectories`` = m; ``return_sums[s]`` the sum of the
+    first-visit returns (exactly as added, when known: sums of batches then add exactly as the sum
+    of the whole).
     """
 
     counts: np.ndarray
     mean_returns: np.ndarray
     n_trajectories: int
+    return_sums: np.ndarray | None = None
 
     @staticmethod
     def combine(parts: list[VisitStatistics]) -> VisitStatistics:
@@ -127,4 +130,4 @@ def first_visit_statistics(
     counts = np.bincount(first_states, minlength=n_states) + np.bincount(extra_states, minlength=n_states)
     sums = np.bincount(first_states, weights=first_returns, minlength=n_states)  # extra visits add 0
     mean = np.divide(sums, counts, out=np.zeros(n_states), where=counts > 0)
-    return VisitStatistics(counts=counts.astype(np.int64), mean_returns=mean, n_trajectories=m)
+    return VisitStatistics(counts=counts.astype(np.int64), mean_returns=mean, n_trajectories=m, return_sums=sums)
