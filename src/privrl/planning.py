@@ -539,8 +539,10 @@ def _knobs(planner: Planner, pub: Public, current: float) -> list[Knob]:
             out.append(Knob(f"larger {label}", key, f"{label} >= {x:.3g}{at}", x, ratio(pub.replace(budget=new))))
     if "groups" in planner.knobs:
         high = pub.groups or pub.states or 1
-        g = largest_useful(lambda k: ratio(pub.replace(groups=int(k))), int(high))
-        if g is None or g < 2:          # one group for all states is no model of the dynamics
+        # G >= 2: one group for all states is no model of the dynamics
+        g = largest_useful(lambda k: ratio(pub.replace(groups=int(k) + 1)), int(high) - 1) if high >= 2 else None
+        g = None if g is None else g + 1
+        if g is None:
             out.append(Knob("public groups", "groups", "no grouping into 2 or more public groups is enough alone",
                             None, None))
         else:

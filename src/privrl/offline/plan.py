@@ -50,7 +50,7 @@ def _shape(pub: Public, owner: str) -> Shape:
     S, A, H, n = int(pub.states), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
     if pub.groups is not None and pub.groups > S:
         raise param_error("groups", owner, f"at most the number of states ({S})", pub.groups)
-    if pub.next_states is not None and pub.next_states > (S if pub.groups is None else pub.groups):
+    if pub.next_states is not None and pub.next_states > S:
         raise param_error("next_states", owner, f"at most the number of states ({S})", pub.next_states)
     if pub.admissible is not None and pub.admissible > A:
         raise param_error("admissible", owner, f"at most the number of actions ({A})", pub.admissible)
@@ -112,6 +112,9 @@ def plan_dp_apvi(pub: Public) -> Assessment:
              "behaviour clone) is undecided unless you state them (group_quality, clone_quality: the share of the "
              "best non-private gain the groups / the clone keep, e.g. from a pilot or a simulator)",
              f"recommended: {ranked[0].route.name} ({ranked[0].verdict})", *_route_table(ranked)]
+    if this.penalty >= shape.horizon:
+        notes.insert(2, "the privacy penalty c2·S·H·Ē·ι/ñ of the 'constants' preset swamps the values: "
+                        "constants='practical' sets c2 = 0 (docs/offline.md)")
     return Assessment(rows, tuple(notes), verdict=this.verdict, reason=this.reason)
 
 

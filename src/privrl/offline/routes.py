@@ -148,7 +148,7 @@ def typical_counts(shape: Shape, route: Route) -> tuple[float, float, str]:
     """(typical ``n_sa``, typical ``n_sas'``, the basis in words) of a route (module docstring)."""
     S_r = shape.states if route.groups is None else route.groups
     cells = S_r * shape.used
-    k = 1 if shape.next_states is None else shape.next_states
+    k = 1 if shape.next_states is None else min(shape.next_states, S_r)      # at most S_r next cells
     what = (f"S_r·A_u = {cells} cells of a step (S_r = {S_r} {'states' if route.groups is None else 'groups'}, "
             f"A_u = {shape.used} actions)")
     if not route.stationary:
