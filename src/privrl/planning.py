@@ -53,7 +53,7 @@ from privrl._validation import check_array, check_scalar, param_error
 from privrl.errors import InvalidParameterError, PrivrlError
 from privrl.privacy.budget import PrivacyBudget
 
-__all__ = ["USEFUL", "HOPELESS", "VERDICTS", "INPUTS", "Public", "Released", "Assessment", "Knob", "Plan",
+__all__ = ["USEFUL", "HOPELESS", "VERDICTS", "UNDECIDED", "INPUTS", "Public", "Released", "Assessment", "Knob", "Plan",
            "Planner", "register_plan", "all_planners", "get_planner", "plan", "verdict", "count_cells",
            "mean_range"]
 
@@ -62,6 +62,8 @@ USEFUL = 0.1
 #: noise-to-signal at or above which it is hopeless (module docstring)
 HOPELESS = 0.5
 VERDICTS = ("useful", "marginal", "hopeless")
+#: a family's verdict when it depends on something not public (stated in its reason)
+UNDECIDED = "undecided"
 #: the largest n, G or ε a knob search tries
 _N_MAX = 10**12
 _EPS_MAX = 1e3
@@ -97,6 +99,11 @@ INPUTS: dict[str, tuple[type, float, str]] = {
                       "line a .npy file)"),
     "admissible": (int, 1, "assumption: actions the logging policy uses in a state (default: all A)"),
     "next_states": (int, 1, "assumption: next states a pair reaches (transition counts spread evenly over them)"),
+    "group_quality": (float, 0.0, "assumption (not public): the share of the best non-private gain that learning on "
+                      "the public groups keeps — how well they describe the dynamics (DP-APVI; from a pilot or a "
+                      "simulator)"),
+    "clone_quality": (float, 0.0, "assumption (not public): the share of the best non-private gain that the "
+                      "behaviour clone (the most logged action) keeps (DP-APVI's behaviour fallback)"),
 }
 
 
@@ -121,6 +128,8 @@ class Public:
     visit_profile: np.ndarray | None = None
     admissible: int | None = None
     next_states: int | None = None
+    group_quality: float | None = None
+    clone_quality: float | None = None
     params: tuple[tuple[str, Any], ...] = ()
 
     def replace(self, **changes: Any) -> Public:
@@ -174,10 +183,14 @@ class Released:
 @dataclass(frozen=True)
 class Assessment:
     """What a family's planning function returns: the released statistics and notes (how the
-    noise was planned: the mechanism, the calibration, a worst case ...)."""
+    noise was planned: the mechanism, the calibration, a worst case ...); ``verdict`` (with its
+    ``reason``) when the family decides from more than the rows' noise (e.g. DP-APVI's routes:
+    the fallback, the threshold, a non-public group quality — :data:`UNDECIDED`), else None."""
 
     rows: tuple[Released, ...]
     notes: tuple[str, ...] = ()
+    verdict: str | None = None
+    reason: str = ""
 
     @property
     def ratio(self) -> float:
@@ -210,6 +223,8 @@ class Plan:
     rows: tuple[Released, ...]
     knobs: tuple[Knob, ...] = ()
     notes: tuple[str, ...] = ()
+    decided: str | None = None
+    reason: str = ""
 
     @property
     def ratio(self) -> float:
@@ -218,7 +233,8 @@ class Plan:
 
     @property
     def verdict(self) -> str:
-        return verdict(self.ratio)
+        """The family's verdict when it gave one (``decided``), else that of the worst row."""
+        return self.decided if self.decided is not None else verdict(self.ratio)
 
     def row(self, name: str) -> Released:
         for r in self.rows:
@@ -234,7 +250,8 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"algorithm": self.algorithm, "estimator": self.estimator, "public": self.public,
-                "verdict": self.verdict, "ratio": self.ratio, "thresholds": {"useful": USEFUL, "hopeless": HOPELESS},
+                "verdict": self.verdict, "reason": self.reason,
+                "ratio": self.ratio, "thresholds": {"useful": USEFUL, "hopeless": HOPELESS},
                 "released": [r.to_dict() for r in self.rows], "knobs": [k.to_dict() for k in self.knobs],
                 "notes": list(self.notes)}
 
@@ -256,7 +273,7 @@ class Plan:
             lines.append(f"note: {note}")
         lines.append("")
         lines.append(f"verdict: {self.verdict.upper()} (worst noise/signal {_fmt(self.ratio)}; useful <= {USEFUL:g}, "
-                     f"hopeless >= {HOPELESS:g})")
+                     f"hopeless >= {HOPELESS:g})" + (f": {self.reason}" if self.decided is not None else ""))
         if self.knobs:
             lines.append("what makes it useful (each knob alone):")
             width = max(len(k.name) for k in self.knobs)
@@ -389,7 +406,7 @@ def _check_inputs(planner: Planner, values: Mapping[str, Any]) -> dict[str, Any]
         closed = "left" if kind is int else "neither"
         if kind is object:
             out[name] = check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
-        elif name in ("gamma",):
+        elif name in ("gamma", "group_quality", "clone_quality"):
             out[name] = check_scalar(value, name, owner=owner, low=0.0, high=1.0)
         else:
             out[name] = check_scalar(value, name, owner=owner, kind=kind, low=low, closed=closed)
@@ -425,7 +442,7 @@ def plan(algorithm: Any, *, epsilon: float | None = None, delta: float | None = 
     assessment = planner.evaluate(pub)
     knob_list = _knobs(planner, pub, assessment.ratio) if knobs else []
     return Plan(planner.name, planner.estimator, pub.given(), tuple(assessment.rows), tuple(knob_list),
-                tuple(assessment.notes))
+                tuple(assessment.notes), assessment.verdict, assessment.reason)
 
 
 # --------------------------------------------------------------------------- knob searches
@@ -522,9 +539,12 @@ def _knobs(planner: Planner, pub: Public, current: float) -> list[Knob]:
             out.append(Knob(f"larger {label}", key, f"{label} >= {x:.3g}{at}", x, ratio(pub.replace(budget=new))))
     if "groups" in planner.knobs:
         high = pub.groups or pub.states or 1
-        g = largest_useful(lambda k: ratio(pub.replace(groups=int(k))), int(high))
+        # G >= 2: one group for all states is no model of the dynamics
+        g = largest_useful(lambda k: ratio(pub.replace(groups=int(k) + 1)), int(high) - 1) if high >= 2 else None
+        g = None if g is None else g + 1
         if g is None:
-            out.append(Knob("public groups", "groups", "no number of groups is enough alone", None, None))
+            out.append(Knob("public groups", "groups", "no grouping into 2 or more public groups is enough alone",
+                            None, None))
         else:
             out.append(Knob("public groups", "groups", f"aggregate the states into at most {g} public groups "
                             "(a map fixed without the data)", g, ratio(pub.replace(groups=g))))

@@ -42,7 +42,8 @@ def _lin_output(est):
 #: post-processing routes; the release invariant is checked on each, seeded and secure
 _TAB_ROUTES = ({"stationary": True}, {"stationary": True, "max_visits": 1}, {"state_groups": np.array([0, 0, 1])},
                {"state_groups": np.array([0, 0, 1]), "stationary": True},
-               {"cell_threshold": 3.0, "fallback": "behaviour"}, {"calibration": "sound"})
+               {"cell_threshold": 3.0, "fallback": "behaviour"}, {"calibration": "sound"},
+               {"route": "auto", "state_groups": [np.array([0, 0, 1]), np.array([0, 1, 1])]})
 
 CASES = [
     ContractCase(

@@ -10,7 +10,7 @@ import pytest
 
 from privrl import DPAPVI, DPVAPVI, PrivacyBudget, plan
 from privrl.errors import InvalidParameterError
-from privrl.planning import USEFUL
+from privrl.planning import USEFUL, verdict
 
 CLINIC = {"n": 10**5, "states": 750, "actions": 25, "horizon": 20}
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-6)
@@ -40,9 +40,11 @@ def test_dp_apvi_laplace_for_a_pure_budget():
 
 
 def test_dp_apvi_verdicts_flip_with_n_and_epsilon():
-    """More data and a larger ε move the clinic plan from hopeless through marginal to useful."""
+    """More data and a larger ε move the clinic plan's noise rows from hopeless through marginal to
+    useful (the rows' verdict: the route's own verdict also reads the thresholds and penalties)."""
     def at(n: int, eps: float) -> str:
-        return plan("dp-apvi", n=n, states=750, actions=25, horizon=20, epsilon=eps, delta=1e-6, knobs=False).verdict
+        return verdict(plan("dp-apvi", n=n, states=750, actions=25, horizon=20, epsilon=eps, delta=1e-6,
+                            knobs=False).ratio)
 
     assert [at(n, 1.0) for n in (10**5, 3 * 10**6, 10**7)] == ["hopeless", "marginal", "useful"]
     assert [at(10**5, eps) for eps in (1.0, 30.0, 300.0)] == ["hopeless", "marginal", "useful"]
@@ -52,15 +54,16 @@ def test_dp_apvi_verdicts_flip_with_n_and_epsilon():
 
 
 def test_dp_apvi_knobs_land_on_useful():
+    """The knobs search the noise rows (the released counts against their typical values)."""
     p = plan("dp-apvi", budget=BUDGET, **CLINIC)
-    assert p.verdict == "hopeless"
+    assert verdict(p.ratio) == "hopeless"
     n, eps, groups = p.knob("n"), p.knob("epsilon"), p.knob("groups")
     for knob, changed in ((n, {"n": int(n.value)}), (groups, {"groups": int(groups.value)})):
         assert knob.ratio <= USEFUL
-        assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, **changed}).verdict == "useful"
-    assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, "n": int(n.value * 0.95)}).verdict != "useful"
+        assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, **changed}).ratio <= USEFUL
+    assert plan("dp-apvi", budget=BUDGET, knobs=False, **{**CLINIC, "n": int(n.value * 0.95)}).ratio > USEFUL
     more_groups = {**CLINIC, "groups": int(groups.value) + 1}
-    assert plan("dp-apvi", budget=BUDGET, knobs=False, **more_groups).verdict != "useful"
+    assert plan("dp-apvi", budget=BUDGET, knobs=False, **more_groups).ratio > USEFUL
     assert plan("dp-apvi", epsilon=eps.value, delta=1e-6, knobs=False, **CLINIC).ratio <= USEFUL
     assert plan("dp-apvi", epsilon=eps.value / 1.05, delta=1e-6, knobs=False, **CLINIC).ratio > USEFUL
 
@@ -80,9 +83,13 @@ def test_dp_vapvi_noise_is_the_estimators_linear_noise(split):
 
 
 def test_stated_assumptions_set_the_cells():
-    """admissible actions A_u and steps before the end L: n·L/(H·S·A_u) visits per used cell."""
+    """admissible actions A_u: n/(S·A_u) per visited cell of a live step (per step, the live steps L
+    do not change it: each carries the n episodes); pooled, the L live steps add up: n·L/(S·A_u)."""
     p = plan("dp-apvi", budget=BUDGET, admissible=4, visits=6, next_states=10, knobs=False, **CLINIC)
-    assert p.row("n_sa").signal == pytest.approx(10**5 * 6 / (20 * 750 * 4))
+    assert p.row("n_sa").signal == pytest.approx(10**5 / (750 * 4))
+    pooled = plan("dp-apvi", budget=BUDGET, admissible=4, visits=6, next_states=10, knobs=False,
+                  params={"stationary": True}, **CLINIC)
+    assert pooled.row("n_sa").signal == pytest.approx(10**5 * 6 / (750 * 4))
     assert p.row("n_sas'").signal == pytest.approx(p.row("n_sa").signal / 10)
     with pytest.raises(InvalidParameterError, match="'visits' parameter of plan dp-apvi must be at most the horizon"):
         plan("dp-apvi", budget=BUDGET, visits=21, knobs=False, **CLINIC)

@@ -44,6 +44,7 @@ from privrl.offline.calibration import (
 )
 from privrl.offline.grouping import check_route, check_state_groups, group_reward, grouped_statistics
 from privrl.offline.linear import LINEAR_PRESETS, LinearFit, check_features, linear_pessimistic_vi
+from privrl.offline.routes import ROUTE_KEYS, Shape, choose_route, no_noise
 from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
 from privrl.planning import HOPELESS
 from privrl.privacy.accounting import Ledger
@@ -70,8 +71,14 @@ F_MAX = param("logged rewards: declared bound on each trajectory's total reward 
 
 STATE_GROUPS = param("public map state → group (n_states,) ints, fixed without looking at the data: learn on the "
                      "grouped counts (an approximation: the grouped process treated as Markov) and play each "
-                     "group's action in its states; None = the states themselves", default=None, kind="array",
+                     "group's action in its states; with route='auto' a list of candidate maps (the route "
+                     "chooses one, or the states); None = the states themselves", default=None, kind="array",
                      none_ok=True, check=check_state_groups, cli=False, bad=(np.array([0.5, 1.0]),))
+ROUTE = param("'explicit': the route parameters as given; 'auto': state_groups (among the candidates), "
+              "stationary, max_visits, cell_threshold and fallback chosen by the route plan "
+              "(privrl.offline.routes) from public quantities only — n, S, A, H, the budget and the candidates' "
+              "sizes, never the data: the choice costs no privacy; the choice is reported in route_",
+              default="explicit", kind="option", options=("explicit", "auto"))
 STATIONARY = param("pool the counts over the H steps (time-homogeneous dynamics): one released step with about H "
                    "times the count per cell; the policy stays per step", default=False, kind="bool")
 MAX_VISITS = param("only with stationary=True (refused without): each trajectory keeps only its first max_visits "
@@ -90,15 +97,44 @@ class _TabularBase(Estimator):
     _knob_hint = ""
 
     def _routes(self) -> dict[str, Any]:
-        """The validated parameters of a fit or a plan, and ``max_visits`` only with
-        ``stationary=True``: per step a trajectory visits a pair at most once, so a cap would
-        silently change nothing (neither the counts nor the sensitivity) — refused, not ignored."""
+        """The validated parameters of a fit or a plan; a list of candidate ``state_groups`` only with
+        ``route="auto"``, ``max_visits`` only with ``stationary=True`` (per step a trajectory visits a
+        pair at most once: a cap would silently change nothing) — refused, not ignored."""
         p = self._validated()
+        if isinstance(p["state_groups"], list) and p["route"] != "auto":
+            raise param_error("state_groups", type(self).__name__, "one (n_states,) array unless route='auto' (a list "
+                              "of candidate maps is for the route plan)", f"a list with route={p['route']!r}")
         if p["max_visits"] is not None and not p["stationary"]:
             raise param_error("max_visits", type(self).__name__, "left unset unless stationary=True (per step a "
                               "trajectory visits a pair at most once: the cap applies to counts pooled over the "
                               "steps)", p["max_visits"])
         return p
+
+    def _resolve_route(self, p: dict[str, Any], n_episodes: int, n_states: int, n_actions: int,
+                       horizon: int, *, capped: bool = True) -> dict[str, Any]:
+        """``p`` with the route resolved (``route="auto"``: :func:`~privrl.offline.routes.choose_route`
+        over the candidate ``state_groups`` from the public sizes and the budget only; no data read)
+        and ``self.route_`` set: the route's parameters (:data:`~privrl.offline.routes.ROUTE_KEYS`)."""
+        if p["route"] == "auto":
+            given = p["state_groups"]
+            candidates = [] if given is None else (given if isinstance(given, list) else [given])
+            candidates = [self._groups({"state_groups": g}, n_states) for g in candidates]
+            k = self._constants(p)
+            chosen = choose_route(self._route_noise(p, horizon, n_states, n_actions, n_episodes),
+                                  Shape(int(n_episodes), int(n_states), int(n_actions), int(horizon)),
+                                  [int(g.max()) + 1 for g in candidates], float(k.get("threshold_multiplier") or 0.0),
+                                  capped=capped, c2=float(k.get("c2") or 0.0), delta_fail=p["delta_fail"])
+            route = chosen.route
+            groups = None if route.candidate is None else candidates[route.candidate]
+            p = {**p, **{k: v for k, v in route.params().items() if k in p}, "state_groups": groups}
+            # INTEGRATION POINT, baseline="logging" (added by another change): route="auto" sets it here and
+            # only here, e.g. p["baseline"] = "logging" where the chosen route falls back (not chosen.learns).
+        self.route_ = {k: p[k] for k in ROUTE_KEYS if k in p}
+        return p
+
+    def _route_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int, n_episodes: int) -> Any:
+        """The noise plan of each candidate route: none for a non-private estimator."""
+        return no_noise
 
     def _constants(self, p: dict[str, Any]) -> dict[str, Any]:
         """The utility constants: the preset's, each replaced by the value given (floats; the
@@ -123,7 +159,8 @@ class _TabularBase(Estimator):
         else:
             raise param_error("reward", owner, "a public reward function, or (logged rewards) a dataset that "
                               "declares n_states and n_actions", None)
-        groups = self._groups(p, S)             # before the data are read: ids beyond S would cost for nothing
+        if p["route"] != "auto":
+            self._groups(p, S)                  # before the data are read: ids beyond S would cost for nothing
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         routed = False
@@ -140,6 +177,8 @@ class _TabularBase(Estimator):
         if r is None:
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
+        p.update(self._resolve_route(p, stats.n_episodes, S, A, H, capped=not isinstance(dataset, Statistics)))
+        groups = self._groups(p, S)
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
         grouped_reward = r if r is None or groups is None else group_reward(r, groups)
         if routed:
@@ -221,6 +260,7 @@ class APVI(_TabularBase):
     stationary: bool = STATIONARY
     max_visits: int | None = MAX_VISITS
     fallback: str = FALLBACK
+    route: str = ROUTE
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
                   "(constants='practical'), or use more data from a behaviour policy that covers a good policy "
                   "(or pool thin counts: state_groups=, stationary=True).")
@@ -293,6 +333,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     cell_threshold: float = param("released transition cells at most cell_threshold·σ (the n_sas noise std) are "
                                   "set to 0 before P̃ is formed (post-processing; 0 = off)", default=0.0, low=0.0)
     fallback: str = FALLBACK
+    route: str = ROUTE
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
                   "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget; "
                   "with thin counts, the routes state_groups=, stationary=True, max_visits=1, cell_threshold=3, "
@@ -307,12 +348,23 @@ class DPAPVI(PrivateEstimator, _TabularBase):
 
     def count_noise(self, horizon: int, n_states: int, n_actions: int, n_episodes: int | None = None, *,
                     logged_rewards: bool = False) -> CountNoise:
-        """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data
-        needed; ``n_episodes`` is used only by ``split_power="auto"``); ``logged_rewards`` adds the
-        reward sums' family (a fit with ``reward=None``). With ``state_groups`` the released grid
-        has the groups as its states (``n_states`` is then ignored); ``stationary`` and
-        ``max_visits`` set the sensitivity (:func:`~privrl.offline.calibration.count_sensitivity`)."""
+        """The noise plan of a fit on ``n_episodes`` trajectories of this shape (public: no data needed;
+        ``n_episodes`` is used by ``split_power="auto"`` and ``route="auto"``, which first resolves the
+        route from these sizes as a fit does); ``logged_rewards`` adds the reward sums' family (a fit with
+        ``reward=None``). With ``state_groups`` the released grid has the groups as its states
+        (``n_states`` ignored); ``stationary`` and ``max_visits`` set the sensitivity
+        (:func:`~privrl.offline.calibration.count_sensitivity`)."""
         p = self._routes()
+        if p["route"] == "auto":
+            if n_episodes is None:
+                raise param_error("n_episodes", f"{type(self).__name__}.count_noise", "the number of trajectories "
+                                  "when route='auto'", None)
+            p = self._resolve_route(p, int(n_episodes), n_states, n_actions, horizon)
+        return self._count_noise(p, horizon, n_states, n_actions, n_episodes, logged_rewards=logged_rewards)
+
+    def _count_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int,
+                     n_episodes: int | None, *, logged_rewards: bool = False) -> CountNoise:
+        """:meth:`count_noise` for the validated, resolved parameters ``p``."""
         owner = type(self).__name__
         if p["state_groups"] is not None:
             n_states = int(p["state_groups"].max()) + 1
@@ -330,6 +382,11 @@ class DPAPVI(PrivateEstimator, _TabularBase):
                            calibration=p["calibration"], delta_fail=p["delta_fail"], split_power=power,
                            owner=owner, **rewards)
 
+    def _route_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int, n_episodes: int) -> Any:
+        """The estimator's own noise plan of each candidate route (its parameters in place of ``p``'s)."""
+        return lambda route: self._count_noise({**p, **route.params(), "state_groups": None}, horizon,
+                                               route.groups or n_states, n_actions, n_episodes)
+
     def resolved_mechanism(self) -> str:
         """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
         p = self._validated()
@@ -341,7 +398,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         stats, r = self._inputs(p, dataset, reward)
         _, S, A = stats.shape
         H = self._horizon
-        noise = self.count_noise(H, S, A, stats.n_episodes, logged_rewards=r is None)
+        noise = self._count_noise(p, H, S, A, stats.n_episodes, logged_rewards=r is None)
         rel = self._privacy(rng, n_units=stats.n_episodes)   # the fit draws no other randomness: rng is the noise's
         k = self._constants(p)
         k.pop("split_power")

@@ -125,9 +125,9 @@ def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
         p.add_argument("--reward", default=None, help="(H, S, A) or (S, A) .npy reward function (public), or "
                        "'logged': learn it from the data's rewards (declared --r-max, --F-max; DP-APVI releases "
                        "their sums privately)")
-        p.add_argument("--state-groups", default=None, help="(S,) .npy int array: a public map state → group, "
-                       "fixed without looking at the data (learn on grouped counts; see --stationary, "
-                       "--max-visits)")
+        p.add_argument("--state-groups", default=None, nargs="+", help="(S,) .npy int array: a public map state → "
+                       "group, fixed without looking at the data (learn on grouped counts; see --stationary, "
+                       "--max-visits); with --route auto, one or more candidate maps to choose from")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
@@ -217,6 +217,13 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
     extra["constants"] = est._constants(est._validated())
     if rmap is not None:
         extra["reward_rescaled_from"] = list(rmap)
+    route = getattr(est, "route_", None)
+    if route is not None:           # the route a fit resolved (route="auto"): the chosen candidate by its index
+        given = est.get_params()["state_groups"]
+        maps = given if isinstance(given, list) else [] if given is None else [given]
+        chosen = route["state_groups"]
+        extra["route"] = {**{k: v for k, v in route.items() if k != "state_groups"}, "candidate": next(
+            (i for i, g in enumerate(maps) if chosen is not None and np.array_equal(chosen, g)), None)}
     mechanism = est.resolved_mechanism() if private and isinstance(est, DPAPVI) else None
     return FitOutput(est, arrays={"policy": est.policy_, "values": est.values_, "q_values": est.q_values_},
                      summary=summary, extra=extra, mechanism=mechanism)
@@ -225,7 +232,8 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
 def _run(estimator: type, linear: bool) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
         groups = getattr(args, "state_groups", None)
-        given = {} if groups is None else {"state_groups": _load_public(groups, "--state-groups")}
+        maps = [] if groups is None else [_load_public(g, "--state-groups") for g in groups]
+        given = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
         est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
         est.fit(data, public, rng=args.rng)

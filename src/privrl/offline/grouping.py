@@ -38,9 +38,16 @@ __all__ = ["check_state_groups", "grouped_statistics", "group_reward", "first_vi
            "stream_statistics", "check_route"]
 
 
-def check_state_groups(value: Any, name: str, owner: str) -> np.ndarray:
+def check_state_groups(value: Any, name: str, owner: str) -> np.ndarray | list[np.ndarray]:
     """A declared ``state_groups``: a non-empty 1-d array of non-negative integers (its length is
-    checked against S at fit time)."""
+    checked against S at fit time), or a non-empty list (or tuple) of such arrays — the candidates
+    of ``route="auto"`` (the estimator refuses a list with any other route)."""
+    if isinstance(value, (list, tuple)) and value and all(np.ndim(v) == 1 for v in value):
+        return [_one_group_map(v, name, owner) for v in value]
+    return _one_group_map(value, name, owner)
+
+
+def _one_group_map(value: Any, name: str, owner: str) -> np.ndarray:
     arr = check_array(value, name, owner=owner, ndim=1, low=0.0)
     if arr.size == 0 or not np.all(arr == np.floor(arr)):
         raise param_error(name, owner, "a non-empty (n_states,) array of group indices (ints >= 0)", "other values")

@@ -6,19 +6,22 @@ own calibration — :meth:`DPAPVI.count_noise <privrl.offline.DPAPVI.count_noise
 with (:mod:`privrl.offline.calibration`) — and set it against the typical value of each released
 statistic under a stated assumption.
 
-**DP-APVI** releases, at every step h, the visit counts ``n_sa`` of the S·A cells (h, s, a) and the
-transition counts ``n_sas'`` of the S·A·S cells (h, s, a, s'), each entry with noise of std σ_sa
-and σ_sas — zero cells included (privacy needs it). A fixed-horizon episode makes exactly one visit
-per step, so the n·H visits of the data fill the H·S·A cells with n/(S·A) visits on average: the
-typical count of an ``n_sa`` cell, assuming visits spread evenly over the cells of a step. Two
-stated assumptions sharpen it: the logging policy uses A_u of the A actions (``admissible``) and an
-episode takes L steps before it ends (``visits``; the rest of the horizon is spent absorbed, or
-padded, in cells of their own): n·L/(H·S·A_u) over the cells that carry the episodes' visits. (On
-the clinic task, 4 of 25 actions and about 6 of 20 steps: the cells carrying the patients' visits
-average 1.9 times n/(S·A), and n·L/(H·S·A_u) within 2%.) A pair's visits spread evenly over its k
-reachable next states (``next_states``; default 1, the most favourable case) give the typical
-transition count, divided by k. With G public groups (``groups``) the algorithm runs on the G·A
-cells of the aggregated states: S becomes G.
+**DP-APVI** releases, at every released step, the visit counts ``n_sa`` of the S_r·A cells and the
+transition counts ``n_sas'`` of the S_r·A·S_r cells, each entry with noise of std σ_sa and σ_sas —
+zero cells included (privacy needs it); S_r is S, or G with G public groups (``groups``). The plan
+is that of the estimator's own route (its ``stationary``, ``max_visits``, ``cell_threshold``,
+``fallback`` and constants, :mod:`privrl.offline.routes`): the sensitivity is the route's (√(2H) per
+step, √2·H pooled, √(2m) capped), the typical count of a visited cell n/(S_r·A_u) per step and
+n·κ/(S_r·A_u) pooled (κ ≤ L the visits an episode keeps under the cap; stated assumptions: L live
+steps, ``visits``, default H; A_u actions used, ``admissible``, default A), a transition cell n_sa/k
+(``next_states``, default 1). The rows set that noise against those counts; the plan's **verdict** is
+the route's (:attr:`~privrl.offline.routes.RoutePlan.verdict`: the pair threshold, the cell
+threshold, the privacy penalty and the fallback read too), ``undecided`` where it depends on what is
+not public — how well the groups describe the dynamics (``group_quality``) or what the behaviour
+clone is worth (``clone_quality``), both assumptions the user may state. The notes rank every
+candidate route (the states and the G groups × per step / pooled / capped × threshold × fallback)
+and recommend the best; the knobs search the rows. Measured against the real-shaped grid in
+``docs/real_shaped.md`` ("The plan").
 
 **DP-VAPVI** releases at each step two Gram matrices and three vectors (``LINEAR_STREAMS``). A Gram
 matrix Σ φφᵀ over the K regression trajectories (K = ⌈n/2⌉ with ``split=True``) of features of norm
@@ -36,61 +39,91 @@ import math
 from privrl._validation import param_error
 from privrl.offline.calibration import LINEAR_STREAMS, MATRIX_STREAMS, linear_noise_to_signal
 from privrl.offline.estimators import DPAPVI, DPVAPVI
-from privrl.planning import Assessment, Planner, Public, Released, count_cells, register_plan
+from privrl.offline.routes import Route, RoutePlan, Shape, candidate_routes, plan_route, rank_routes
+from privrl.planning import Assessment, Planner, Public, Released, register_plan
 
 __all__ = ["plan_dp_apvi", "plan_dp_vapvi"]
 
 
-def _states(pub: Public, owner: str) -> int:
-    """S, or G when the states are aggregated into G public groups (G ≤ S)."""
-    S = int(pub.states)  # type: ignore[arg-type]
-    if pub.groups is None:
-        return S
-    if pub.groups > S:
+def _shape(pub: Public, owner: str) -> Shape:
+    """The public sizes and stated assumptions of a DP-APVI plan, checked against each other."""
+    S, A, H, n = int(pub.states), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
+    if pub.groups is not None and pub.groups > S:
         raise param_error("groups", owner, f"at most the number of states ({S})", pub.groups)
-    return int(pub.groups)
+    if pub.next_states is not None and pub.next_states > S:
+        raise param_error("next_states", owner, f"at most the number of states ({S})", pub.next_states)
+    if pub.admissible is not None and pub.admissible > A:
+        raise param_error("admissible", owner, f"at most the number of actions ({A})", pub.admissible)
+    if pub.visits is not None and pub.visits > H:
+        raise param_error("visits", owner, f"at most the horizon ({H}): the steps an episode takes before it ends",
+                          pub.visits)
+    return Shape(n, S, A, H, visits=pub.visits, admissible=pub.admissible, next_states=pub.next_states,
+                 group_quality=pub.group_quality, clone_quality=pub.clone_quality)
+
+
+def _route_table(plans: list[RoutePlan]) -> list[str]:
+    """One note per candidate route, best first."""
+    out = []
+    for i, rp in enumerate(plans):
+        share = "?" if rp.share is None else f"{rp.share:.2f}"
+        out.append(f"route {i + 1}: {rp.route.name}: {rp.verdict} (predicted share of the best non-private gain "
+                   f"{share}; n_sa noise/signal {rp.ratio_sa:.3g}, n_sas' {rp.ratio_sas:.3g}, sensitivity "
+                   f"{rp.sensitivity:.3g}) — {rp.reason}")
+    return out
 
 
 def plan_dp_apvi(pub: Public) -> Assessment:
-    """The released counts of DP-APVI against their typical values (module docstring)."""
+    """The released counts of DP-APVI's route against their typical values, the route's verdict and
+    every candidate route ranked (:mod:`privrl.offline.routes`; module docstring)."""
     owner = "plan dp-apvi"
-    S, A, H, n = _states(pub, owner), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
-    k = 1 if pub.next_states is None else int(pub.next_states)
-    if k > S:
-        raise param_error("next_states", owner, f"at most the number of states ({S})", k)
-    used = A if pub.admissible is None else int(pub.admissible)
-    if used > A:
-        raise param_error("admissible", owner, f"at most the number of actions ({A})", used)
-    steps = float(H) if pub.visits is None else float(pub.visits)
-    if steps > H:
-        raise param_error("visits", owner, f"at most the horizon ({H}): the steps an episode takes before it ends",
-                          pub.visits)
-    est = DPAPVI(budget=pub.budget, **pub.estimator_params)
-    noise = est.count_noise(H, S, A, n)
-    std_sa, std_sas = noise.noise_std
-    cells = "groups" if pub.groups is not None else "states"
-    n_sa = count_cells(n, H * S * used, per_episode=steps)
-    if pub.visits is None and pub.admissible is None:
-        how = (f"n/(S·A) = {n_sa:.3g}: each episode visits one cell per step, spread evenly over the S·A = "
-               f"{S * A} cells of a step (S = {S} {cells})")
-    else:
-        how = (f"n·L/(H·S·A_u) = {n_sa:.3g}: each episode takes L = {steps:g} steps before it ends (then absorbing "
-               f"or padded), spread evenly over the H·S·A_u = {H * S * used} cells of the A_u = {used} actions used "
-               f"(S = {S} {cells})")
+    shape = _shape(pub, owner)
+    params = pub.estimator_params
+    if isinstance(params.get("state_groups"), (list, tuple)) or params.get("route") == "auto":
+        raise param_error("params", owner, "explicit route parameters (the plan ranks the routes itself: give "
+                          "the candidates' sizes as groups)", "route='auto' or a list of state_groups")
+    est = DPAPVI(budget=pub.budget, **params)
+    p = est._routes()
+    if p["state_groups"] is not None:
+        raise param_error("params", owner, "no state_groups array (give the number of public groups as groups)",
+                          "state_groups")
+    noise_of = est._route_noise(p, shape.horizon, shape.states, shape.actions, shape.n)
+    k = est._constants(p)
+    threshold = float(k["threshold_multiplier"])
+    penalty = {"c2": float(k["c2"]), "delta_fail": float(p["delta_fail"])}
+    mine = Route(pub.groups, None if pub.groups is None else 0, bool(p["stationary"]), p["max_visits"],
+                 float(p["cell_threshold"]), p["fallback"])
+    this = plan_route(noise_of, shape, mine, threshold, **penalty)
+    ranked = rank_routes(noise_of, shape, candidate_routes([] if pub.groups is None else [pub.groups],
+                                                            variants=True), threshold, **penalty)
     rows = (
-        Released("n_sa", "visits of one (h, s, a) cell", std_sa, n_sa, how),
-        Released("n_sas'", "transitions of one (h, s, a, s') cell", std_sas, n_sa / k,
-                 f"{n_sa:.3g}/k = {n_sa / k:.3g}: a pair's visits spread evenly over k = {k} next states"
-                 + (" (the most favourable case; give next_states)" if pub.next_states is None else "")),
+        Released("n_sa", "visits of one released (h, s, a) cell", this.noise_sa, this.count_sa, this.basis),
+        Released("n_sas'", "transitions of one released (h, s, a, s') cell", this.noise_sas, this.count_sas,
+                 f"n_sa/k = {this.count_sas:.3g}: a pair's visits spread evenly over k = "
+                 f"{1 if pub.next_states is None else pub.next_states} next states"
+                 + (" (k = 1: the most favourable case; give next_states)" if pub.next_states is None else "")),
     )
-    notes = [f"{noise.mechanism} noise ({est.get_params()['calibration']} calibration) on every one of the "
-             f"H·S·A = {H * S * A} visit cells and H·S·A·S = {H * S * A * S:.3g} transition cells, visited or "
-             f"not; replace-one sensitivity {noise.sensitivity[0]:.3g} per count family "
-             f"({'ℓ2 √(2H)' if noise.mechanism == 'gaussian' else 'ℓ1 2H'})"]
-    if pub.groups is not None:
-        notes.append(f"with {pub.groups} public groups the fit runs on the aggregated states (map each "
-                     "state to its group before fitting): the groups' transitions are an approximation")
-    return Assessment(rows, tuple(notes))
+    noise = est._count_noise({**p, **mine.params()}, shape.horizon, pub.groups or shape.states, shape.actions,
+                             shape.n)
+    notes = [f"route {mine.name}: {noise.mechanism} noise ({p['calibration']} calibration), replace-one sensitivity "
+             f"{this.sensitivity:.3g} per count family ({_sensitivity_words(mine)}); every released cell gets "
+             "its noise, visited or not",
+             f"verdict of the route: {this.verdict} — {this.reason}",
+             "group quality and clone quality are not public: a grouped route (or one that falls back to the "
+             "behaviour clone) is undecided unless you state them (group_quality, clone_quality: the share of the "
+             "best non-private gain the groups / the clone keep, e.g. from a pilot or a simulator)",
+             f"recommended: {ranked[0].route.name} ({ranked[0].verdict})", *_route_table(ranked)]
+    if this.penalty >= shape.horizon:
+        notes.insert(2, "the privacy penalty c2·S·H·Ē·ι/ñ of the 'constants' preset swamps the values: "
+                        "constants='practical' sets c2 = 0 (docs/offline.md)")
+    return Assessment(rows, tuple(notes), verdict=this.verdict, reason=this.reason)
+
+
+def _sensitivity_words(route: Route) -> str:
+    if not route.stationary:
+        return "per step: ℓ2 √(2H)"
+    if route.max_visits is None:
+        return "pooled: ℓ2 √2·H"
+    return f"pooled, capped at {route.max_visits} visits per pair: ℓ2 √(2m), m = c²⌊H/c⌋ + (H − c⌊H/c⌋)²"
 
 
 def plan_dp_vapvi(pub: Public) -> Assessment:
@@ -126,7 +159,8 @@ def plan_dp_vapvi(pub: Public) -> Assessment:
 
 register_plan(Planner("dp-apvi", "DPAPVI", "DP-APVI (tabular offline RL): the noisy visit and transition counts",
                       plan_dp_apvi, required=("n", "states", "actions", "horizon"),
-                      optional=("groups", "visits", "admissible", "next_states"), knobs=("n", "budget", "groups"),
+                      optional=("groups", "visits", "admissible", "next_states", "group_quality", "clone_quality"),
+                      knobs=("n", "budget", "groups"),
                       budgets=("epsilon", "epsilon_delta", "rho")))
 register_plan(Planner("dp-vapvi", "DPVAPVI", "DP-VAPVI (offline RL in linear MDPs): the noisy Gram matrices and "
                       "vectors", plan_dp_vapvi, required=("n", "horizon", "features"), optional=("feature_norm",),
