@@ -159,14 +159,17 @@ class _TabularBase(Estimator):
         else:
             raise param_error("reward", owner, "a public reward function, or (logged rewards) a dataset that "
                               "declares n_states and n_actions", None)
-        if p["route"] != "auto":
-            self._groups(p, S)                  # before the data are read: ids beyond S would cost for nothing
+        # before the data are read: ids beyond S would cost for nothing; route="auto" resolves its groups
+        # below and takes per-step statistics only (it chooses the grouping and pooling itself)
+        auto = p["route"] == "auto"
+        groups = None if auto else self._groups(p, S)
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         routed = False
         if isinstance(dataset, Statistics):
             # statistics on the fit's route are fitted as they are; others are refused (the sensitivity)
-            routed = check_route(dataset, groups, p["stationary"], p["max_visits"], owner)
+            routed = check_route(dataset, groups, False if auto else p["stationary"],
+                                 None if auto else p["max_visits"], owner)
             check_statistics(dataset, owner, n_states=S, n_actions=A, horizon=horizon, routes=True)
             stats = dataset
         else:
