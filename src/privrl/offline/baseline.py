@@ -17,8 +17,10 @@ coarsest down: each level keeps only its released cells above ``CELL_SIGMAS·σ`
 of that level's sums) among the actions the level above kept, and is shrunk toward the level above
 with a prior strength of ``PRIOR_VISITS + σ√A`` visits (a row's released total is trusted only where
 it exceeds its own noise over the A cells). The cost of an error is asymmetric — a little
-probability on an action the logging policy never takes (a noise cell above the threshold) can
-cost more value than any gain — hence the high threshold and the support inherited from above.
+probability on an action the logging policy never takes (a noise cell above the threshold, or the
+prior's share of an action used only elsewhere) can cost more value than any gain — hence the high
+threshold and the support: a well-measured row spreads its prior only over the actions it kept,
+and the rows below inherit that support.
 """
 
 from __future__ import annotations
@@ -47,36 +49,42 @@ def reference_q(q: np.ndarray, q_upper: np.ndarray, margin: float = MARGIN) -> n
     return q + 0.5 * margin * (q_upper - q)
 
 
-def _level(counts: np.ndarray, sigma: np.ndarray | float, parent: np.ndarray, allowed: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
+def _level(counts: np.ndarray, sigma: np.ndarray | float, parent: np.ndarray, allowed: np.ndarray,
+           narrow: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """One level of the hierarchy over the last axis: ``(probs, support)``. ``kept`` = the counts
     above ``CELL_SIGMAS·σ`` among the ``allowed`` actions (the parent's support); ``probs = (kept +
     m·prior)/(Σ kept + m)`` with ``m = PRIOR_VISITS + σ·√A`` and ``prior`` the parent's probabilities
-    restricted to ``allowed``; the support handed to the next level is ``kept`` where a cell was kept,
-    else ``allowed`` — so an action that no coarse level cleared (e.g. one the logging policy never
-    uses in a group, whose noise cells stay below kσ there) gets no probability below it. Only the
-    coarse levels (all states, groups) set the support: a state's thin row would narrow it to its one
-    kept cell (a clone)."""
+    restricted to the row's support: with ``narrow`` (a coarse level), its kept cells where the row is
+    *measured* (their total exceeds ``m``: the data outweigh the prior), else ``allowed``. The support
+    is handed to the next level, so an action that a measured row above did not keep (e.g. one the
+    logging policy never uses in a group, whose noise cells stay below kσ there) gets no probability
+    below it, while a thin row (a state's, under noise) does not narrow it — one kept cell would
+    make it a clone."""
     A = counts.shape[-1]
     sigma = np.asarray(sigma, dtype=float)
     keep = (counts > CELL_SIGMAS * sigma) & allowed
     kept = np.where(keep, counts, 0.0)
-    prior = np.where(allowed, parent, 0.0)
-    total = prior.sum(axis=-1, keepdims=True)
-    prior = np.where(total > 0, prior / np.where(total > 0, total, 1.0), parent)
     m = PRIOR_VISITS + sigma * math.sqrt(A)
+    measured = narrow & (kept.sum(axis=-1, keepdims=True) > m)      # the row's data outweigh the prior
+    support = np.where(measured, keep, allowed)
+    prior = np.where(support, parent, 0.0)
+    total = prior.sum(axis=-1, keepdims=True)
+    prior = np.where(total > 0, prior / np.where(total > 0, total, 1.0), np.where(support, 1.0, 0.0)
+                     / np.maximum(support.sum(axis=-1, keepdims=True), 1))
     probs = (kept + m * prior) / (kept.sum(axis=-1, keepdims=True) + m)
-    return probs, np.where(keep.any(axis=-1, keepdims=True), keep, allowed)
+    return probs, support
 
 
-def logging_estimate(released: np.ndarray, sigma: float, groups: np.ndarray | None = None) -> np.ndarray:
+def logging_estimate(released: np.ndarray, sigma: float, groups: np.ndarray | None = None, *,
+                     coarse_states: bool = False) -> np.ndarray:
     """The estimated logging policy ``(H', S, A)`` from released visit counts ``(H', S, A)`` with
     noise std ``sigma`` per cell (0: exact counts; the released values before ``{·}^+``, whose sums
     are unbiased — clipped noise would add ``≈0.4σ`` per cell to every sum), hierarchically (module
     docstring): all states (noise of a sum ``σ√(H'S)``), the groups of ``groups`` ``(S,)``
     (``σ√(H'·|group|)``), each state pooled over the ``H'`` steps (``σ√H'``), then each ``(h, s)``
-    (``σ``). Rows sum to 1.
-    Post-processing only."""
+    (``σ``). Rows sum to 1. A state's rows narrow the support only with ``coarse_states`` (the
+    states are public groups: a row sums many visits); a thin row with one cell above 3σ would make
+    a clone of it. Post-processing only."""
     n = np.asarray(released, dtype=float)
     Hs, S, A = n.shape
     per_state = n.sum(axis=0)                                               # (S, A)
@@ -90,9 +98,9 @@ def logging_estimate(released: np.ndarray, sigma: float, groups: np.ndarray | No
         sizes = np.bincount(groups, minlength=G).astype(float)
         probs, support = _level(sums, sigma * np.sqrt(Hs * sizes)[:, None], probs[0], support[0])
         probs, support = probs[groups], support[groups]
-    if Hs > 1:                                  # below the coarse levels the support no longer narrows: a
-        probs = _level(per_state, sigma * math.sqrt(Hs), probs, support)[0]   # state's thin row would
-    return _level(n, sigma, probs[None], support[None])[0]                    # make a clone of its one kept cell
+    if Hs > 1:
+        probs, support = _level(per_state, sigma * math.sqrt(Hs), probs, support, coarse_states)
+    return _level(n, sigma, probs[None], support[None], coarse_states and Hs == 1)[0]
 
 
 def spibb_step(q: np.ndarray, q_ref: np.ndarray, prior: np.ndarray, supported: np.ndarray) -> np.ndarray:

@@ -173,7 +173,8 @@ class _TabularBase(Estimator):
         always computed (the warning compares with it), and SPIBB on it with ``baseline="logging"``."""
         coarse = None if p["state_groups"] is not None or p["baseline_groups"] is None else \
             self._groups({"state_groups": p["baseline_groups"]}, self._n_states)
-        return {"baseline": lambda released: logging_estimate(released, sigma, coarse),
+        grouped = p["state_groups"] is not None
+        return {"baseline": lambda released: logging_estimate(released, sigma, coarse, coarse_states=grouped),
                 "safe": p["baseline"] == "logging", "support_count": float(p["support_count"])}
 
     def _advice(self, p: dict[str, Any]) -> list[str]:
