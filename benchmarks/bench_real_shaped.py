@@ -56,6 +56,17 @@ APVI_ROUTES: dict[str, dict[str, Any]] = {
     "apvi/states/pooled": {"stationary": True, "fallback": "behaviour"},
     "apvi/groups/pooled": {"groups": True, "stationary": True, "fallback": "behaviour"},
 }
+#: the reference routes (their best gain is the "best non-private gain"): the three above
+REFERENCE_ROUTES = tuple(APVI_ROUTES)
+
+
+def safe(name: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The route with the baseline (``baseline="logging"``; per-state routes shrink the estimated
+    logging policy toward the public groups: ``baseline_groups``): name + ``/safe``."""
+    return f"{name}/safe", {**kwargs, "baseline": "logging", "baseline_groups": not kwargs.get("groups", False)}
+
+
+APVI_ROUTES.update(dict(safe(k, v) for k, v in list(APVI_ROUTES.items())))
 
 
 def dp_route(groups: bool, pooled: bool, max_visits: int | None, threshold: float, fallback: str
@@ -73,6 +84,7 @@ def dp_route(groups: bool, pooled: bool, max_visits: int | None, threshold: floa
 
 ALL_ROUTES = dict(dp_route(g, p, mv, t, f) for g, p, mv, t, f in itertools.product(
     (False, True), (False, True), (None, 1), (0.0, 3.0), ("tie-break", "behaviour")) if p or mv is None)
+ALL_ROUTES.update(dict(safe(k, v) for k, v in list(ALL_ROUTES.items())))
 DEFAULT_ROUTES = [
     "dp/states/per-step/3sigma/behaviour",
     "dp/states/pooled/all-visits/3sigma/behaviour",
@@ -105,6 +117,8 @@ def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Call
 
     args = dict(kwargs)
     groups = model.groups if args.pop("groups", False) else None
+    if "baseline_groups" in args:
+        args["baseline_groups"] = model.groups if args["baseline_groups"] else None
     if epsilon is None:
         return lambda: APVI(constants="practical", state_groups=groups, **args)
     return lambda: DPAPVI(budget=PrivacyBudget(epsilon=epsilon, delta=DELTA), constants="practical",
@@ -119,13 +133,16 @@ def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: in
     logging, optimal = knobs["logging_value"], knobs["optimal_value"]
     fits = [(route, eps, *fit(estimator(model, kwargs, eps), data, model, seed))
             for route, kwargs, eps in [(r, APVI_ROUTES[r], None) for r in APVI_ROUTES]]
-    best = max(model.value(est.policy_) - logging for _, _, est, _, _, _ in fits)
+    best = max(model.value(est.policy_probs_) - logging for route, _, est, _, _, _ in fits
+               if route in REFERENCE_ROUTES)
     rows: list[dict[str, Any]] = []
     for route, eps, est, seconds, cpu, caught in itertools.chain(fits, (
             (r, e, *fit(estimator(model, ALL_ROUTES[r], e), data, model, seed)) for r in routes for e in epsilons)):
-        value = model.value(est.policy_)
+        value = model.value(est.policy_probs_)
         gain = value - logging
-        rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps,
+        rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps, baseline=est.baseline,
+                         evidence_gain=est.improvement_evidence_.gain,
+                         logging_estimate_gain=model.value(est.logging_policy_) - logging,
                          delta=None if eps is None else DELTA, seed=seed, value=value, gain=gain,
                          best_nonprivate_gain=best, fraction_of_best_gain=gain / best if best > 0 else None,
                          fraction_of_optimal_gain=gain / (optimal - logging),
@@ -152,6 +169,26 @@ def summarise(rows: list[dict[str, Any]]) -> None:
              peak_mb=max(r["peak_mb"] for r in runs), **stats)
 
 
+def warning_summary(rows: list[dict[str, Any]], tolerance: float = 0.005) -> None:
+    """The two warning rates over every fit (private and not) — the share of fits that do not beat
+    the logging policy (gain <= 0) that warned, and of those that gain at least a quarter of the best
+    non-private gain that warned — and, per baseline route and (n, ε), the share of fits whose value
+    is at least the logging value − ``tolerance`` (``real-shaped-warnings`` / ``real-shaped-safety``)."""
+    losing = [r for r in rows if r["gain"] <= 0]
+    gaining = [r for r in rows if r["best_nonprivate_gain"] > 0 and r["gain"] >= 0.25 * r["best_nonprivate_gain"]]
+    emit("real-shaped-warnings", fits=len(rows), not_beating=len(losing),
+         not_beating_warned=sum(r["utility_warning"] for r in losing), gaining=len(gaining),
+         gaining_warned=sum(r["utility_warning"] for r in gaining), seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb())
+    cells: dict[tuple[Any, ...], list[float]] = {}
+    for r in rows:
+        if r["baseline"] == "logging":
+            cells.setdefault((r["route"], r["n"], r["epsilon"]), []).append(r["gain"])
+    for (route, n, eps), gains in cells.items():
+        emit("real-shaped-safety", route=route, n=n, epsilon=eps, fits=len(gains), tolerance=tolerance,
+             at_least_logging=sum(g >= -tolerance for g in gains), worst_gain=min(gains), seconds=0.0,
+             cpu_seconds=0.0, peak_mb=peak_mb())
+
+
 def main(args: argparse.Namespace) -> None:
     from privrl.envs.real_shaped import INSTANCES, measure_knobs
 
@@ -176,6 +213,7 @@ def main(args: argparse.Namespace) -> None:
                 rows += run_dataset(name, model, knobs, n, seed, routes, epsilons)
     if args.summary:
         summarise(rows)
+        warning_summary(rows)
 
 
 # --------------------------------------------------------------------------- streaming rows
@@ -323,6 +361,41 @@ def table(paths: list[str]) -> None:
             print(f"| {route} | " + " | ".join(out) + " |")
 
 
+def gain_table(paths: list[str]) -> None:
+    """Markdown: per route, value − logging value per instance × (n, ε) (mean over seeds, worst in
+    brackets, ``*`` when a seed warned), then the warning rates recomputed over the files' fits."""
+    from privrl.envs.real_shaped import INSTANCES
+
+    fits: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for path in paths:
+        with open(path) as f:
+            for r in map(json.loads, f):
+                if r.get("name") == "real-shaped" and "baseline" in r:
+                    fits[(r["instance"], r["route"], r["n"], r["epsilon"], r["seed"])] = r
+    instances = [i for i in INSTANCES if any(k[0] == i for k in fits)]
+    short = {name: "/".join(part[0].upper() for part in name.split("/")) for name in instances}
+    settings = sorted({(k[2], k[3]) for k in fits}, key=lambda k: (k[0], k[1] or 0.0))
+    for route in dict.fromkeys(k[1] for k in fits):
+        print(f"\n**{route}** — value − logging value, mean [worst] over seeds (* a seed warned)\n")
+        print("| n, ε | " + " | ".join(short[i] for i in instances) + " |")
+        print("|---" * (len(instances) + 1) + "|")
+        for n, eps in settings:
+            out = []
+            for inst in instances:
+                rs = [r for k, r in fits.items() if k[:4] == (inst, route, n, eps)]
+                gains = [r["gain"] for r in rs]
+                out.append(f"{sum(gains) / len(gains):+.4f} [{min(gains):+.4f}]"
+                           + ("*" if any(r["utility_warning"] for r in rs) else "") if rs else "")
+            if any(out):
+                print(f"| {n:.0e}, {eps if eps is not None else '∞'} | " + " | ".join(out) + " |")
+    rows = list(fits.values())
+    losing = [r for r in rows if r["gain"] <= 0]
+    gaining = [r for r in rows if r["best_nonprivate_gain"] > 0 and r["gain"] >= 0.25 * r["best_nonprivate_gain"]]
+    print(f"\nWarnings: {sum(r['utility_warning'] for r in losing)}/{len(losing)} fits that do not beat the logging "
+          f"policy warned; {sum(r['utility_warning'] for r in gaining)}/{len(gaining)} fits gaining >= 25 % of the "
+          "best non-private gain warned.")
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2 instances and 2 seeds")
@@ -336,6 +409,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--stream-n", default="1e5,1e6", help="log sizes in transitions (the target is 1e8)")
     p.add_argument("--stream-batch", type=int, default=1 << 20, help="rows per Parquet batch read")
     p.add_argument("--table", nargs="+", default=None, help="print markdown tables of result files' summaries")
+    p.add_argument("--gain-table", nargs="+", default=None, help="print value − logging tables of result files")
     p.add_argument("--stream-child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--stream-file", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -345,6 +419,8 @@ if __name__ == "__main__":
     ns = parse()
     if ns.table:
         table(ns.table)
+    elif ns.gain_table:
+        gain_table(ns.gain_table)
     elif ns.stream_child:
         stream_child(ns)
     elif ns.streaming:

@@ -30,7 +30,7 @@ def test_auto_resolves_from_public_sizes_only(clinic):
                          rng=7, pad_to_horizon=6)
     a = quiet(lambda: DPAPVI(budget=BUDGET, route="auto", state_groups=_candidates(model)).fit(data, model, rng=0))
     b = quiet(lambda: DPAPVI(budget=BUDGET, route="auto", state_groups=_candidates(model)).fit(other, model, rng=0))
-    assert set(a.route_) == set(ROUTE_KEYS)
+    assert set(ROUTE_KEYS) <= set(a.route_) and a.route_["baseline"] == "logging"    # auto is the safe route
     for key in ROUTE_KEYS:
         assert np.array_equal(a.route_[key], b.route_[key]) if key == "state_groups" else a.route_[key] == b.route_[key]
     before = DPAPVI(budget=BUDGET, route="auto", state_groups=_candidates(model)).count_noise(6, model.n_states, 5,
@@ -62,10 +62,15 @@ def test_auto_follows_the_plan_across_sizes(clinic):
     few = [route(300, s) for s in (0, 1)]
     assert few[0]["stationary"] and few[0]["state_groups"] is not None
     assert all(np.array_equal(few[0]["state_groups"], r["state_groups"]) for r in few)
-    assert route(3000, 0) == {"state_groups": None, "stationary": True, "max_visits": 1, "cell_threshold": 3.0,
-                              "fallback": "behaviour"}
+    chosen = route(3000, 0)
+    assert {k: chosen[k] for k in ROUTE_KEYS} == {"state_groups": None, "stationary": True, "max_visits": 1,
+                                                  "cell_threshold": 3.0, "fallback": "behaviour"}
+    # per state, the finest candidate grouping is the coarse level of the estimated logging policy
+    finest = max(_candidates(model), key=lambda g: int(g.max()))
+    assert chosen["baseline"] == "logging" and np.array_equal(chosen["baseline_groups"], finest)
     apvi = APVI(route="auto", state_groups=_candidates(model)).fit(data, model)
-    assert apvi.route_.keys() == set(ROUTE_KEYS) - {"cell_threshold"}          # APVI has no threshold
+    assert set(ROUTE_KEYS) - {"cell_threshold"} <= apvi.route_.keys()          # APVI has no threshold
+    assert "cell_threshold" not in apvi.route_
     assert np.array_equal(APVI(**apvi.route_).fit(data, model).policy_, apvi.policy_)
 
 

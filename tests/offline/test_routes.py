@@ -13,7 +13,7 @@ from offline.clinic_cases import quiet as _quiet
 from privrl import InvalidDataError, InvalidParameterError, PrivacyBudget, UtilityWarning
 from privrl.envs import sparse_tabular
 from privrl.offline import APVI, DPAPVI, offline_statistics
-from privrl.offline._common import padded_episodes, tabular_utility_problem
+from privrl.offline._common import padded_episodes
 from privrl.offline.calibration import contribution_sensitivity, count_noise, count_sensitivity
 from privrl.offline.grouping import first_visits, group_reward, grouped_statistics
 from privrl.privacy import ConstantNoise
@@ -200,66 +200,6 @@ def test_fallback_breaks_ties_by_the_released_visit_counts(clinic):
     unconfident = tie.counts_.max(axis=-1) <= tie.count_noise(6, 26, 5, 3000).bound[0]
     assert np.array_equal(fb.policy_[unconfident], counts.argmax(axis=-1)[unconfident])
     assert np.array_equal(fb.values_, tie.values_)                   # the fallback never changes the values
-
-
-# ----------------------------------------------------------------------------- UtilityWarning
-def _q(H=2, S=3, A=2):
-    q = np.zeros((H, S, A))
-    q[:, :, 1] = 1.0
-    return q
-
-
-def test_warns_when_the_tie_break_action_fills_the_visited_cells():
-    q = _q()
-    q[:, 1:, 1] = 0.0                       # only (h, 0) learned something
-    policy = q.argmax(-1)
-    counts = np.ones((2, 3, 2))
-    values = np.ones((3, 3))
-    cause = tabular_utility_problem(q, policy, counts, values, None, 0.0)
-    assert cause is None                    # 4 of 6 visited cells tie: below 90 %
-    counts[:, 0] = 0.0                      # the learned cells were never visited (released counts 0)
-    cause = tabular_utility_problem(q, policy, counts, values, None, 0.0)
-    assert cause is not None and "tie-break action (0) in 100%" in cause
-
-
-def test_warns_when_the_policy_only_imitates_the_logging_policy():
-    q = _q()
-    policy = q.argmax(-1)
-    values, counts = np.ones((3, 3)), np.ones((2, 3, 2))
-    assert tabular_utility_problem(q, policy, counts, values, 1 - policy, 0.0) is None
-    cause = tabular_utility_problem(q, policy, counts, values, policy.copy(), 0.0)
-    assert cause is not None and "behaviour-cloned" in cause
-
-
-def test_warns_when_the_start_value_is_the_trivial_estimate():
-    q = _q()
-    policy = q.argmax(-1)
-    counts = np.ones((2, 3, 2))
-    values = np.ones((3, 3))
-    values[0] = 0.0
-    cause = tabular_utility_problem(q, policy, counts, values, None, 0.0)
-    assert cause is not None and "start state" in cause
-    values[0, 2] = 0.5
-    assert tabular_utility_problem(q, policy, counts, values, None, 0.0) is None
-    counts[0, 2] = 0.0                      # the start state with a value is not visited
-    assert tabular_utility_problem(q, policy, counts, values, None, 0.0) is not None
-
-
-def test_estimators_warn_when_the_start_is_penalised_to_zero():
-    """Two states, H = 2: from state 0 action 0 leads to state 0 or 1 at random; at h = 1 state 1
-    pays for action 1 (logged a third of the time). A huge c1 clips the start to 0 while Q_1(1, 1) = 1
-    (so the identically-zero check does not fire, nor the tie-break share, 2/3, nor imitation)."""
-    K = 12
-    nxt0 = np.tile([0, 1], K // 2)
-    act1 = np.where((nxt0 == 1) & (np.arange(K) % 3 == 1), 1, 0)
-    data = {"observations": np.stack([np.zeros(K, int), nxt0], 1), "actions": np.stack([np.zeros(K, int), act1], 1),
-            "next_observations": np.stack([nxt0, nxt0], 1), "rewards": np.zeros((K, 2))}
-    data["rewards"][:, 1] = (nxt0 == 1) & (act1 == 1)
-    reward = np.zeros((2, 2, 2))
-    reward[1, 1, 1] = 1.0
-    with pytest.warns(UtilityWarning, match="start state"):
-        est = APVI(c1=50.0).fit(data, reward)
-    assert est.q_values_[1, 1, 1] == 1.0 and est.values_[0, 0] == 0.0 and est.policy_[1, 1] == 1
 
 
 # ----------------------------------------------------------------------------- utility

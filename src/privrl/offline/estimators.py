@@ -28,10 +28,11 @@ from privrl.offline._common import (
     degenerate_output,
     padded_episodes,
     public_reward,
-    tabular_utility_problem,
     transition_statistics,
     warn_degenerate,
 )
+from privrl.offline._utility import improvement_evidence, warn_no_improvement
+from privrl.offline.baseline import BASELINES, logging_estimate, one_hot, reference_q
 from privrl.offline.calibration import (
     MECHANISMS,
     CountNoise,
@@ -77,7 +78,8 @@ STATE_GROUPS = param("public map state → group (n_states,) ints, fixed without
 ROUTE = param("'explicit': the route parameters as given; 'auto': state_groups (among the candidates), "
               "stationary, max_visits, cell_threshold and fallback chosen by the route plan "
               "(privrl.offline.routes) from public quantities only — n, S, A, H, the budget and the candidates' "
-              "sizes, never the data: the choice costs no privacy; the choice is reported in route_",
+              "sizes, never the data: the choice costs no privacy; the choice is reported in route_; "
+              "'auto' also sets baseline='logging' (safe improvement)",
               default="explicit", kind="option", options=("explicit", "auto"))
 STATIONARY = param("pool the counts over the H steps (time-homogeneous dynamics): one released step with about H "
                    "times the count per cell; the policy stays per step", default=False, kind="bool")
@@ -89,6 +91,18 @@ FALLBACK = param("how ties of the greedy step are broken (e.g. where no pair of 
                  "and every Q-value is 0): 'tie-break' (the lowest action index) or 'behaviour' (the tied action "
                  "with the largest released visit count: the behaviour-cloned action)",
                  default="tie-break", kind="option", options=("tie-break", "behaviour"))
+BASELINE = param("safe improvement over a baseline (SPIBB, Laroche et al. 2019): 'none' (Algorithm 1's greedy "
+                 "policy) or 'logging' (follow the logging policy estimated from the released visit counts wherever "
+                 "they do not support a change, improve on it only where they do; post-processing, no budget)",
+                 default="none", kind="option", options=BASELINES)
+BASELINE_GROUPS = param("public map state → group (n_states,) ints, fixed without looking at the data: a coarser "
+                        "level of the estimated logging policy's shrinkage (with baseline='logging'; ignored with "
+                        "state_groups, whose groups are the states learned on); None = no such level",
+                        default=None, kind="array", none_ok=True, check=check_state_groups, cli=False,
+                        bad=(np.array([0.5, 1.0]),))
+SUPPORT_COUNT = param("SPIBB's N∧ (baseline='logging'): a pair may take the baseline's probability only with at "
+                      "least this many released visits (and counts above the confidence bound E)", default=10.0,
+                      low=0.0)
 
 
 class _TabularBase(Estimator):
@@ -127,9 +141,14 @@ class _TabularBase(Estimator):
             route = chosen.route
             groups = None if route.candidate is None else candidates[route.candidate]
             p = {**p, **{k: v for k, v in route.params().items() if k in p}, "state_groups": groups}
-            # INTEGRATION POINT, baseline="logging" (added by another change): route="auto" sets it here and
-            # only here, e.g. p["baseline"] = "logging" where the chosen route falls back (not chosen.learns).
-        self.route_ = {k: p[k] for k in ROUTE_KEYS if k in p}
+            # the auto route is the safe one: it follows the estimated logging policy wherever the released
+            # counts do not support a change (post-processing); per state, the finest candidate grouping
+            # is the coarse level of that estimate unless baseline_groups is given
+            p["baseline"] = "logging"
+            if groups is None and p.get("baseline_groups") is None and candidates:
+                p["baseline_groups"] = max(candidates, key=lambda g: int(g.max()))
+        self.route_ = {k: p[k] for k in (*ROUTE_KEYS, "baseline", "baseline_groups") if k in p
+                       and (k != "baseline_groups" or p[k] is not None)}
         return p
 
     def _route_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int, n_episodes: int) -> Any:
@@ -201,21 +220,46 @@ class _TabularBase(Estimator):
         """The kernel's route arguments: the planning horizon of pooled statistics and the fallback."""
         return {"horizon": self._horizon, "fallback": p["fallback"]}
 
-    def _store(self, fit: TabularFit, p: dict[str, Any], threshold: float = 0.0) -> None:
+    def _baseline(self, p: dict[str, Any], sigma: float) -> dict[str, Any]:
+        """The kernel's baseline arguments: the estimated logging policy as a function of the
+        released visit counts (noise std ``sigma`` per cell; :func:`~privrl.offline.baseline.logging_estimate`),
+        always computed (the warning compares with it), and SPIBB on it with ``baseline="logging"``."""
+        coarse = None if p["state_groups"] is not None or p["baseline_groups"] is None else \
+            self._groups({"state_groups": p["baseline_groups"]}, self._n_states)
+        grouped = p["state_groups"] is not None
+        return {"baseline": lambda released: logging_estimate(released, sigma, coarse, coarse_states=grouped),
+                "safe": p["baseline"] == "logging", "support_count": float(p["support_count"])}
+
+    def _advice(self, p: dict[str, Any]) -> list[str]:
+        """What could help that this fit does not already use (never an option already set)."""
+        out = [] if p["baseline"] == "logging" else ["baseline='logging' (keeps the estimated logging policy "
+                                                      "wherever the released counts do not support a change)"]
+        out += [] if p["constants"] == "practical" else ["constants='practical'"]
+        out += [] if p["state_groups"] is not None else ["public state_groups="]
+        out += [] if p["stationary"] else ["stationary=True (pooled counts)"]
+        return out + ["more data" + (" or a larger budget" if getattr(self, "_is_noisy", False) else "")]
+
+    def _store(self, fit: TabularFit, p: dict[str, Any]) -> None:
         """Keep the fit — mapped back from groups to states (state s plays its group's action;
-        ``transitions_`` is then None) — and warn when it is no better than a trivial output
-        (judged on the counts the algorithm used: released ones for a private fit)."""
-        knobs = getattr(self, "_used_constants", {})
-        hint = self._knob_hint.format(c2=knobs.get("c2", 0.0), thr=knobs.get("threshold_multiplier", 1.0))
-        trivial = degenerate_output(fit.q_values, fit.policy)
-        if trivial is not None:
-            warn_degenerate(type(self).__name__, trivial, hint)
-        else:
-            warn_degenerate(type(self).__name__, tabular_utility_problem(
-                fit.q_values, fit.policy, fit.counts, fit.values, fit.behaviour, threshold), hint, "weak output")
+        ``transitions_`` is then None) — and warn when the released evidence does not show a gain
+        over the estimated logging policy (:mod:`privrl.offline._utility`; released quantities only).
+        ``policy_probs_`` ``(H, S, A)``: the SPIBB policy's probabilities with a baseline, the
+        one-hot of ``policy_`` without; ``logging_policy_`` the estimated logging policy."""
+        A = fit.q_values.shape[-1]
+        # dp_apvi fills these whenever it is given a baseline function, as _baseline always does
+        assert fit.prior is not None and fit.supported is not None and fit.q_upper is not None
+        assert fit.released is not None
+        probs = one_hot(fit.policy, A) if fit.probs is None else fit.probs
+        evidence = improvement_evidence(probs, fit.prior, fit.supported, fit.q_values,
+                                        reference_q(fit.q_values, fit.q_upper), fit.released)
+        kind = "weak output" if degenerate_output(fit.q_values, fit.policy) is None else "degenerate output"
+        warn_no_improvement(type(self).__name__, evidence, self._advice(p), kind)
         groups = self._groups(p, self._n_states)
         to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
         self.policy_ = to_states(fit.policy)
+        self.policy_probs_ = to_states(probs)
+        self.logging_policy_ = to_states(fit.prior)
+        self.improvement_evidence_ = evidence
         self.values_ = to_states(fit.values)
         self.q_values_ = to_states(fit.q_values)
         self.transitions_ = fit.transitions if groups is None and not p["stationary"] else None
@@ -264,6 +308,9 @@ class APVI(_TabularBase):
     max_visits: int | None = MAX_VISITS
     fallback: str = FALLBACK
     route: str = ROUTE
+    baseline: str = BASELINE
+    baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    support_count: float = SUPPORT_COUNT
     _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
                   "(constants='practical'), or use more data from a behaviour policy that covers a good policy "
                   "(or pool thin counts: state_groups=, stationary=True).")
@@ -276,7 +323,8 @@ class APVI(_TabularBase):
         H, S, A = stats.shape
         self._store(dp_apvi(stats, r, noise=None, delta_fail=p["delta_fail"], c1=k["c1"], c2=0.0,
                             c_unvisited=k["c_unvisited"], r_max=float(p["r_max"]),
-                            keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT, **self._route(p)), p)
+                            keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT, **self._route(p),
+                            **self._baseline(p, 0.0)), p)
         return self
 
 
@@ -337,6 +385,9 @@ class DPAPVI(PrivateEstimator, _TabularBase):
                                   "set to 0 before P̃ is formed (post-processing; 0 = off)", default=0.0, low=0.0)
     fallback: str = FALLBACK
     route: str = ROUTE
+    baseline: str = BASELINE
+    baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    support_count: float = SUPPORT_COUNT
     _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
                   "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget; "
                   "with thin counts, the routes state_groups=, stationary=True, max_visits=1, cell_threshold=3, "
@@ -409,10 +460,12 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         fit = dp_apvi(stats, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], c1=k["c1"], c2=k["c2"],
                       c_unvisited=k["c_unvisited"], threshold_multiplier=k["threshold_multiplier"],
                       r_max=float(p["r_max"]), keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT,
-                      cell_threshold=float(p["cell_threshold"]), **self._route(p))
+                      cell_threshold=float(p["cell_threshold"]), **self._route(p),
+                      **self._baseline(p, noise.noise_std[0] if noise.is_private else 0.0))
+        self._is_noisy = noise.is_private
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        self._store(fit, p, k["threshold_multiplier"] * noise.bound[0])
+        self._store(fit, p)
         return self
 
 

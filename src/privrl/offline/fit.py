@@ -128,6 +128,8 @@ def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
         p.add_argument("--state-groups", default=None, nargs="+", help="(S,) .npy int array: a public map state → "
                        "group, fixed without looking at the data (learn on grouped counts; see --stationary, "
                        "--max-visits); with --route auto, one or more candidate maps to choose from")
+        p.add_argument("--baseline-groups", default=None, help="(S,) .npy int array: a public map state → group, "
+                       "the coarse level of the estimated logging policy (with --baseline logging)")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
@@ -221,9 +223,12 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
     if route is not None:           # the route a fit resolved (route="auto"): the chosen candidate by its index
         given = est.get_params()["state_groups"]
         maps = given if isinstance(given, list) else [] if given is None else [given]
-        chosen = route["state_groups"]
-        extra["route"] = {**{k: v for k, v in route.items() if k != "state_groups"}, "candidate": next(
-            (i for i, g in enumerate(maps) if chosen is not None and np.array_equal(chosen, g)), None)}
+        def candidate(chosen: Any) -> int | None:
+            return next((i for i, g in enumerate(maps) if chosen is not None and np.array_equal(chosen, g)), None)
+        extra["route"] = {**{k: v for k, v in route.items() if k not in ("state_groups", "baseline_groups")},
+                          "candidate": candidate(route["state_groups"])}
+        if "baseline_groups" in route:
+            extra["route"]["baseline_candidate"] = candidate(route["baseline_groups"])
     mechanism = est.resolved_mechanism() if private and isinstance(est, DPAPVI) else None
     return FitOutput(est, arrays={"policy": est.policy_, "values": est.values_, "q_values": est.q_values_},
                      summary=summary, extra=extra, mechanism=mechanism)
@@ -233,7 +238,9 @@ def _run(estimator: type, linear: bool) -> Any:
     def run(args: argparse.Namespace) -> FitOutput:
         groups = getattr(args, "state_groups", None)
         maps = [] if groups is None else [_load_public(g, "--state-groups") for g in groups]
-        given = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
+        given: dict[str, Any] = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
+        if getattr(args, "baseline_groups", None) is not None:
+            given["baseline_groups"] = _load_public(args.baseline_groups, "--baseline-groups")
         est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
         est.fit(data, public, rng=args.rng)

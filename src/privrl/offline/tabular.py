@@ -62,12 +62,14 @@ presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from privrl._validation import check_array, param_error
 from privrl.offline._common import Statistics, greedy, transition_statistics
+from privrl.offline.baseline import reference_q, spibb_step
 from privrl.offline.calibration import CountNoise
 
 __all__ = ["TabularFit", "count_statistics", "release_counts", "consistent_counts", "private_transitions",
@@ -110,11 +112,13 @@ def count_statistics(observations: np.ndarray, actions: np.ndarray, next_observa
 
 class _Releases(NamedTuple):
     """The released quantities of one fit: ``{ñ_sa}^+`` ``(H,S,A)``, the stream of the transition
-    counts (None without noise) and the reward sums (None for a public reward)."""
+    counts (None without noise), the reward sums (None for a public reward) and the released visit
+    counts before ``{·}^+`` (unbiased: sums of them are the baseline's coarser levels)."""
 
     n_sa: np.ndarray
     stream: Any
     reward_sums: np.ndarray | None
+    raw_n_sa: np.ndarray | None = None
 
 
 def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise | None, rel: Any,
@@ -124,7 +128,8 @@ def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise
     and the reward sums when given (logged rewards) — in this order, each recorded in ``rel``'s
     ledger. No noise, no event, when ``noise`` is None or not private."""
     if noise is None or not noise.is_private:
-        return _Releases(np.array(n_sa, dtype=float), None, reward_sums)
+        counts = np.array(n_sa, dtype=float)
+        return _Releases(counts, None, reward_sums, counts)
     cells = int(np.size(n_sa)) * int(np.shape(n_sa)[1])
     if noise.mechanism == "gaussian":
         n_sa = rel.gaussian(n_sa, sensitivity=noise.sensitivity[0], std=noise.scale[0])
@@ -137,7 +142,7 @@ def _release(n_sa: np.ndarray, reward_sums: np.ndarray | None, noise: CountNoise
                                     reread=reread)
         if reward_sums is not None:
             reward_sums = rel.laplace(reward_sums, sensitivity=noise.reward_sensitivity, scale=noise.reward_scale)
-    return _Releases(np.maximum(n_sa, 0.0), stream, reward_sums)
+    return _Releases(np.maximum(n_sa, 0.0), stream, reward_sums, n_sa)
 
 
 def key_states(n_actions: int, n_states: int) -> int:
@@ -269,7 +274,12 @@ class TabularFit(NamedTuple):
     """The output of :func:`dp_apvi`: the greedy policy ``(H,S)`` (with the fallback applied), the
     pessimistic values ``(H+1,S)`` and Q-values ``(H,S,A)``, the dense ``P̃`` or None, the counts the
     algorithm used (``ñ_sa`` after Eq. 3 and the cell threshold; ``(H,S,A)``), the behaviour-cloned
-    action ``argmax_a ñ_sa`` of the released visit counts ``(H,S)``. Every field is post-processing."""
+    action ``argmax_a ñ_sa`` of the released visit counts ``(H,S)``; the policy's probabilities
+    ``(H,S,A)`` with a baseline (None without: the policy is deterministic), the baseline (the
+    estimated logging policy) or None, the supported pairs (their counts clear the confidence bound
+    and ``support_count``), the released visit counts ``{ñ_sa}^+`` of each step ``(H,S,A)`` and the
+    optimistic ``min{r + P̃V + Γ, H − h}^+`` (the other side of the penalty; ``(H,S,A)``).
+    Every field is post-processing."""
 
     policy: np.ndarray
     values: np.ndarray
@@ -277,6 +287,11 @@ class TabularFit(NamedTuple):
     transitions: np.ndarray | None
     counts: np.ndarray
     behaviour: np.ndarray | None = None
+    probs: np.ndarray | None = None
+    prior: np.ndarray | None = None
+    supported: np.ndarray | None = None
+    released: np.ndarray | None = None
+    q_upper: np.ndarray | None = None
 
 
 def _step_moments(released: _Releases, step: Any, hs: int, v: np.ndarray, block: int, gap_bound: float,
@@ -332,11 +347,37 @@ def _policy(Q: np.ndarray, released_n: np.ndarray, fallback: str) -> np.ndarray:
     return policy
 
 
+def _improvement_state(baseline: Callable[[np.ndarray], np.ndarray] | None, safe: bool, raw_n_sa: Any,
+                       shape: tuple[int, int, int]) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    """``(prior, probs, supported, Q⁺)`` before the backward pass: the estimated logging policy
+    (None without ``baseline``), the SPIBB policy's array (None unless ``safe``) and empty arrays."""
+    prior = None if baseline is None else baseline(raw_n_sa)
+    probs = np.zeros(shape) if safe and prior is not None else None
+    return prior, probs, np.zeros(shape, dtype=bool), np.zeros(shape)
+
+
+def _improve(q: np.ndarray, q_upper: np.ndarray, prior: np.ndarray | None, hs: int, supported: np.ndarray,
+             probs: np.ndarray | None, h: int) -> np.ndarray:
+    """Line 8 of Algorithm 1 at step ``h`` (released step ``hs``): the greedy value, or with the SPIBB
+    policy's array ``probs`` Πb-SPIBB's step on ``prior`` (:func:`~privrl.offline.baseline.spibb_step`,
+    written into ``probs[h]``): pairs that are not
+    *supported* — ``ñ_sa`` not above the threshold and ``E_sa`` (no Bernstein bound) or below
+    ``support_count`` visits — keep the baseline's probability; the supported mass moves to the best
+    supported action only when its ``Q̄`` beats the baseline's ``Q̄ + MARGIN·Γ``
+    (:data:`~privrl.offline.baseline.MARGIN`); the value is ``Σ_a π(a) Q̄(a)`` (ties keep the
+    baseline; the fallback is not used)."""
+    if prior is None or probs is None:
+        return greedy(q)[1]
+    probs[h] = spibb_step(q, reference_q(q, q_upper), prior[hs], supported)
+    return (probs[h] * q).sum(axis=-1)
+
+
 def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
             delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
             threshold_multiplier: float = 1.0, r_max: float = 1.0, block_states: int | None = None,
             keep_transitions: bool = False, horizon: int | None = None, cell_threshold: float = 0.0,
-            fallback: str = "tie-break") -> TabularFit:
+            fallback: str = "tie-break", baseline: Callable[[np.ndarray], np.ndarray] | None = None,
+            safe: bool = False, support_count: float = 0.0) -> TabularFit:
     """Algorithm 1 on sparse statistics, streamed (module docstring): release (2) through ``rel``,
     consistency (3) with the ``n_sa`` bound, P̃ (5) with threshold ``threshold_multiplier·E_sa``,
     lines 3–9 with the penalty ``Γ = c1 sqrt(Var_P̃(V) ι/(ñ − E_sa)) + c2 S H Ē ι/ñ`` where ñ clears
@@ -345,12 +386,11 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     Bernstein bound is vacuous: they count as unvisited, also when ``Var_P̃(V) = 0``),
     ``Q̄_h = min{r + P̃V − Γ, H − h}^+``, greedy policy (lowest index on ties).
 
-    ``reward``: the public ``(H,S,A)`` reward, or None for the logged rewards (released reward sums;
-    ``r_max`` their declared bound). ``noise=None`` (or an infinite budget) adds no noise, E = 0:
-    APVI. ``block_states`` states per block of dense noisy rows (default ``BLOCK_CELLS // (A·S)`` in
-    whole key groups, :func:`key_states`); the result does not depend on it. ``keep_transitions``
-    also returns the dense ``P̃`` ``(H,S,A,S)`` (small problems). Time ``O(H·S·A·S)`` with noise,
-    ``O(nnz + H·S·A)`` without; memory ``O(nnz + H·S·A + block_states·A·S)``.
+    ``reward``: the public ``(H,S,A)`` reward, or None for the logged rewards (released reward sums; ``r_max``
+    their declared bound). ``noise=None`` (or an infinite budget) adds no noise, E = 0: APVI. ``block_states``
+    (b) states per block of dense noisy rows (default ``BLOCK_CELLS // (A·S)`` in whole key groups,
+    :func:`key_states`); the result does not depend on it. ``keep_transitions`` also returns the dense ``P̃``
+    ``(H,S,A,S)``. Time ``O(H·S·A·S)`` with noise, else ``O(nnz + H·S·A)``; memory ``O(nnz + H·S·A + b·A·S)``.
 
     Routes for coverage-limited data (post-processing, never a change of the release):
     ``horizon`` — statistics of one step (``stats.horizon == 1``, counts pooled over the steps of
@@ -360,9 +400,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     (they are mostly noise: ``{·}^+`` of ~S pure-noise cells otherwise spreads mass over every next
     state); ``fallback="behaviour"`` — at ``(h, s)`` with no confident pair (``ñ_sa`` above ``E_sa``:
     all Q-values clipped to 0) play the behaviour-cloned action ``argmax_a ñ_sa`` of the released
-    counts instead of the
-    tie-break action 0 — more generally, ties of the greedy step (Q-values clipped at 0 by the
-    pessimism tie) are broken by the released visit counts, not by the action's index.
+    counts instead of the tie-break action 0 — more generally, ties of the greedy step (Q-values
+    clipped at 0 by the pessimism tie) are broken by the released visit counts, not by the action's
+    index. ``baseline`` (post-processing) maps the released visit counts before ``{·}^+`` to the estimated
+    logging policy (``prior``); with ``safe`` line 8 is Πb-SPIBB's step on it (:func:`_improve`).
     """
     H_stat, S, A = stats.shape
     H = H_stat if horizon is None else int(horizon)
@@ -386,6 +427,7 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     Q = np.zeros((H, S, A))
     counts = np.zeros((H, S, A))
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
+    prior, probs, supported, Q_up = _improvement_state(baseline, safe, released.raw_n_sa, (H, S, A))
     for h in range(H - 1, -1, -1):
         v = V[h + 1]
         hs = h if H_stat == H else 0               # the released step that serves step h
@@ -401,13 +443,15 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         else:
             r_h = reward[h].ravel()
         gamma = np.where(bounded, gamma, c_unvisited * H)
-        Q[h] = np.clip(r_h + mean - gamma, 0.0, H - h).reshape(S, A)
+        Q[h], Q_up[h] = (np.clip(r_h + mean + sign * gamma, 0.0, H - h).reshape(S, A) for sign in (-1.0, 1.0))
         counts[h] = n.reshape(S, A)
-        _, V[h] = greedy(Q[h])
-    transitions = None if P_kept is None else P_kept.reshape(H, S, A, S)
+        supported[h] = (bounded & (n >= support_count)).reshape(S, A)
+        V[h] = _improve(Q[h], Q_up[h], prior, hs, supported[h], probs, h)
     served = [h if H_stat == H else 0 for h in range(H)]     # the released step that serves each h
-    behaviour = np.argmax(released.n_sa, axis=-1)[served]
-    return TabularFit(_policy(Q, released.n_sa[served], fallback), V, Q, transitions, counts, behaviour)
+    policy = _policy(Q, released.n_sa[served], fallback) if probs is None else np.argmax(probs, axis=-1)
+    return TabularFit(policy, V, Q, None if P_kept is None else P_kept.reshape(H, S, A, S), counts,
+                      np.argmax(released.n_sa, axis=-1)[served], probs, None if prior is None else prior[served],
+                      supported, released.n_sa[served], Q_up)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
