@@ -279,24 +279,40 @@ class TabularFit(NamedTuple):
     behaviour: np.ndarray | None = None
 
 
+def _released_block(released: _Releases, step: Any, hs: int, states: range, n_states: int, whole: bool,
+                    gap_bound: float, cell_floor: float) -> Any:
+    """The rows of ``states`` of released step ``hs`` as the algorithm reads them: released (Eq. 2),
+    made consistent (Eq. 3) and thresholded at ``cell_floor`` when there is noise; the counts as they
+    are otherwise (``whole``: the block is the whole step, read as is)."""
+    A = step.shape[0] // n_states
+    x: Any = step if whole else step[states.start * A:states.stop * A]
+    if released.stream is not None:
+        x = _noisy_rows(released.stream, x, hs, states, n_states)
+        x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
+        if cell_floor > 0:
+            x[x <= cell_floor] = 0.0
+    return x
+
+
 def _step_moments(released: _Releases, step: Any, hs: int, v: np.ndarray, block: int, gap_bound: float,
-                  cell_floor: float, threshold: float, kept: np.ndarray | None
+                  cell_floor: float, threshold: float, kept: np.ndarray | None, cache: dict[int, Any] | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ñ, P̃v, P̃v²)`` of the ``S·A`` rows of one step, block by block of ``block`` states: each
-    block's rows are released (Eq. 2), made consistent (Eq. 3) and thresholded at ``cell_floor``
-    when there is noise, then reduced; ``kept`` (the step's dense ``P̃``, Eq. 5) is filled if given."""
+    block's rows (:func:`_released_block`) reduced against ``v``; ``kept`` (the step's dense ``P̃``,
+    Eq. 5) is filled if given. ``cache`` (one pooled step planned at every h) keeps each block's
+    released rows by its first state: the release and its post-processing run once, and only the
+    moments against ``v`` are computed again."""
     S = v.shape[0]
     A = step.shape[0] // S
     pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
     for s0 in range(0, S, block):
         states = range(s0, min(S, s0 + block))
         rows = slice(states.start * A, states.stop * A)
-        x: Any = step if block >= S else step[rows]      # one block: the whole step, read as is
-        if released.stream is not None:
-            x = _noisy_rows(released.stream, x, hs, states, S)
-            x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
-            if cell_floor > 0:
-                x[x <= cell_floor] = 0.0
+        x = None if cache is None else cache.get(s0)
+        if x is None:
+            x = _released_block(released, step, hs, states, S, block >= S, gap_bound, cell_floor)
+            if cache is not None:
+                cache[s0] = x
         n[rows] = _row_sums(x)
         pv[rows], pv2[rows] = x @ v, x @ (v * v)
         if kept is not None:
@@ -369,10 +385,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     if H_stat not in (1, H):
         raise param_error("horizon", "dp_apvi", f"None or any horizon for pooled (one-step) statistics; the "
                           f"statistics have {H_stat} steps", horizon)
-    # one pooled step serves every h (and a block that cuts a key group reads it twice): the stream
-    # keeps its blocks then, so a re-read is the same release, never a fresh draw
+    # a block that cuts a key group reads the group twice: the stream keeps its blocks then, so a re-read
+    # is the same release, never a fresh draw (one pooled step serving every h is read once: ``cache``)
     released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel,
-                        reread=H_stat != H or block_states is not None)
+                        reread=block_states is not None)
     gap_bound = penalty = reward_bound = 0.0
     block = S                                   # without noise the rows stay sparse: a step at once
     if released.stream is not None:
@@ -386,12 +402,14 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     Q = np.zeros((H, S, A))
     counts = np.zeros((H, S, A))
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
+    # a pooled step's noisy rows are released and post-processed once, then read at every h
+    cache: dict[int, Any] | None = {} if H_stat != H and released.stream is not None else None
     for h in range(H - 1, -1, -1):
         v = V[h + 1]
         hs = h if H_stat == H else 0               # the released step that serves step h
         step = stats.step(hs)
         n, pv, pv2 = _step_moments(released, step, hs, v, block, gap_bound, cell_floor, threshold,
-                                   None if P_kept is None else P_kept[h])
+                                   None if P_kept is None else P_kept[h], cache)
         ok, bounded, safe_n, mean, gamma = _bernstein_penalty(n, pv, pv2, v, threshold, gap_bound, iota, c1,
                                                               c2 * S * H * penalty * iota)
         if reward is None:
