@@ -156,9 +156,10 @@ def release_block(x: np.ndarray, S: int, indptr: np.ndarray, indices: np.ndarray
             row[indices[k]] += data[k]
         t = 0.0
         for j in range(S):
-            if not row[j] >= 0.0:          # np.maximum(x, 0.0): x when x >= 0 (-0.0 too), else 0
-                row[j] = 0.0
-            t = max(t, row[j])
+            y = row[j]
+            y = y if y >= 0.0 else 0.0     # np.maximum(x, 0.0): x when x >= 0 (-0.0 too), else 0
+            row[j] = y
+            t = t if t >= y else y
         top[r] = t                         # the largest entry (0 for a row of zeros)
         total = pairwise_sum(row, 0, S)
         lo = noisy_sa[r] - bound / 2.0
@@ -187,12 +188,17 @@ def release_block(x: np.ndarray, S: int, indptr: np.ndarray, indices: np.ndarray
         row = x[r * S:(r + 1) * S]
         if high[r]:
             t, acc = _level(row, hi[r], top[r], dense, u, levels, acc)
-            for j in range(S):
-                y = row[j] - t
-                row[j] = 0.0 if not y >= 0.0 or (floor > 0 and y <= floor) else y     # {x − t}^+, threshold
+            if floor > 0:                  # {x − t}^+, then cells <= floor to 0: kept iff x − t > floor
+                for j in range(S):
+                    y = row[j] - t
+                    row[j] = y if y > floor else 0.0
+            else:
+                for j in range(S):
+                    y = row[j] - t
+                    row[j] = y if y >= 0.0 else 0.0
         elif floor > 0:
             for j in range(S):
-                if row[j] <= floor:
-                    row[j] = 0.0
+                y = row[j]
+                row[j] = y if y > floor else 0.0
         n[r] = pairwise_sum(row, 0, S)
     return n
