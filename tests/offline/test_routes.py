@@ -245,3 +245,20 @@ def test_fit_command_takes_the_routes(tmp_path):
     params = json.loads((tmp_path / "out" / "certificate.json").read_text())["params"]
     assert params["stationary"] is True and params["max_visits"] == 1 and params["fallback"] == "behaviour"
     assert params["state_groups"]["shape"] == [26]
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_a_pooled_step_is_released_and_post_processed_once(clinic, secure):
+    """One pooled step planned over H steps is released, made consistent and thresholded once: every
+    block of its stream is read once (none re-read at a later h), seeded and secure (where a second
+    read of the unkept stream would be refused), and the release invariant holds."""
+    from privrl.privacy.draws import release_problems
+
+    if secure:
+        pytest.importorskip("opendp")
+    model, data = clinic
+    est = DPAPVI(budget=PrivacyBudget(epsilon=1.0, delta=1e-6), constants="practical", state_groups=model.groups,
+                 secure=secure, **ROUTE)
+    _quiet(lambda: est.fit(data, model.r, rng=None if secure else 0))
+    assert model.horizon > 1 and est.privacy_ledger_.draws.rereads == 0
+    assert release_problems(est.privacy_ledger_) == []

@@ -26,10 +26,17 @@ and any processing order or block size gives the same result — the released ob
 distribution of the dense Eq. (2). Dense rows are never kept: ``P̃_h V`` and ``P̃_h V²`` are
 accumulated per block.
 
+A block's release, Eq. (3) and the cell threshold run in one compiled pass
+(:func:`privrl.offline._kernels.release_block`, the NumPy code's arithmetic operation for operation:
+the same bits) when numba is there, in NumPy otherwise. One pooled step planned over ``horizon``
+steps is released and post-processed once and its rows kept for every ``h`` (``_step_moments``'s
+``cache``): only ``P̃_h V`` and ``P̃_h V²`` are computed again.
+
 Complexity (``K`` trajectories, ``nnz <= K·H`` visited cells, block of ``b`` states):
 statistics ``O(K·H log(K·H))`` time, ``O(nnz + H·S·A)`` memory; DP-APVI ``O(H·S·A·S)`` time (one
 noise draw per cell; the water-filling of Eq. 3 sorts only the entries above ``max − hi``, a
-handful per noisy row) and ``O(nnz + H·S·A + b·A·S)`` memory; APVI
+handful per noisy row) and ``O(nnz + H·S·A + b·A·S)`` memory — pooled, ``O(S·A·S)`` noise draws and
+``O(nnz + H·S·A + S·A·S)`` memory (the one released step kept) plus ``O(H·S·A·S)`` multiply-adds; APVI
 (no noise) ``O(nnz + H·S·A)`` time and memory: the rows stay sparse.
 
 Privacy unit: one trajectory, replace-one neighbours, dataset size public.
@@ -62,12 +69,13 @@ presets ``constants="theory"`` (C1 = √2, C2 = 16, C' = 2, threshold E) and ``"
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from privrl._validation import check_array, param_error
+from privrl.offline import _kernels
 from privrl.offline._common import Statistics, greedy, transition_statistics
 from privrl.offline.baseline import reference_q, spibb_step
 from privrl.offline.calibration import CountNoise
@@ -150,20 +158,28 @@ def key_states(n_actions: int, n_states: int) -> int:
     return max(1, KEY_CELLS // (n_actions * n_states))
 
 
-def _noisy_rows(stream: Any, counts: Any, h: int, states: range, n_states: int) -> np.ndarray:
-    """``{n + noise}^+`` of the rows of ``(h, s)`` for ``s`` in ``states`` (``counts`` their dense or
-    sparse rows ``(len(states)·A, S)``); the noise of the ``g``-th key group of states of step ``h``
-    (:func:`key_states` states, rows ``s·A + a``) is block ``h·G + g`` of ``stream``, ``G`` groups per
-    step; a group that ``states`` cuts is drawn whole and cut (the same values in every block)."""
-    dense = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, dtype=float)
-    A = dense.shape[0] // len(states)
+def _group_noise(stream: Any, h: int, states: range, n_states: int, n_actions: int
+                 ) -> Iterator[tuple[slice, np.ndarray]]:
+    """``(rows, noise)`` for the rows ``(h, s, a)``, ``s`` in ``states``, of a block ``(len(states)·A, S)``:
+    the noise of the ``g``-th key group of states of step ``h`` (:func:`key_states` states, rows
+    ``s·A + a``) is block ``h·G + g`` of ``stream``, ``G`` groups per step; a group that ``states`` cuts
+    is drawn whole and cut (the same values in every block)."""
+    A = n_actions
     size = key_states(A, n_states)
     groups = -(-n_states // size)
     for first in range(states.start - states.start % size, states.stop, size):
         last = min(first + size, n_states)
         noise = stream.noise(h * groups + first // size, ((last - first) * A, n_states))
         lo, hi = max(first, states.start), min(last, states.stop)
-        dense[(lo - states.start) * A:(hi - states.start) * A] += noise[(lo - first) * A:(hi - first) * A]
+        yield slice((lo - states.start) * A, (hi - states.start) * A), noise[(lo - first) * A:(hi - first) * A]
+
+
+def _noisy_rows(stream: Any, counts: Any, h: int, states: range, n_states: int) -> np.ndarray:
+    """``{n + noise}^+`` of the rows of ``(h, s)`` for ``s`` in ``states`` (``counts`` their dense or
+    sparse rows ``(len(states)·A, S)``), the noise of :func:`_group_noise`."""
+    dense = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, dtype=float)
+    for rows, noise in _group_noise(stream, h, states, n_states, dense.shape[0] // len(states)):
+        dense[rows] += noise
     return np.maximum(dense, 0.0, out=dense)
 
 
@@ -294,25 +310,50 @@ class TabularFit(NamedTuple):
     q_upper: np.ndarray | None = None
 
 
+def _released_block(released: _Releases, step: Any, hs: int, states: range, n_states: int, whole: bool,
+                    gap_bound: float, cell_floor: float) -> tuple[Any, np.ndarray]:
+    """The rows of ``states`` of released step ``hs`` as the algorithm reads them and their sums ``ñ``:
+    released (Eq. 2), made consistent (Eq. 3) and thresholded at ``cell_floor`` when there is noise
+    (compiled: :func:`~privrl.offline._kernels.release_block`, the same arithmetic in one pass); the
+    counts as they are otherwise (``whole``: the block is the whole step, read as is)."""
+    A = step.shape[0] // n_states
+    x: Any = step if whole else step[states.start * A:states.stop * A]
+    noisy_sa = None if released.stream is None else released.n_sa[hs, states.start:states.stop].ravel()
+    if noisy_sa is not None and _kernels.COMPILED and hasattr(x, "indptr"):
+        dense = np.empty((x.shape[0], n_states))
+        for rows, noise in _group_noise(released.stream, hs, states, n_states, A):
+            dense[rows] = noise
+        n = _kernels.release_block(dense.reshape(-1), n_states, x.indptr, x.indices, np.asarray(x.data, dtype=float),
+                                   noisy_sa, float(gap_bound), float(cell_floor))
+        return dense, n
+    if noisy_sa is not None:
+        x = _noisy_rows(released.stream, x, hs, states, n_states)
+        x = _consistent_rows(noisy_sa, x, gap_bound)
+        if cell_floor > 0:
+            x[x <= cell_floor] = 0.0
+    return x, _row_sums(x)
+
+
 def _step_moments(released: _Releases, step: Any, hs: int, v: np.ndarray, block: int, gap_bound: float,
-                  cell_floor: float, threshold: float, kept: np.ndarray | None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  cell_floor: float, threshold: float, kept: np.ndarray | None,
+                  cache: dict[int, tuple[Any, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(ñ, P̃v, P̃v²)`` of the ``S·A`` rows of one step, block by block of ``block`` states: each
-    block's rows are released (Eq. 2), made consistent (Eq. 3) and thresholded at ``cell_floor``
-    when there is noise, then reduced; ``kept`` (the step's dense ``P̃``, Eq. 5) is filled if given."""
+    block's rows (:func:`_released_block`) reduced against ``v``; ``kept`` (the step's dense ``P̃``,
+    Eq. 5) is filled if given. ``cache`` (one pooled step planned at every h) keeps each block's
+    released rows by its first state: the release and its post-processing run once, and only the
+    moments against ``v`` are computed again."""
     S = v.shape[0]
     A = step.shape[0] // S
     pv, pv2, n = np.zeros(S * A), np.zeros(S * A), np.zeros(S * A)
     for s0 in range(0, S, block):
         states = range(s0, min(S, s0 + block))
         rows = slice(states.start * A, states.stop * A)
-        x: Any = step if block >= S else step[rows]      # one block: the whole step, read as is
-        if released.stream is not None:
-            x = _noisy_rows(released.stream, x, hs, states, S)
-            x = _consistent_rows(released.n_sa[hs, states.start:states.stop].ravel(), x, gap_bound)
-            if cell_floor > 0:
-                x[x <= cell_floor] = 0.0
-        n[rows] = _row_sums(x)
+        done = None if cache is None else cache.get(s0)
+        if done is None:
+            done = _released_block(released, step, hs, states, S, block >= S, gap_bound, cell_floor)
+            if cache is not None:
+                cache[s0] = done
+        x, n[rows] = done
         pv[rows], pv2[rows] = x @ v, x @ (v * v)
         if kept is not None:
             kept[rows] = private_transitions(n[rows], x.toarray() if hasattr(x, "toarray") else x, threshold)
@@ -410,10 +451,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     if H_stat not in (1, H):
         raise param_error("horizon", "dp_apvi", f"None or any horizon for pooled (one-step) statistics; the "
                           f"statistics have {H_stat} steps", horizon)
-    # one pooled step serves every h (and a block that cuts a key group reads it twice): the stream
-    # keeps its blocks then, so a re-read is the same release, never a fresh draw
+    # a block that cuts a key group reads the group twice: the stream keeps its blocks then, so a re-read
+    # is the same release, never a fresh draw (one pooled step serving every h is read once: ``cache``)
     released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel,
-                        reread=H_stat != H or block_states is not None)
+                        reread=block_states is not None)
     gap_bound = penalty = reward_bound = 0.0
     block = S                                   # without noise the rows stay sparse: a step at once
     if released.stream is not None:
@@ -428,12 +469,14 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     counts = np.zeros((H, S, A))
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
     prior, probs, supported, Q_up = _improvement_state(baseline, safe, released.raw_n_sa, (H, S, A))
+    # a pooled step's noisy rows are released and post-processed once, then read at every h
+    cache: dict[int, tuple[Any, np.ndarray]] | None = {} if H_stat != H and released.stream is not None else None
     for h in range(H - 1, -1, -1):
         v = V[h + 1]
         hs = h if H_stat == H else 0               # the released step that serves step h
         step = stats.step(hs)
         n, pv, pv2 = _step_moments(released, step, hs, v, block, gap_bound, cell_floor, threshold,
-                                   None if P_kept is None else P_kept[h])
+                                   None if P_kept is None else P_kept[h], cache)
         ok, bounded, safe_n, mean, gamma = _bernstein_penalty(n, pv, pv2, v, threshold, gap_bound, iota, c1,
                                                               c2 * S * H * penalty * iota)
         if reward is None:

@@ -210,7 +210,9 @@ class NumpyNoise(NoiseSource):
 
         def draw(kind: str, key: int, shape: Shape, scale: float) -> np.ndarray:
             gen = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy, spawn_key=(key,))))
-            return scale * _numpy_standard(gen, kind, shape)
+            out = _numpy_standard(gen, kind, shape)
+            out *= scale                 # in place: the same products, no second array
+            return out
 
         return KeyedNoise(draw, reproducible=True, log=self.log)
 
