@@ -2,11 +2,11 @@
 
 One family, one package:
 
-* :mod:`~privrl.policy_evaluation.statistics` — first-visit statistics of a batch (eq. 4);
-* :mod:`~privrl.policy_evaluation.smooth_sensitivity` — the smooth bounds ψ^w, ψ^λ and the printed
+* :mod:`~privrl.least_squares.statistics` — first-visit statistics of a batch (eq. 4);
+* :mod:`~privrl.least_squares.smooth_sensitivity` — the smooth bounds ψ^w, ψ^λ and the printed
   constants of Lemma 1 / Lemma 14;
-* :mod:`~privrl.policy_evaluation.calibration` — certified (α, β): paper / sound / tight;
-* :mod:`~privrl.policy_evaluation.mechanism` — the solvers and the release steps (audits and the
+* :mod:`~privrl.least_squares.calibration` — certified (α, β): paper / sound / tight;
+* :mod:`~privrl.least_squares.mechanism` — the solvers and the release steps (audits and the
   experiments call them);
 * :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
 * :mod:`~privrl.policy_evaluation.monte_carlo` — MonteCarlo, DPMonteCarlo: the value J(π) of the
@@ -22,7 +22,20 @@ Data path: dataset → :func:`first_visit_statistics` (private) → ``mechanism.
 """
 
 from privrl.family import Algorithm, Family
-from privrl.policy_evaluation.calibration import SmoothedGaussian, smoothed_gaussian
+from privrl.least_squares.calibration import SmoothedGaussian, smoothed_gaussian
+from privrl.least_squares.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    lambda_min,
+    lsl_solve,
+    lsw_solve,
+)
+from privrl.least_squares.smooth_sensitivity import SMOOTHINGS, smoothing_constants
+from privrl.least_squares.statistics import (
+    VisitStatistics,
+    discounted_returns,
+    first_visit_statistics,
+)
 from privrl.policy_evaluation.estimators import (
     DPLSL,
     DPLSW,
@@ -31,20 +44,7 @@ from privrl.policy_evaluation.estimators import (
     lambda_schedule,
     sqrt_lambda_schedule,
 )
-from privrl.policy_evaluation.mechanism import (
-    DPLSLMechanism,
-    DPLSWMechanism,
-    lambda_min,
-    lsl_solve,
-    lsw_solve,
-)
 from privrl.policy_evaluation.monte_carlo import DPMonteCarlo, MonteCarlo, MonteCarloMechanism
-from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
-from privrl.policy_evaluation.statistics import (
-    VisitStatistics,
-    discounted_returns,
-    first_visit_statistics,
-)
 
 FAMILY = Family(
     __name__,

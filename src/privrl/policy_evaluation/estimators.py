@@ -10,7 +10,7 @@ Privacy unit: one whole trajectory, replaced (same number m of trajectories; m i
 private estimators draw their one noise vector through the fit's ``Releaser``
 (``rel.with_event(θ, std=σ_X, event=ApproxDpEvent(ε spent, δ))``); σ_X depends on the data and is
 never stored. Parameters are declared once (annotated fields); ``calibration`` selects (α, β)
-(:mod:`privrl.policy_evaluation.calibration`), ``smoothing`` the printed constant set,
+(:mod:`privrl.least_squares.calibration`), ``smoothing`` the printed constant set,
 ``constants`` the utility presets (smoothing rate β under the tight calibration, DP-LSL's λ).
 """
 
@@ -26,7 +26,17 @@ from numpy.typing import ArrayLike
 from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
-from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    _SmoothedRelease,
+    check_features,
+    lambda_min,
+    warn_if_overspent,
+)
+from privrl.least_squares.smooth_sensitivity import SMOOTHINGS
+from privrl.least_squares.statistics import VisitStatistics, first_visit_statistics
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
     dataset_arrays,
@@ -35,7 +45,6 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
-from privrl.policy_evaluation.calibration import EPSILON_CAP
 from privrl.policy_evaluation.diagnostics import (
     NOISE_DOMINATED_RMS,
     directions_kept,
@@ -43,15 +52,6 @@ from privrl.policy_evaluation.diagnostics import (
     outside_noise_variance,
     outside_rms,
 )
-from privrl.policy_evaluation.mechanism import (
-    DPLSLMechanism,
-    DPLSWMechanism,
-    _SmoothedRelease,
-    check_features,
-    lambda_min,
-)
-from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS
-from privrl.policy_evaluation.statistics import VisitStatistics, first_visit_statistics
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -235,7 +235,7 @@ class _PolicyEvaluation(Estimator):
         :func:`~privrl.envs.chain.sample_chain_statistics_nested`.
 
         The statistics must come from trajectories whose first-visit returns all lie in
-        [0, F_max] (:func:`~privrl.policy_evaluation.statistics.first_visit_statistics` with
+        [0, F_max] (:func:`~privrl.least_squares.statistics.first_visit_statistics` with
         ``return_bound=F_max`` checks each one; here only their means can be checked); features
         default to one-hot over ``len(counts)`` states, and F_max to r_max / (1 − γ). ``rng`` is the
         privacy-noise stream itself (a Generator is drawn from in place, no child stream), so that
@@ -375,7 +375,7 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
             self.lam_ = mech.lam
         self.utility_ = _utility(self, mech, m, visits)
         if mech.is_private:
-            _warn_privacy(self, mech)
+            warn_if_overspent(mech, type(self).__name__, stacklevel=2)
             _warn_utility(self)
         return self
 
@@ -390,15 +390,6 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
                               "when no features are declared", None)
         phi = np.eye(int(n_states)) if p["features"] is None else p["features"]  # type: ignore[arg-type]
         return self._mechanism(phi, float(F_max), p, int(n_trajectories))
-
-
-def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
-    sg = mech.smoothed
-    if sg.epsilon_spent > min(sg.epsilon, EPSILON_CAP) * (1 + 1e-9):
-        warnings.warn(f"{type(est).__name__}: calibration='paper' uses the printed smoothing constants, which "
-                      f"are not ({sg.epsilon}, {sg.delta})-DP here (d = {sg.d}); the ledger records the certified "
-                      f"epsilon = {sg.epsilon_spent:.4g}. Use calibration='tight' or 'sound'.",
-                      PrivacyLeakWarning, stacklevel=3)
 
 
 def _utility(est: Any, mech: _SmoothedRelease, m: int, visits: int) -> dict[str, Any]:
@@ -470,7 +461,7 @@ class DPLSW(_PrivatePolicyEvaluation):
 
     ``budget`` is a ``PrivacyBudget(epsilon, delta)`` with δ ∈ (0, 1) (an infinite budget gives
     exactly :class:`LSW`); ``calibration`` ``"tight"`` (default), ``"sound"`` or ``"paper"``
-    (:mod:`~privrl.policy_evaluation.calibration`); ``smoothing`` the printed constant set;
+    (:mod:`~privrl.least_squares.calibration`); ``smoothing`` the printed constant set;
     ``constants`` the utility preset (β under the tight calibration); ``secure`` draws from OpenDP.
     Other parameters as :class:`LSW`. Noise derivation: :class:`DPLSWMechanism`. Fitted: as LSW,
     with ``privacy_ledger_`` holding one ``ApproxDpEvent(ε spent, δ)``; σ_X is not stored.

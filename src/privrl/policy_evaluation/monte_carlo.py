@@ -73,6 +73,7 @@ from privrl._validation import (
 )
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
     dataset_arrays,
@@ -82,7 +83,6 @@ from privrl.policy_evaluation.bounds import (
 )
 from privrl.policy_evaluation.diagnostics import clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
-from privrl.policy_evaluation.statistics import discounted_returns, first_visit_statistics
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -118,7 +118,7 @@ def return_statistics(rewards: np.ndarray, episode_starts: np.ndarray, gamma: fl
                       max_groups: int | None = None) -> ReturnStatistics:
     """Σ_i G_i over the trajectories (returns checked against [0, F_max]) and, with
     ``state_groups`` (the group of each transition's state), the first-visit sums and counts per
-    group (:func:`~privrl.policy_evaluation.statistics.first_visit_statistics` on the group labels,
+    group (:func:`~privrl.least_squares.statistics.first_visit_statistics` on the group labels,
     at most ``max_groups`` groups per trajectory)."""
     starts = np.asarray(episode_starts, dtype=np.int64)
     returns = discounted_returns(rewards, starts, gamma)[starts[:-1]]

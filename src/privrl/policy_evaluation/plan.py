@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import param_error
+from privrl.least_squares.mechanism import DPLSLMechanism
 from privrl.planning import Assessment, Planner, Public, Released, mean_range, register_plan
 from privrl.policy_evaluation.bounds import return_bound
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW
-from privrl.policy_evaluation.mechanism import DPLSLMechanism
 from privrl.policy_evaluation.monte_carlo import (
     DPMonteCarlo,
     MonteCarloMechanism,
