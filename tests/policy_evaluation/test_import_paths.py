@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MOVED = ("statistics", "smooth_sensitivity", "calibration", "mechanism")
+MOVED = ("statistics", "smooth_sensitivity", "calibration", "mechanism", "diagnostics")
 
 
 @pytest.mark.parametrize("name", MOVED)

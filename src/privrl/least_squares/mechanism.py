@@ -24,14 +24,21 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import check_array, check_scalar, param_error
-from privrl.errors import InvalidParameterError, PrivacyLeakWarning
+from privrl.errors import InvalidParameterError, PrivacyLeakWarning, UtilityWarning
 from privrl.least_squares.calibration import EPSILON_CAP, SmoothedGaussian, smoothed_gaussian
+from privrl.least_squares.diagnostics import (
+    NOISE_DOMINATED_RMS,
+    directions_kept,
+    noise_exceeds_signal,
+    outside_noise_variance,
+    outside_rms,
+)
 from privrl.least_squares.smooth_sensitivity import psi_lambda, psi_w
 from privrl.least_squares.statistics import VisitStatistics
 from privrl.privacy.release import Release, release_with_event
 
 __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMechanism", "check_features",
-           "warn_if_overspent"]
+           "warn_if_overspent", "release_utility", "warn_utility"]
 
 
 # =========================================================================== solvers
@@ -263,3 +270,57 @@ class DPLSLMechanism(_SmoothedRelease):
     def solve(self, stats: VisitStatistics) -> np.ndarray:
         return lsl_solve(stats.mean_returns, stats.counts, stats.n_trajectories, self.features,
                          self.relevance, self.lam)
+
+
+# =========================================================================== utility of a release
+def release_utility(values: np.ndarray, f_max: float, mech: _SmoothedRelease, m: int, visits: int) -> dict[str, Any]:
+    """The public utility diagnostics of a release V̂ = Φθ̂ (``values``) by ``mech`` on m trajectories
+    (``visits``: a public bound on the distinct states one visits) (:mod:`~privrl.least_squares.diagnostics`):
+    ``outside_rms`` (RMS distance of V̂ outside [0, F_max], in units of F_max), ``noise_dominated``
+    (above :data:`NOISE_DOMINATED_RMS`: a noise std of at least F_max/2, no better than the constant
+    F_max/2), ``no_better_than_zero`` (the noise variance read off the values outside [0, F_max]
+    is at least the signal the values carry: :func:`~privrl.least_squares.diagnostics.noise_exceeds_signal`)
+    and, for LSL, ``directions_kept`` (at most this many of the d directions keep 10% of
+    their unregularised size) and ``shrunk`` (at most half do)."""
+    out: dict[str, Any] = {"outside_rms": outside_rms(values, f_max)}
+    out["noise_dominated"] = bool(mech.is_private and out["outside_rms"] >= NOISE_DOMINATED_RMS)
+    out["no_better_than_zero"] = bool(mech.is_private and noise_exceeds_signal(
+        values, outside_noise_variance(values, f_max)))
+    if isinstance(mech, DPLSLMechanism):
+        d = mech.features.shape[1]
+        kept = directions_kept(mech.features, mech.relevance, mech.lam, m, visits, phi_norm=mech.phi_norm)
+        out.update(directions_kept=kept, n_directions=d, shrunk=bool(2 * kept <= d))
+    return out
+
+
+def warn_utility(utility: dict[str, Any], mech: _SmoothedRelease, m: int, owner: str, *,
+                 stacklevel: int = 1) -> None:
+    """UtilityWarning for a degenerate release, judged on public quantities and the release only
+    (:mod:`~privrl.least_squares.diagnostics`): (i) the released V̂ = Φθ̂ lies so far outside
+    [0, F_max] that its noise std is at least F_max/2 — no better than the constant F_max/2;
+    else (i') the noise variance that distance indicates is at least the values' signal — no
+    better than the zero estimate; (ii) DP-LSL's ridge term leaves at most half of the directions
+    of the fit 10% of their size. ``utility``: :func:`release_utility`'s; ``stacklevel`` counts
+    from the caller (1: the line that calls this function)."""
+    if utility["noise_dominated"]:
+        warnings.warn(
+            f"{owner}: the released estimate is no better than the constant F_max/2: its values lie so far outside "
+            f"[0, F_max] (RMS {utility['outside_rms']:.2g} F_max) that the privacy noise has a standard deviation "
+            "of at least F_max/2. More trajectories, a larger epsilon, a tighter public F_max, fewer features or "
+            "state aggregation, weights that leave out rarely visited states, calibration='tight' or "
+            "constants='practical' reduce it.", UtilityWarning, stacklevel=stacklevel + 1)
+    elif utility.get("no_better_than_zero"):
+        warnings.warn(
+            f"{owner}: the released estimate is no better than the zero estimate: the spread of its values below 0 "
+            f"and above F_max (RMS {utility['outside_rms']:.2g} F_max), which only the privacy noise produces, "
+            "indicates a noise variance at least the signal the values carry (true values small next to the "
+            "noise). More trajectories, a larger epsilon, fewer features or state aggregation, weights that leave "
+            "out rarely visited states, calibration='tight' or constants='practical' reduce it.",
+            UtilityWarning, stacklevel=stacklevel + 1)
+    if utility.get("shrunk") and isinstance(mech, DPLSLMechanism):
+        warnings.warn(
+            f"{owner}: the estimate is shrunk towards zero by the ridge term "
+            f"λ/(2m) = {mech.lam / (2 * m):.2g}: "
+            f"whatever the data, at most {utility['directions_kept']} of its {utility['n_directions']} directions keep "
+            "10% of their unregularised size. Use a smaller lam (λ = o(m)), constants='practical', larger "
+            "weights on the states of interest, or fewer features.", UtilityWarning, stacklevel=stacklevel + 1)

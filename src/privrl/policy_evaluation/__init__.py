@@ -1,18 +1,14 @@
 """Differentially private policy evaluation (Balle, Gomrokchi & Precup, ICML 2016).
 
-One family, one package:
+One family, one package, on the shared layer :mod:`privrl.least_squares` (first-visit statistics,
+smooth sensitivity, the (α, β) calibrations, utility diagnostics, the solvers and the release steps,
+which Wang & Hegde's Balle-style baseline uses too; the old paths ``privrl.policy_evaluation.statistics``,
+``.smooth_sensitivity``, ``.calibration``, ``.mechanism`` and ``.diagnostics`` re-export them):
 
-* :mod:`~privrl.least_squares.statistics` — first-visit statistics of a batch (eq. 4);
-* :mod:`~privrl.least_squares.smooth_sensitivity` — the smooth bounds ψ^w, ψ^λ and the printed
-  constants of Lemma 1 / Lemma 14;
-* :mod:`~privrl.least_squares.calibration` — certified (α, β): paper / sound / tight;
-* :mod:`~privrl.least_squares.mechanism` — the solvers and the release steps (audits and the
-  experiments call them);
 * :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
 * :mod:`~privrl.policy_evaluation.monte_carlo` — MonteCarlo, DPMonteCarlo: the value J(π) of the
   logging policy (and of public state groups) from on-policy logs;
 * :mod:`~privrl.policy_evaluation.bounds` — the public reward and return bounds, shared;
-* :mod:`~privrl.policy_evaluation.diagnostics` — utility diagnostics from public quantities;
 * :mod:`~privrl.policy_evaluation.experiments` — ``balle2016-fig1`` and
   ``frontier-policy-evaluation``; :mod:`~privrl.policy_evaluation.audit` — the audit targets.
 

@@ -73,6 +73,7 @@ from privrl._validation import (
 )
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.diagnostics import clipped_error_floor, noise_exceeds_signal
 from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
@@ -81,7 +82,6 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
-from privrl.policy_evaluation.diagnostics import clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
@@ -367,7 +367,7 @@ def _utility(est: dict[str, Any], mech: MonteCarloMechanism) -> dict[str, Any]:
     group, how many have a noise std (from the released counts) of at least F_max/2, and whether the
     group values as a whole are no better than the zero estimate (the least error their clipped noise
     can cause, whatever the true values, at least the signal max(V̂_g² − s_g², 0) they carry:
-    :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`) — post-processing of the
+    :func:`~privrl.least_squares.diagnostics.noise_exceeds_signal`) — post-processing of the
     release and the public noise scale only."""
     half = mech.F_max / 2.0
     out: dict[str, Any] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}

@@ -29,7 +29,7 @@ not shrink with n. The noise of a state's value φ(s)ᵀθ̂ is σ_X·‖φ(s)�
 one-hot features). With ``groups`` G the features are one-hot over G public groups of equal size
 (d = G). DP-LSL's ridge also shrinks the values: a second row sets c = λ/(2m) against the typical
 eigenvalue e of ΦᵀΓ_XΦ (Γ_X = diag(ρ_s|X_s|/m)) at the stated counts — a direction keeps
-e/(e + c) of its size (:func:`~privrl.policy_evaluation.diagnostics.directions_kept`), so the
+e/(e + c) of its size (:func:`~privrl.least_squares.diagnostics.directions_kept`), so the
 ratio c/e is judged like a noise-to-signal (useful: at most 9% shrinkage; hopeless: at least 33%).
 """
 

@@ -27,7 +27,7 @@ from privrl._validation import param_error
 from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
-from privrl.least_squares.mechanism import DPLSWMechanism, warn_if_overspent
+from privrl.least_squares.mechanism import DPLSWMechanism, release_utility, warn_if_overspent, warn_utility
 from privrl.least_squares.statistics import first_visit_statistics
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -63,8 +63,10 @@ def lsw_regression(states: np.ndarray, targets: np.ndarray, n_bins: int, f_max: 
     state): the bins' mean targets F_X (eq. 4), the uniformly weighted least-squares fit θ^w_X
     (eq. 8) and, under a private budget, θ^w_X + N(0, σ_X² I) with σ_X = α C √ψ^w_X, the smooth
     sensitivity bound of one trajectory replaced (Lemma 1; (α, β) by ``calibration``), drawn from
-    ``noise`` into a ledger of its own. An infinite budget gives the exact fit (LSW), an empty
-    ledger. Returns (θ, ledger); with one-hot features θ is the bins' values."""
+    ``noise`` into a ledger of its own, with DP-LSW's warnings (a ``PrivacyLeakWarning`` when the
+    paper calibration overspends, a ``UtilityWarning`` for a degenerate release). An infinite budget
+    gives the exact fit (LSW), an empty ledger. Returns (θ, ledger); with one-hot features θ is the
+    bins' values."""
     m = len(states)
     stats = first_visit_statistics(states, targets, np.arange(m + 1), n_bins, 0.0, return_bound=f_max)
     epsilon, delta = _epsilon_delta(budget, "budget", owner)
@@ -77,7 +79,8 @@ def lsw_regression(states: np.ndarray, targets: np.ndarray, n_bins: int, f_max: 
         raise ValueError("a private regression needs a noise source")
     sigma = mech.noise_scale(stats.counts, m)   # data-dependent: drawn with, never stored
     theta = Releaser(noise, ledger).with_event(mech.solve(stats), std=sigma, event=mech.event)
-    warn_if_overspent(mech, owner, stacklevel=3)
+    warn_if_overspent(mech, owner, stacklevel=3)   # as a DP-LSW fit warns: overspending, then utility
+    warn_utility(release_utility(theta, f_max, mech, m, 1), mech, m, owner, stacklevel=3)
     return theta, ledger
 
 
