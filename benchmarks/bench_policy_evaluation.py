@@ -55,7 +55,7 @@ def bench_fits(m: int, repeat: int) -> None:
 
 
 def bench_calibration() -> None:
-    from privrl.policy_evaluation.calibration import _smoothed_gaussian
+    from privrl.least_squares.calibration import _smoothed_gaussian
 
     for calibration, constants in (("tight", "theory"), ("tight", "practical"), ("sound", "theory")):
         _smoothed_gaussian.cache_clear()

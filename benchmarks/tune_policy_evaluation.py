@@ -29,8 +29,8 @@ from _util import emit  # noqa: E402
 
 from privrl.data.features import one_hot, state_aggregation  # noqa: E402
 from privrl.envs.chain import chain_values, sample_chain_statistics_nested  # noqa: E402
+from privrl.least_squares.calibration import ROUNDING_OFFSET, practical_beta, tight_alpha  # noqa: E402
 from privrl.policy_evaluation import DPLSLMechanism, DPLSWMechanism, VisitStatistics  # noqa: E402
-from privrl.policy_evaluation.calibration import ROUNDING_OFFSET, practical_beta, tight_alpha  # noqa: E402
 from privrl.policy_evaluation.estimators import lambda_schedule  # noqa: E402
 from privrl.privacy import NumpyNoise  # noqa: E402
 

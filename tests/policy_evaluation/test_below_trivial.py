@@ -11,8 +11,8 @@ import pytest
 
 from privrl import PrivacyBudget
 from privrl.errors import UtilityWarning
+from privrl.least_squares.diagnostics import clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation import DPLSL, DPMonteCarlo
-from privrl.policy_evaluation.diagnostics import clipped_error_floor, noise_exceeds_signal
 
 ZERO_MSG = "no better than the zero estimate"
 

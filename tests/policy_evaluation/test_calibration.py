@@ -1,4 +1,4 @@
-"""The certified calibrations of DP-LSW / DP-LSL (privrl.policy_evaluation.calibration): the exact
+"""The certified calibrations of DP-LSW / DP-LSL (privrl.least_squares.calibration): the exact
 δ of two Gaussians with different scales against independent computations (a second, 2-d quadrature
 and Monte Carlo of the privacy loss), the worst-case reduction, the tight search, the proved bound
 of the paper's mechanism, and the ledger of each calibration."""
@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from privrl.errors import PrivacyLeakWarning
-from privrl.policy_evaluation import DPLSW, smoothing_constants
-from privrl.policy_evaluation.calibration import (
+from privrl.least_squares.calibration import (
     ROUNDING_OFFSET,
     lemma1_delta,
     pure_scale_delta,
@@ -21,6 +20,7 @@ from privrl.policy_evaluation.calibration import (
     smoothed_gaussian,
     tight_alpha,
 )
+from privrl.policy_evaluation import DPLSW, smoothing_constants
 from privrl.privacy import PrivacyBudget
 from privrl.privacy.accounting import gaussian_delta
 

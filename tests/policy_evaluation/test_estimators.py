@@ -9,6 +9,7 @@ from dp_accounting import dp_event
 from policy_evaluation.conftest import PHI_AGG, PHI_TAB, TOY_EPISODES, W, make_dataset
 from privrl.certificate import make_certificate
 from privrl.errors import InvalidDataError, InvalidParameterError, PrivacyLeakWarning
+from privrl.least_squares.smooth_sensitivity import smoothing_constants
 from privrl.policy_evaluation import (
     DPLSL,
     DPLSW,
@@ -22,7 +23,6 @@ from privrl.policy_evaluation import (
     lsl_solve,
     lsw_solve,
 )
-from privrl.policy_evaluation.smooth_sensitivity import smoothing_constants
 from privrl.privacy import ApproxDpEvent, Neighboring, NumpyNoise, PrivacyBudget, PrivacyUnit
 
 BUDGET = PrivacyBudget(epsilon=1.0, delta=0.1)
@@ -146,7 +146,7 @@ def test_appendix_a_constants_change_sigma_by_the_formula(toy):
     main = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1, calibration="paper")
     app = DPLSWMechanism.create(features=PHI_AGG, weights=W, F_max=10, epsilon=1, delta=0.1,
                                 calibration="paper", smoothing="appendix_a")
-    from privrl.policy_evaluation.smooth_sensitivity import psi_w
+    from privrl.least_squares.smooth_sensitivity import psi_w
     alpha, beta = smoothing_constants(1, 0.1, 2, "appendix_a")
     assert app.noise_scale(st.counts, 3) == pytest.approx(
         alpha * 10 * math.sqrt(2) * math.sqrt(psi_w(st.counts, W, beta)))
@@ -353,7 +353,7 @@ def test_errors_on_bad_data_never_print_private_values(toy):
     with pytest.raises(InvalidDataError) as state:
         DPLSW(budget=BUDGET, gamma=0.9, features=PHI_AGG).fit(far, rng=0)
     assert "5" not in str(state.value).replace("0..3", "")
-    from privrl.policy_evaluation.smooth_sensitivity import psi_lambda
+    from privrl.least_squares.smooth_sensitivity import psi_lambda
 
     with pytest.raises(InvalidParameterError) as cnt:
         psi_lambda(np.array([37, 1]), np.array([0.5, 0.5]), 1.0, 2, 0.1)

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from privrl.least_squares.smooth_sensitivity import phi_lambda, phi_w, smoothing_constants
 from privrl.policy_evaluation import (
     DPLSLMechanism,
     DPLSWMechanism,
     VisitStatistics,
     lambda_min,
 )
-from privrl.policy_evaluation.smooth_sensitivity import phi_lambda, phi_w, smoothing_constants
 from privrl.privacy import Ledger, NumpyNoise
 
 

@@ -11,8 +11,8 @@ from privrl import PrivacyBudget
 from privrl.data import truncate_to_horizon
 from privrl.envs.chain import sample_chain
 from privrl.errors import InvalidDataError, InvalidParameterError, UtilityWarning
+from privrl.least_squares.diagnostics import NOISE_DOMINATED_RMS, directions_kept
 from privrl.policy_evaluation import DPLSL, DPLSW, LSL, LSW
-from privrl.policy_evaluation.diagnostics import NOISE_DOMINATED_RMS, directions_kept
 
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-5)
 

@@ -52,7 +52,7 @@ def test_constant_noise_gives_theta_plus_c_sigma(kind, calibration):
     assert est.privacy_ledger_.events == (mech.event,)
     sg = mech.smoothed
     if kind == "lsw":   # σ_X = α F_max ‖(Γ^{1/2}Φ)^†‖ √ψ (ψ rounded up to e^{jβ} under tight)
-        from privrl.policy_evaluation.smooth_sensitivity import psi_w
+        from privrl.least_squares.smooth_sensitivity import psi_w
 
         psi = sg.round_psi(psi_w(stats.counts, W, sg.beta))
         assert sigma == pytest.approx(sg.alpha * 1.0 * math.sqrt(1 / 0.2) * math.sqrt(psi), rel=1e-12)

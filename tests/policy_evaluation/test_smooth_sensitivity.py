@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from privrl.errors import InvalidParameterError
-from privrl.policy_evaluation.smooth_sensitivity import (
+from privrl.least_squares.smooth_sensitivity import (
     phi_lambda,
     phi_lambda_k,
     phi_w,

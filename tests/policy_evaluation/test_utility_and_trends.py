@@ -8,8 +8,8 @@ from scipy import stats as sps
 
 from privrl.data.features import one_hot, state_aggregation
 from privrl.envs.chain import chain_values, sample_chain_statistics
+from privrl.least_squares.smooth_sensitivity import psi_w
 from privrl.policy_evaluation import DPLSLMechanism, DPLSWMechanism, VisitStatistics
-from privrl.policy_evaluation.smooth_sensitivity import psi_w
 from privrl.privacy import NumpyNoise
 
 

@@ -1,18 +1,14 @@
 """Differentially private policy evaluation (Balle, Gomrokchi & Precup, ICML 2016).
 
-One family, one package:
+One family, one package, on the shared layer :mod:`privrl.least_squares` (first-visit statistics,
+smooth sensitivity, the (α, β) calibrations, utility diagnostics, the solvers and the release steps,
+which Wang & Hegde's Balle-style baseline uses too; the old paths ``privrl.policy_evaluation.statistics``,
+``.smooth_sensitivity``, ``.calibration``, ``.mechanism`` and ``.diagnostics`` re-export them):
 
-* :mod:`~privrl.policy_evaluation.statistics` — first-visit statistics of a batch (eq. 4);
-* :mod:`~privrl.policy_evaluation.smooth_sensitivity` — the smooth bounds ψ^w, ψ^λ and the printed
-  constants of Lemma 1 / Lemma 14;
-* :mod:`~privrl.policy_evaluation.calibration` — certified (α, β): paper / sound / tight;
-* :mod:`~privrl.policy_evaluation.mechanism` — the solvers and the release steps (audits and the
-  experiments call them);
 * :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
 * :mod:`~privrl.policy_evaluation.monte_carlo` — MonteCarlo, DPMonteCarlo: the value J(π) of the
   logging policy (and of public state groups) from on-policy logs;
 * :mod:`~privrl.policy_evaluation.bounds` — the public reward and return bounds, shared;
-* :mod:`~privrl.policy_evaluation.diagnostics` — utility diagnostics from public quantities;
 * :mod:`~privrl.policy_evaluation.experiments` — ``balle2016-fig1`` and
   ``frontier-policy-evaluation``; :mod:`~privrl.policy_evaluation.audit` — the audit targets.
 
@@ -22,7 +18,20 @@ Data path: dataset → :func:`first_visit_statistics` (private) → ``mechanism.
 """
 
 from privrl.family import Algorithm, Family
-from privrl.policy_evaluation.calibration import SmoothedGaussian, smoothed_gaussian
+from privrl.least_squares.calibration import SmoothedGaussian, smoothed_gaussian
+from privrl.least_squares.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    lambda_min,
+    lsl_solve,
+    lsw_solve,
+)
+from privrl.least_squares.smooth_sensitivity import SMOOTHINGS, smoothing_constants
+from privrl.least_squares.statistics import (
+    VisitStatistics,
+    discounted_returns,
+    first_visit_statistics,
+)
 from privrl.policy_evaluation.estimators import (
     DPLSL,
     DPLSW,
@@ -31,20 +40,7 @@ from privrl.policy_evaluation.estimators import (
     lambda_schedule,
     sqrt_lambda_schedule,
 )
-from privrl.policy_evaluation.mechanism import (
-    DPLSLMechanism,
-    DPLSWMechanism,
-    lambda_min,
-    lsl_solve,
-    lsw_solve,
-)
 from privrl.policy_evaluation.monte_carlo import DPMonteCarlo, MonteCarlo, MonteCarloMechanism
-from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS, smoothing_constants
-from privrl.policy_evaluation.statistics import (
-    VisitStatistics,
-    discounted_returns,
-    first_visit_statistics,
-)
 
 FAMILY = Family(
     __name__,

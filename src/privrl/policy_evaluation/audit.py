@@ -48,9 +48,9 @@ import numpy as np
 from privrl.audit.broken import scaled_source
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, claimed_epsilon
-from privrl.policy_evaluation.mechanism import DPLSLMechanism, DPLSWMechanism
-from privrl.policy_evaluation.smooth_sensitivity import phi_w, psi_w
-from privrl.policy_evaluation.statistics import first_visit_statistics
+from privrl.least_squares.mechanism import DPLSLMechanism, DPLSWMechanism
+from privrl.least_squares.smooth_sensitivity import phi_w, psi_w
+from privrl.least_squares.statistics import first_visit_statistics
 from privrl.privacy import PrivacyBudget
 
 GAMMA = 0.5

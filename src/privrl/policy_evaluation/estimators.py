@@ -10,7 +10,7 @@ Privacy unit: one whole trajectory, replaced (same number m of trajectories; m i
 private estimators draw their one noise vector through the fit's ``Releaser``
 (``rel.with_event(θ, std=σ_X, event=ApproxDpEvent(ε spent, δ))``); σ_X depends on the data and is
 never stored. Parameters are declared once (annotated fields); ``calibration`` selects (α, β)
-(:mod:`privrl.policy_evaluation.calibration`), ``smoothing`` the printed constant set,
+(:mod:`privrl.least_squares.calibration`), ``smoothing`` the printed constant set,
 ``constants`` the utility presets (smoothing rate β under the tight calibration, DP-LSL's λ).
 """
 
@@ -26,7 +26,20 @@ from numpy.typing import ArrayLike
 from privrl._rng import child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
-from privrl.errors import InvalidDataError, PrivacyLeakWarning, UtilityWarning
+from privrl.errors import InvalidDataError
+from privrl.least_squares.diagnostics import NOISE_DOMINATED_RMS
+from privrl.least_squares.mechanism import (
+    DPLSLMechanism,
+    DPLSWMechanism,
+    _SmoothedRelease,
+    check_features,
+    lambda_min,
+    release_utility,
+    warn_if_overspent,
+    warn_utility,
+)
+from privrl.least_squares.smooth_sensitivity import SMOOTHINGS
+from privrl.least_squares.statistics import VisitStatistics, first_visit_statistics
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
     dataset_arrays,
@@ -35,23 +48,6 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
-from privrl.policy_evaluation.calibration import EPSILON_CAP
-from privrl.policy_evaluation.diagnostics import (
-    NOISE_DOMINATED_RMS,
-    directions_kept,
-    noise_exceeds_signal,
-    outside_noise_variance,
-    outside_rms,
-)
-from privrl.policy_evaluation.mechanism import (
-    DPLSLMechanism,
-    DPLSWMechanism,
-    _SmoothedRelease,
-    check_features,
-    lambda_min,
-)
-from privrl.policy_evaluation.smooth_sensitivity import SMOOTHINGS
-from privrl.policy_evaluation.statistics import VisitStatistics, first_visit_statistics
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -216,7 +212,7 @@ class _PolicyEvaluation(Estimator):
         distinct states one trajectory visits, for the utility diagnostics)."""
         mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
         self._store(mech.solve(stats), phi, stats, f_max, mech)
-        self.utility_ = _utility(self, mech, stats.n_trajectories, visits)
+        self.utility_ = release_utility(self.values_, f_max, mech, stats.n_trajectories, visits)
         self.privacy_ledger_ = Ledger()
         return self
 
@@ -235,7 +231,7 @@ class _PolicyEvaluation(Estimator):
         :func:`~privrl.envs.chain.sample_chain_statistics_nested`.
 
         The statistics must come from trajectories whose first-visit returns all lie in
-        [0, F_max] (:func:`~privrl.policy_evaluation.statistics.first_visit_statistics` with
+        [0, F_max] (:func:`~privrl.least_squares.statistics.first_visit_statistics` with
         ``return_bound=F_max`` checks each one; here only their means can be checked); features
         default to one-hot over ``len(counts)`` states, and F_max to r_max / (1 − γ). ``rng`` is the
         privacy-noise stream itself (a Generator is drawn from in place, no child stream), so that
@@ -299,7 +295,7 @@ class LSW(_PolicyEvaluation):
     ``clip_returns``; ``record_terminal``. Fitted: ``theta_``, ``values_`` = Φθ̂, ``F_max_``,
     ``n_features_``, ``n_trajectories_``, ``mechanism_`` (the release step's public constants: Φ,
     F_max, the smoothing (α, β)), ``utility_`` (public diagnostics,
-    :mod:`~privrl.policy_evaluation.diagnostics`), an empty ``privacy_ledger_``.
+    :mod:`~privrl.least_squares.diagnostics`), an empty ``privacy_ledger_``.
     :meth:`fit_statistics` fits on first-visit statistics instead of a dataset.
     """
 
@@ -373,10 +369,10 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         self._store(theta, phi, stats, f_max, mech)
         if isinstance(mech, DPLSLMechanism):
             self.lam_ = mech.lam
-        self.utility_ = _utility(self, mech, m, visits)
+        self.utility_ = release_utility(self.values_, f_max, mech, m, visits)
         if mech.is_private:
-            _warn_privacy(self, mech)
-            _warn_utility(self)
+            warn_if_overspent(mech, type(self).__name__, stacklevel=2)
+            warn_utility(self.utility_, mech, m, type(self).__name__, stacklevel=2)
         return self
 
     def release_mechanism(self, n_trajectories: int, F_max: float, n_states: int | None = None) -> _SmoothedRelease:
@@ -392,34 +388,6 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         return self._mechanism(phi, float(F_max), p, int(n_trajectories))
 
 
-def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
-    sg = mech.smoothed
-    if sg.epsilon_spent > min(sg.epsilon, EPSILON_CAP) * (1 + 1e-9):
-        warnings.warn(f"{type(est).__name__}: calibration='paper' uses the printed smoothing constants, which "
-                      f"are not ({sg.epsilon}, {sg.delta})-DP here (d = {sg.d}); the ledger records the certified "
-                      f"epsilon = {sg.epsilon_spent:.4g}. Use calibration='tight' or 'sound'.",
-                      PrivacyLeakWarning, stacklevel=3)
-
-
-def _utility(est: Any, mech: _SmoothedRelease, m: int, visits: int) -> dict[str, Any]:
-    """The public utility diagnostics of a fit (:mod:`~privrl.policy_evaluation.diagnostics`):
-    ``outside_rms`` (RMS distance of V̂ outside [0, F_max], in units of F_max), ``noise_dominated``
-    (above :data:`NOISE_DOMINATED_RMS`: a noise std of at least F_max/2, no better than the constant
-    F_max/2), ``no_better_than_zero`` (the noise variance read off the values outside [0, F_max]
-    is at least the signal the values carry: :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`)
-    and, for LSL, ``directions_kept`` (at most this many of the d directions keep 10% of
-    their unregularised size) and ``shrunk`` (at most half do)."""
-    out: dict[str, Any] = {"outside_rms": outside_rms(est.values_, est.F_max_)}
-    out["noise_dominated"] = bool(mech.is_private and out["outside_rms"] >= NOISE_DOMINATED_RMS)
-    out["no_better_than_zero"] = bool(mech.is_private and noise_exceeds_signal(
-        est.values_, outside_noise_variance(est.values_, est.F_max_)))
-    if isinstance(mech, DPLSLMechanism):
-        d = mech.features.shape[1]
-        kept = directions_kept(mech.features, mech.relevance, mech.lam, m, visits, phi_norm=mech.phi_norm)
-        out.update(directions_kept=kept, n_directions=d, shrunk=bool(2 * kept <= d))
-    return out
-
-
 def utility_text(utility: dict[str, Any]) -> str:
     """The main utility diagnostic in one line (the ``privrl fit`` summary prints it)."""
     parts = []
@@ -432,45 +400,12 @@ def utility_text(utility: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _warn_utility(est: Any) -> None:
-    """UtilityWarning for a degenerate release, judged on public quantities and the release only
-    (:mod:`~privrl.policy_evaluation.diagnostics`): (i) the released V̂ = Φθ̂ lies so far outside
-    [0, F_max] that its noise std is at least F_max/2 — no better than the constant F_max/2;
-    else (i') the noise variance that distance indicates is at least the values' signal — no
-    better than the zero estimate; (ii) DP-LSL's ridge term leaves at most half of the directions
-    of the fit 10% of their size."""
-    owner = type(est).__name__
-    utility = est.utility_
-    if utility["noise_dominated"]:
-        warnings.warn(
-            f"{owner}: the released estimate is no better than the constant F_max/2: its values lie so far outside "
-            f"[0, F_max] (RMS {utility['outside_rms']:.2g} F_max) that the privacy noise has a standard deviation "
-            "of at least F_max/2. More trajectories, a larger epsilon, a tighter public F_max, fewer features or "
-            "state aggregation, weights that leave out rarely visited states, calibration='tight' or "
-            "constants='practical' reduce it.", UtilityWarning, stacklevel=3)
-    elif utility.get("no_better_than_zero"):
-        warnings.warn(
-            f"{owner}: the released estimate is no better than the zero estimate: the spread of its values below 0 "
-            f"and above F_max (RMS {utility['outside_rms']:.2g} F_max), which only the privacy noise produces, "
-            "indicates a noise variance at least the signal the values carry (true values small next to the "
-            "noise). More trajectories, a larger epsilon, fewer features or state aggregation, weights that leave "
-            "out rarely visited states, calibration='tight' or constants='practical' reduce it.",
-            UtilityWarning, stacklevel=3)
-    if utility.get("shrunk"):
-        warnings.warn(
-            f"{owner}: the estimate is shrunk towards zero by the ridge term "
-            f"λ/(2m) = {est.lam_ / (2 * est.n_trajectories_):.2g}: "
-            f"whatever the data, at most {utility['directions_kept']} of its {utility['n_directions']} directions keep "
-            "10% of their unregularised size. Use a smaller lam (λ = o(m)), constants='practical', larger "
-            "weights on the states of interest, or fewer features.", UtilityWarning, stacklevel=3)
-
-
 class DPLSW(_PrivatePolicyEvaluation):
     """DP-LSW (Algorithm 1): (ε, δ)-DP for one trajectory replaced.
 
     ``budget`` is a ``PrivacyBudget(epsilon, delta)`` with δ ∈ (0, 1) (an infinite budget gives
     exactly :class:`LSW`); ``calibration`` ``"tight"`` (default), ``"sound"`` or ``"paper"``
-    (:mod:`~privrl.policy_evaluation.calibration`); ``smoothing`` the printed constant set;
+    (:mod:`~privrl.least_squares.calibration`); ``smoothing`` the printed constant set;
     ``constants`` the utility preset (β under the tight calibration); ``secure`` draws from OpenDP.
     Other parameters as :class:`LSW`. Noise derivation: :class:`DPLSWMechanism`. Fitted: as LSW,
     with ``privacy_ledger_`` holding one ``ApproxDpEvent(ε spent, δ)``; σ_X is not stored.

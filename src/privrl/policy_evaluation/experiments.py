@@ -52,6 +52,8 @@ from privrl.errors import PrivacyLeakWarning, UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Experiment, RunContext, RunResult
+from privrl.least_squares.mechanism import lambda_min
+from privrl.least_squares.statistics import VisitStatistics
 from privrl.policy_evaluation.claims import (
     _CALIBRATIONS,
     _FRONTIER_CALIBRATIONS,
@@ -63,8 +65,6 @@ from privrl.policy_evaluation.claims import (
     zero_rmse,
 )
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW, LSL, LSW
-from privrl.policy_evaluation.mechanism import lambda_min
-from privrl.policy_evaluation.statistics import VisitStatistics
 from privrl.privacy import PrivacyBudget
 
 __all__ = ["EXPERIMENT", "FRONTIER", "FRONTIER_SPEC", "settings", "run", "run_batch", "batch_key", "plot", "claims",

@@ -74,6 +74,8 @@ from privrl._validation import (
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.data.streaming import SAME
 from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
+from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
 from privrl.policy_evaluation.bounds import (
     checked_rewards,
     dataset_arrays,
@@ -81,9 +83,7 @@ from privrl.policy_evaluation.bounds import (
     reward_bound,
     terminal_states,
 )
-from privrl.policy_evaluation.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
-from privrl.policy_evaluation.statistics import discounted_returns, first_visit_statistics
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -140,7 +140,7 @@ def return_statistics(rewards: np.ndarray, episode_starts: np.ndarray, gamma: fl
                       max_groups: int | None = None) -> ReturnStatistics:
     """Σ_i G_i over the trajectories (returns checked against [0, F_max]) and, with
     ``state_groups`` (the group of each transition's state), the first-visit sums and counts per
-    group (:func:`~privrl.policy_evaluation.statistics.first_visit_statistics` on the group labels,
+    group (:func:`~privrl.least_squares.statistics.first_visit_statistics` on the group labels,
     at most ``max_groups`` groups per trajectory)."""
     starts = np.asarray(episode_starts, dtype=np.int64)
     returns = discounted_returns(rewards, starts, gamma)[starts[:-1]]
@@ -443,11 +443,11 @@ def _utility(est: dict[str, Any], mech: MonteCarloMechanism, entered: np.ndarray
     (from the released counts) of at least F_max/2, ``group_error_rms`` — the estimated RMS error
     the noise adds to their values, √(mean_g E(clip(V_g + s_g z, 0, F_max) − V_g)²) with the
     released V̂_g for V_g and s_g the delta-method std
-    (:func:`~privrl.policy_evaluation.diagnostics.clipped_error`; the error against the non-private
+    (:func:`~privrl.least_squares.diagnostics.clipped_error`; the error against the non-private
     group values, the sampling error not counted) — and whether the group values as a whole are no
     better than the zero estimate (the least error their clipped noise can cause, whatever the true
     values, at least the signal max(V̂_g² − s_g², 0) they carry:
-    :func:`~privrl.policy_evaluation.diagnostics.noise_exceeds_signal`) — post-processing of the
+    :func:`~privrl.least_squares.diagnostics.noise_exceeds_signal`) — post-processing of the
     release and the public noise scale only."""
     half = mech.F_max / 2.0
     out: dict[str, Any] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}

@@ -29,7 +29,7 @@ not shrink with n. The noise of a state's value φ(s)ᵀθ̂ is σ_X·‖φ(s)�
 one-hot features). With ``groups`` G the features are one-hot over G public groups of equal size
 (d = G). DP-LSL's ridge also shrinks the values: a second row sets c = λ/(2m) against the typical
 eigenvalue e of ΦᵀΓ_XΦ (Γ_X = diag(ρ_s|X_s|/m)) at the stated counts — a direction keeps
-e/(e + c) of its size (:func:`~privrl.policy_evaluation.diagnostics.directions_kept`), so the
+e/(e + c) of its size (:func:`~privrl.least_squares.diagnostics.directions_kept`), so the
 ratio c/e is judged like a noise-to-signal (useful: at most 9% shrinkage; hopeless: at least 33%).
 """
 
@@ -41,10 +41,10 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import param_error
+from privrl.least_squares.mechanism import DPLSLMechanism
 from privrl.planning import Assessment, Planner, Public, Released, mean_range, register_plan
 from privrl.policy_evaluation.bounds import return_bound
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW
-from privrl.policy_evaluation.mechanism import DPLSLMechanism
 from privrl.policy_evaluation.monte_carlo import (
     DPMonteCarlo,
     MonteCarloMechanism,

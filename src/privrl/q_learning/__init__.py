@@ -14,10 +14,9 @@ Observations of a Box environment are rescaled to [0, 1]^d by the estimators fro
 Gymnasium wrapper.
 """
 
-from typing import Any
-
 from privrl.envs.center_walk import UnitBoxObservation
 from privrl.family import Algorithm, Family
+from privrl.q_learning.balle import BalleQLearning
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
     calibrate_functional_noise,
@@ -68,10 +67,3 @@ __all__ = [
     "sigma_paper_proof", "tail_delta", "tight_functional_noise",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "BalleQLearning":   # imported on first use (it pulls in the policy-evaluation family)
-        from privrl.q_learning.balle import BalleQLearning
-
-        return BalleQLearning
-    raise AttributeError(f"module 'privrl.q_learning' has no attribute {name!r}")

@@ -17,19 +17,23 @@ ledger holds one ``ApproxDpEvent(epsilon, delta)``, under ``PrivacyUnit.TRAJECTO
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._rng import child_rngs
 from privrl._validation import param_error
-from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param, use_noise
-from privrl.data import TrajectoryDataset
+from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_unit_env
 from privrl.errors import InvalidDataError
-from privrl.policy_evaluation import DPLSW, LSW
+from privrl.least_squares.mechanism import DPLSWMechanism, release_utility, warn_if_overspent, warn_utility
+from privrl.least_squares.statistics import first_visit_statistics
+from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.draws import NoiseDeclaration
+from privrl.privacy.noise import NoiseSource, make_noise
+from privrl.privacy.release import Releaser
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -37,19 +41,58 @@ if TYPE_CHECKING:
 __all__ = ["BalleQLearning"]
 
 
+def _epsilon_delta(budget: PrivacyBudget, name: str, owner: str) -> tuple[float, float]:
+    """(ε, δ) of a DP-LSW regression under ``budget``: the budget's, which must be an (ε, δ) budget
+    with δ > 0 (Lemma 1), or (∞, 0.5) without privacy (δ then unused)."""
+    if not budget.is_private:
+        return math.inf, 0.5
+    if budget.is_zcdp or budget.epsilon is None or not budget.delta:
+        raise param_error(name, owner, "an (epsilon, delta) budget with delta > 0 (DP-LSW, Lemma 1)", budget)
+    return float(budget.epsilon), float(budget.delta)
+
+
 def _check_budget(value: Any, name: str, owner: str) -> Any:
-    if value.is_private and (value.is_zcdp or not value.delta):
-        raise param_error(name, owner, "an (epsilon, delta) budget with delta > 0 (DP-LSW, Lemma 1)", value)
+    _epsilon_delta(value, name, owner)
     return value
+
+
+def lsw_regression(states: np.ndarray, targets: np.ndarray, n_bins: int, f_max: float, budget: PrivacyBudget,
+                   calibration: str, noise: NoiseSource | None, owner: str) -> tuple[np.ndarray, Ledger]:
+    """One DP-LSW regression (Balle, Gomrokchi & Precup 2016, Algorithm 1) of ``targets`` in
+    [0, F_max] on one-hot state bins, each transition a one-step trajectory (γ = 0, no terminal
+    state): the bins' mean targets F_X (eq. 4), the uniformly weighted least-squares fit θ^w_X
+    (eq. 8) and, under a private budget, θ^w_X + N(0, σ_X² I) with σ_X = α C √ψ^w_X, the smooth
+    sensitivity bound of one trajectory replaced (Lemma 1; (α, β) by ``calibration``), drawn from
+    ``noise`` into a ledger of its own, with DP-LSW's warnings (a ``PrivacyLeakWarning`` when the
+    paper calibration overspends, a ``UtilityWarning`` for a degenerate release). An infinite budget
+    gives the exact fit (LSW), an empty ledger. Returns (θ, ledger); with one-hot features θ is the
+    bins' values."""
+    m = len(states)
+    stats = first_visit_statistics(states, targets, np.arange(m + 1), n_bins, 0.0, return_bound=f_max)
+    epsilon, delta = _epsilon_delta(budget, "budget", owner)
+    mech = DPLSWMechanism.create(features=np.eye(n_bins), weights=np.full(n_bins, 1.0 / n_bins), F_max=f_max,
+                                 epsilon=epsilon, delta=delta, calibration=calibration, owner=owner)
+    ledger = Ledger()
+    if not budget.is_private:
+        return mech.solve(stats), ledger
+    if noise is None:   # pragma: no cover - the caller's error
+        raise ValueError("a private regression needs a noise source")
+    sigma = mech.noise_scale(stats.counts, m)   # data-dependent: drawn with, never stored
+    theta = Releaser(noise, ledger).with_event(mech.solve(stats), std=sigma, event=mech.event)
+    warn_if_overspent(mech, owner, stacklevel=3)   # as a DP-LSW fit warns: overspending, then utility
+    warn_utility(release_utility(theta, f_max, mech, m, 1), mech, m, owner, stacklevel=3)
+    return theta, ledger
 
 
 class BalleQLearning(PrivateEstimator):
     """Utility reference of Figure 2 (module docstring). An infinite budget gives LSW regressions.
 
-    Its noise is DP-LSW's own (the policy-evaluation family's release seam): every regression runs
-    the estimator :class:`~privrl.policy_evaluation.DPLSW` (a noise source set with
-    :func:`privrl.base.use_noise` is handed on to it), and by parallel composition over the
-    disjoint transitions the run's ledger holds one regression's events."""
+    Its noise is DP-LSW's own: every regression is :func:`lsw_regression`, the release step of
+    DP-LSW (:class:`~privrl.least_squares.mechanism.DPLSWMechanism`, the shared layer the
+    policy-evaluation family's :class:`~privrl.policy_evaluation.DPLSW` stands on too), each drawn
+    from its own child of the privacy stream (or from a source set with
+    :func:`privrl.base.use_noise`); by parallel composition over the disjoint transitions the run's
+    ledger holds one regression's events."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
@@ -82,8 +125,7 @@ class BalleQLearning(PrivateEstimator):
         m = int(env.action_space.n)
         rngs = child_rngs(rng, "env", "policy", "privacy")
         rel = self._privacy(None if secure else rngs["privacy"])
-        override = self._noise_override
-        extra = {k: p[k] for k in ("calibration", "secure") if k in p}
+        calibration = str(p.get("calibration", "tight"))
         f_max = r_max / (1.0 - gamma)
         q = np.zeros((bins, m))
         obs, _ = env.reset(seed=int(rngs["env"].integers(2**31 - 1)))
@@ -122,25 +164,25 @@ class BalleQLearning(PrivateEstimator):
                     continue
                 s = np.array([t[0] for t in rows])
                 y = np.clip([t[2] + (0.0 if t[4] else gamma * q[t[3]].max()) for t in rows], 0.0, f_max)
-                data = TrajectoryDataset(s, np.zeros(len(rows), int), y, s, np.arange(len(rows) + 1),
-                                         n_states=bins, n_actions=1, reward_bounds=(0.0, f_max))
-                est: Any
-                if budget.is_private:
-                    est = DPLSW(budget=budget, gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False, **extra)
-                    if override is not None:
-                        use_noise(est, override)
-                else:
-                    est = LSW(gamma=0.0, r_max=f_max, F_max=f_max, record_terminal=False)
-                est.fit(data, rng=None if secure else rngs["privacy"])
+                noise = self._regression_noise(rngs["privacy"], secure) if budget.is_private else None
+                new_q[:, a], ledger = lsw_regression(s, y, bins, f_max, budget, calibration, noise, owner)
                 if budget.is_private and not recorded:   # parallel composition: one regression's events
-                    for event in est.privacy_ledger_.events:   # drawn (and checked) in that fit's ledger
+                    for event in ledger.events:            # drawn (and checked) in that regression's ledger
                         rel.record(event, noise=NoiseDeclaration("gaussian", None, None, external=True))
                     recorded = True
-                new_q[:, a] = est.values_
             q = new_q
         self.q_table_ = q
         self.returns_ = np.asarray(returns)
         return self
+
+    def _regression_noise(self, privacy_rng: Any, secure: bool) -> NoiseSource:
+        """The noise source of one regression: a source set with :func:`privrl.base.use_noise`, else
+        OpenDP's (``secure``), else seeded NumPy from a fresh child of the run's privacy stream (one
+        per regression, as a DP-LSW fit on that stream derives its own)."""
+        own = None if secure else child_rngs(privacy_rng, "privacy")["privacy"]
+        if self._noise_override is not None:
+            return self._noise_override
+        return make_noise(own, secure=secure, owner="BalleQLearning.fit")
 
     def release_q(self, states: Any) -> np.ndarray:
         """The released Q-table at states in [0, 1] (``(n,)`` or ``(n, 1)``): ``(n, m)``, the row of
