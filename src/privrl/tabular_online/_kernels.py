@@ -52,27 +52,33 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray,
         for j in range(S):
             out[j] = 0.0
         return t
-    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small)
+    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small);
+    # only when the current t does not meet it already (then t3 ≤ t: the sort is skipped)
+    over = 0.0
     for j in range(S):
-        v[j] = nhat[j]
-    for i in range(1, S):
-        key = v[i]
-        j = i - 1
-        while j >= 0 and v[j] < key:
-            v[j + 1] = v[j]
-            j -= 1
-        v[j + 1] = key
-    acc = 0.0
-    for j in range(S):
-        acc += v[j]
-        cand = (acc - hi_sum) / (j + 1)
-        nxt = v[j + 1] if j + 1 < S else -np.inf
-        if cand >= nxt and cand <= v[j]:
-            if cand > t:
+        e = nhat[j] - t
+        over += e if e > 0.0 else 0.0
+    if over > hi_sum:
+        for j in range(S):
+            v[j] = nhat[j]
+        for i in range(1, S):
+            key = v[i]
+            j = i - 1
+            while j >= 0 and v[j] < key:
+                v[j + 1] = v[j]
+                j -= 1
+            v[j + 1] = key
+        acc = 0.0
+        for j in range(S):
+            acc += v[j]
+            cand = (acc - hi_sum) / (j + 1)
+            nxt = v[j + 1] if j + 1 < S else -np.inf
+            if cand >= nxt and cand <= v[j]:
+                if cand > t:
+                    t = cand
+                break
+            if j == S - 1 and cand > t:      # (unreached when hi_sum >= 0; kept for safety)
                 t = cand
-            break
-        if j == S - 1 and cand > t:      # (unreached when hi_sum >= 0; kept for safety)
-            t = cand
     # x: start from max(n̂, 0) and move toward the box edge until the sum is in range
     s0 = 0.0
     for j in range(S):
