@@ -11,7 +11,7 @@ JDP "tree" draws fresh noise at every release (a simulation); here the noise is 
 A larger instance, ``random-20`` (S = 20, A = 2, H = 10: one step's kernel of
 :func:`privrl.envs.random_tabular.random_tabular_mdp` — ``Dirichlet(0.5)`` transitions, ``U[0, 1]``
 rewards, uniform start, instance seed 0 — used at every step, so that the pooled counts' model holds),
-runs the grid at ε = 1 with K = 5 000 (the experiment's CPU budget: its planning costs about five
+runs the grid at ε = 1 with K = 4 000 (the experiment's CPU budget: its planning costs about five
 times RiverSwim's per episode).
 
 Settings (``algorithm``, ``privatizer``, ``noise``, ``epsilon``/``rho``, ``K``, ``instance``): per
@@ -60,7 +60,7 @@ __all__ = ["EXPERIMENT", "settings", "run", "run_batch", "batch_key", "claims", 
 INSTANCES = {"riverswim-6": (6, 20), "random-20": (20, 10)}
 #: episodes K per scale: the main instance, the larger one
 _K = {"smoke": 200, "quick": 2000, "paper": 20_000}
-_K_LARGE = {"quick": 1000, "paper": 5000}
+_K_LARGE = {"quick": 1000, "paper": 4000}
 _CLASSES = {"ucbvi": UCBVI, "dp-ucbvi": DPUCBVI, "private-ucb-vi": PrivateUCBVI, "private-ucb-po": PrivateUCBPO}
 _CONSTANTS = "practical"
 
