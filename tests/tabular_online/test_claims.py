@@ -27,7 +27,8 @@ def _frame(regret, seeds=4, scale="paper"):
 
 
 def _verdicts(df):
-    return {c.claim.split(" (")[0][:40]: c.verdict for c in ex.claims(df)}
+    """The verdicts of the orderings (the burn-in claim of target (c) has its own test below)."""
+    return {c.claim.split(" (")[0][:40]: c.verdict for c in ex.claims(df) if "leaves the stuck learner" not in c.claim}
 
 
 def _good(alg, priv, noise, eps, k):
@@ -117,3 +118,18 @@ def test_the_larger_instance_is_time_homogeneous_and_its_trivial_answer_is_unifo
     uniform = np.full((H, S, 2), 0.5)
     assert math.isclose(ex.stuck_regret_per_episode("random-20"), optimal_value(model) - model.value(uniform))
     assert ex.stuck_regret_per_episode("random-20") > 0.5
+
+
+def _burn_in_claim(blt_regret, tree_regret):
+    def regret(alg, priv, noise, eps, k):
+        return {"gaussian-blt": blt_regret, "gaussian-tree": tree_regret}.get(noise, _good(alg, priv, noise, eps, k))
+    return next(c for c in ex.claims(_frame(regret)) if "leaves the stuck learner" in c.claim)
+
+
+def test_the_blt_ends_the_burn_in_where_the_tree_does_not():
+    """Target (c) against the trivial answer: holds when only the tree is stuck, fails when the BLT is
+    stuck too, undecided (the paired comparison decides) when both learn."""
+    assert _burn_in_claim(0.6 * STUCK, STUCK).verdict == "holds"
+    assert _burn_in_claim(STUCK, STUCK).verdict == "fails"
+    both = _burn_in_claim(0.3 * STUCK, 0.6 * STUCK)
+    assert both.verdict == "undecided" and "tree learns too" in both.reason
