@@ -11,7 +11,7 @@ from privrl import PrivacyBudget
 from privrl.envs.river_swim import river_swim
 from privrl.errors import InvalidParameterError
 from privrl.privacy import ConstantNoise
-from privrl.tabular_online import DPUCBVI, UCBVI, PrivateUCBPO, PrivateUCBVI, fit_many
+from privrl.tabular_online import DPUCBVI, UCBVI, PrivateUCBPO, PrivateUCBVI, engine, fit_many
 from privrl.testing import use_noise
 
 SMALL = river_swim(3, 4)
@@ -24,6 +24,21 @@ def test_lockstep_equals_one_run_at_a_time(cls):
     for est, seed in zip(batch, (1, 2, 3)):
         alone = make().fit(SMALL, rng=seed)
         np.testing.assert_array_equal(est.regret_, alone.regret_)
+
+
+@pytest.mark.parametrize("privatizer, budget", [("central", PrivacyBudget(epsilon=1.0)),
+                                                ("central", PrivacyBudget(rho=0.5)),
+                                                ("local", PrivacyBudget(epsilon=1.0))])
+def test_the_chunk_size_changes_no_draw(monkeypatch, privatizer, budget):
+    """Runs split into chunks of 16 episodes (many kernel calls, many noise draws per run) give the
+    regrets of chunks of 512: every stream is read in order."""
+    make = lambda: DPUCBVI(n_episodes=700, budget=budget, privatizer=privatizer)  # noqa: E731
+    whole = [e.regret_ for e in fit_many([make(), make()], SMALL, [4, 5])]
+    monkeypatch.setattr(engine, "CHUNK_NUMBERS", 1)
+    assert engine.chunk_size(2, 10**4) == 16
+    split = [e.regret_ for e in fit_many([make(), make()], SMALL, [4, 5])]
+    for a, b in zip(whole, split):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_regret_is_the_exact_pseudo_regret_and_the_stuck_learner_is_trivial():

@@ -52,27 +52,33 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray,
         for j in range(S):
             out[j] = 0.0
         return t
-    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small)
+    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small);
+    # only when the current t does not meet it already (then t3 ≤ t: the sort is skipped)
+    over = 0.0
     for j in range(S):
-        v[j] = nhat[j]
-    for i in range(1, S):
-        key = v[i]
-        j = i - 1
-        while j >= 0 and v[j] < key:
-            v[j + 1] = v[j]
-            j -= 1
-        v[j + 1] = key
-    acc = 0.0
-    for j in range(S):
-        acc += v[j]
-        cand = (acc - hi_sum) / (j + 1)
-        nxt = v[j + 1] if j + 1 < S else -np.inf
-        if cand >= nxt and cand <= v[j]:
-            if cand > t:
+        e = nhat[j] - t
+        over += e if e > 0.0 else 0.0
+    if over > hi_sum:
+        for j in range(S):
+            v[j] = nhat[j]
+        for i in range(1, S):
+            key = v[i]
+            j = i - 1
+            while j >= 0 and v[j] < key:
+                v[j + 1] = v[j]
+                j -= 1
+            v[j + 1] = key
+        acc = 0.0
+        for j in range(S):
+            acc += v[j]
+            cand = (acc - hi_sum) / (j + 1)
+            nxt = v[j + 1] if j + 1 < S else -np.inf
+            if cand >= nxt and cand <= v[j]:
+                if cand > t:
+                    t = cand
+                break
+            if j == S - 1 and cand > t:      # (unreached when hi_sum >= 0; kept for safety)
                 t = cand
-            break
-        if j == S - 1 and cand > t:      # (unreached when hi_sum >= 0; kept for safety)
-            t = cand
     # x: start from max(n̂, 0) and move toward the box edge until the sum is in range
     s0 = 0.0
     for j in range(S):
@@ -197,7 +203,8 @@ def policy_value(P: np.ndarray, r: np.ndarray, init: np.ndarray, pi: np.ndarray,
 
 @jit
 def plan(algo: int, n_sa: np.ndarray, n_sas: np.ndarray, r: np.ndarray, c_sqrt: float, c_lin: float,
-         c_gap: float, pi: np.ndarray, Q: np.ndarray, Vu: np.ndarray, Vl: np.ndarray, pooled: bool) -> None:
+         c_gap: float, pi: np.ndarray, Q: np.ndarray, Vu: np.ndarray, Vl: np.ndarray, pooled: bool,
+         ptil: np.ndarray) -> None:
     """Optimistic backward induction on the released counts (flat ``n_sa`` ``(HSA,)``, ``n_sas``
     ``(HSAS,)``; ``pooled``: one count per ``(s, a)`` for every h): ``P̃ = Ñ(s, a, ·)/Ñ(s, a)`` (eq. 1),
     ``Q̄ = min(r + P̃V̄ + bonus, H − h)``; an ``(h, s, a)``
@@ -210,9 +217,14 @@ def plan(algo: int, n_sa: np.ndarray, n_sas: np.ndarray, r: np.ndarray, c_sqrt: 
       ``Γ = c_sqrt·√(Var_P̃[(V̄ + V̲)/2]/Ñ) + c_lin/Ñ``; ``Q̲ = max(r + P̃V̲ − γ − Γ, 0)``; greedy π.
     * ``HOEFFDING``: bonus ``c_sqrt/√Ñ + c_lin/Ñ``; greedy π (lowest index among maximisers).
     * ``POLICY_OPT``: the same bonus, ``V̄_h = ⟨π_h, Q̄_h⟩`` with the given ``pi`` (not changed).
-    ``Q`` ``(H, S, A)`` receives ``Q̄``."""
+    ``Q`` ``(H, S, A)`` receives ``Q̄``; ``ptil`` (scratch, like ``n_sas``) receives ``P̃``, computed once per
+    count row — once for all h when ``pooled`` (the same divisions, so the same values as per h)."""
     H, S, A = r.shape
     Hf = float(H)
+    for i in range(n_sa.shape[0]):
+        if n_sa[i] > 0.0:
+            for s2 in range(S):
+                ptil[i * S + s2] = n_sas[i * S + s2] / n_sa[i]
     for s in range(S):
         Vu[H, s] = 0.0
         Vl[H, s] = 0.0
@@ -235,7 +247,7 @@ def plan(algo: int, n_sa: np.ndarray, n_sas: np.ndarray, r: np.ndarray, c_sqrt: 
                 m1 = 0.0
                 m2 = 0.0
                 for s2 in range(S):
-                    p = n_sas[i * S + s2] / n
+                    p = ptil[i * S + s2]
                     pu += p * Vu[h + 1, s2]
                     if algo == BERNSTEIN:
                         pl += p * Vl[h + 1, s2]
@@ -327,6 +339,7 @@ def run_chunk(algo: int, counter: int, P: np.ndarray, r: np.ndarray, init: np.nd
     C = U.shape[1]
     n_sa = np.empty(HSA)
     n_sas = np.empty(HSA * S)
+    ptil = np.empty(HSA * S)
     nhat = np.empty(D)
     pi = np.empty((H, S, A))
     Q = np.empty((H, S, A))
@@ -362,7 +375,7 @@ def run_chunk(algo: int, counter: int, P: np.ndarray, r: np.ndarray, init: np.nd
                             z += pi[h, s, a]
                         for a in range(A):
                             pi[h, s, a] /= z
-            plan(algo, n_sa, n_sas, r, c_sqrt[i], c_lin[i], c_gap[i], pi, Q, Vu, Vl, pooled)
+            plan(algo, n_sa, n_sas, r, c_sqrt[i], c_lin[i], c_gap[i], pi, Q, Vu, Vl, pooled, ptil)
             if algo == POLICY_OPT:   # plan left pi as given; evaluate it before the mirror step
                 for h in range(H):
                     for s in range(S):

@@ -2,7 +2,7 @@
 
 Each run opens its fit's releaser (``est._privacy``: one ledger per run), records its privatizer's
 event with the declaration of what it will draw (:meth:`.CountNoise.declaration`), then the episodes
-go by in chunks of :data:`CHUNK`: per chunk, every run draws its counter noise — one
+go by in chunks of :func:`chunk_size` episodes: per chunk, every run draws its counter noise — one
 ``D``-row per insert, from its releaser's noise source, so exactly ``(K − 1)·D`` numbers over the
 run — and its episode uniforms (its data stream), and one kernel call
 (:func:`._kernels.run_chunk`) plays the chunk for all runs. Only the noise and the uniforms differ
@@ -23,10 +23,20 @@ from privrl.privacy.accounting import Ledger
 from privrl.tabular_online import _kernels as kern
 from privrl.tabular_online.calibration import CountNoise
 
-__all__ = ["CHUNK", "fit_many", "resolve_model", "optimal_value"]
+__all__ = ["CHUNK", "CHUNK_NUMBERS", "chunk_size", "fit_many", "resolve_model", "optimal_value"]
 
-#: episodes per kernel call (noise and uniforms of one chunk are drawn at once)
+#: episodes per kernel call at most (noise and uniforms of one chunk are drawn at once)
 CHUNK = 512
+#: noise numbers per chunk for all runs together at most (4 MB): a larger draw is a fresh mapping of
+#: memory each chunk, whose page faults cost more than the draws (20 per-step RiverSwim runs: 138 MB)
+CHUNK_NUMBERS = 2**19
+
+
+def chunk_size(n_runs: int, dim: int) -> int:
+    """Episodes per kernel call: :data:`CHUNK`, fewer when ``n_runs·dim`` noise numbers per episode
+    would pass :data:`CHUNK_NUMBERS` (at least 16). Every stream is read in order, so the chunk size
+    changes no draw: results do not depend on it (tested)."""
+    return max(16, min(CHUNK, CHUNK_NUMBERS // max(1, n_runs * dim)))
 
 _COUNTERS = {"none": kern.NONE, "tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
 
@@ -118,8 +128,9 @@ def fit_many(estimators: list[Any], model: Any, rngs: list[RngLike]) -> list[Any
     pac_gap = np.full(R, float(H))                  # Δ = H (Algorithm 1)
     pac_pi = np.full((R, H, S, A), 1.0 / A)
     E, c_sqrt, c_lin, c_gap, eta = (_params(runs, k) for k in ("error_bound", "c_sqrt", "c_lin", "c_gap", "eta"))
-    for k0 in range(0, K, CHUNK):
-        C = min(CHUNK, K - k0)
+    step = chunk_size(R, D)
+    for k0 in range(0, K, step):
+        C = min(step, K - k0)
         n_ins = max(0, min(k0 + C, K - 1) - k0)
         U = np.stack([run.streams["data"].random((C, 2 * H + 1)) for run in runs])
         if counter != kern.NONE and n_ins:
