@@ -35,7 +35,8 @@ def test_the_same_seed_gives_the_same_data_and_minari_round_trips_it():
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
 
 
-@pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", [])])
+@pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", []),
+                                         ("dp-iql", ["--epsilon", "3", "--delta", "1e-5"]), ("iql", [])])
 def test_fit_from_a_minari_dataset_writes_the_policy_and_certificate(tmp_path, name, budget):
     generate(["--episodes", "6", "--max-steps", "20", "--seed", "0", "--id", "privrl/cartpole-fit-v0"])
     out = tmp_path / name
@@ -46,5 +47,9 @@ def test_fit_from_a_minari_dataset_writes_the_policy_and_certificate(tmp_path, n
     assert arrays["params"].size == 4 * 32 + 32 + 32 * 32 + 32 + 32 * 2 + 2
     cert = json.loads((out / "certificate.json").read_text())
     text = json.dumps(cert)
-    if name == "dp-bc":
+    if name.startswith("dp-"):
         assert "add_or_remove_one" in text and "trajectory" in text
+        assert "n_trajectories" not in text                        # add/remove neighbours differ in it
+    if name.endswith("iql"):
+        assert arrays["q_sizes"].tolist() == [4, 32, 32, 2] and arrays["v_sizes"].tolist() == [4, 32, 32, 1]
+        assert arrays["q_params"].size == arrays["params"].size
