@@ -1,4 +1,5 @@
-"""The CartPole behaviour data (scripted expert, Minari round trip) and ``privrl fit dp-bc | bc`` on them."""
+"""The CartPole and Acrobot behaviour data (scripted experts, Minari round trip) and ``privrl fit dp-bc | bc |
+dp-iql | iql`` on them."""
 
 import json
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from privrl.cli import main
-from privrl.deep_offline.datasets import cartpole_dataset, cartpole_expert, read_minari
+from privrl.deep_offline.datasets import acrobot_dataset, acrobot_expert, cartpole_dataset, cartpole_expert, read_minari
 from privrl.deep_offline.datasets import main as generate
 
 
@@ -32,6 +33,25 @@ def test_the_same_seed_gives_the_same_data_and_minari_round_trips_it():
     generate(["--episodes", "4", "--max-steps", "30", "--seed", "5", "--id", "privrl/cartpole-test-v0"])
     back = read_minari("privrl/cartpole-test-v0")
     for k in ("observations", "actions", "rewards", "next_observations", "episode_starts"):
+        np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+
+
+def test_the_acrobot_expert_pumps_energy_and_beats_random_play():
+    rng = np.random.default_rng(0)
+    greedy = acrobot_expert(0.0)
+    assert greedy(np.array([1.0, 0, 1.0, 0, 0.0, 0.3]), 0, rng) == 2      # torque along θ̇₂
+    assert greedy(np.array([1.0, 0, 1.0, 0, 0.0, -0.3]), 0, rng) == 0
+    data = acrobot_dataset(3, epsilon=0.0, rng=0)
+    assert data.observations.shape[1] == 6 and data.n_actions == 3
+    assert np.all(data.terminals[data.episode_starts[1:] - 1])             # every episode reaches the goal
+    assert float(np.sum(data.rewards)) / 3 > -150                         # random play stays at -500
+
+
+def test_the_acrobot_command_writes_a_minari_dataset_that_reads_back():
+    generate(["--env", "acrobot", "--episodes", "3", "--max-steps", "100", "--seed", "2", "--id",
+              "privrl/acrobot-test-v0"])
+    back, data = read_minari("privrl/acrobot-test-v0"), acrobot_dataset(3, max_steps=100, rng=2)
+    for k in ("observations", "actions", "rewards", "terminals", "episode_starts"):
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
 
 
