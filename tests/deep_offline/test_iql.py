@@ -158,3 +158,18 @@ def test_iql_learns_the_expert_on_cartpole():
     expert = (states[:, 2] + 0.5 * states[:, 3] > 0).astype(int)
     assert np.mean(est.predict(states) == expert) > 0.9
     assert np.all(est.values(states[:50]) > 1.0)            # rewards of 1 per step: V grows towards 1/(1-γ)
+
+
+def test_the_planner_reads_the_noise_from_the_estimators_calibration_and_sensitivity():
+    from privrl.deep_offline.estimators import noise_multiplier
+    from privrl.deep_offline.plan import n_parameters, plan_dp_iql
+    from privrl.planning import Public
+
+    params = (("n_steps", 4), ("sampling_rate", 0.5))
+    out = plan_dp_iql(Public(budget=BUDGET, n=100, features=4, actions=2, params=params))
+    z = noise_multiplier(BUDGET, 0.5, 4)
+    sizes = {"Q": n_parameters(4, (32, 32), 2), "V": n_parameters(4, (32, 32), 1)}
+    for row in out.rows[:2]:
+        name = row.name.split()[0]
+        assert row.noise_std == pytest.approx(z * math.sqrt(3) * 1.0 * math.sqrt(sizes[name]), rel=1e-12)
+        assert row.signal == pytest.approx(0.5 * 100 * 1.0)
