@@ -1,15 +1,19 @@
-"""BC against DP-BC (privrl.deep_offline) on locally generated CartPole-v1 behaviour data.
+"""BC / DP-BC and IQL / DP-IQL (privrl.deep_offline) on locally generated CartPole-v1 and Acrobot-v1 behaviour
+data, against the behaviour policy.
 
-Rows (JSON lines): ``deep-offline-bc`` for each ε ∈ {1, 3, 8} and ∞ (BC exactly): the fit's ``seconds``
-and ``cpu_seconds`` (training; the PLD calibration apart: ``calibration_seconds``), the noise multiplier
-``z``, the ledger's ``epsilon_spent`` at δ = 1e-5,
-``agreement`` (share of held-out expert states where the greedy policy takes the expert's noiseless
-action) and ``return`` (mean return of the greedy policy over ``--eval`` fresh episodes, at most 200).
-The data: ``--episodes`` episodes of the ε-greedy scripted expert (ε = 0.1, at most 200 steps), seed 0;
-one seed per budget (``--seeds`` for more).
+Rows (JSON lines): ``deep-offline-behaviour`` per environment (the behaviour data's mean return, and the
+behaviour policy's mean return over ``--eval`` fresh episodes), and ``deep-offline-bc`` / ``deep-offline-iql``
+for each ε ∈ {1, 3, 8} and ∞ (the non-private learner exactly) and seed: the fit's ``seconds`` and
+``cpu_seconds`` (training; the PLD calibration apart: ``calibration_seconds``), the noise multiplier ``z``,
+the ledger's ``epsilon_spent`` at δ = 1e-5, ``agreement`` (share of held-out behaviour states where the greedy
+policy takes the scripted expert's noiseless action) and ``return`` (mean return of the greedy policy over
+``--eval`` fresh episodes).
 
-Quick by default (CPU is shared): 200 episodes, 100 steps at q = 0.1. ``--paper`` runs 2000 episodes and
-500 steps (minutes per fit). Run: ``.venv/bin/python benchmarks/bench_deep_offline.py``.
+The data: ``--episodes`` episodes of the ε-greedy scripted expert (ε = 0.1; CartPole cut at 200 steps,
+Acrobot at 500), seed 0. Quick by default (CPU is shared): CartPole, BC, 200 episodes, 100 steps at
+q = 0.1, one seed. ``--learner iql --env cartpole,acrobot`` measures IQL (its default is 500 steps);
+``--paper`` runs 2000 episodes and 500 steps (minutes per fit).
+Run: ``.venv/bin/python benchmarks/bench_deep_offline.py [--learner iql] [--env cartpole,acrobot]``.
 """
 
 from __future__ import annotations
@@ -25,49 +29,81 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import emit, measure  # noqa: E402
 
-from privrl.deep_offline import DPBC  # noqa: E402
-from privrl.deep_offline.datasets import CARTPOLE_OBS_BOUNDS, cartpole_dataset, mean_return  # noqa: E402
+from privrl.deep_offline import DPBC, DPIQL  # noqa: E402
+from privrl.deep_offline.datasets import (  # noqa: E402
+    ACROBOT_OBS_BOUNDS,
+    CARTPOLE_OBS_BOUNDS,
+    acrobot_dataset,
+    acrobot_expert,
+    cartpole_dataset,
+    cartpole_expert,
+    mean_return,
+)
 from privrl.deep_offline.estimators import noise_multiplier  # noqa: E402
-from privrl.deep_offline.experiments import expert_agreement  # noqa: E402
 from privrl.privacy import PrivacyBudget  # noqa: E402
 
 DELTA = 1e-5
+#: per environment: Gymnasium id, data collector, episode cut, public observation bounds, scripted expert
+ENVS = {"cartpole": ("CartPole-v1", cartpole_dataset, 200, CARTPOLE_OBS_BOUNDS, cartpole_expert),
+        "acrobot": ("Acrobot-v1", acrobot_dataset, 500, ACROBOT_OBS_BOUNDS, acrobot_expert)}
+LEARNERS = {"bc": (DPBC, 100), "iql": (DPIQL, 500)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learner", choices=sorted(LEARNERS), default="bc")
+    parser.add_argument("--env", default="cartpole", help="comma-separated: cartpole, acrobot")
     parser.add_argument("--episodes", type=int, default=200)
-    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=None, help="gradient steps (default: bc 100, iql 500)")
     parser.add_argument("--rate", type=float, default=0.1)
     parser.add_argument("--eval", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
+    parser.add_argument("--epsilons", default="1,3,8,inf")
     parser.add_argument("--paper", action="store_true", help="2000 episodes, 500 steps")
     args = parser.parse_args()
+    args.steps = args.steps or LEARNERS[args.learner][1]
     if args.paper:
         args.episodes, args.steps = 2000, 500
-    data = cartpole_dataset(args.episodes, max_steps=200, rng=0)
-    held_out = np.asarray(cartpole_dataset(20, max_steps=200, rng=1).observations)
-    for epsilon in (1.0, 3.0, 8.0, math.inf):
-        for seed in range(args.seeds):
-            one_fit(data, held_out, epsilon, seed, args)
+    for env in args.env.split(","):
+        env_id, collect, max_steps, _bounds, expert = ENVS[env]
+        data = collect(args.episodes, max_steps=max_steps, rng=0)
+        held_out = np.asarray(collect(20, max_steps=max_steps, rng=1).observations)
+        behaviour = behaviour_return(expert(0.1), env_id, args.eval, max_steps)
+        emit("deep-offline-behaviour", env=env, episodes=args.episodes, transitions=int(data.n_transitions),
+             data_return=round(float(np.sum(data.rewards)) / data.n_episodes, 2), **{"return": behaviour},
+             seconds=0.0, cpu_seconds=0.0)
+        for epsilon in (float(e) for e in args.epsilons.split(",")):
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                one_fit(env, data, held_out, epsilon, seed, args)
 
 
-def one_fit(data, held_out: np.ndarray, epsilon: float, seed: int, args: argparse.Namespace) -> None:
-    """Fit DP-BC at ``epsilon`` (∞: BC) and emit its row."""
+def behaviour_return(act, env_id: str, n_episodes: int, max_steps: int) -> float:
+    """The ε-greedy behaviour policy's mean return over ``n_episodes`` fresh episodes."""
+    rng = np.random.default_rng(7)
+    return mean_return(lambda obs: np.array([act(obs[0], 0, rng)]), env_id, n_episodes, max_steps=max_steps, rng=99)
+
+
+def one_fit(env: str, data, held_out: np.ndarray, epsilon: float, seed: int, args: argparse.Namespace) -> None:
+    """Fit the private learner at ``epsilon`` (∞: the non-private one exactly) and emit its row."""
+    env_id, _collect, max_steps, (low, high), expert = ENVS[env]
     budget = PrivacyBudget.non_private() if math.isinf(epsilon) else PrivacyBudget(epsilon=epsilon, delta=DELTA)
-    low, high = CARTPOLE_OBS_BOUNDS
-    est = DPBC(budget=budget, n_steps=args.steps, sampling_rate=args.rate, obs_low=low, obs_high=high)
+    est = LEARNERS[args.learner][0](budget=budget, n_steps=args.steps, sampling_rate=args.rate, obs_low=low,
+                                    obs_high=high)
     calibration = measure(lambda: noise_multiplier(budget, args.rate, args.steps), memory=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         timing = measure(lambda: est.fit(data, rng=seed), memory=False)   # the calibration is cached now
-    emit("deep-offline-bc", epsilon=epsilon, seed=seed, episodes=args.episodes,
+    greedy, rng = expert(0.0), np.random.default_rng(0)
+    agreement = float(np.mean(est.predict(held_out) == [greedy(s, 0, rng) for s in held_out]))
+    emit(f"deep-offline-{args.learner}", env=env, epsilon=epsilon, seed=seed, episodes=args.episodes,
          transitions=int(data.n_transitions), steps=args.steps, sampling_rate=args.rate,
          z=round(est.noise_multiplier_, 4), epsilon_spent=round(est.privacy_spent(DELTA), 4),
-         agreement=round(expert_agreement(est.predict, held_out), 4),
-         **{"return": mean_return(est.predict, "CartPole-v1", args.eval, max_steps=200, rng=100 + seed)},
+         agreement=round(agreement, 4),
+         **{"return": mean_return(est.predict, env_id, args.eval, max_steps=max_steps, rng=100 + seed)},
          calibration_seconds=round(calibration["seconds"], 3), seconds=timing["seconds"],
          cpu_seconds=timing["cpu_seconds"])
+
 
 if __name__ == "__main__":
     main()

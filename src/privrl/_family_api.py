@@ -31,4 +31,6 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "PrivateUCBPO": "privrl.tabular_online",
     "BC": "privrl.deep_offline",
     "DPBC": "privrl.deep_offline",
+    "IQL": "privrl.deep_offline",
+    "DPIQL": "privrl.deep_offline",
 }

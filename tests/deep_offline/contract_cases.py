@@ -1,10 +1,11 @@
-"""Contract cases of the deep offline family: DP-BC (and BC, its infinite budget) on a tiny CartPole dataset."""
+"""Contract cases of the deep offline family: DP-BC and DP-IQL (and BC, IQL, their infinite budgets) on a tiny
+CartPole dataset."""
 
 import warnings
 
 import numpy as np
 
-from privrl.deep_offline import BC, DPBC
+from privrl.deep_offline import BC, DPBC, DPIQL, IQL
 from privrl.deep_offline.datasets import cartpole_dataset
 from privrl.privacy import PrivacyBudget
 from privrl.testing import ContractCase
@@ -24,6 +25,10 @@ def _output(est):
     return np.concatenate([est.params_, est.action_probabilities(PROBE).ravel()])
 
 
+def _iql_output(est):
+    return np.concatenate([_output(est), est.q_values(PROBE).ravel(), est.values(PROBE)])
+
+
 CASES = [
     ContractCase(
         name="DPBC", make=lambda budget: DPBC(budget=budget, **SMALL), fit=_fit, output=_output,
@@ -37,5 +42,18 @@ CASES = [
         name="BC", make=lambda budget: BC(**SMALL), fit=_fit, output=_output, budget=PrivacyBudget(epsilon=2.0,
                                                                                                    delta=1e-5),
         bad_params=[{"learning_rate": 0.0}, {"hidden": ()}, {"obs_high": np.ones(3), "obs_low": np.zeros(3)}],
+    ),
+    ContractCase(
+        name="DPIQL", make=lambda budget: DPIQL(budget=budget, **SMALL), fit=_fit, output=_iql_output,
+        budget=PrivacyBudget(epsilon=2.0, delta=1e-5), make_baseline=lambda: IQL(**SMALL),
+        variants=({"clip_norm": 0.1}, {"sampling_rate": 1.0}),
+        bad_params=[{"clip_norm": 0.0}, {"calibration": "paper"}, {"expectile": 0.4}, {"expectile": 1.0},
+                    {"gamma": 1.0}, {"polyak": 0.0}, {"temperature": -1.0}, {"budget": PrivacyBudget(rho=1.0)},
+                    {"budget": PrivacyBudget(epsilon=1.0)}],
+    ),
+    ContractCase(
+        name="IQL", make=lambda budget: IQL(**SMALL), fit=_fit, output=_iql_output,
+        budget=PrivacyBudget(epsilon=2.0, delta=1e-5),
+        bad_params=[{"learning_rate": 0.0}, {"hidden": ()}, {"n_steps": 0}],
     ),
 ]

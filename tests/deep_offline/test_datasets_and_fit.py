@@ -1,4 +1,5 @@
-"""The CartPole behaviour data (scripted expert, Minari round trip) and ``privrl fit dp-bc | bc`` on them."""
+"""The CartPole and Acrobot behaviour data (scripted experts, Minari round trip) and ``privrl fit dp-bc | bc |
+dp-iql | iql`` on them."""
 
 import json
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from privrl.cli import main
-from privrl.deep_offline.datasets import cartpole_dataset, cartpole_expert, read_minari
+from privrl.deep_offline.datasets import acrobot_dataset, acrobot_expert, cartpole_dataset, cartpole_expert, read_minari
 from privrl.deep_offline.datasets import main as generate
 
 
@@ -35,7 +36,27 @@ def test_the_same_seed_gives_the_same_data_and_minari_round_trips_it():
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
 
 
-@pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", [])])
+def test_the_acrobot_expert_pumps_energy_and_beats_random_play():
+    rng = np.random.default_rng(0)
+    greedy = acrobot_expert(0.0)
+    assert greedy(np.array([1.0, 0, 1.0, 0, 0.0, 0.3]), 0, rng) == 2      # torque along θ̇₂
+    assert greedy(np.array([1.0, 0, 1.0, 0, 0.0, -0.3]), 0, rng) == 0
+    data = acrobot_dataset(3, epsilon=0.0, rng=0)
+    assert data.observations.shape[1] == 6 and data.n_actions == 3
+    assert np.all(data.terminals[data.episode_starts[1:] - 1])             # every episode reaches the goal
+    assert float(np.sum(data.rewards)) / 3 > -150                         # random play stays at -500
+
+
+def test_the_acrobot_command_writes_a_minari_dataset_that_reads_back():
+    generate(["--env", "acrobot", "--episodes", "3", "--max-steps", "100", "--seed", "2", "--id",
+              "privrl/acrobot-test-v0"])
+    back, data = read_minari("privrl/acrobot-test-v0"), acrobot_dataset(3, max_steps=100, rng=2)
+    for k in ("observations", "actions", "rewards", "terminals", "episode_starts"):
+        np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+
+
+@pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", []),
+                                         ("dp-iql", ["--epsilon", "3", "--delta", "1e-5"]), ("iql", [])])
 def test_fit_from_a_minari_dataset_writes_the_policy_and_certificate(tmp_path, name, budget):
     generate(["--episodes", "6", "--max-steps", "20", "--seed", "0", "--id", "privrl/cartpole-fit-v0"])
     out = tmp_path / name
@@ -46,5 +67,9 @@ def test_fit_from_a_minari_dataset_writes_the_policy_and_certificate(tmp_path, n
     assert arrays["params"].size == 4 * 32 + 32 + 32 * 32 + 32 + 32 * 2 + 2
     cert = json.loads((out / "certificate.json").read_text())
     text = json.dumps(cert)
-    if name == "dp-bc":
+    if name.startswith("dp-"):
         assert "add_or_remove_one" in text and "trajectory" in text
+        assert "n_trajectories" not in text                        # add/remove neighbours differ in it
+    if name.endswith("iql"):
+        assert arrays["q_sizes"].tolist() == [4, 32, 32, 2] and arrays["v_sizes"].tolist() == [4, 32, 32, 1]
+        assert arrays["q_params"].size == arrays["params"].size

@@ -2,20 +2,25 @@
 one logged trajectory (Poisson-sampled batches of trajectories, each trajectory's total gradient
 clipped, the subsampled Gaussian steps accounted with dp-accounting's PLD accountant).
 
-Estimators: :class:`BC` and :class:`DPBC` (behaviour cloning, discrete actions). Datasets:
+Estimators: :class:`BC` and :class:`DPBC` (behaviour cloning, discrete actions); :class:`IQL` and
+:class:`DPIQL` (implicit Q-learning, Kostrikov et al. 2022, discrete actions). Datasets:
 :mod:`privrl.deep_offline.datasets` (behaviour data generated locally from scripted policies, written
 and read as Minari datasets). Torch (the ``deep`` extra) is loaded only to fit.
 """
 
 from privrl.deep_offline.estimators import BC, DPBC
+from privrl.deep_offline.iql import DPIQL, IQL
 from privrl.family import Algorithm, Family
 
 FAMILY = Family(
     __name__,
     paper="Abadi et al. (CCS 2016), DP-SGD with one trajectory as the unit",
-    estimators=("BC", "DPBC"),
+    estimators=("BC", "DPBC", "IQL", "DPIQL"),
     algorithms=(Algorithm("BC, DP-BC", ("BC", "DPBC"),
-                          "offline behaviour cloning on continuous states (trajectory-level DP-SGD)"),),
+                          "offline behaviour cloning on continuous states (trajectory-level DP-SGD)"),
+                Algorithm("IQL, DP-IQL", ("IQL", "DPIQL"),
+                          "offline implicit Q-learning, discrete actions (Kostrikov et al. ICLR 2022; trajectory-level "
+                          "DP-SGD on Q, V and the policy)")),
     docs="docs/deep_offline.md",
     experiments=("experiments",),
     fit=("fit",),
@@ -27,4 +32,4 @@ FAMILY = Family(
     extra_reason="torch, for the per-trajectory gradients",
 )
 
-__all__ = ["BC", "DPBC"]
+__all__ = ["BC", "DPBC", "IQL", "DPIQL"]

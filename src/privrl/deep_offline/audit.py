@@ -1,4 +1,5 @@
-"""Audit target ``dp-bc-step``: DP-BC's clipped noisy gradient step on two neighbouring datasets.
+"""Audit targets ``dp-bc-step`` and ``dp-iql-step``: DP-BC's and DP-IQL's clipped noisy gradient steps on
+two neighbouring datasets.
 
 A :class:`~privrl.deep_offline.DPBC` of one step at sampling rate 1 (``T = 1``, ``q = 1``: the step is
 then a plain Gaussian mechanism, so the audit's neighbours are worst case without a sampling lottery)
@@ -8,6 +9,12 @@ fit's initial parameters on ``D`` and on ``D'`` = ``D`` plus one trajectory (who
 larger than ``C``, so it is clipped to norm exactly ``C`` = the sensitivity), with the estimator's own
 code (:func:`privrl.deep_offline._learner.unit_gradients`, :func:`privrl.deep.dpsgd.clipped_sum`), and
 release it through :class:`privrl.deep.dpsgd.SubsampledGaussianSteps` with the fit's multiplier.
+
+``dp-iql-step`` is the same for :class:`~privrl.deep_offline.DPIQL`: the step's sums are
+:func:`privrl.deep_offline._iql_learner.clipped_step` of the Q, V and policy gradients of each trajectory
+(each network's clipped to ``C``; the fifth trajectory's three gradients all exceed ``C``, so its
+contribution has norm exactly ``√3 C``, the sensitivity the estimator states), released with the noise
+std ``z · √3 C`` the estimator uses.
 
 Negative controls (same claim): ``noise-div-10`` and ``noise-div-2`` — the noise std divided by 10 and by
 2 (``ScaledNoise``): a step that adds less noise than its ledger says.
@@ -30,13 +37,16 @@ from privrl.deep.dpsgd import SubsampledGaussianSteps, clipped_sum
 from privrl.deep.networks import MLP
 from privrl.deep_offline.datasets import cartpole_dataset
 from privrl.deep_offline.estimators import DPBC
+from privrl.deep_offline.iql import DPIQL
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
 from privrl.privacy.noise import NoiseSource
 
-__all__ = ["NOISE_DIV_2", "step_sums"]
+__all__ = ["NOISE_DIV_2", "step_sums", "iql_step_sums"]
 
 HIDDEN = (4,)
 CLIP = 1.0
+#: DP-IQL's audited clip: small enough that every network's gradient of the added trajectory exceeds it
+IQL_CLIP = 0.01
 
 
 @functools.cache
@@ -54,13 +64,25 @@ def step_sums() -> tuple[np.ndarray, np.ndarray]:
     return clipped_sum(grads[:-1], CLIP), clipped_sum(grads, CLIP)
 
 
-def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    budget = PrivacyBudget(epsilon=epsilon, delta=delta)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # δ ≥ 1/n on the tiny data: the audit checks the step, not δ
-        est = DPBC(budget=budget, n_steps=1, sampling_rate=1.0, hidden=HIDDEN, clip_norm=CLIP).fit(
-            cartpole_dataset(4, max_steps=20, rng=0), rng=0)
-    claimed = est.privacy_spent(delta)
+@functools.cache
+def iql_step_sums() -> tuple[np.ndarray, np.ndarray]:
+    """DP-IQL's step sums (Q, V and π blocks) on ``D`` (4 trajectories) and on ``D'`` (``D`` and a fifth),
+    at the fit's initial parameters with the target equal to the Q-network."""
+    from privrl.deep_offline import _iql_learner  # torch: the 'deep' extra
+
+    est = DPIQL(budget=PrivacyBudget.non_private(), hidden=HIDDEN)
+    cfg, data = est._transitions(est._validated(), cartpole_dataset(5, max_steps=20, rng=0))
+    theta = np.concatenate([MLP.init(s, np.random.default_rng(i)).params
+                            for i, s in enumerate((cfg.q_sizes, cfg.v_sizes, cfg.pi_sizes))])
+    grads = _iql_learner.unit_gradients(theta, _iql_learner.split(theta, cfg)[0], data.rows(range(5)), data, cfg)
+    return (_iql_learner.clipped_step(tuple(g[:-1] for g in grads), IQL_CLIP),
+            _iql_learner.clipped_step(grads, IQL_CLIP))
+
+
+def _pair(est: DPBC | DPIQL, sums: tuple[np.ndarray, np.ndarray], sensitivity: float, delta: float,
+          broken: str | None) -> AuditPair:
+    """The fitted one-step estimator's claim against its step released on the two sums with its
+    multiplier and stated sensitivity (the noise scaled down for a broken variant)."""
     z = est.noise_multiplier_
 
     def on(total: np.ndarray):
@@ -68,17 +90,38 @@ def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
             noise: NoiseSource = NumpyNoise(rng)
             if broken is not None:
                 noise = ScaledNoise(noise, 1.0 / (NOISE_DIVISOR if broken == "noise-div-10" else 2.0))
-            steps = SubsampledGaussianSteps(Releaser(noise, Ledger()), clip=CLIP, noise_multiplier=z,
+            steps = SubsampledGaussianSteps(Releaser(noise, Ledger()), clip=sensitivity, noise_multiplier=z,
                                             sampling_rate=1.0, steps=1, size=n * total.size)
             return steps.release(np.tile(total, n)).reshape(n, total.size)
         return sample
 
-    a, b = step_sums()
-    return AuditPair(on(a), on(b), claimed, delta)
+    return AuditPair(on(sums[0]), on(sums[1]), est.privacy_spent(delta), delta)
+
+
+def _one_step(cls: type[DPBC | DPIQL], clip: float, epsilon: float, delta: float) -> DPBC | DPIQL:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # δ ≥ 1/n on the tiny data: the audit checks the step, not δ
+        return cls(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0, hidden=HIDDEN,
+                   clip_norm=clip).fit(cartpole_dataset(4, max_steps=20, rng=0), rng=0)
+
+
+def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _pair(_one_step(DPBC, CLIP, epsilon, delta), step_sums(), CLIP, delta, broken)
+
+
+def _build_iql(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    return _pair(_one_step(DPIQL, IQL_CLIP, epsilon, delta), iql_step_sums(), DPIQL.sensitivity_factor * IQL_CLIP,
+                 delta, broken)
 
 
 register_target(AuditTarget(
     name="dp-bc-step", description="DP-BC's clipped noisy gradient step (one trajectory added), q = 1, T = 1",
     privacy_unit="one trajectory (add/remove)", build=_build, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-iql-step", description="DP-IQL's clipped noisy step on Q, V and the policy (one trajectory added), "
+                                    "q = 1, T = 1",
+    privacy_unit="one trajectory (add/remove)", build=_build_iql, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
 ))

@@ -1,12 +1,13 @@
-"""The deep offline family's planning function: DP-BC's noisy gradient step against the clipped sum it
-perturbs, with the noise multiplier from the estimator's own calibration
-(:func:`privrl.deep_offline.estimators.noise_multiplier`)."""
+"""The deep offline family's planning functions: DP-BC's and DP-IQL's noisy gradient steps against the
+clipped sums they perturb, with the noise multiplier from the estimators' own calibration
+(:func:`privrl.deep_offline.estimators.noise_multiplier`) and DP-IQL's stated sensitivity ``√3 C``."""
 
 from __future__ import annotations
 
 import math
 
 from privrl.deep_offline.estimators import DPBC, noise_multiplier
+from privrl.deep_offline.iql import DPIQL
 from privrl.planning import Assessment, Planner, Public, Released, register_plan
 
 
@@ -33,5 +34,30 @@ def plan_dp_bc(pub: Public) -> Assessment:
     return Assessment((row,), notes)
 
 
+def plan_dp_iql(pub: Public) -> Assessment:
+    """DP-IQL's step, network by network: each network's clipped sum (at most ``q n C``) against the noise
+    of std ``z √3 C`` on each of its coordinates."""
+    est = DPIQL(budget=pub.budget, **pub.estimator_params)
+    p = est._validated()
+    assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
+    z = noise_multiplier(pub.budget, p["sampling_rate"], p["n_steps"])
+    clip, std = p["clip_norm"], z * DPIQL.sensitivity_factor * p["clip_norm"]
+    batch = p["sampling_rate"] * pub.n
+    rows = tuple(
+        Released(f"{name} gradient step", f"one step's noisy sum of clipped per-trajectory gradients of {name} "
+                 "(its l2 norm)", std * math.sqrt(size), batch * clip,
+                 f"an expected batch of q n = {batch:g} trajectories whose {name} gradients all point one way at "
+                 f"their bound C = {clip:g}; noise norm z sqrt(3) C sqrt(P), P = {size} parameters")
+        for name, size in (("Q", n_parameters(pub.features, p["hidden"], pub.actions)),
+                           ("V", n_parameters(pub.features, p["hidden"], 1)),
+                           ("policy", n_parameters(pub.features, p["hidden"], pub.actions))))
+    notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
+             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); the step's sensitivity is "
+             "sqrt(3) C (Q, V and the policy each clipped to C)",)
+    return Assessment(rows, notes)
+
+
 register_plan(Planner("dp-bc", "DPBC", "DP behaviour cloning (trajectory-level DP-SGD)", plan_dp_bc,
                       required=("n", "features", "actions"), knobs=("n",), budgets=("epsilon_delta",)))
+register_plan(Planner("dp-iql", "DPIQL", "DP implicit Q-learning (trajectory-level DP-SGD on Q, V and the policy)",
+                      plan_dp_iql, required=("n", "features", "actions"), knobs=("n",), budgets=("epsilon_delta",)))
