@@ -139,7 +139,7 @@ def _route_parameters(n_states: int, n_actions: int, state_groups: Any, stationa
     S = check_scalar(n_states, "n_states", owner=owner, kind=int, low=1)
     A = check_scalar(n_actions, "n_actions", owner=owner, kind=int, low=1)
     groups = None if state_groups is None else check_group_map(
-        check_state_groups(state_groups, "state_groups", owner), S, "state_groups", owner)
+        _one_group_map(state_groups, "state_groups", owner), S, "state_groups", owner)
     cap = None if max_visits is None else check_scalar(max_visits, "max_visits", owner=owner, kind=int, low=1)
     if cap is not None and not stationary:
         raise param_error("max_visits", owner, "left unset unless stationary=True (the cap applies to counts pooled "

@@ -413,6 +413,17 @@ def _improve(q: np.ndarray, q_upper: np.ndarray, prior: np.ndarray | None, hs: i
     return (probs[h] * q).sum(axis=-1)
 
 
+def _noise_scales(noise: CountNoise | None, S: int, A: int, block_states: int | None, cell_threshold: float
+                  ) -> tuple[float, float, float, int, float]:
+    """``(E_sa, Ē, the reward sums' bound, states per block, the cell floor k·σ_sas)`` of a release with
+    ``noise`` (None: no noise — zero bounds, the rows stay sparse and a step is one block)."""
+    if noise is None:
+        return 0.0, 0.0, 0.0, S, 0.0
+    group = key_states(A, S)
+    block = max(group, BLOCK_CELLS // (A * S) // group * group) if block_states is None else int(block_states)
+    return noise.bound[0], noise.penalty_bound, noise.reward_bound, block, cell_threshold * noise.noise_std[1]
+
+
 def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise | None, rel: Any = None,
             delta_fail: float = 0.05, c1: float = math.sqrt(2.0), c2: float = 16.0, c_unvisited: float = 2.0,
             threshold_multiplier: float = 1.0, r_max: float = 1.0, block_states: int | None = None,
@@ -455,14 +466,9 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     # is the same release, never a fresh draw (one pooled step serving every h is read once: ``cache``)
     released = _release(stats.n_sa, stats.reward_sums if reward is None else None, noise, rel,
                         reread=block_states is not None)
-    gap_bound = penalty = reward_bound = 0.0
-    block = S                                   # without noise the rows stay sparse: a step at once
-    if released.stream is not None:
-        gap_bound, penalty, reward_bound = noise.bound[0], noise.penalty_bound, noise.reward_bound  # type: ignore[union-attr]
-        group = key_states(A, S)
-        block = max(group, BLOCK_CELLS // (A * S) // group * group) if block_states is None else int(block_states)
+    gap_bound, penalty, reward_bound, block, cell_floor = _noise_scales(
+        None if released.stream is None else noise, S, A, block_states, cell_threshold)
     threshold = threshold_multiplier * gap_bound
-    cell_floor = cell_threshold * noise.noise_std[1] if released.stream is not None else 0.0  # type: ignore[union-attr]
     iota = math.log(H * S * A / delta_fail)
     V = np.zeros((H + 1, S))
     Q = np.zeros((H, S, A))
