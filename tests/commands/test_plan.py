@@ -31,7 +31,7 @@ def test_the_command_prints_the_table_the_verdict_and_the_knobs(capsys):
     assert out.strip() == expected.text()
     for header in ("released statistic", "noise std", "typical value", "noise/signal", "verdict"):
         assert header in out
-    assert "n_sa: visits of one (h, s, a) cell" in out and "verdict: HOPELESS" in out
+    assert "n_sa: visits of one released (h, s, a) cell" in out and "verdict: HOPELESS" in out
     assert "more data" in out and "larger epsilon" in out and "public groups" in out
 
 
