@@ -188,7 +188,7 @@ def curve_colors(labels: Iterable[Any], palette: str | Sequence[Any] = "tab10") 
     """
     given = [lab for lab in dict.fromkeys(labels) if lab is not None]
     base = sorted({str(lab).removesuffix(PAPER_SUFFIX) for lab in given})
-    colors: list[Any]
+    colors: list[object]
     if isinstance(palette, str):
         cmap = matplotlib.colormaps[palette]
         n = getattr(cmap, "N", 10)
