@@ -49,7 +49,7 @@ PRIVATIZERS = ("central", "local", "none")
 #: data, no budget enter them), chosen on held-out E2 instances (model seeds 990000–990009; never the
 #: benchmark's, the experiments' or the figures') by ``benchmarks/tune_linear_mixture.py`` in four
 #: passes, the last for the default counter; see ``docs/linear_mixture.md``.
-LINOPT_PRESETS: dict[str, dict[str, Any]] = {
+LINOPT_PRESETS: dict[str, dict[str, object]] = {
     "theory": {"beta_scale": 1.0, "noise_term_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
     "practical": {"beta_scale": 0.1, "noise_term_scale": 0.5, "upsilon": "monte_carlo", "shift_scale": 0.6, "lam": 1.0},
 }
