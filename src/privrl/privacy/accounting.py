@@ -77,7 +77,7 @@ ACCOUNTANTS = ("pld", "rdp", "auto")
 _INTERVAL = 1e-4  # PLD value discretisation interval (pessimistic: never under-reports ε)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "ApproxDpEvent":
         return _events.approx_event_class()
     raise AttributeError(f"module 'privrl.privacy.accounting' has no attribute {name!r}")
@@ -188,20 +188,20 @@ def _epsilon_delta_fns(event: Any, kind: str) -> tuple[Callable[[float], float],
     return (lambda d: float(acc.get_epsilon(d)), lambda e: float(acc.get_delta(e)))
 
 
-def epsilon_of(event: Any, delta: float, accountant: str = "auto") -> float:
+def epsilon_of(event: object, delta: float, accountant: str = "auto") -> float:
     """ε(δ) of one (possibly composed) event, exactly as the chosen accountant reports it (no
     Gaussian merging or exact shortcut; :meth:`Ledger.epsilon` adds those)."""
     delta = check_scalar(delta, "delta", low=0.0, high=1.0, closed="neither")
     return _epsilon_delta_fns(event, _resolve(accountant, event))[0](delta)
 
 
-def delta_of(event: Any, epsilon: float, accountant: str = "auto") -> float:
+def delta_of(event: object, epsilon: float, accountant: str = "auto") -> float:
     """δ(ε) of one (possibly composed) event."""
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
     return _epsilon_delta_fns(event, _resolve(accountant, event))[1](epsilon)
 
 
-def _describe(event: Any) -> str:
+def _describe(event: object) -> str:
     names = sorted({type(base).__name__ for base, _ in _flatten(event)})
     return "events: " + ", ".join(names) if names else type(event).__name__
 
@@ -359,7 +359,7 @@ class Ledger:
     """
 
     def __init__(self, events: Iterable[Any] = ()) -> None:
-        self._events: list[Any] = []
+        self._events: list[object] = []
         self._declarations: list[NoiseDeclaration | None] = []
         #: what the fit's noise source drew (the release invariant, :mod:`privrl.privacy.draws`)
         self.draws = DrawLog()
@@ -381,7 +381,7 @@ class Ledger:
         """The noise declaration of each event (None where none was given)."""
         return tuple(self._declarations)
 
-    def extend(self, events: Iterable[Any]) -> None:
+    def extend(self, events: Iterable[object]) -> None:
         for e in events:
             self.append(e)
 
@@ -560,6 +560,6 @@ def _rho(event: Any) -> float:
     )
 
 
-def compose_all(events: Sequence[Any]) -> Any:
+def compose_all(events: Sequence[object]) -> object:
     """One event for a sequence of events."""
     return group_events(events)

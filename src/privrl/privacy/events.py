@@ -58,7 +58,7 @@ def approx_event_class() -> type[Any]:
     return ApproxDpEvent
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "ApproxDpEvent":
         return approx_event_class()
     raise AttributeError(f"module 'privrl.privacy.events' has no attribute {name!r}")

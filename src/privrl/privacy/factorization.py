@@ -220,7 +220,7 @@ def blt_factorization(n: int, buffers: int | None = None) -> BLT:
     return BLT(tuple(float(v) for v in 1 / (1 + np.exp(-x[:d]))), tuple(float(v) for v in np.exp(x[d:])))
 
 
-def blt_advance(z: np.ndarray, state: np.ndarray, total: np.ndarray, theta: Any, omega: Any) -> np.ndarray:
+def blt_advance(z: np.ndarray, state: np.ndarray, total: np.ndarray, theta: object, omega: object) -> np.ndarray:
     """One insert of the BLT noise recurrence (module doc): ``y = z − Σ_i ω_i s_i``, ``s_i ← θ_i s_i + y``
     (``state`` ``(d, ...)``, updated in place); returns ``total + y``. ``theta``/``omega`` ``(d,)`` or
     broadcastable against ``state`` (e.g. ``(d, R, 1, 1)`` for a stack of runs). The same elementwise

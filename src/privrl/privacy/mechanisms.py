@@ -71,7 +71,7 @@ class _AdditiveMechanism:
         """The event of one release."""
         raise NotImplementedError
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         raise NotImplementedError
 
     def release(self, value: Any, *, rng: RngLike = None,
@@ -107,7 +107,7 @@ class GaussianMechanism(_AdditiveMechanism):
         """zCDP parameter Δ²/(2σ²) of one release."""
         return math.inf if self.noise_multiplier == 0 else 1.0 / (2.0 * self.noise_multiplier**2)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         return release_gaussian(value, sensitivity=self.sensitivity, std=self.scale, noise=noise)
 
 
@@ -131,7 +131,7 @@ class LaplaceMechanism(_AdditiveMechanism):
     def event(self) -> Any:
         return events.laplace(self.noise_multiplier)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         return release_laplace(value, sensitivity=self.sensitivity, scale=self.scale, noise=noise)
 
 
@@ -152,7 +152,7 @@ class SymmetricGaussianMatrixMechanism(GaussianMechanism):
                          noise_std=noise_std, secure=secure)
         self.shift = check_scalar(shift, "shift", owner=type(self).__name__)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         arr = np.asarray(value, dtype=float)
         owner = f"{type(self).__name__}.release"
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:

@@ -79,7 +79,7 @@ class NoiseSource:
         """``scale`` times i.i.d. standard draws of ``kind`` (not counted: the public methods count)."""
         return float(scale) * self._standard(kind, shape)
 
-    def _counted(self, kind: str, shape: Any, scale: float) -> np.ndarray:
+    def _counted(self, kind: str, shape: object, scale: float) -> np.ndarray:
         shape = _shape(shape)
         if scale == 0:
             return np.zeros(shape)

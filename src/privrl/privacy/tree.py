@@ -66,7 +66,7 @@ def symmetric_gaussian(rng: RngLike, shape: tuple, sigma: float) -> np.ndarray:
     return NumpyNoise(as_generator(rng)).symmetric_gaussian(shape, sigma)
 
 
-def row_scales(sigma: Any, rows: int, owner: str = "NodeNoise") -> np.ndarray | float:
+def row_scales(sigma: object, rows: int, owner: str = "NodeNoise") -> np.ndarray | float:
     """``sigma`` as a float, or as a ``(rows,)`` array of non-negative stds (one per counter of a
     stack along the first axis, e.g. one per step h)."""
     arr = np.asarray(sigma, dtype=float)
@@ -129,7 +129,7 @@ class GaussianNodeNoise(NodeNoise):
         super().__init__(NumpyNoise(self.rng), sigma)
 
 
-def gaussian_round_layout(parts: list[tuple[tuple, bool, Any]]) -> tuple[int, np.ndarray, np.ndarray]:
+def gaussian_round_layout(parts: list[tuple[tuple, bool, object]]) -> tuple[int, np.ndarray, np.ndarray]:
     """How one round of node noise is made from standard normals (see :func:`gaussian_rounds`).
 
     Returns ``(m, scale, index)``: a round draws ``m`` standard normals ``z`` and its parts, each
@@ -168,7 +168,7 @@ def gaussian_round_layout(parts: list[tuple[tuple, bool, Any]]) -> tuple[int, np
     return m, scale, out
 
 
-def gaussian_rounds(source: NoiseSource | RngLike, parts: list[tuple[tuple, bool, Any]], n_rounds: int
+def gaussian_rounds(source: NoiseSource | RngLike, parts: list[tuple[tuple, bool, object]], n_rounds: int
                     ) -> list[np.ndarray]:
     """``n_rounds`` rounds of node noise drawn at once (a speed path for many inserts).
 
@@ -296,7 +296,7 @@ def with_shift(out: np.ndarray, shift: float) -> np.ndarray:
     return out + shift * np.eye(out.shape[-1]) if shift else out
 
 
-def noise_multipliers(sigma: Any, sensitivity: Any, *, owner: str, factor: float = 1.0) -> Any:
+def noise_multipliers(sigma: object, sensitivity: object, *, owner: str, factor: float = 1.0) -> object:
     """``σ / (factor · Δ)`` per counter of a stack (∞ where Δ = 0: the counter touches no data);
     ``factor`` is how much of Δ one release carries beyond one item (1 for a tree node, ``s_n`` for
     the factorization's one release of ``A x``)."""
