@@ -88,7 +88,7 @@ def format_table(results: Sequence[AuditResult], expected: Mapping[tuple[str, st
     return _render(rows, markdown)
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]], *, markdown: bool = True) -> str:
+def rows_table(rows: Sequence[Mapping[str, object]], *, markdown: bool = True) -> str:
     """The same table from the rows of ``audit.json`` (as :func:`write_report` saved them, with
     their ``status``), e.g. for the experiment report. The ``broken`` and ``status`` columns tell a
     negative control (a VIOLATION on purpose: ``caught``) from a bug (``VIOLATION (bug)``)."""
