@@ -53,7 +53,7 @@ def list_experiments(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace, ids: Sequence[str], seeds: list[int] | None,
-           overrides: dict[str, Any] | None) -> tuple[Any, Any]:
+           overrides: dict[str, object] | None) -> tuple[object, object]:
     from privrl.experiments.report import make_plots
     from privrl.experiments.runner import plan_runs, run_sweep
 
