@@ -88,7 +88,7 @@ def to_minari(
     return out
 
 
-def _spaces_of(dataset: TrajectoryDataset, owner: str) -> tuple[Any, Any]:
+def _spaces_of(dataset: TrajectoryDataset, owner: str) -> tuple[object, object]:
     """``(observation space, action space)`` of ``dataset``: ``Discrete`` from ``n_states`` (tabular
     data) or an unbounded ``Box`` of the observations' shape, and ``Discrete(n_actions)``."""
     import gymnasium as gym
@@ -145,7 +145,7 @@ def _episode_buffers(minari: Any, dataset: TrajectoryDataset) -> list[Any]:
     return buffers
 
 
-def _header_of(dataset: TrajectoryDataset) -> dict[str, Any]:
+def _header_of(dataset: TrajectoryDataset) -> dict[str, object]:
     """privrl's own settings of ``dataset``, stored in the Minari metadata under :data:`_META_KEY`."""
     return {
         "format": "privrl.TrajectoryDataset",
