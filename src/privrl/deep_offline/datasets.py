@@ -61,7 +61,7 @@ def cartpole_dataset(n_episodes: int, *, epsilon: float = 0.1, max_steps: int = 
     return data
 
 
-def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, description: str) -> Any:
+def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, description: str) -> object:
     """Store ``dataset`` as the local Minari dataset ``dataset_id`` (under ``$MINARI_DATASETS_PATH``)."""
     from privrl.data.minari_io import to_minari  # the 'minari' extra
 
