@@ -414,7 +414,7 @@ FRONTIER_CLAIMS = [
 ]
 
 
-def frontier_claims(df: Any) -> list[Claim]:
+def frontier_claims(df: object) -> list[Claim]:
     """privrl's target for the tight calibration (RMSE ≤ 0.5 × sound at ε = 1, paired by seed) and
     the ordering of the noise scales (:data:`FRONTIER_CLAIMS`)."""
     return evaluate(FRONTIER_CLAIMS, df)

@@ -87,15 +87,15 @@ def _features(value: Any, name: str, owner: str) -> np.ndarray:
     return check_features(value, name, owner)
 
 
-def _nonneg_vector(value: Any, name: str, owner: str) -> np.ndarray:
+def _nonneg_vector(value: object, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0)
 
 
-def _unit_weights(value: Any, name: str, owner: str) -> np.ndarray:
+def _unit_weights(value: object, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
 
 
-def _deprecated_relevance(value: Any, name: str, owner: str) -> np.ndarray:
+def _deprecated_relevance(value: object, name: str, owner: str) -> np.ndarray:
     warnings.warn(f"The 'relevance' parameter of {owner} is deprecated: it is now called 'weights' (the same "
                   "name as in LSW); 'relevance' is mapped to it.", DeprecationWarning, stacklevel=4)
     return _unit_weights(value, name, owner)
@@ -392,7 +392,7 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         return self._mechanism(phi, float(F_max), p, int(n_trajectories))
 
 
-def _warn_privacy(est: Any, mech: _SmoothedRelease) -> None:
+def _warn_privacy(est: object, mech: _SmoothedRelease) -> None:
     sg = mech.smoothed
     if sg.epsilon_spent > min(sg.epsilon, EPSILON_CAP) * (1 + 1e-9):
         warnings.warn(f"{type(est).__name__}: calibration='paper' uses the printed smoothing constants, which "

@@ -35,7 +35,7 @@ __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMecha
 # =========================================================================== solvers
 #: the singular values of the last few matrices seen (public: features, weighted features); a sweep
 #: over budgets or ``privrl plan``'s knob search builds the mechanism of the same Φ many times
-_SINGULAR_VALUES: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_SINGULAR_VALUES: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
 _CACHED_MATRICES = 8
 
 
@@ -76,7 +76,7 @@ def lambda_min(features: np.ndarray, relevance: np.ndarray) -> float:
     return float(_spectral(np.asarray(features, float))[0] ** 2 * np.max(relevance))
 
 
-def check_features(features: Any, name: str, owner: str) -> np.ndarray:
+def check_features(features: object, name: str, owner: str) -> np.ndarray:
     """Φ as a non-empty finite (n_states, d) float array."""
     phi = check_array(features, name, owner=owner, ndim=2)
     if phi.shape[0] == 0 or phi.shape[1] == 0:
