@@ -62,7 +62,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from privrl.privacy.tree import (
     scaled_noise,
     with_shift,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["sqrt_coefficients", "sqrt_factor_matrix", "sqrt_sensitivity_factor", "prefix_variance_factor",
            "FactorizationCounter", "BLT", "blt_factorization", "blt_advance", "BLTCounter"]
@@ -289,7 +292,7 @@ class _MatrixCounter:
         stack when σ or Δ is given per counter."""
         return noise_multipliers(self.sigma, self.sensitivity, owner=self.owner, factor=self.factor)
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The privacy loss of one item: one Gaussian release per counter of the stack (composed)."""
         parts = [events.self_composed(events.gaussian(float(x)), 1) if 0 < x < math.inf else events.gaussian(float(x))
                  for x in np.atleast_1d(self.noise_multiplier())]

@@ -14,7 +14,7 @@ own neighbouring relation; a Gaussian release of std σ has the event ``Gaussian
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from privrl.privacy.accounting import Ledger
 from privrl.privacy.draws import HIDDEN_SCALE, NoiseDeclaration, triu_size
 from privrl.privacy.noise import KeyedNoise, NoiseSource, guarded_keyed
 
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
+
 __all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser", "StreamedRelease"]
 
 
@@ -31,7 +34,7 @@ class Release(NamedTuple):
     """A noisy value and the privacy event of producing it."""
 
     value: np.ndarray
-    event: Any
+    event: DpEvent
 
 
 def _finite(value: object, owner: str) -> np.ndarray:
@@ -156,7 +159,7 @@ class Releaser:
         self._append(release.event, declared)
         return release.value
 
-    def _append(self, event: Any, declared: NoiseDeclaration | None) -> None:
+    def _append(self, event: DpEvent, declared: NoiseDeclaration | None) -> None:
         # a plain list (a run that keeps no ledger) takes the event alone
         if isinstance(self.ledger, Ledger):
             self.ledger.append(event, noise=declared)

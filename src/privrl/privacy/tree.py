@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["with_shift", "noise_multipliers", "counter_settings", "BinaryCounter", "NodeNoise", "GaussianNodeNoise",
            "tree_depth", "max_membership", "cover_levels", "symmetric_gaussian", "gaussian_rounds",
@@ -281,7 +284,7 @@ class BinaryCounter:
         stack when σ or Δ is given per counter."""
         return noise_multipliers(self.sigma, self.sensitivity, owner="BinaryCounter")
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The privacy loss of one item: ``max_membership(n_items)`` Gaussian node releases (of each
         counter of the stack when σ or Δ is given per counter: their composition)."""
         count = max(1, max_membership(self.n_items))
