@@ -18,7 +18,7 @@ import hashlib
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from privrl.policy_evaluation.calibration import SmoothedGaussian, smoothed_gaus
 from privrl.policy_evaluation.smooth_sensitivity import psi_lambda, psi_w
 from privrl.policy_evaluation.statistics import VisitStatistics
 from privrl.privacy.release import Release, release_with_event
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMechanism", "check_features"]
 
@@ -103,7 +106,7 @@ class _SmoothedRelease:
         return self.smoothed.is_private
 
     @property
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The ledger entry of one release (``ApproxDpEvent(ε spent, δ)``; non-private for ε = ∞)."""
         return self.smoothed.event
 
