@@ -206,7 +206,7 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
         warnings.simplefilter("ignore")
         metrics = task.score(prep.inst.truth, fitted.output)
     if prep.uncertified is not None:     # a reference for another unit: scored, its ledger never read
-        cert: dict[str, Any] = {"epsilon": math.nan, "rho": math.nan, "certified": False}
+        cert: dict[str, object] = {"epsilon": math.nan, "rho": math.nan, "certified": False}
         status, reason = "uncertified", prep.uncertified
     else:
         cert = certification(fitted.ledger if entry.is_private else None, grid, delta)
@@ -218,7 +218,7 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
     rows = [{**base, "metric": k, "value": float(v)} for k, v in metrics.items()]
     private = entry.is_private and fitted.ledger is not None and prep.uncertified is None
     est = fitted.estimator
-    extra: dict[str, Any] = {"status": status}
+    extra: dict[str, object] = {"status": status}
     if prep.uncertified is not None:
         extra.update(certified=False, uncertified=prep.uncertified)
     return RunResult(rows, ledger=fitted.ledger if private else None,

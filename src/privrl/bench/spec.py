@@ -175,7 +175,7 @@ class TaskInput:
     def __getitem__(self, key: str) -> Any:
         return self.public[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         return self.public.get(key, default)
 
 
