@@ -118,7 +118,7 @@ def frontier_table(df: Any, metric: str) -> Any:
     return table.rename(columns={"count": "n_seeds"}).drop(columns=["std"])
 
 
-def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
+def plot_frontier(df: object, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
                   logy: bool = False, references: Sequence[tuple[float, str]] = ()) -> list[Path]:
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
     non-private reference as a horizontal band (``logy``: log utility axis) and ``references``

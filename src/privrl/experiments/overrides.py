@@ -81,7 +81,7 @@ def _conform(value: Any, examples: Sequence[Any]) -> Any:
         items = [item for e in examples if _kind(e) == "list" for item in e]
         return [_conform(v, items) for v in value] if items else list(value)
     if kind == "dict" and "dict" in kinds:
-        by_key: dict[str, list[Any]] = {}
+        by_key: dict[str, list[object]] = {}
         for e in examples:
             if _kind(e) == "dict":
                 for k, v in e.items():

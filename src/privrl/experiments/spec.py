@@ -74,7 +74,7 @@ class RunResult:
     calibration and ledger from the estimator rather than restating them.
     """
 
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, object]]
     ledger: Ledger | None = None
     budget: PrivacyBudget | None = None
     privacy_unit: PrivacyUnit | None = None
@@ -86,7 +86,7 @@ class RunResult:
     @classmethod
     def from_estimator(cls, estimator: Any, rows: list[dict[str, Any]], *, claim: bool | None = None,
                        calibration: str | None = None, accountant: str = "auto",
-                       extra: dict[str, Any] | None = None) -> RunResult:
+                       extra: dict[str, object] | None = None) -> RunResult:
         """The result of a run that fitted ``estimator``: its privacy unit and neighbouring relation
         and, when the run claims an ε (``claim``, default ``estimator.is_private``), its ledger and
         budget. ``claim=False`` records neither (a non-private baseline, a run with given noise

@@ -479,7 +479,7 @@ def slope_interval(slopes: object, level: float = 0.95) -> tuple[float, float, f
     return mean, mean - q * se, mean + q * se, n
 
 
-def rate_verdict(slopes: Any, *, claimed: float, rival: float, allowance: float = 0.0, level: float = 0.95,
+def rate_verdict(slopes: object, *, claimed: float, rival: float, allowance: float = 0.0, level: float = 0.95,
                  min_n: int = 3, name: str = "slope") -> Verdict:
     """A claimed growth rate ``T^claimed`` against per-seed log–log slopes of the measurement.
 
