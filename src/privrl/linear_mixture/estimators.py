@@ -56,7 +56,7 @@ LINOPT_PRESETS: dict[str, dict[str, object]] = {
 
 
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
-                 phi: np.ndarray, beta_p: Any, beta_r: Any, policy: np.ndarray | None = None
+                 phi: np.ndarray, beta_p: object, beta_r: object, policy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12) for one run.
 
