@@ -294,7 +294,7 @@ def _pure_epsilon(event: DpEvent) -> float | None:
 _MAX_ATOMS = 20_000
 
 
-def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
+def _approx_losses(others: object) -> tuple[np.ndarray, np.ndarray, float] | None:
     """The exact privacy-loss distribution of a composition of :class:`ApproxDpEvent`s: (finite
     losses, their masses, mass at +∞), or None when ``others`` holds other events (or too many
     atoms). One (ε, δ) event's worst-case pair (Kairouz, Oh & Viswanath 2015) has loss +∞ with
@@ -339,7 +339,7 @@ def _exact_delta_fn(event: DpEvent) -> tuple[float | None, Callable[[float], flo
     return (sigma if only_gaussian else None), _delta_fn(sigma, parts)
 
 
-def _split_gaussian(event: DpEvent) -> tuple[float | None, Any]:
+def _split_gaussian(event: DpEvent) -> tuple[float | None, object]:
     """(σ of the merged Gaussian or None, the other events) of :func:`group_events` output."""
     sigma, others = None, []
     for e in event.events:

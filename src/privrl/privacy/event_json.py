@@ -31,7 +31,7 @@ def event_to_json(event: DpEvent) -> dict[str, Any]:
     return _to_plain(event.to_named_tuple())
 
 
-def event_from_json(data: Any) -> DpEvent:
+def event_from_json(data: object) -> DpEvent:
     """Inverse of :func:`event_to_json`. Only classes from dp-accounting or privrl are built."""
     if isinstance(data, list):
         return [event_from_json(v) for v in data]

@@ -119,5 +119,5 @@ def self_composed(event: DpEvent, count: int) -> DpEvent:
     return event if count == 1 else dp().SelfComposedDpEvent(event, int(count))
 
 
-def is_event(value: Any) -> bool:
+def is_event(value: object) -> bool:
     return isinstance(value, dp().DpEvent)

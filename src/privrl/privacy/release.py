@@ -170,7 +170,7 @@ class Releaser:
         out = release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise, symmetric=symmetric)
         return self._keep(out, _declared("gaussian", std, _size(value, symmetric), sensitivity))
 
-    def laplace(self, value: Any, *, sensitivity: float, scale: float) -> np.ndarray:
+    def laplace(self, value: object, *, sensitivity: float, scale: float) -> np.ndarray:
         out = release_laplace(value, sensitivity=sensitivity, scale=scale, noise=self.noise)
         return self._keep(out, _declared("laplace", scale, _size(value), sensitivity))
 
