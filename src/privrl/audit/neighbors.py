@@ -79,7 +79,7 @@ def replace_one_trajectory(
     n_actions: int | None = None,
     reward_bounds: tuple[float, float] | None = None,
     rng: RngLike = None,
-) -> tuple[Any, int, Any]:
+) -> tuple[object, int, object]:
     """A neighbour of a (tabular, fixed-horizon) ``TrajectoryDataset`` with one trajectory replaced.
 
     Returns ``(neighbour, index, replacement)``. Strategies (see module docstring): ``"rarest"``

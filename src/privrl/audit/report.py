@@ -125,7 +125,7 @@ def write_report(results: Sequence[AuditResult], out_dir: str | os.PathLike[str]
     """Write ``OUT/audit/audit.md`` and ``OUT/audit/audit.json`` (atomically); return both paths."""
     expected = expected or {}
     base = Path(out_dir) / AUDIT_DIR
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for r in results:
         row = r.to_dict()
         row["status"] = control_status(r, expected.get((r.algorithm, r.broken)))
