@@ -178,7 +178,7 @@ def frontier(args: argparse.Namespace) -> int:
 
     spec = get_frontier(args.algorithm)
     exp = get_experiment(spec.experiment_id)
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, object] = {}
     for option, key, value in (("--env", spec.env_key, args.env), ("--data", spec.data_key, args.data)):
         if value is None:
             continue
