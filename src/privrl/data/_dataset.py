@@ -98,7 +98,7 @@ class TrajectoryDataset:
         self._horizon = horizon
         self._reward_bounds = reward_bounds
         self.clip_rewards = bool(clip_rewards)
-        self.metadata: dict[str, Any] = dict(metadata)
+        self.metadata: dict[str, object] = dict(metadata)
 
     # ------------------------------------------------------------------ arrays and sizes
     # Read-only: the validated arrays and the declarations they were validated against

@@ -224,14 +224,14 @@ def _read_header(dataset: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        header: dict[str, Any] = json.loads(raw)
+        header: dict[str, object] = json.loads(raw)
     except (TypeError, ValueError) as exc:
         raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not "
                                f"valid JSON ({exc}).") from None
     return header
 
 
-def _declared_bounds(reward_bounds: Any, header: dict[str, Any], owner: str) -> Any:
+def _declared_bounds(reward_bounds: object, header: dict[str, object], owner: str) -> object:
     """The caller's ``reward_bounds``, else the recorded ones; a dataset not written by privrl must
     have them declared (bounds inferred from the data would depend on private data)."""
     if reward_bounds is _UNSET:
