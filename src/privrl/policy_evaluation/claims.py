@@ -160,7 +160,7 @@ def lsw_faster(runs: _Runs) -> Verdict:
     return _judged(parts, all(verdicts) if verdicts else None, why)
 
 
-def _meeting(runs: _Runs, cal: str, feats: str, dp: str, npv: str) -> tuple[str, str, Any, int | None] | None:
+def _meeting(runs: _Runs, cal: str, feats: str, dp: str, npv: str) -> tuple[str, str, object, int | None] | None:
     """``(state, text, gap, first m within 0.01)`` of one DP curve against its non-private one
     (DP-LSL against LSL at the same λ), or None without data."""
     a = runs.curve(feats, dp, calibration=cal)

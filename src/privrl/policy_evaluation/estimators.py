@@ -210,8 +210,8 @@ class _PolicyEvaluation(Estimator):
         self.F_max_ = f_max
         self.mechanism_ = mech
 
-    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
-                      privacy_rng: Any, visits: int) -> Any:
+    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, object],
+                      privacy_rng: object, visits: int) -> object:
         """The non-private fit: θ_X exactly, an empty ledger (``visits``: a public bound on the
         distinct states one trajectory visits, for the utility diagnostics)."""
         mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
@@ -420,7 +420,7 @@ def _utility(est: Any, mech: _SmoothedRelease, m: int, visits: int) -> dict[str,
     return out
 
 
-def utility_text(utility: dict[str, Any]) -> str:
+def utility_text(utility: dict[str, object]) -> str:
     """The main utility diagnostic in one line (the ``privrl fit`` summary prints it)."""
     parts = []
     if "shrunk" in utility:
