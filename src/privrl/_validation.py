@@ -63,7 +63,7 @@ def check_scalar(
     if closed not in _CLOSED:
         raise ValueError(f"closed must be both/left/right/neither, got {closed!r}")
 
-    def error(got: Any) -> InvalidParameterError:   # the message is built only when it is raised
+    def error(got: object) -> InvalidParameterError:   # the message is built only when it is raised
         type_name = "an int" if kind is int else "a float"
         return param_error(name, owner, f"{type_name} in {_interval(low, high, closed, allow_inf)}", got)
 
