@@ -18,7 +18,6 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -88,13 +87,13 @@ def atomic_write_text(path: str | os.PathLike, text: str, *, durable: bool = Tru
     return atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
-def atomic_write_json(path: str | os.PathLike, obj: Any, *, durable: bool = True) -> Path:
+def atomic_write_json(path: str | os.PathLike, obj: object, *, durable: bool = True) -> Path:
     """``obj`` as indented JSON (:func:`privrl._jsonable.to_jsonable`; never NaN literals), atomically."""
     return atomic_write_text(path, json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n",
                              durable=durable)
 
 
-def npz_bytes(arrays: dict[str, Any]) -> bytes:
+def npz_bytes(arrays: dict[str, object]) -> bytes:
     """The bytes of a compressed ``.npz`` archive of ``arrays`` (name → array); an object array
     (which would need pickle) is an :class:`~privrl.errors.InvalidDataError` naming it."""
     clean = {}

@@ -29,7 +29,7 @@ def compilers() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
             numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"), True)
 
 
-def literal_dispatch(compiled: bool) -> Callable[[Any], Any]:
+def literal_dispatch(compiled: bool) -> Callable[[object], object]:
     """numba's ``literally`` when the kernels compile (called on an argument of a compiled function,
     it makes the argument's value a compile-time constant: one cached specialisation per value),
     else the identity (plain Python has nothing to specialise)."""

@@ -14,10 +14,10 @@ import numpy as np
 __all__ = ["NOT_SCALAR", "json_scalar", "to_jsonable"]
 
 #: returned by :func:`json_scalar` for a value that is not a scalar
-NOT_SCALAR: Any = object()
+NOT_SCALAR: object = object()
 
 
-def json_scalar(value: Any) -> Any:
+def json_scalar(value: object) -> object:
     """``value`` as a JSON scalar (bool, int, float, str or None; NumPy scalars unwrapped, ±inf and
     nan as strings), or :data:`NOT_SCALAR` when it is not one."""
     if isinstance(value, (bool, np.bool_)):

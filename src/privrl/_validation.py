@@ -63,7 +63,7 @@ def check_scalar(
     if closed not in _CLOSED:
         raise ValueError(f"closed must be both/left/right/neither, got {closed!r}")
 
-    def error(got: Any) -> InvalidParameterError:   # the message is built only when it is raised
+    def error(got: object) -> InvalidParameterError:   # the message is built only when it is raised
         type_name = "an int" if kind is int else "a float"
         return param_error(name, owner, f"{type_name} in {_interval(low, high, closed, allow_inf)}", got)
 
@@ -193,7 +193,7 @@ def check_group_map(groups: np.ndarray, n_states: int, name: str, owner: str | N
     return groups
 
 
-def missing_attribute(obj: Any, name: str) -> AttributeError:
+def missing_attribute(obj: object, name: str) -> AttributeError:
     """The error for reading ``obj.<name>`` that does not exist: a :class:`NotFittedError` (an
     ``AttributeError``: ``hasattr`` keeps working) for a fitted attribute — a public name ending in
     ``_`` — of an estimator not fitted yet (every ``fit`` sets ``privacy_ledger_``), the plain
@@ -210,5 +210,5 @@ class FittedAttributes:
     keep checking attribute names (the hook is invisible to them)."""
 
     if not TYPE_CHECKING:
-        def __getattr__(self, name: str) -> Any:
+        def __getattr__(self, name: str) -> object:
             raise missing_attribute(self, name)

@@ -99,7 +99,7 @@ def _own_declarations(cls: type) -> tuple[Param, ...]:
     return tuple(own)
 
 
-def _is_classvar(annotation: Any) -> bool:
+def _is_classvar(annotation: object) -> bool:
     if isinstance(annotation, str):
         return annotation.replace("typing.", "").startswith("ClassVar")
     return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
@@ -166,7 +166,7 @@ class Estimator(FittedAttributes):
         ``clone`` — privrl estimators hold no nested estimators)."""
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def set_params(self, **params: Any) -> Estimator:
+    def set_params(self, **params: object) -> Estimator:
         valid = set(self._param_names())
         for key, value in params.items():
             if key not in valid:

@@ -211,7 +211,7 @@ def make_certificate(estimator: Estimator, *, algorithm: str, inputs: dict[str, 
 
 
 # --------------------------------------------------------------------------- files
-def write_certificate(directory: str | os.PathLike, cert: dict[str, Any]) -> Path:
+def write_certificate(directory: str | os.PathLike, cert: dict[str, object]) -> Path:
     """Write ``certificate.npz`` (the public arrays, when there are any) and then
     ``certificate.json`` (the commit point), each atomically; a stale ``certificate.npz`` is
     removed. Returns the JSON path."""
@@ -272,7 +272,7 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def dataset_fingerprint(source: str | os.PathLike) -> dict[str, Any]:
+def dataset_fingerprint(source: str | os.PathLike) -> dict[str, object]:
     """``{"data": source, "kind": "npz"|"minari", "sha256": ...}``: the SHA-256 of a ``.npz`` file,
     or of a local Minari dataset's files (relative paths and contents, in sorted order)."""
     path = Path(source)
@@ -293,7 +293,7 @@ def dataset_fingerprint(source: str | os.PathLike) -> dict[str, Any]:
     return {"data": os.fspath(source), "kind": "minari", "sha256": h.hexdigest()}
 
 
-def env_fingerprint(env: Any) -> dict[str, Any]:
+def env_fingerprint(env: object) -> dict[str, object]:
     """``{"env": id, "spec_sha256": ...}``: the SHA-256 of the Gymnasium spec (id, entry point,
     keyword arguments, limits), as JSON with sorted keys; ``env`` an id, a spec or an environment."""
     import gymnasium as gym

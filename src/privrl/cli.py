@@ -90,7 +90,7 @@ def _float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
-def _key_value(text: str) -> tuple[str, Any]:
+def _key_value(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")

@@ -52,7 +52,7 @@ class ContractCase:
     budget: PrivacyBudget
     delta: float = 1e-5
     make_baseline: Callable[[], Estimator] | None = None
-    bad_params: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+    bad_params: Sequence[Mapping[str, object]] = field(default_factory=tuple)
     baseline_atol: float = 0.0
     variants: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
@@ -64,7 +64,7 @@ def _out(case: ContractCase, est: Estimator) -> np.ndarray:
 _GUARANTEES = ("(epsilon, delta)-DP", "rho-zCDP", "JDP", "LDP", None)
 
 
-def _same_param(a: Any, b: Any) -> bool:
+def _same_param(a: object, b: object) -> bool:
     if a is b:
         return True
     try:

@@ -8,6 +8,8 @@ control divides the noise by 10 (``ScaledNoise``) under the same claim.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from privrl.audit.broken import NOISE_DIVISOR
@@ -27,7 +29,7 @@ def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     sensitivity = 1.0 / N
     std = noise_std(est.budget, sensitivity, est.calibration)
 
-    def on(mean: float):
+    def on(mean: float) -> Callable[[int, np.random.Generator], np.ndarray]:
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             noise: NoiseSource = NumpyNoise(rng)
             if broken == "noise-div-10":

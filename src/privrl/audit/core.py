@@ -96,7 +96,7 @@ def clopper_pearson(k: Any, n: Any, alpha: float) -> tuple[np.ndarray, np.ndarra
     return lower, upper
 
 
-def epsilon_lower_bound(fpr_upper: Any, fnr_upper: Any, delta: float) -> np.ndarray:
+def epsilon_lower_bound(fpr_upper: object, fnr_upper: object, delta: float) -> np.ndarray:
     """``max(0, ln((1 − δ − FNR) / FPR))``: the ε any (ε, δ)-DP mechanism needs for a test with
     these error rates (0 when the test is no better than δ allows). Vectorised."""
     fpr = np.asarray(fpr_upper, dtype=float)

@@ -37,7 +37,7 @@ __all__ = [
 TRAJECTORY_STRATEGIES = ("rarest", "max_return", "random")
 
 
-def rarest_pairs(counts: Any) -> tuple[np.ndarray, np.ndarray]:
+def rarest_pairs(counts: object) -> tuple[np.ndarray, np.ndarray]:
     """For step-wise visit counts ``counts`` of shape ``(H, S, A)`` return the ``(H,)`` states and
     actions of the least-visited pair at each step (ties: the first in row-major order)."""
     c = check_array(counts, "counts", owner="rarest_pairs", ndim=3, low=0.0)
@@ -79,7 +79,7 @@ def replace_one_trajectory(
     n_actions: int | None = None,
     reward_bounds: tuple[float, float] | None = None,
     rng: RngLike = None,
-) -> tuple[Any, int, Any]:
+) -> tuple[object, int, object]:
     """A neighbour of a (tabular, fixed-horizon) ``TrajectoryDataset`` with one trajectory replaced.
 
     Returns ``(neighbour, index, replacement)``. Strategies (see module docstring): ``"rarest"``

@@ -88,7 +88,7 @@ def format_table(results: Sequence[AuditResult], expected: Mapping[tuple[str, st
     return _render(rows, markdown)
 
 
-def rows_table(rows: Sequence[Mapping[str, Any]], *, markdown: bool = True) -> str:
+def rows_table(rows: Sequence[Mapping[str, object]], *, markdown: bool = True) -> str:
     """The same table from the rows of ``audit.json`` (as :func:`write_report` saved them, with
     their ``status``), e.g. for the experiment report. The ``broken`` and ``status`` columns tell a
     negative control (a VIOLATION on purpose: ``caught``) from a bug (``VIOLATION (bug)``)."""
@@ -125,7 +125,7 @@ def write_report(results: Sequence[AuditResult], out_dir: str | os.PathLike[str]
     """Write ``OUT/audit/audit.md`` and ``OUT/audit/audit.json`` (atomically); return both paths."""
     expected = expected or {}
     base = Path(out_dir) / AUDIT_DIR
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for r in results:
         row = r.to_dict()
         row["status"] = control_status(r, expected.get((r.algorithm, r.broken)))

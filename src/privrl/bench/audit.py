@@ -60,7 +60,7 @@ import numpy as np
 from privrl._rng import derive_seed
 from privrl.audit import audit_mechanism, run_target
 from privrl.audit.broken import NOISE_DIVISOR
-from privrl.audit.core import clopper_pearson, epsilon_lower_bound
+from privrl.audit.core import AuditResult, clopper_pearson, epsilon_lower_bound
 from privrl.bench.plugins import resolve_entry
 from privrl.bench.spec import Budget, Entry, Fitted, Output, TaskInput
 from privrl.bench.tasks import get_task
@@ -87,7 +87,7 @@ def release_vector(out: Output) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def _fit(entry: Entry, task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any) -> Fitted:
+def _fit(entry: Entry, task_input: TaskInput, budget: object, rng: np.random.Generator, noise: object) -> Fitted:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")      # small audit instances trip the utility and δ warnings
         return entry.fit(task_input, budget, rng, noise)
@@ -104,7 +104,7 @@ def max_epsilon_lower(trials: int, delta: float, confidence: float = 0.95) -> fl
 
 
 def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *, trials: int,
-                rng: np.random.Generator) -> Any:
+                rng: np.random.Generator) -> AuditResult:
     """The sampled audit of ``entry`` on two neighbouring inputs at ``grid`` (module docstring): an
     :class:`~privrl.audit.AuditResult` whose ``note`` is its method, :data:`RELEASE_POINT` or
     :data:`BLACK_BOX`."""
@@ -145,7 +145,7 @@ def audit_entry(entry: Entry, pair: tuple[TaskInput, TaskInput], grid: Budget, *
                            rng=rng, algorithm=entry.name, statistics=tuple(statistics), note=method)
 
 
-def _noise_free_difference(entry: Entry, pair: tuple[TaskInput, TaskInput], budget: Any, fit_seed: int) -> Any:
+def _noise_free_difference(entry: Entry, pair: tuple[TaskInput, TaskInput], budget: object, fit_seed: int) -> object:
     """The statistic ``T(x) = (x − (r + r')/2) · (r − r')`` with ``r``, ``r'`` the entry's releases on
     the two inputs fitted without privacy noise (its source scaled by 0): the likelihood-ratio test
     of a release with isotropic noise, chosen before any audited sample is drawn (so the selection
@@ -161,7 +161,7 @@ def _noise_free_difference(entry: Entry, pair: tuple[TaskInput, TaskInput], budg
 
 
 @functools.lru_cache(maxsize=32)
-def release_audit(target: str, epsilon: float, delta: float) -> Any:
+def release_audit(target: str, epsilon: float, delta: float) -> AuditResult:
     """The audit of the registered release ``target`` at (``epsilon``, ``delta``), fast mode, seeded
     from its identity: the same result for every entry and task that declare it (cached per process)."""
     return run_target(target, epsilon=epsilon, delta=delta, fast=True,

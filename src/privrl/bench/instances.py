@@ -162,7 +162,7 @@ def _tabular_of(model: Any) -> TabularMDP:
     return model.to_tabular()
 
 
-def policy_regret(model: Any, policy: Any) -> float:
+def policy_regret(model: object, policy: object) -> float:
     """V₁*(s₁) − V₁^π(s₁) at the model's start distribution (exact, dynamic programming)."""
     tab = _tabular_of(model)
     return float(tab.optimal_value() - tab.value(policy))
@@ -199,7 +199,7 @@ class ControlTruth:
     eval_seeds: tuple[int, ...]
 
 
-def control_instance(task: str, make_env: Callable[[], Any], n_samples: int, eval_seeds: tuple[int, ...],
+def control_instance(task: str, make_env: Callable[[], object], n_samples: int, eval_seeds: tuple[int, ...],
                      *, reward_bounds: tuple[float, float] = (-1.0, 1.0)) -> Instance:
     """A continuous-control task: the learner interacts with ``make_env()`` for ``n_samples``
     steps; its reward function is the private input (sup-norm neighbours)."""

@@ -71,7 +71,7 @@ def _flag(text: str, markdown: bool) -> str:
     return f"**{VIOLATION_MARK}** {text}" if markdown else f"{VIOLATION_MARK} {text}"
 
 
-def _audit(row: Mapping[str, Any], markdown: bool = True) -> str:
+def _audit(row: Mapping[str, object], markdown: bool = True) -> str:
     lower = row["epsilon_lower"]
     if not isinstance(lower, float) or not math.isfinite(lower):
         # the entry's audit (on another row: one per task) flagged its code, which runs at every budget
@@ -116,7 +116,7 @@ def _score(row: Mapping[str, Any]) -> str:
     return text
 
 
-def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mapping[str, Any],
+def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mapping[str, object],
                  left_out: Mapping[str, str]) -> list[str]:
     refs = reference_points(summary, task)
     size = task.sizes[profile]
@@ -304,7 +304,7 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
 
 
 def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str | os.PathLike, *, profile: str,
-                      manifest: Mapping[str, Any], entries: Mapping[str, Any],
+                      manifest: Mapping[str, object], entries: Mapping[str, object],
                       left_out: Mapping[str, Mapping[str, str]]) -> list[Path]:
     """Write ``leaderboard.md``, ``leaderboard.csv``, ``<task>.png`` and ``manifest.json`` into
     ``out_dir``; returns the paths written."""
@@ -360,8 +360,8 @@ def _n_cells(cells: pd.DataFrame) -> int:
     return int(len(cells[keys].drop_duplicates())) if keys and len(cells) else 0
 
 
-def manifest_of(*, profile: str, selection: Mapping[str, Any], wall_seconds: float, cpu_seconds: float,
-                cells: pd.DataFrame, planned: int | None = None) -> dict[str, Any]:
+def manifest_of(*, profile: str, selection: Mapping[str, object], wall_seconds: float, cpu_seconds: float,
+                cells: pd.DataFrame, planned: int | None = None) -> dict[str, object]:
     """The manifest: commit, versions, cores, the selection, the cells finished (of ``planned``), wall
     and CPU time."""
     keys = [c for c in ("task", "entry", "budget", "mode", "seed") if c in cells]

@@ -71,13 +71,13 @@ def _error(spec: str, what: str) -> InvalidParameterError:
                                  f"{what}. Got {spec!r} instead.")
 
 
-def _unit(value: Any) -> PrivacyUnit | None:
+def _unit(value: object) -> PrivacyUnit | None:
     if value is None:
         return None
     return PrivacyUnit(getattr(value, "value", value))
 
 
-def _ledger(est: Any) -> Ledger | None:
+def _ledger(est: object) -> Ledger | None:
     ledger = getattr(est, "privacy_ledger_", None)
     if ledger is not None:
         return ledger if isinstance(ledger, Ledger) else Ledger(ledger)

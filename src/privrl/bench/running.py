@@ -134,7 +134,7 @@ def instance(task_name: str, profile: str, seed: int) -> Instance:
     return inst
 
 
-def certification(ledger: Ledger | None, budget: Budget | None, delta: float) -> dict[str, Any]:
+def certification(ledger: Ledger | None, budget: Budget | None, delta: float) -> dict[str, object]:
     """ε spent at the task's ``delta`` (and ρ when the ledger is zCDP), and whether they meet ``budget``."""
     if ledger is None or budget is None:
         return {"epsilon": math.inf if budget is not None else math.nan, "rho": math.nan, "certified": budget is None}
@@ -151,7 +151,7 @@ def certification(ledger: Ledger | None, budget: Budget | None, delta: float) ->
     return {"epsilon": eps, "rho": rho, "certified": bool(certified)}
 
 
-def _row_base(cell: Cell, entry: Entry | None, delta: float) -> dict[str, Any]:
+def _row_base(cell: Cell, entry: Entry | None, delta: float) -> dict[str, object]:
     return {"task": cell.task, "entry": cell.entry, "budget": cell.budget, "mode": cell.mode,
             "role": None if entry is None else entry.role, "delta": delta}
 
@@ -206,7 +206,7 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
         warnings.simplefilter("ignore")
         metrics = task.score(prep.inst.truth, fitted.output)
     if prep.uncertified is not None:     # a reference for another unit: scored, its ledger never read
-        cert: dict[str, Any] = {"epsilon": math.nan, "rho": math.nan, "certified": False}
+        cert: dict[str, object] = {"epsilon": math.nan, "rho": math.nan, "certified": False}
         status, reason = "uncertified", prep.uncertified
     else:
         cert = certification(fitted.ledger if entry.is_private else None, grid, delta)
@@ -218,7 +218,7 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
     rows = [{**base, "metric": k, "value": float(v)} for k, v in metrics.items()]
     private = entry.is_private and fitted.ledger is not None and prep.uncertified is None
     est = fitted.estimator
-    extra: dict[str, Any] = {"status": status}
+    extra: dict[str, object] = {"status": status}
     if prep.uncertified is not None:
         extra.update(certified=False, uncertified=prep.uncertified)
     return RunResult(rows, ledger=fitted.ledger if private else None,
@@ -244,7 +244,7 @@ def _score_cell(cell: Cell, ctx: RunContext) -> RunResult:
     return _finish(prep, fitted, time.process_time() - prep.t0)
 
 
-def run_cell(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run_cell(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     """The run function of the ``bench`` experiment: score one cell or audit one entry."""
     cell = Cell.of(params)
     if cell.mode == "audit":
@@ -254,7 +254,7 @@ def run_cell(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return _score_cell(cell, ctx)
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """The cells of one (task, seed), in order: the data are built once (:func:`instance`), and the
     cells of entries that share a ``batch_group`` are fitted together by their ``fit_batch`` (e.g.
     the online learners, advanced in lockstep); each result is :func:`run_cell`'s for its cell up to

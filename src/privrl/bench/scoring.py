@@ -127,7 +127,7 @@ def _notes(values: Any) -> str:
     return "; ".join(seen)
 
 
-def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, Any]) -> pd.DataFrame:
+def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, object]) -> pd.DataFrame:
     """One row per (task, entry, budget) of the cells' rows ``df`` (:func:`privrl.experiments.results.load_results`
     of the ``bench`` experiment, one profile): see the module docstring."""
     out = []

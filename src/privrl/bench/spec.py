@@ -31,8 +31,12 @@ from typing import TYPE_CHECKING, Any
 from privrl.errors import InvalidParameterError
 
 if TYPE_CHECKING:  # annotations only
+    from types import ModuleType
+
     import numpy as np
 
+    from privrl.data.trajectories import TrajectoryDataset
+    from privrl.privacy.accounting import Ledger
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
 __all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "AUDIT_TRIALS",
@@ -163,7 +167,7 @@ class TaskInput:
     neighboring: Neighboring
     n_units: int
     delta: float
-    dataset: Any = None
+    dataset: TrajectoryDataset | None = None
     model: Any = None
     make_env: Callable[[], Any] | None = None
     public: dict[str, Any] = field(default_factory=dict)
@@ -171,7 +175,7 @@ class TaskInput:
     def __getitem__(self, key: str) -> Any:
         return self.public[key]
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: object = None) -> object:
         return self.public.get(key, default)
 
 
@@ -197,13 +201,13 @@ class Output:
     (e.g. θ̂, Q̂); by default the fields above, flattened.
     """
 
-    values: Any = None
+    values: np.ndarray | None = None
     value: float | None = None
-    policy: Any = None
-    regret: Any = None
-    policies: Any = None
-    act: Callable[[Any], Any] | None = None
-    release: Any = None
+    policy: np.ndarray | None = None
+    regret: np.ndarray | None = None
+    policies: np.ndarray | None = None
+    act: Callable[[np.ndarray], np.ndarray] | None = None
+    release: np.ndarray | None = None
 
 
 @dataclass
@@ -215,10 +219,10 @@ class Fitted:
     the leaderboard (e.g. a utility warning the fit raised)."""
 
     output: Output
-    estimator: Any = None
-    ledger: Any = None
-    privacy_unit: Any = None
-    neighboring: Any = None
+    estimator: object = None
+    ledger: Ledger | None = None
+    privacy_unit: PrivacyUnit | None = None
+    neighboring: Neighboring | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -251,8 +255,8 @@ class Task:
     metric: Metric
     trivial: str
     reference: str
-    sizes: Mapping[str, Mapping[str, Any]]
-    build: Callable[[Mapping[str, Any], np.random.Generator], Instance]
+    sizes: Mapping[str, Mapping[str, int]]
+    build: Callable[[Mapping[str, int], np.random.Generator], Instance]
     score: Callable[[Any, Output], dict[str, float]]
     units: str = "trajectories"
     dims: Mapping[str, int] = field(default_factory=dict)
@@ -321,11 +325,11 @@ class Entry:
     audit_target: str | None = None
     description: str = ""
     plugin: str | None = None
-    privacy_unit: Any = None
+    privacy_unit: PrivacyUnit | None = None
     takes_noise: bool = True
     batch_group: str | None = None
-    fit_batch: Callable[[Sequence[tuple]], list[Any]] | None = None
-    uncertified_units: tuple[Any, ...] = ()
+    fit_batch: Callable[[Sequence[tuple]], list[Fitted | BaseException]] | None = None
+    uncertified_units: tuple[PrivacyUnit, ...] = ()
     uncertified_reason: str = ""
 
     def __post_init__(self) -> None:
@@ -371,12 +375,12 @@ class Entry:
         return None
 
 
-def _unit_value(unit: Any) -> Any:
+def _unit_value(unit: object) -> object:
     """A :class:`~privrl.privacy.PrivacyUnit`'s value (a unit may be given as its value)."""
     return getattr(unit, "value", unit)
 
 
-def setting_index(*parts: Any) -> int:
+def setting_index(*parts: object) -> int:
     """A stable run index for the runner (a 24-bit hash of the cell's identity), so that a cell
     keeps its directory and its noise stream whatever else is selected."""
     text = "|".join(str(p) for p in parts)
@@ -395,7 +399,7 @@ def entry_code(entry: Entry) -> str:
     return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
-def _module_source(module: Any) -> str:
+def _module_source(module: ModuleType) -> str:
     """The text of ``module``'s source file, read now (not through :mod:`linecache`, which may hold
     an older version of an edited plugin file); its name when it has none (a built-in)."""
     try:
@@ -408,7 +412,7 @@ def _module_source(module: Any) -> str:
     return str(module.__name__)
 
 
-def _code_parts(obj: Any, parts: list[str], seen: set[int]) -> None:
+def _code_parts(obj: object, parts: list[str], seen: set[int]) -> None:
     if id(obj) in seen:
         return
     seen.add(id(obj))

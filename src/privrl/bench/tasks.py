@@ -61,12 +61,12 @@ from privrl.data import TrajectoryDataset
 from privrl.envs.center_walk import CenterWalkEnv
 from privrl.envs.chain import chain_values, sample_chain
 from privrl.envs.linear import LinearMDP
-from privrl.envs.linear_mixture import hard_instance, random_mixture, tabular_as_mixture
+from privrl.envs.linear_mixture import LinearMixtureMDP, hard_instance, random_mixture, tabular_as_mixture
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.river_swim import river_swim
-from privrl.envs.sparse_tabular import sparse_tabular
+from privrl.envs.sparse_tabular import SparseTabularMDP, sparse_tabular
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
-from privrl.envs.tabular import from_gymnasium_toy_text
+from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
 from privrl.privacy.budget import Neighboring, PrivacyUnit
 
 __all__ = ["register_task", "get_task", "all_tasks", "pe_neighbour", "data_seed"]
@@ -114,7 +114,7 @@ def pe_neighbour(dataset: TrajectoryDataset, return_bound: float) -> TrajectoryD
     visits[visits == 0] = np.inf                      # a state never visited is not "rare": it is absent
     rare = int(np.argmin(visits)) if np.isfinite(visits).any() else 0
     reward = min(float(dataset.reward_bounds[1]), float(return_bound))
-    episode: dict[str, Any] = {"observations": [rare], "actions": [0], "rewards": [reward],
+    episode: dict[str, object] = {"observations": [rare], "actions": [0], "rewards": [reward],
                                "next_observations": [rare]}
     if dataset.terminals is not None:
         episode["terminals"] = [False]
@@ -123,7 +123,7 @@ def pe_neighbour(dataset: TrajectoryDataset, return_bound: float) -> TrajectoryD
     return dataset.replace_episode(int(np.argmin(returns)), other)
 
 
-def _pe_audit(build, sizes: Mapping[str, Any]):
+def _pe_audit(build, sizes: Mapping[str, int]):
     """The audit pair of a policy-evaluation task: its builder at the audit sizes, and the
     neighbour of :func:`pe_neighbour`."""
     def pair(rng: np.random.Generator) -> tuple[TaskInput, TaskInput]:
@@ -133,7 +133,7 @@ def _pe_audit(build, sizes: Mapping[str, Any]):
     return pair
 
 
-def _chain(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _chain(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     N = int(sizes.get("n_states", 40))
     data = sample_chain(int(sizes["n"]), n_states=N, stay_probability=0.5, rng=rng)
     truth = PETruth(chain_values(N, 0.5, PE_GAMMA), np.full(N, 1.0 / N))
@@ -141,7 +141,7 @@ def _chain(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
 
 
 @functools.lru_cache(maxsize=2)
-def _frozenlake_pe_model(horizon: int) -> tuple[Any, Any, np.ndarray]:
+def _frozenlake_pe_model(horizon: int) -> tuple[SparseTabularMDP, TabularMDP, np.ndarray]:
     import gymnasium as gym
 
     sparse, exact = sparse_from_toy_text(gym.make("FrozenLake-v1", map_name="8x8"), horizon=horizon)
@@ -149,7 +149,7 @@ def _frozenlake_pe_model(horizon: int) -> tuple[Any, Any, np.ndarray]:
     return sparse, exact, logging
 
 
-def _frozenlake_pe(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _frozenlake_pe(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     sparse, exact, logging = _frozenlake_pe_model(int(sizes.get("max_steps", 1000)))
     data = sparse.sample(logging, int(sizes["n"]), rng=rng)
     truth = PETruth(exact.evaluate(logging), exact.initial)
@@ -157,15 +157,15 @@ def _frozenlake_pe(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instan
 
 
 @functools.lru_cache(maxsize=2)
-def _clinic_model(n_states: int, n_actions: int, horizon: int) -> Any:
+def _clinic_model(n_states: int, n_actions: int, horizon: int) -> SparseTabularMDP:
     return sparse_tabular(n_states=n_states, n_actions=n_actions, horizon=horizon, rng=0)
 
 
-def _clinic_shape(sizes: Mapping[str, Any]) -> tuple[int, int, int]:
+def _clinic_shape(sizes: Mapping[str, int]) -> tuple[int, int, int]:
     return int(sizes.get("n_states", 750)), int(sizes.get("n_actions", 25)), int(sizes.get("horizon", 20))
 
 
-def _clinic_pe(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _clinic_pe(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     model = _clinic_model(*_clinic_shape(sizes))
     data = model.sample(model.logging_policy, int(sizes["n"]), rng=rng)
     truth = PETruth(model.evaluate(model.logging_policy)[0], model.initial)
@@ -218,7 +218,7 @@ register_task(Task(
 
 
 # =========================================================================== offline learning
-def _offline_audit(build, sizes: Mapping[str, Any]):
+def _offline_audit(build, sizes: Mapping[str, int]):
     """The audit pair of an offline task: its builder at the audit sizes and a replaced trajectory
     through the rarest state-action pairs earning the largest reward
     (:func:`~privrl.audit.neighbors.replace_one_trajectory`)."""
@@ -239,7 +239,7 @@ def _random_tabular(S: int, A: int, H: int) -> tuple[LinearMDP, np.ndarray]:
     return mdp, covering_behaviour_policy(mdp.optimal_policy(), A)
 
 
-def _random_tabular_task(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _random_tabular_task(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     mdp, mu = _random_tabular(10, 5, 10)
     return offline_instance("random-tabular", mdp, mu, int(sizes["n"]), rng, features=_one_hot(10, 5))
 
@@ -249,7 +249,7 @@ def _linear_mdp(H: int) -> LinearMDP:
     return synthetic_linear_mdp(horizon=H, rng=0)
 
 
-def _linear_mdp_task(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _linear_mdp_task(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     mdp = _linear_mdp(20)
     return offline_instance("linear-mdp", mdp, synthetic_behaviour_policy(), int(sizes["n"]), rng,
                             features=mdp.features)
@@ -267,14 +267,15 @@ def _toy_text(env_id: str, horizon: int, low: float, high: float) -> tuple[Any, 
 
 
 def _toy_text_task(name: str, env_id: str, low: float = 0.0, high: float = 1.0):
-    def build(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+    def build(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
         model, mu = _toy_text(env_id, int(sizes["horizon"]), low, high)
         return offline_instance(name, model, mu, int(sizes["n"]), rng)
     return build
 
 
-def _clinic_offline(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+def _clinic_offline(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
     model = _clinic_model(*_clinic_shape(sizes))
+    assert model.logging_policy is not None, "the clinic model has its clinicians' logging policy"
     return offline_instance("clinic", model, model.logging_policy, int(sizes["n"]), rng)
 
 
@@ -307,7 +308,7 @@ register_task(Task(
 ))
 
 def _gym_offline(name: str, env_id: str, *, rewards: tuple[float, float] = (0.0, 1.0),
-                 audit_sizes: Mapping[str, Any], **fields: Any) -> Task:
+                 audit_sizes: Mapping[str, int], **fields: Any) -> Task:
     """An offline task on a Gymnasium toy-text environment's exact kernel: the covering logging
     policy, one trajectory per user, the gap to the optimum against the logging policy and APVI."""
     build = _toy_text_task(name, env_id, *rewards)
@@ -361,13 +362,13 @@ register_task(Task(
 
 # =========================================================================== online learning
 def _online(name: str, make_model):
-    def build(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+    def build(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
         return online_instance(name, make_model(sizes, rng), int(sizes["K"]))
     return build
 
 
 @functools.lru_cache(maxsize=2)
-def _river_model(horizon: int) -> Any:
+def _river_model(horizon: int) -> LinearMixtureMDP:
     return tabular_as_mixture(river_swim(6, horizon), support="reachable")
 
 
@@ -427,10 +428,10 @@ AUDIT_SAMPLES = 128
 
 
 def _control(name: str, **env_kwargs: Any):
-    def make_env() -> Any:
+    def make_env() -> CenterWalkEnv:
         return CenterWalkEnv(**env_kwargs)
 
-    def build(sizes: Mapping[str, Any], rng: np.random.Generator) -> Instance:
+    def build(sizes: Mapping[str, int], rng: np.random.Generator) -> Instance:
         base = int(rng.integers(2**31))
         seeds = tuple(base + i for i in range(int(sizes.get("eval_episodes", N_EVAL_EPISODES))))
         return control_instance(name, make_env, int(sizes["T"]), seeds)

@@ -25,7 +25,7 @@ from privrl.errors import InvalidParameterError
 __all__ = ["die", "one_line", "check_out_dir"]
 
 
-def one_line(message: Any) -> str:
+def one_line(message: object) -> str:
     """``message`` as one line of plain text (terminal colour codes removed, whitespace collapsed)."""
     return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", str(message)).split())
 

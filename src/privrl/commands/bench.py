@@ -93,7 +93,7 @@ def select_entries(text: str | None) -> list[Any]:
     names = _items(text)
     if names is None:
         return list(known.values())
-    chosen: dict[str, Any] = {}
+    chosen: dict[str, object] = {}
     for name in names:
         found = [e for n, e in known.items() if n == name or n.startswith(name + "[")]
         if not found:

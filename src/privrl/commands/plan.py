@@ -27,7 +27,7 @@ def option_flag(name: str) -> str:
 
 
 def add_options(p: argparse.ArgumentParser, *, number: Callable[[str], float],
-                key_value: Callable[[str], tuple[str, Any]]) -> None:
+                key_value: Callable[[str], tuple[str, object]]) -> None:
     """The options of ``privrl plan``: the public inputs of :data:`privrl.planning.INPUTS`, the
     budget and the estimator's parameters (loads the planners, whose names the help lists).
     ``number`` and ``key_value`` are the command line's argument types."""

@@ -53,7 +53,7 @@ def list_experiments(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace, ids: Sequence[str], seeds: list[int] | None,
-           overrides: dict[str, Any] | None) -> tuple[Any, Any]:
+           overrides: dict[str, object] | None) -> tuple[object, object]:
     from privrl.experiments.report import make_plots
     from privrl.experiments.runner import plan_runs, run_sweep
 
@@ -178,7 +178,7 @@ def frontier(args: argparse.Namespace) -> int:
 
     spec = get_frontier(args.algorithm)
     exp = get_experiment(spec.experiment_id)
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, object] = {}
     for option, key, value in (("--env", spec.env_key, args.env), ("--data", spec.data_key, args.data)):
         if value is None:
             continue

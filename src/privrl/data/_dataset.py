@@ -98,7 +98,7 @@ class TrajectoryDataset:
         self._horizon = horizon
         self._reward_bounds = reward_bounds
         self.clip_rewards = bool(clip_rewards)
-        self.metadata: dict[str, Any] = dict(metadata)
+        self.metadata: dict[str, object] = dict(metadata)
 
     # ------------------------------------------------------------------ arrays and sizes
     # Read-only: the validated arrays and the declarations they were validated against
@@ -174,7 +174,7 @@ class TrajectoryDataset:
         return out
 
     # ------------------------------------------------------------------ episode operations
-    def _check_episode_index(self, i: Any, name: str = "i") -> int:
+    def _check_episode_index(self, i: object, name: str = "i") -> int:
         if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.n_episodes:
             raise param_error(name, _OWNER, f"an episode index in [0, {self.n_episodes - 1}]", i)
         return int(i)
@@ -183,7 +183,7 @@ class TrajectoryDataset:
         """Episode ``i`` as a one-episode dataset."""
         return self.subset([self._check_episode_index(i)])
 
-    def subset(self, indices: Any) -> TrajectoryDataset:
+    def subset(self, indices: object) -> TrajectoryDataset:
         """The episodes ``indices`` (in that order; repeats allowed, e.g. for a bootstrap)."""
         idx = np.asarray(indices)
         if idx.ndim != 1 or idx.size == 0 or idx.dtype.kind not in "iu":

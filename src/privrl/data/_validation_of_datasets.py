@@ -23,7 +23,7 @@ def _field_error(name: str, problem: str) -> InvalidDataError:
     return InvalidDataError(f"The '{name}' field of {_OWNER} {problem}")
 
 
-def _as_int_array(value: Any, name: str) -> np.ndarray:
+def _as_int_array(value: object, name: str) -> np.ndarray:
     arr = np.asarray(value)
     if arr.dtype.kind not in "iu":
         raise _field_error(name, f"must have an integer dtype. Got dtype {arr.dtype} instead.")
@@ -82,7 +82,7 @@ def checked_settings(n_states: Any, n_actions: Any, horizon: Any, reward_bounds:
     return n_states, n_actions, horizon, reward_bounds, metadata
 
 
-def validated_observations(observations: Any, next_observations: Any, n_states: int | None
+def validated_observations(observations: object, next_observations: object, n_states: int | None
                            ) -> tuple[np.ndarray, np.ndarray, int]:
     """``(observations, next_observations, n)``: int states in ``[0, n_states)`` ``(n,)`` or
     finite float features ``(n, k)``."""
@@ -121,7 +121,7 @@ def validated_observations(observations: Any, next_observations: Any, n_states: 
     return obs, nxt, n
 
 
-def validated_actions(actions: Any, n: int, n_actions: int | None) -> np.ndarray:
+def validated_actions(actions: object, n: int, n_actions: int | None) -> np.ndarray:
     """``(n,)`` int actions in ``[0, n_actions)``."""
     act = np.asarray(actions)
     if act.shape != (n,):
@@ -131,7 +131,7 @@ def validated_actions(actions: Any, n: int, n_actions: int | None) -> np.ndarray
     return act
 
 
-def validated_rewards(rewards: Any, n: int, reward_bounds: tuple[float, float] | None,
+def validated_rewards(rewards: object, n: int, reward_bounds: tuple[float, float] | None,
                       clip_rewards: bool) -> np.ndarray:
     """``(n,)`` finite float rewards inside ``reward_bounds`` (clipped into them when
     ``clip_rewards``; outside them an error that names the broken bound, never the value)."""
@@ -160,7 +160,7 @@ def validated_rewards(rewards: Any, n: int, reward_bounds: tuple[float, float] |
     return rew
 
 
-def validated_starts(episode_starts: Any, n: int, horizon: int | None) -> np.ndarray:
+def validated_starts(episode_starts: object, n: int, horizon: int | None) -> np.ndarray:
     """CSR offsets ``(E+1,)``: ``[0] = 0``, ``[-1] = n``, strictly increasing, every episode
     ``horizon`` steps when one is declared."""
     starts = np.asarray(episode_starts)
@@ -192,7 +192,7 @@ def validated_starts(episode_starts: Any, n: int, horizon: int | None) -> np.nda
     return starts
 
 
-def validated_terminals(terminals: Any, n: int, starts: np.ndarray) -> np.ndarray | None:
+def validated_terminals(terminals: object, n: int, starts: np.ndarray) -> np.ndarray | None:
     """``(n,)`` bool (or None), True only on the last transition of an episode."""
     term = None
     if terminals is not None:

@@ -19,7 +19,7 @@ from privrl.errors import InvalidParameterError
 __all__ = ["one_hot", "state_aggregation", "feature_matrix", "spectral_norm"]
 
 
-def spectral_norm(matrix: Any) -> float:
+def spectral_norm(matrix: object) -> float:
     """The operator 2-norm ‖Φ‖ (largest singular value), not the Frobenius norm."""
     return float(np.linalg.norm(np.asarray(matrix, dtype=np.float64), 2))
 

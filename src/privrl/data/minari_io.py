@@ -88,7 +88,7 @@ def to_minari(
     return out
 
 
-def _spaces_of(dataset: TrajectoryDataset, owner: str) -> tuple[Any, Any]:
+def _spaces_of(dataset: TrajectoryDataset, owner: str) -> tuple[object, object]:
     """``(observation space, action space)`` of ``dataset``: ``Discrete`` from ``n_states`` (tabular
     data) or an unbounded ``Box`` of the observations' shape, and ``Discrete(n_actions)``."""
     import gymnasium as gym
@@ -145,7 +145,7 @@ def _episode_buffers(minari: Any, dataset: TrajectoryDataset) -> list[Any]:
     return buffers
 
 
-def _header_of(dataset: TrajectoryDataset) -> dict[str, Any]:
+def _header_of(dataset: TrajectoryDataset) -> dict[str, object]:
     """privrl's own settings of ``dataset``, stored in the Minari metadata under :data:`_META_KEY`."""
     return {
         "format": "privrl.TrajectoryDataset",
@@ -224,14 +224,14 @@ def _read_header(dataset: Any) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        header: dict[str, Any] = json.loads(raw)
+        header: dict[str, object] = json.loads(raw)
     except (TypeError, ValueError) as exc:
         raise InvalidDataError(f"The '{_META_KEY}' metadata of Minari dataset {dataset.spec.dataset_id!r} is not "
                                f"valid JSON ({exc}).") from None
     return header
 
 
-def _declared_bounds(reward_bounds: Any, header: dict[str, Any], owner: str) -> Any:
+def _declared_bounds(reward_bounds: object, header: dict[str, object], owner: str) -> object:
     """The caller's ``reward_bounds``, else the recorded ones; a dataset not written by privrl must
     have them declared (bounds inferred from the data would depend on private data)."""
     if reward_bounds is _UNSET:

@@ -99,7 +99,7 @@ def _pad_or_explain(data: TrajectoryDataset, horizon: int, max_steps: int | None
     return pad_to_horizon(data, horizon)
 
 
-def _samples_itself(obj: Any) -> bool:
+def _samples_itself(obj: object) -> bool:
     """A model that samples its own episodes into a dataset (``sample(policy, n, *, rng, max_steps)``,
     e.g. :class:`~privrl.envs.tabular.TabularMDP`), told apart by duck typing so that this module
     never imports :mod:`privrl.envs` (which imports it)."""

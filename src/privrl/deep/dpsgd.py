@@ -32,7 +32,7 @@ __all__ = ["clip_factors", "unit_sums", "clipped_sum", "release_clipped_sum", "c
            "poisson_sample", "SubsampledGaussianSteps"]
 
 
-def clip_factors(sq_norms: np.ndarray, clip: Any) -> np.ndarray:
+def clip_factors(sq_norms: np.ndarray, clip: object) -> np.ndarray:
     """``min(1, C / (‖g‖ + 1e-12))`` from the squared norms ``‖g‖²`` (``clip`` a float or an array that
     broadcasts against them): the factor that brings each gradient into the ℓ2 ball of radius ``C``."""
     return np.minimum(clip / (np.sqrt(sq_norms) + 1e-12), 1.0)

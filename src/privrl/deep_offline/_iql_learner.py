@@ -95,7 +95,8 @@ def split(theta: np.ndarray | torch.Tensor, cfg: IQLConfig) -> tuple:
     return theta[:pq], theta[pq:pq + pv], theta[pq + pv:]
 
 
-def _constants(q_target: torch.Tensor, v: torch.Tensor, b: dict[str, torch.Tensor], cfg: IQLConfig):
+def _constants(q_target: torch.Tensor, v: torch.Tensor, b: dict[str, torch.Tensor], cfg: IQLConfig
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The step's constants on the padded batch: ``Q_θ̂(s, a)``, the TD target ``r + γ (1 − d) V_ψ(s')``
     and the advantage weight ``min(exp(β (Q_θ̂(s, a) − V_ψ(s))), w_max)``."""
     with torch.no_grad():
@@ -106,19 +107,22 @@ def _constants(q_target: torch.Tensor, v: torch.Tensor, b: dict[str, torch.Tenso
     return q_hat, y, weight
 
 
-def _value_loss(psi, x, q_hat, mask, sizes, tau):
+def _value_loss(psi: torch.Tensor, x: torch.Tensor, q_hat: torch.Tensor, mask: torch.Tensor,
+                sizes: tuple[int, ...], tau: float) -> torch.Tensor:
     """Eq. (5) summed over one trajectory: the expectile loss of ``Q_θ̂(s, a) − V_ψ(s)``."""
     u = q_hat - forward(psi, x, sizes)[:, 0]
     return (torch.abs(tau - (u < 0).double()) * u * u * mask).sum()
 
 
-def _q_loss(theta, x, a, y, mask, sizes):
+def _q_loss(theta: torch.Tensor, x: torch.Tensor, a: torch.Tensor, y: torch.Tensor, mask: torch.Tensor,
+            sizes: tuple[int, ...]) -> torch.Tensor:
     """Eq. (6) summed over one trajectory: the squared TD error against the value target."""
     q = forward(theta, x, sizes).gather(-1, a[:, None])[:, 0]
     return ((y - q) ** 2 * mask).sum()
 
 
-def _policy_loss(phi, x, a, weight, mask, sizes):
+def _policy_loss(phi: torch.Tensor, x: torch.Tensor, a: torch.Tensor, weight: torch.Tensor, mask: torch.Tensor,
+                 sizes: tuple[int, ...]) -> torch.Tensor:
     """Eq. (7) summed over one trajectory: the advantage-weighted negative log-likelihood."""
     logp = torch.log_softmax(forward(phi, x, sizes), dim=-1).gather(-1, a[:, None])[:, 0]
     return -(weight * logp * mask).sum()

@@ -97,7 +97,7 @@ def acrobot_dataset(n_episodes: int, *, epsilon: float = 0.1, max_steps: int = 5
     return _collected("Acrobot-v1", acrobot_expert(epsilon), n_episodes, max_steps, (-1.0, 0.0), rng)
 
 
-def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, description: str) -> Any:
+def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, description: str) -> object:
     """Store ``dataset`` as the local Minari dataset ``dataset_id`` (under ``$MINARI_DATASETS_PATH``)."""
     from privrl.data.minari_io import to_minari  # the 'minari' extra
 

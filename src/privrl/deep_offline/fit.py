@@ -8,6 +8,7 @@ saved (``params``, ``sizes``), and IQL's Q- and value networks (``q_params``, ``
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def _output(est: BC | DPBC | IQL | DPIQL) -> FitOutput:
     it)."""
     extra: dict[str, object] = {"sizes": list(est.sizes_)}
     summary: dict[str, object] = {"n_parameters": int(est.params_.size)}
-    arrays = {"params": est.params_, "sizes": np.array(est.sizes_)}
+    arrays: dict[str, object] = {"params": est.params_, "sizes": np.array(est.sizes_)}
     if isinstance(est, (IQL, DPIQL)):
         arrays.update(q_params=est.q_params_, q_sizes=np.array(est.q_sizes_), v_params=est.v_params_,
                       v_sizes=np.array(est.v_sizes_))
@@ -33,7 +34,7 @@ def _output(est: BC | DPBC | IQL | DPIQL) -> FitOutput:
     return FitOutput(est, arrays=arrays, summary=summary, extra=extra)
 
 
-def _runner(estimator: type[BC | DPBC | IQL | DPIQL]):
+def _runner(estimator: type[BC | DPBC | IQL | DPIQL]) -> Callable[[argparse.Namespace], FitOutput]:
     def run(args: argparse.Namespace) -> FitOutput:
         est = build_estimator(args, estimator)   # a bad option fails before the data are read
         return _output(est.fit(load_user_dataset(args), rng=args.rng))

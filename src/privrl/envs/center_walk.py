@@ -148,7 +148,7 @@ class CenterWalkBatch:
             e._s, e._t = float(s), int(t)
 
 
-def threshold_policy(obs: Any) -> int:
+def threshold_policy(obs: object) -> int:
     """Move right iff s < 0.5 (the optimum used for the reference return)."""
     return int(float(np.asarray(obs).ravel()[0]) < 0.5)
 
@@ -185,7 +185,7 @@ class UnitBoxObservation(gym.ObservationWrapper):
         self._low, self._span, self._clip = lo, hi - lo, bool(clip)
         self.observation_space = gym.spaces.Box(0.0, 1.0, shape=lo.shape, dtype=np.float64)
 
-    def observation(self, observation: Any) -> np.ndarray:
+    def observation(self, observation: object) -> np.ndarray:
         unit = (np.asarray(observation, float).ravel() - self._low) / self._span
         if self._clip:
             return np.clip(unit, 0.0, 1.0)
@@ -205,7 +205,7 @@ def make_env(env_id: str, *, owner: str = "make_env", **kwargs: Any) -> gym.Env:
     return env
 
 
-def make_unit_env(env_id: str, *, low: Any = None, high: Any = None, **kwargs: Any) -> gym.Env:
+def make_unit_env(env_id: str, *, low: object = None, high: object = None, **kwargs: object) -> gym.Env:
     """:func:`make_env` with observations rescaled to [0, 1]^d (:class:`UnitBoxObservation`)."""
     env = make_env(env_id, owner="make_unit_env", **kwargs)
     if env_id == "privrl/CenterWalk-v0":

@@ -114,7 +114,7 @@ class LinearMDP:
         self.name = name or "LinearMDP"
 
     @classmethod
-    def from_tabular(cls, P: Any, r: Any, *, initial: Any = None, name: str | None = None) -> LinearMDP:
+    def from_tabular(cls, P: object, r: object, *, initial: object = None, name: str | None = None) -> LinearMDP:
         """A tabular MDP as a linear MDP with one-hot features (d = S·A, ||φ|| = 1)."""
         P = check_array(P, "P", owner="LinearMDP.from_tabular", ndim=4)
         H, S, A, _ = P.shape

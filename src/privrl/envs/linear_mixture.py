@@ -301,7 +301,7 @@ def _as_env(model: LinearMixtureMDP) -> Any:
     return env
 
 
-def make_hard_env(d: int = 5, horizon: int = 6, n_episodes: int = 10_000, seed: int = 0, **_: Any) -> Any:
+def make_hard_env(d: int = 5, horizon: int = 6, n_episodes: int = 10_000, seed: int = 0, **_: object) -> object:
     """``privrl/LinearMixtureHard-v0``: E1 as a gymnasium env (``env.unwrapped.linear_mixture``)."""
     return _as_env(hard_instance(d, horizon, n_episodes, rng=seed))
 

@@ -164,7 +164,7 @@ def _kernel(gen: np.random.Generator, q: np.ndarray, level: np.ndarray,
     return _sparse_kernel(gen, level, _outcome_probabilities(level, q), widths)
 
 
-def occupancy(model: SparseTabularMDP, policy: Any) -> np.ndarray:
+def occupancy(model: SparseTabularMDP, policy: object) -> np.ndarray:
     """``d (H, S)``: the probability that an episode of ``policy`` is in state s at step h and has not
     ended (terminal states carry no mass: an episode ends on entering one)."""
     pi = model.policy_probabilities(policy)
@@ -248,7 +248,7 @@ class Instance:
         return real_shaped(**self.kwargs, rng=self.seed, name=self.name)
 
 
-def _instance(agreement: str, density: str, spread: str, clone: str, **kwargs: Any) -> Instance:
+def _instance(agreement: str, density: str, spread: str, clone: str, **kwargs: object) -> Instance:
     name = f"{agreement}-agreement/{density}/{spread}/{clone}-clone"
     return Instance(name, {"agreement": agreement, "density": density, "spread": spread, "clone_quality": clone},
                     kwargs)

@@ -104,7 +104,7 @@ def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, A
     return _pad_or_explain(data, pad_to_horizon, max_steps, owner)
 
 
-def _check_action(action: Any, n_actions: int, owner: str) -> int:
+def _check_action(action: object, n_actions: int, owner: str) -> int:
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < n_actions:
         raise param_error("policy", owner, f"a callable returning an int action in [0, {n_actions - 1}]", action)
     return int(action)

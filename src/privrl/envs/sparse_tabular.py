@@ -165,7 +165,7 @@ class SparseTabularMDP:
         label = f"{self.name!r}, " if self.name else ""
         return f"SparseTabularMDP({label}S={self.n_states}, A={self.n_actions}, horizon={self._H})"
 
-    def transition_matrix(self) -> Any:
+    def transition_matrix(self) -> object:
         """The kernel as a ``scipy.sparse`` CSR matrix ``(S·A, S)`` (row ``s·A + a``)."""
         from scipy.sparse import csr_matrix
 
@@ -189,7 +189,7 @@ class SparseTabularMDP:
         V[self._H] = np.zeros(self.n_states)   # callables leave V_H to the caller
         return np.stack(Q), np.stack(V)
 
-    def evaluate_q(self, policy: Any) -> np.ndarray:
+    def evaluate_q(self, policy: object) -> np.ndarray:
         """Q^π ``(H, S, A)`` by backward induction."""
         return self._solve(self.policy_probabilities(policy))[0]
 

@@ -245,7 +245,7 @@ class TabularMDP:
         return policy_probabilities(policy, self.n_states, self.n_actions, self._horizon)
 
     # ------------------------------------------------------------------ exact solvers
-    def evaluate_q(self, policy: Any) -> np.ndarray:
+    def evaluate_q(self, policy: object) -> np.ndarray:
         """Q^π: ``(H, S, A)`` by backward induction, or ``(S, A)`` by a linear solve."""
         probs = self.policy_probabilities(policy)
         if self.is_episodic:
@@ -415,7 +415,7 @@ def _reward_table(P: np.ndarray, r: np.ndarray, horizon: int | None) -> np.ndarr
     return r
 
 
-def _check_reward_range(r: np.ndarray, reward_bounds: Any) -> tuple[float, float]:
+def _check_reward_range(r: np.ndarray, reward_bounds: object) -> tuple[float, float]:
     """The declared ``reward_bounds`` (default ``(0, 1)``), which every entry of ``r`` must lie in."""
     if reward_bounds is None:
         reward_bounds = (0.0, 1.0)
@@ -429,7 +429,7 @@ def _check_reward_range(r: np.ndarray, reward_bounds: Any) -> tuple[float, float
     return bounds
 
 
-def _terminal_mask(terminal_states: Any, P: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _terminal_mask(terminal_states: object, P: np.ndarray, r: np.ndarray) -> np.ndarray:
     """The ``(S,)`` bool mask of terminal states (none by default), each absorbing with reward 0."""
     stationary, S = P.ndim == 3, P.shape[-1]
     if terminal_states is None:
@@ -455,7 +455,7 @@ def _terminal_mask(terminal_states: Any, P: np.ndarray, r: np.ndarray) -> np.nda
     return term
 
 
-def _initial_distribution(initial: Any, term: np.ndarray) -> np.ndarray:
+def _initial_distribution(initial: object, term: np.ndarray) -> np.ndarray:
     """The ``(S,)`` initial distribution (uniform over non-terminal states by default), with no mass
     on terminal states."""
     if initial is None:

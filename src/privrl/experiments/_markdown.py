@@ -10,12 +10,12 @@ from typing import Any
 from privrl.experiments.spec import Claim
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     text = "" if value is None else str(value)
     return " ".join(text.replace("|", "\\|").split())
 
 
-def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return lines

@@ -121,7 +121,7 @@ def _privacy_section(manifests: Sequence[Mapping[str, Any]], curve_x: Sequence[s
              "without a claimed ε; *refused*: the calibration could not certify the budget, so the "
              "curve is absent from the figure.", ""]
     found = curves(manifests, curve_x)
-    common: dict[str, Any] = {}
+    common: dict[str, object] = {}
     if len(found) > 1:  # parameters equal on every curve are stated once, above the table
         first = found[0]["params"]
         common = {k: v for k, v in first.items() if k != "calibration"

@@ -99,7 +99,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 # --------------------------------------------------------------------------- the archive
-def _when(text: Any) -> datetime | None:
+def _when(text: object) -> datetime | None:
     try:
         return datetime.fromisoformat(str(text))
     except (TypeError, ValueError):
@@ -131,7 +131,7 @@ def _seconds(manifests: Sequence[Mapping[str, Any]], key: str) -> float | None:
     return round(sum(float(v or 0.0) for v in values), 3)
 
 
-def _summary(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _summary(manifests: Sequence[Mapping[str, object]]) -> dict[str, object]:
     ok = [m for m in manifests if m.get("status") == "ok"]
     return {"runs": len(manifests), "runs_ok": len(ok), "runs_failed": len(manifests) - len(ok),
             "scale": sorted({str(m.get("scale")) for m in manifests if m.get("scale")}),
@@ -140,12 +140,12 @@ def _summary(manifests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "span_seconds": span_seconds(manifests)}
 
 
-def _machine() -> dict[str, Any]:
+def _machine() -> dict[str, object]:
     return {"cores": os.cpu_count(), "platform": platform.platform(), "machine": platform.machine(),
             "python": platform.python_version()}
 
 
-def _rows_csv(runs: Sequence[tuple[Mapping[str, Any], Path]]) -> bytes:
+def _rows_csv(runs: Sequence[tuple[Mapping[str, object], Path]]) -> bytes:
     """The rows of every successful run under ``setting, seed`` (the union of the runs' columns
     in order of first appearance; a run's missing columns are empty cells)."""
     frames = []
@@ -168,7 +168,7 @@ def _rows_csv(runs: Sequence[tuple[Mapping[str, Any], Path]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def _pack_experiment(src: Path, exp_id: str) -> tuple[bytes, bytes, list[dict[str, Any]]]:
+def _pack_experiment(src: Path, exp_id: str) -> tuple[bytes, bytes, list[dict[str, object]]]:
     """One experiment's archive files (its rows and its run manifests, gzip-compressed) and its
     manifests; the runs must be of one scale and name distinct (setting, seed) pairs."""
     runs = [(read_manifest(d / MANIFEST), d / METRICS) for d in iter_run_dirs(src, exp_id)]
@@ -208,8 +208,8 @@ def write_archive(results_dir: str | os.PathLike, archive: str | os.PathLike, *,
     if not ids:
         raise InvalidDataError(f"No runs found under {src}: nothing to archive.")
     written: set[Path] = set()
-    per_experiment: dict[str, Any] = {}
-    every: list[dict[str, Any]] = []
+    per_experiment: dict[str, object] = {}
+    every: list[dict[str, object]] = []
     with contextlib.ExitStack() as stack:  # each experiment's files read and compressed in a worker
         if pool is None and _jobs(ids) > 1:
             pool = stack.enter_context(spawn_pool(_jobs(ids)))

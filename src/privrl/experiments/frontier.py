@@ -75,8 +75,8 @@ def get_frontier(algorithm: str) -> Frontier:
     return _registry.get("frontier", algorithm, parameter="algorithm", owner="privrl frontier")
 
 
-def frontier_settings(settings: Sequence[Mapping[str, Any]], *, epsilons: Sequence[float] | None = None,
-                      overrides: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def frontier_settings(settings: Sequence[Mapping[str, object]], *, epsilons: Sequence[float] | None = None,
+                      overrides: Mapping[str, object] | None = None) -> list[dict[str, object]]:
     """The settings of a frontier run: the experiment's own ``settings`` re-gridded over
     ``epsilons`` (one setting per distinct non-ε configuration and ε; the reference once), with
     ``overrides`` (e.g. the user's environment) applied to every setting."""
@@ -118,7 +118,7 @@ def frontier_table(df: Any, metric: str) -> Any:
     return table.rename(columns={"count": "n_seeds"}).drop(columns=["std"])
 
 
-def plot_frontier(df: Any, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
+def plot_frontier(df: object, out_dir: str | Path, frontier: Frontier, *, title: str | None = None,
                   logy: bool = False, references: Sequence[tuple[float, str]] = ()) -> list[Path]:
     """Utility against ε (log axis), one line (mean ± 1 s.e. over seeds) per calibration, the
     non-private reference as a horizontal band (``logy``: log utility axis) and ``references``

@@ -11,7 +11,6 @@ import socket
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from privrl.errors import PrivrlError
 
@@ -37,14 +36,14 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _holder_text(info: Mapping[str, Any] | None) -> str:
+def _holder_text(info: Mapping[str, object] | None) -> str:
     if not info:
         return "another privrl run"
     return (f"privrl run pid {info.get('pid', '?')} on host {info.get('host', '?')}, started "
             f"{info.get('started_at', '?')}")
 
 
-def _read_lock(path: Path) -> dict[str, Any] | None:
+def _read_lock(path: Path) -> dict[str, object] | None:
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):

@@ -20,7 +20,7 @@ from privrl.privacy.budget import check_budget_value
 __all__ = ["BUDGET_KEYS", "check_overrides", "known_params"]
 
 
-def known_params(experiment: str | Experiment) -> dict[str, list[Any]]:
+def known_params(experiment: str | Experiment) -> dict[str, list[object]]:
     """Every parameter an experiment takes, with the values it has in the settings of every scale
     (and the example value of each of its ``extra_params``)."""
     exp = experiment if isinstance(experiment, Experiment) else get_experiment(experiment)
@@ -81,7 +81,7 @@ def _conform(value: Any, examples: Sequence[Any]) -> Any:
         items = [item for e in examples if _kind(e) == "list" for item in e]
         return [_conform(v, items) for v in value] if items else list(value)
     if kind == "dict" and "dict" in kinds:
-        by_key: dict[str, list[Any]] = {}
+        by_key: dict[str, list[object]] = {}
         for e in examples:
             if _kind(e) == "dict":
                 for k, v in e.items():
@@ -97,7 +97,7 @@ def _conform(value: Any, examples: Sequence[Any]) -> Any:
 BUDGET_KEYS = ("epsilon", "delta", "rho")
 
 
-def check_overrides(experiment_id: str, overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+def check_overrides(experiment_id: str, overrides: Mapping[str, object] | None) -> dict[str, object]:
     """Validate ``privrl run --set`` overrides before anything runs: every key must be a parameter
     of the experiment (a key of its settings at some scale, or one of its ``extra_params``) and
     every value must have that parameter's type in the settings; a budget parameter

@@ -64,7 +64,7 @@ def is_paper_calibration(calibration: Any) -> bool:
     return any(v == "paper" for v in values)
 
 
-def paper_label(label: str | None, calibration: Any = None) -> str | None:
+def paper_label(label: str | None, calibration: object = None) -> str | None:
     """``label`` with " (paper calibration)" appended when the curve was made in paper mode (and
     the label does not say so already, e.g. "(paper calibration: printed noise, ...)")."""
     if not is_paper_calibration(calibration):
@@ -178,7 +178,7 @@ def mean_se_band(ax: Any, df: Any, x: str, y: str = "value", label: str | None =
     return line
 
 
-def curve_colors(labels: Iterable[Any], palette: str | Sequence[Any] = "tab10") -> dict[Any, Any]:
+def curve_colors(labels: Iterable[object], palette: str | Sequence[object] = "tab10") -> dict[object, object]:
     """A colour per curve label, identical in every panel and figure that passes the same labels.
 
     Labels are sorted (the paper-calibration suffix is ignored, so a curve and its paper-mode twin
@@ -188,7 +188,7 @@ def curve_colors(labels: Iterable[Any], palette: str | Sequence[Any] = "tab10") 
     """
     given = [lab for lab in dict.fromkeys(labels) if lab is not None]
     base = sorted({str(lab).removesuffix(PAPER_SUFFIX) for lab in given})
-    colors: list[Any]
+    colors: list[object]
     if isinstance(palette, str):
         cmap = matplotlib.colormaps[palette]
         n = getattr(cmap, "N", 10)

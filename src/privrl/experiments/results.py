@@ -57,11 +57,11 @@ MANIFEST_KEYS = ("experiment", "setting", "seed", "params", "budget", "privacy_u
 BASE_COLUMNS = ("experiment", "setting", "seed", "status", "calibration", "epsilon_spent")
 
 
-def _canonical_json(obj: Any) -> str:
+def _canonical_json(obj: object) -> str:
     return json.dumps(to_jsonable(obj), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def run_key(experiment_id: str, scale: str, setting_index: int, params: Mapping[str, Any]) -> str:
+def run_key(experiment_id: str, scale: str, setting_index: int, params: Mapping[str, object]) -> str:
     """The name of a run's setting directory: ``<scale>-<index>-<hash>``, where ``hash`` is the first
     12 hex digits of the SHA-256 of the canonical JSON (sorted keys) of
     ``{experiment, scale, setting, params}``. The index is part of the identity because the run's
@@ -99,7 +99,7 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def metrics_csv(rows: Iterable[Mapping[str, Any]]) -> bytes:
+def metrics_csv(rows: Iterable[Mapping[str, object]]) -> bytes:
     """Tidy rows (each with at least ``metric`` and ``value``) as the bytes of a CSV file."""
     import pandas as pd
 
@@ -114,7 +114,7 @@ def metrics_csv(rows: Iterable[Mapping[str, Any]]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, Any]]) -> Path:
+def write_metrics(path: str | os.PathLike, rows: Iterable[Mapping[str, object]]) -> Path:
     """Write tidy rows (each with at least ``metric`` and ``value``) as CSV, atomically."""
     return atomic_write_bytes(path, metrics_csv(rows))
 
@@ -134,7 +134,7 @@ def read_manifest(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def metrics_match(directory: str | os.PathLike, manifest: Mapping[str, Any]) -> bool:
+def metrics_match(directory: str | os.PathLike, manifest: Mapping[str, object]) -> bool:
     """True when ``directory/metrics.csv`` exists and has the SHA-256 its manifest records
     (``metrics_sha256``); False for a missing, truncated or edited file, or a manifest without
     a checksum."""
@@ -148,7 +148,7 @@ def metrics_match(directory: str | os.PathLike, manifest: Mapping[str, Any]) -> 
     return sha256_bytes(data) == expected
 
 
-def is_finished(directory: str | os.PathLike, params: Mapping[str, Any] | None = None) -> bool:
+def is_finished(directory: str | os.PathLike, params: Mapping[str, object] | None = None) -> bool:
     """True when the run in ``directory`` finished: manifest status ``ok`` and a metrics file
     matching the manifest's checksum (and, when ``params`` is given, the manifest's params equal
     them)."""
@@ -236,7 +236,7 @@ def _archived_frame(out: Path, experiment_id: str, include_failed: bool):
     return rows
 
 
-def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[dict[str, Any]]:
+def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None) -> list[dict[str, object]]:
     """Every run manifest under ``OUT`` (a results directory or a metrics archive; optionally of
     one experiment), sorted by run."""
     out = check_results_dir(out_dir)

@@ -74,19 +74,19 @@ class RunResult:
     calibration and ledger from the estimator rather than restating them.
     """
 
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, object]]
     ledger: Ledger | None = None
     budget: PrivacyBudget | None = None
     privacy_unit: PrivacyUnit | None = None
     neighboring: Neighboring | None = None
     calibration: str = "sound"
     accountant: str = "auto"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
 
     @classmethod
     def from_estimator(cls, estimator: Any, rows: list[dict[str, Any]], *, claim: bool | None = None,
                        calibration: str | None = None, accountant: str = "auto",
-                       extra: dict[str, Any] | None = None) -> RunResult:
+                       extra: dict[str, object] | None = None) -> RunResult:
         """The result of a run that fitted ``estimator``: its privacy unit and neighbouring relation
         and, when the run claims an ε (``claim``, default ``estimator.is_private``), its ledger and
         budget. ``claim=False`` records neither (a non-private baseline, a run with given noise
@@ -218,10 +218,10 @@ class Experiment:
     curve_x: tuple[str, ...] | None = None
     #: parameters a setting may take besides the keys of its grid (test or tuning knobs), each with
     #: an example value of its type: ``privrl run --set KEY=JSON`` accepts the grid's keys and these
-    extra_params: Mapping[str, Any] = field(default_factory=dict)
-    run_batch: Callable[[Sequence[Mapping[str, Any]], Sequence[RunContext]], Sequence[RunResult]] | None = None
-    batch_key: Callable[[Mapping[str, Any], int], Any] | None = None
-    setting_seeds: Callable[[Mapping[str, Any], str], int] | None = None
+    extra_params: Mapping[str, object] = field(default_factory=dict)
+    run_batch: Callable[[Sequence[Mapping[str, object]], Sequence[RunContext]], Sequence[RunResult]] | None = None
+    batch_key: Callable[[Mapping[str, Any], int], object] | None = None
+    setting_seeds: Callable[[Mapping[str, object], str], int] | None = None
     #: False for an experiment that is not a paper figure (the benchmark's runs): the runner finds
     #: it, ``privrl list``, ``reproduce`` and the report do not
     listed: bool = True
@@ -251,7 +251,7 @@ class Experiment:
         """The x-axis parameters of this experiment's curves (see ``curve_x``)."""
         return DEFAULT_CURVE_X if self.curve_x is None else tuple(self.curve_x)
 
-    def settings_for(self, scale: str) -> list[dict[str, Any]]:
+    def settings_for(self, scale: str) -> list[dict[str, object]]:
         if scale not in SCALES:
             # start-up time: _validation loads NumPy (privrl --help reads this module)
             from privrl._validation import check_option
@@ -262,7 +262,7 @@ class Experiment:
         """The most seeds a setting runs at ``scale`` (seeds 0 .. n - 1)."""
         return int(self.seeds[scale])
 
-    def seeds_for(self, params: Mapping[str, Any], scale: str) -> int:
+    def seeds_for(self, params: Mapping[str, object], scale: str) -> int:
         """The seeds one setting runs at ``scale`` (seeds 0 .. n - 1): ``setting_seeds`` when
         given, never more than :meth:`n_seeds`."""
         full = self.n_seeds(scale)

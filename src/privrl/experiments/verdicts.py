@@ -166,7 +166,7 @@ def scale_of(df: Any) -> str | None:
     return values.pop() if len(values) == 1 else None
 
 
-def _values(x: Any, name: str) -> np.ndarray:
+def _values(x: object, name: str) -> np.ndarray:
     arr = np.asarray(x, dtype=float).ravel()
     arr = arr[np.isfinite(arr)]
     return arr
@@ -182,7 +182,7 @@ def _n_seeds(data: Any, seed_col: str) -> int:
 
 
 # --------------------------------------------------------------------------- guards
-def min_seeds(data: Any, k: int = 3, *, seed_col: str = "seed") -> Verdict | None:
+def min_seeds(data: object, k: int = 3, *, seed_col: str = "seed") -> Verdict | None:
     """``undecided`` when ``data`` (a count, a table with a seed column, or per-seed values) has
     fewer than ``k`` seeds; ``None`` otherwise."""
     k = check_scalar(k, "k", owner="min_seeds", kind=int, low=1)
@@ -202,7 +202,7 @@ def needs_paper_scale(scale: str | None, scale_dependent: bool = True) -> Verdic
     return undecided(REASON_PAPER_SCALE, f"measured at {scale} scale")
 
 
-def argmin_on_boundary(grid: Sequence[Any], values: Sequence[Any]) -> bool:
+def argmin_on_boundary(grid: Sequence[object], values: Sequence[object]) -> bool:
     """True when the grid point with the smallest (finite) value is the smallest or largest grid
     point, so the true optimum may lie outside the grid (e.g. the best λ of Balle Fig. 1 panel 2).
 
@@ -221,7 +221,7 @@ def argmin_on_boundary(grid: Sequence[Any], values: Sequence[Any]) -> bool:
     return best in (0, g.size - 1)
 
 
-def near_trivial(metric_values: Any, trivial_value: float, rel_tol: float = 0.1, *,
+def near_trivial(metric_values: object, trivial_value: float, rel_tol: float = 0.1, *,
                  lower_is_better: bool | None = None) -> bool:
     """True when the mean of ``metric_values`` is within ``rel_tol`` (relative to
     ``|trivial_value|``; absolute when it is 0) of the trivial predictor's value (the error of the
@@ -243,7 +243,7 @@ def near_trivial(metric_values: Any, trivial_value: float, rel_tol: float = 0.1,
     return abs(mean - t) <= tol
 
 
-def no_better_than(values: Any, trivial: float, *, lower_is_better: bool, rel_tol: float = 0.1) -> bool:
+def no_better_than(values: object, trivial: float, *, lower_is_better: bool, rel_tol: float = 0.1) -> bool:
     """True when the mean of ``values`` is no better than the trivial answer ``trivial``: within
     ``rel_tol`` of it (relative to ``|trivial|``) or on its wrong side (see :func:`near_trivial`)."""
     return near_trivial(values, trivial, rel_tol, lower_is_better=bool(lower_is_better))
@@ -313,7 +313,7 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def compare_curves(a: Any, b: Any, *, claim: str = "less", test: str = "welch", alpha: float = 0.05,
+def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "welch", alpha: float = 0.05,
                    tol: float = 0.0, min_n: int = 2, names: tuple[str, str] = ("A", "B"),
                    trivial: float | None = None, lower_is_better: bool | None = None,
                    baseline: str = "the trivial answer", rel_tol: float = 0.1) -> Verdict:
@@ -427,7 +427,7 @@ def _t_test(claim: str, diff: float, se: float, dof: float, alpha: float, tol: f
     return undecided(f"difference not significant at {ns[0]}/{ns[1]} seeds", text)
 
 
-def compare_to_value(values: Any, value: float, *, claim: str = "equal", tol: float = 0.0, alpha: float = 0.05,
+def compare_to_value(values: object, value: float, *, claim: str = "equal", tol: float = 0.0, alpha: float = 0.05,
                      min_n: int = 2, names: tuple[str, str] = ("A", "the reference")) -> Verdict:
     """Decide a claim about one curve (one number per seed) against a published number ``value``
     taken as exact (a one-sample t test; the reference's own sampling error is not known).
@@ -466,7 +466,7 @@ def compare_to_value(values: Any, value: float, *, claim: str = "equal", tol: fl
     return decide(p_claim < alpha if decided else None, text, reason=f"difference not significant at {n} seeds")
 
 
-def slope_interval(slopes: Any, level: float = 0.95) -> tuple[float, float, float, int]:
+def slope_interval(slopes: object, level: float = 0.95) -> tuple[float, float, float, int]:
     """``(mean, low, high, n)``: the mean of per-seed slopes and its two-sided t confidence interval
     at ``level`` (``low = high = mean`` for one seed)."""
     v = _values(slopes, "slopes")
@@ -479,7 +479,7 @@ def slope_interval(slopes: Any, level: float = 0.95) -> tuple[float, float, floa
     return mean, mean - q * se, mean + q * se, n
 
 
-def rate_verdict(slopes: Any, *, claimed: float, rival: float, allowance: float = 0.0, level: float = 0.95,
+def rate_verdict(slopes: object, *, claimed: float, rival: float, allowance: float = 0.0, level: float = 0.95,
                  min_n: int = 3, name: str = "slope") -> Verdict:
     """A claimed growth rate ``T^claimed`` against per-seed log–log slopes of the measurement.
 

@@ -57,9 +57,9 @@ class FitOutput:
     ``note``; ``arrays`` are saved to ``OUT/result.npz``, ``summary`` to ``OUT/result.json``."""
 
     estimator: Any
-    arrays: dict[str, Any] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    arrays: dict[str, object] = field(default_factory=dict)
+    summary: dict[str, object] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)
     mechanism: str | None = None
     note: str | None = None
 
@@ -197,7 +197,7 @@ def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
     return params
 
 
-def estimator_params(args: argparse.Namespace, estimator: type) -> dict[str, Any]:
+def estimator_params(args: argparse.Namespace, estimator: type) -> dict[str, object]:
     """Constructor keywords from the parsed options of ``estimator``: every option parameter, the
     user's value or the declared default (so the estimator, and its certificate's ``params``,
     carry the effective value of each)."""

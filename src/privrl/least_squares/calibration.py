@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -73,6 +73,9 @@ from privrl.least_squares.smooth_sensitivity import SMOOTHINGS, smoothing_consta
 from privrl.privacy import events
 from privrl.privacy.accounting import _gaussian_hockey_stick, gaussian_delta
 from privrl.privacy.calibration import CALIBRATIONS, CONSTANT_PRESETS, gaussian_multiplier
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["scaled_gaussian_delta", "pure_scale_delta", "lemma1_delta", "lemma1_epsilon", "tight_alpha",
            "practical_beta", "PRACTICAL_KAPPA", "SmoothedGaussian", "smoothed_gaussian", "EPSILON_CAP",
@@ -343,7 +346,7 @@ class SmoothedGaussian:
         return not math.isinf(self.epsilon)
 
     @property
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The ledger entry of one release: ``ApproxDpEvent(epsilon_spent, δ)`` (non-private for an
         infinite budget)."""
         if not self.is_private:

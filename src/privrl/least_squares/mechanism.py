@@ -19,7 +19,7 @@ import math
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,9 @@ from privrl.least_squares.smooth_sensitivity import psi_lambda, psi_w
 from privrl.least_squares.statistics import VisitStatistics
 from privrl.privacy.release import Release, release_with_event
 
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
+
 __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMechanism", "check_features",
            "warn_if_overspent", "release_utility", "warn_utility"]
 
@@ -44,7 +47,7 @@ __all__ = ["lsw_solve", "lsl_solve", "lambda_min", "DPLSWMechanism", "DPLSLMecha
 # =========================================================================== solvers
 #: the singular values of the last few matrices seen (public: features, weighted features); a sweep
 #: over budgets or ``privrl plan``'s knob search builds the mechanism of the same Φ many times
-_SINGULAR_VALUES: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_SINGULAR_VALUES: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
 _CACHED_MATRICES = 8
 
 
@@ -85,7 +88,7 @@ def lambda_min(features: np.ndarray, relevance: np.ndarray) -> float:
     return float(_spectral(np.asarray(features, float))[0] ** 2 * np.max(relevance))
 
 
-def check_features(features: Any, name: str, owner: str) -> np.ndarray:
+def check_features(features: object, name: str, owner: str) -> np.ndarray:
     """Φ as a non-empty finite (n_states, d) float array."""
     phi = check_array(features, name, owner=owner, ndim=2)
     if phi.shape[0] == 0 or phi.shape[1] == 0:
@@ -112,7 +115,7 @@ class _SmoothedRelease:
         return self.smoothed.is_private
 
     @property
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The ledger entry of one release (``ApproxDpEvent(ε spent, δ)``; non-private for ε = ∞)."""
         return self.smoothed.event
 

@@ -116,16 +116,16 @@ class RegularityConstants:
     """Assumption 2 constants (data-independent) and the shift ``γ`` and PD floor of each part;
     floats, or ``(H,)`` arrays (one per step)."""
 
-    lambda_max_p: Any
-    lambda_min_p: Any
-    nu_p: Any
-    lambda_max_r: Any
-    lambda_min_r: Any
-    nu_r: Any
+    lambda_max_p: object
+    lambda_min_p: object
+    nu_p: object
+    lambda_max_r: object
+    lambda_min_r: object
+    nu_r: object
     shift_p: Any
     shift_r: Any
-    upsilon_p: Any = 0.0
-    upsilon_r: Any = 0.0
+    upsilon_p: object = 0.0
+    upsilon_r: object = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
@@ -304,7 +304,7 @@ class NoisePlan:
             return math.inf
         return math.sqrt(self.count * float(np.sum((self.sensitivity[on] / self.std[on]) ** 2)))
 
-    def stream_event(self, j: int) -> Any:
+    def stream_event(self, j: int) -> object:
         """The privacy loss of one user in stream ``j`` (all its steps; the composition that
         :meth:`~privrl.privacy.tree.BinaryCounter.event` states for the stream's counters)."""
         parts = []
@@ -318,7 +318,7 @@ class NoisePlan:
         """The privacy loss of one user: one event per stream (empty when non-private)."""
         return [self.stream_event(j) for j in range(4)] if self.is_private else []
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> dict[str, object]:
         return {"privatizer": self.privatizer, "calibration": self.calibration, "std": self.std.tolist(),
                 "sensitivity": self.sensitivity.tolist(), "count": self.count, "n_noise_terms": self.n_noise_terms,
                 "noise_std": self.noise_std, "mu": self.mu,
@@ -497,7 +497,7 @@ def confidence_radii(c: RegularityConstants, *, d1: int, d2: int, n_episodes: in
     return _plain(beta_p), _plain(beta_r)
 
 
-def _plain(x: Any) -> Any:
+def _plain(x: object) -> object:
     arr = np.asarray(x, dtype=float)
     return float(arr) if arr.ndim == 0 else arr
 
@@ -531,7 +531,7 @@ def _private_terms(c: RegularityConstants, beta_p: Any, beta_r: Any, d1: int, d2
     return float(np.sum(np.broadcast_to(per_step, (H,))))
 
 
-def vi_regret_bound(c: RegularityConstants, beta_p: Any, beta_r: Any, *, d1: int, d2: int, n_episodes: int,
+def vi_regret_bound(c: RegularityConstants, beta_p: object, beta_r: object, *, d1: int, d2: int, n_episodes: int,
                     horizon: int, alpha: float) -> float:
     """Explicit Thm 4.1 bound read off Sec 7.1, per step:
     ``Σ_h [2β_p√(2Kd1κ_p) + 2Hβ_r√(2Kd2κ_r)] + H√(2T ln(1/α))``, ``T = KH``."""
@@ -539,7 +539,7 @@ def vi_regret_bound(c: RegularityConstants, beta_p: Any, beta_r: Any, *, d1: int
     return _private_terms(c, beta_p, beta_r, d1, d2, n_episodes, H) + H * math.sqrt(2 * T * math.log(1 / alpha))
 
 
-def po_regret_bound(c: RegularityConstants, beta_p: Any, beta_r: Any, *, d1: int, d2: int, n_episodes: int,
+def po_regret_bound(c: RegularityConstants, beta_p: object, beta_r: object, *, d1: int, d2: int, n_episodes: int,
                     horizon: int, alpha: float, n_actions: int) -> float:
     """Explicit Thm 5.1 bound: ``√(2H³T ln|A|) + 4H√(2T ln(1/α))`` plus the per-step terms of
     :func:`vi_regret_bound`."""

@@ -122,7 +122,7 @@ def _regret(df: Any) -> _Regret:
                    guard=first_undecided(min_seeds(reg, 3), needs_paper_scale(scale_of(df))))
 
 
-def _whole(runs: _Regret) -> dict[str, Any]:
+def _whole(runs: _Regret) -> dict[str, object]:
     return {"runs": runs}
 
 
@@ -344,7 +344,7 @@ FRONTIER_CLAIMS = [
 ]
 
 
-def frontier_claims(df: Any) -> list[Claim]:
+def frontier_claims(df: object) -> list[Claim]:
     """privrl's claims on its calibrations (:data:`FRONTIER_CLAIMS`): tight has lower regret than
     sound at every ε, and the tight regret decreases in ε."""
     return evaluate(FRONTIER_CLAIMS, df)

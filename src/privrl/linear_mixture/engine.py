@@ -279,9 +279,9 @@ class _Run:
         self.sizes = (self.K, self.H, model.n_states, model.n_actions, model.d1, model.d2)
 
 
-def fit_many(estimators: Sequence[Any], envs: Sequence[Any], rngs: Sequence[RngLike], *,
+def fit_many(estimators: Sequence[object], envs: Sequence[object], rngs: Sequence[RngLike], *,
              features: LinearMixtureMDP | None = None, callback: Callable[..., Any] | None = None,
-             reachable_only: bool = False) -> list[Any]:
+             reachable_only: bool = False) -> list[object]:
     """Fit ``estimators[i]`` (``LinOptVI`` / ``LinOptPO``) on ``envs[i]`` with ``rngs[i]``, in lockstep.
 
     Every run must have the same ``n_episodes`` and model sizes (H, S, A, d1, d2). Each estimator

@@ -49,14 +49,14 @@ PRIVATIZERS = ("central", "local", "none")
 #: data, no budget enter them), chosen on held-out E2 instances (model seeds 990000–990009; never the
 #: benchmark's, the experiments' or the figures') by ``benchmarks/tune_linear_mixture.py`` in four
 #: passes, the last for the default counter; see ``docs/linear_mixture.md``.
-LINOPT_PRESETS: dict[str, dict[str, Any]] = {
+LINOPT_PRESETS: dict[str, dict[str, object]] = {
     "theory": {"beta_scale": 1.0, "noise_term_scale": 1.0, "upsilon": "theory", "shift_scale": 1.0, "lam": 1.0},
     "practical": {"beta_scale": 0.1, "noise_term_scale": 0.5, "upsilon": "monte_carlo", "shift_scale": 0.6, "lam": 1.0},
 }
 
 
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
-                 phi: np.ndarray, beta_p: Any, beta_r: Any, policy: np.ndarray | None = None
+                 phi: np.ndarray, beta_p: object, beta_r: object, policy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12) for one run.
 

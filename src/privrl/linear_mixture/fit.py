@@ -73,7 +73,7 @@ def _run(estimator: type) -> Any:
         private = est.is_private
         paper_eps = None if math.isinf(est.paper_epsilon_) else float(est.paper_epsilon_)
         extra = {"env": args.env, "privatizer": est.privatizer_parameters_, "paper_epsilon_closed_form": paper_eps}
-        summary: dict[str, Any] = {
+        summary: dict[str, object] = {
             "episodes": est.n_episodes, "privatizer": est.privatizer, "guarantee": est.guarantee,
             "calibration": est.calibration, "final_cumulative_regret": float(est.cumulative_regret_[-1]),
             "regret_bound": est.regret_bound_, "beta_p": est.beta_p_, "beta_r": est.beta_r_,

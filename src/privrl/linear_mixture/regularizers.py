@@ -168,7 +168,7 @@ class Regularizer:
         """The privacy loss of one user (empty for non-private regularizers)."""
         return []
 
-    def public_parameters(self) -> dict[str, Any]:
+    def public_parameters(self) -> dict[str, object]:
         """Data-independent parameters for certificates and manifests."""
         return {"name": self.name}
 
@@ -204,7 +204,7 @@ class NonPrivate(Regularizer):
         lam = self.lam
         return cal.RegularityConstants(lam, lam, 0.0, lam, lam, 0.0, lam, lam)
 
-    def public_parameters(self) -> dict[str, Any]:
+    def public_parameters(self) -> dict[str, object]:
         return {"name": self.name, "lam": self.lam}
 
 
@@ -286,7 +286,7 @@ class _NoisyPrivatizer(Regularizer):
         H, d1, d2 = self.horizon, self.d1, self.d2
         return [(H, d1, d1), (H, d1), (H, d2, d2), (H, d2)]
 
-    def public_parameters(self) -> dict[str, Any]:
+    def public_parameters(self) -> dict[str, object]:
         return {"name": self.name, **self.plan.public(), "upsilon_rule": self.upsilon,
                 "shift_scale": self.shift_scale, "constants": self._constants.as_dict()}
 

@@ -15,7 +15,7 @@ __all__ = ["Stats", "check_contributions", "kernels", "empty_counters"]
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def _floor_eigenvalues(Lam: np.ndarray, floor: Any) -> np.ndarray:
+def _floor_eigenvalues(Lam: np.ndarray, floor: object) -> np.ndarray:
     """PD safeguard (spec §3.1): add ``(floor_h − λ_min)_+ I`` per step; bit-identical when
     ``λ_min ≥ floor`` everywhere."""
     floor = np.asarray(floor, dtype=float)

@@ -223,7 +223,7 @@ def slightly_worse(runs: _Linear, worst: dict[str, float], stuck: list[str]) -> 
                    values={**headline, "headline": bool(headline)})
 
 
-def _rho_curves(runs: _Linear) -> Mapping[str, Any] | None:
+def _rho_curves(runs: _Linear) -> Mapping[str, object] | None:
     rho_rows = [lbl for lbl in runs.tight if "ρ=" in lbl]
     return {"runs": runs, "rho_rows": rho_rows} if len(rho_rows) > 1 else None
 
@@ -242,7 +242,7 @@ def larger_rho_closer(runs: _Linear, rho_rows: list[str]) -> Verdict:
     return runs.reasoned(decide(frac >= 0.75 if runs.decidable and useful else None, text, reason=reason))
 
 
-def _with_pevi(runs: _Linear) -> Mapping[str, Any] | None:
+def _with_pevi(runs: _Linear) -> Mapping[str, object] | None:
     return {"runs": runs} if runs.compare_pevi and "PEVI" in runs.labels and runs.tight else None
 
 
@@ -320,7 +320,7 @@ LINEAR_CLAIMS = [
 ]
 
 
-def linear_claims(df: Any, *, compare_pevi: bool) -> list[Claim]:
+def linear_claims(df: object, *, compare_pevi: bool) -> list[Claim]:
     """The claims of §6 on Figure 1 and of Theorem 4.1 (:data:`LINEAR_CLAIMS`; module docstring);
     ``compare_pevi``: Figure 1(a), which has PEVI and the headline cells."""
     runs = _linear(df, compare_pevi)
@@ -491,7 +491,7 @@ FRONTIER_CLAIMS = [
 ]
 
 
-def frontier_claims(df: Any) -> list[Claim]:
+def frontier_claims(df: object) -> list[Claim]:
     """privrl's claim on its calibrations (:data:`FRONTIER_CLAIMS`): tight is at least as useful as
     sound at ≥ 2/3 of the ε — its mean gap not larger beyond seed noise (paired by seed: mean
     difference ≤ 2 standard errors; a difference within the noise is a tie, not a verdict) — over

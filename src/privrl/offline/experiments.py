@@ -153,7 +153,7 @@ def _data_seed(ctx: RunContext) -> int:
     return int(ctx.shared_rng("data").integers(2**63))
 
 
-def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+def batch_key(params: Mapping[str, object], seed: int) -> tuple:
     """The settings of one seed run together (one unit of work of the runner): they share the
     seed's dataset and its prefix statistics (:func:`_statistics`), drawn and counted once."""
     return ("seed", seed)
@@ -313,7 +313,7 @@ def _plot_panels(ax, df: Any, x: str, title: str, *, logx: bool, xmax: float | N
     ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)   # below the data
 
 
-def _plot_linear(df: Any, out: Path, name: str, title: str) -> list[Path]:
+def _plot_linear(df: object, out: Path, name: str, title: str) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
@@ -362,8 +362,8 @@ FIG1B = register(Experiment(
 
 
 # --------------------------------------------------------------------------- tabular
-def _tabular_settings(scale: str) -> list[dict[str, Any]]:
-    algs: list[dict[str, Any]] = []
+def _tabular_settings(scale: str) -> list[dict[str, object]]:
+    algs: list[dict[str, object]] = []
     for constants in ("theory", "practical"):
         algs.append({"algorithm": "apvi", "constants": constants, "calibration": "none"})
         algs += [{"algorithm": "dp-apvi", "rho": r, "constants": constants, "calibration": "tight"}

@@ -104,7 +104,7 @@ def _arrays_of(model: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, n
     return P, r, None, np.asarray(model.initial)
 
 
-def _reward_map(model: Any) -> tuple[float, float] | None:
+def _reward_map(model: object) -> tuple[float, float] | None:
     """``(low, high)`` when the model's public reward bounds leave [0, 1] (then rewards are mapped
     onto [0, 1]), else None."""
     bounds = getattr(model, "reward_bounds", None)
@@ -245,7 +245,7 @@ def _run(estimator: type, linear: bool) -> Any:
         data, public, model, rmap = _source(args, linear=linear)
         est.fit(data, public, rng=args.rng)
         if linear:
-            inputs: dict[str, Any] = {"features": np.asarray(public)}
+            inputs: dict[str, object] = {"features": np.asarray(public)}
         else:
             inputs = ({"reward": "logged"} if public is None else
                       {"reward": np.asarray(public)} if args.reward is not None or model is not None else {})

@@ -171,7 +171,7 @@ def linear_pessimistic_vi(features: np.ndarray, stats: Statistics, stats_bar: St
 
 
 # --------------------------------------------------------------------------- estimators
-def check_features(features: Any, owner: str, bound: float) -> np.ndarray:
+def check_features(features: object, owner: str, bound: float) -> np.ndarray:
     """A public ``(S, A, d)`` feature table (an array, a LinearMDP or a TabularMDP — one-hot) with
     ``max ||φ(s,a)||_2 <= bound`` (raises otherwise)."""
     phi = public_features(features, owner)

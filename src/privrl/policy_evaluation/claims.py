@@ -160,7 +160,7 @@ def lsw_faster(runs: _Runs) -> Verdict:
     return _judged(parts, all(verdicts) if verdicts else None, why)
 
 
-def _meeting(runs: _Runs, cal: str, feats: str, dp: str, npv: str) -> tuple[str, str, Any, int | None] | None:
+def _meeting(runs: _Runs, cal: str, feats: str, dp: str, npv: str) -> tuple[str, str, object, int | None] | None:
     """``(state, text, gap, first m within 0.01)`` of one DP curve against its non-private one
     (DP-LSL against LSL at the same λ), or None without data."""
     a = runs.curve(feats, dp, calibration=cal)
@@ -414,7 +414,7 @@ FRONTIER_CLAIMS = [
 ]
 
 
-def frontier_claims(df: Any) -> list[Claim]:
+def frontier_claims(df: object) -> list[Claim]:
     """privrl's target for the tight calibration (RMSE ≤ 0.5 × sound at ε = 1, paired by seed) and
     the ordering of the noise scales (:data:`FRONTIER_CLAIMS`)."""
     return evaluate(FRONTIER_CLAIMS, df)

@@ -83,15 +83,15 @@ def _features(value: Any, name: str, owner: str) -> np.ndarray:
     return check_features(value, name, owner)
 
 
-def _nonneg_vector(value: Any, name: str, owner: str) -> np.ndarray:
+def _nonneg_vector(value: object, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0)
 
 
-def _unit_weights(value: Any, name: str, owner: str) -> np.ndarray:
+def _unit_weights(value: object, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1, low=0.0, high=1.0)
 
 
-def _deprecated_relevance(value: Any, name: str, owner: str) -> np.ndarray:
+def _deprecated_relevance(value: object, name: str, owner: str) -> np.ndarray:
     warnings.warn(f"The 'relevance' parameter of {owner} is deprecated: it is now called 'weights' (the same "
                   "name as in LSW); 'relevance' is mapped to it.", DeprecationWarning, stacklevel=4)
     return _unit_weights(value, name, owner)
@@ -206,8 +206,8 @@ class _PolicyEvaluation(Estimator):
         self.F_max_ = f_max
         self.mechanism_ = mech
 
-    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
-                      privacy_rng: Any, visits: int) -> Any:
+    def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, object],
+                      privacy_rng: object, visits: int) -> object:
         """The non-private fit: θ_X exactly, an empty ledger (``visits``: a public bound on the
         distinct states one trajectory visits, for the utility diagnostics)."""
         mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
@@ -388,7 +388,7 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
         return self._mechanism(phi, float(F_max), p, int(n_trajectories))
 
 
-def utility_text(utility: dict[str, Any]) -> str:
+def utility_text(utility: dict[str, object]) -> str:
     """The main utility diagnostic in one line (the ``privrl fit`` summary prints it)."""
     parts = []
     if "shrunk" in utility:

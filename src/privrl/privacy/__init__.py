@@ -1,8 +1,6 @@
 """The privacy layer: budgets, noise sources and the release seam, mechanisms, the ledger and its
 accountants, calibration. dp-accounting is imported on first use, not by ``import privrl``."""
 
-from typing import Any
-
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit, reporting_delta
 from privrl.privacy.calibration import (
@@ -62,7 +60,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "ApproxDpEvent":  # subclasses dp-accounting's DpEvent: defined on first use
         from privrl.privacy.events import approx_event_class
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -70,6 +70,12 @@ from privrl.privacy.gaussian_curves import _delta_fn, _epsilon_from_delta_fn, ga
 from privrl.privacy.gaussian_curves import _gaussian_hockey_stick as _gaussian_hockey_stick  # kept importable here
 
 # ApproxDpEvent is built on first access (module __getattr__), so ruff cannot see it
+if TYPE_CHECKING:  # annotations only
+    from collections.abc import Hashable
+    from types import ModuleType
+
+    from dp_accounting import DpEvent
+
 __all__ = ["ApproxDpEvent", "Ledger", "ACCOUNTANTS", "event_from_json", "event_to_json",  # noqa: F822
            "make_accountant", "epsilon_of", "delta_of", "group_events", "gaussian_delta", "gaussian_epsilon"]
 
@@ -77,17 +83,17 @@ ACCOUNTANTS = ("pld", "rdp", "auto")
 _INTERVAL = 1e-4  # PLD value discretisation interval (pessimistic: never under-reports ε)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "ApproxDpEvent":
         return _events.approx_event_class()
     raise AttributeError(f"module 'privrl.privacy.accounting' has no attribute {name!r}")
 
 
-def _dp() -> Any:
+def _dp() -> ModuleType:
     return _events.dp()
 
 
-def _approx_cls() -> type[Any]:
+def _approx_cls() -> type[DpEvent]:
     return _events.approx_event_class()
 
 
@@ -102,7 +108,7 @@ def make_accountant(kind: str = "pld") -> Any:
     return _dp().rdp.RdpAccountant(neighboring_relation=relation)
 
 
-def _pld_of(event: Any) -> Any:
+def _pld_of(event: DpEvent) -> Any:
     """The pessimistic privacy-loss distribution of ``event`` from dp-accounting's public PLD
     constructors (Gaussian, Laplace, and :class:`ApproxDpEvent` as the worst-case PLD of an
     (ε, δ)-DP mechanism, ``from_privacy_parameters``), composed. The discretisation interval is
@@ -131,20 +137,20 @@ def _pld_of(event: Any) -> Any:
     return out
 
 
-def _own_pld_supports(event: Any) -> bool:
+def _own_pld_supports(event: DpEvent) -> bool:
     """Whether :func:`_pld_of` handles every base event (else dp-accounting's PLD accountant is
     asked, which supports sampled mechanisms but not :class:`ApproxDpEvent`)."""
     ok = (_dp().NoOpDpEvent, _dp().GaussianDpEvent, _dp().LaplaceDpEvent, _approx_cls())
     return all(isinstance(base, ok) for base, _ in _flatten(event))
 
 
-def _supports(kind: str, event: Any) -> bool:
+def _supports(kind: str, event: DpEvent) -> bool:
     if kind == "pld" and _own_pld_supports(event):
         return not (_zero_noise(event) or _contains(event, _dp().NonPrivateDpEvent))
     return make_accountant(kind).supports(event)
 
 
-def _resolve(kind: str, event: Any) -> str:
+def _resolve(kind: str, event: DpEvent) -> str:
     check_option(kind, "accountant", ACCOUNTANTS)
     if kind != "auto":
         return kind
@@ -159,7 +165,7 @@ def _resolve(kind: str, event: Any) -> str:
     )
 
 
-def _unsupported(kind: str, event: Any) -> InvalidParameterError:
+def _unsupported(kind: str, event: DpEvent) -> InvalidParameterError:
     return InvalidParameterError(
         f"The '{kind}' accountant cannot account for this ledger ({_describe(event)}). "
         "Use accountant='pld' for (epsilon, delta) events such as ApproxDpEvent and 'rdp' for "
@@ -167,7 +173,7 @@ def _unsupported(kind: str, event: Any) -> InvalidParameterError:
     )
 
 
-def _epsilon_delta_fns(event: Any, kind: str) -> tuple[Callable[[float], float], Callable[[float], float]]:
+def _epsilon_delta_fns(event: DpEvent, kind: str) -> tuple[Callable[[float], float], Callable[[float], float]]:
     """(ε(δ), δ(ε)) of ``event`` under one accountant, without shortcuts."""
     if kind == "pld" and _own_pld_supports(event):
         pld = _pld_of(event)
@@ -188,25 +194,25 @@ def _epsilon_delta_fns(event: Any, kind: str) -> tuple[Callable[[float], float],
     return (lambda d: float(acc.get_epsilon(d)), lambda e: float(acc.get_delta(e)))
 
 
-def epsilon_of(event: Any, delta: float, accountant: str = "auto") -> float:
+def epsilon_of(event: object, delta: float, accountant: str = "auto") -> float:
     """ε(δ) of one (possibly composed) event, exactly as the chosen accountant reports it (no
     Gaussian merging or exact shortcut; :meth:`Ledger.epsilon` adds those)."""
     delta = check_scalar(delta, "delta", low=0.0, high=1.0, closed="neither")
     return _epsilon_delta_fns(event, _resolve(accountant, event))[0](delta)
 
 
-def delta_of(event: Any, epsilon: float, accountant: str = "auto") -> float:
+def delta_of(event: object, epsilon: float, accountant: str = "auto") -> float:
     """δ(ε) of one (possibly composed) event."""
     epsilon = check_scalar(epsilon, "epsilon", low=0.0)
     return _epsilon_delta_fns(event, _resolve(accountant, event))[1](epsilon)
 
 
-def _describe(event: Any) -> str:
+def _describe(event: object) -> str:
     names = sorted({type(base).__name__ for base, _ in _flatten(event)})
     return "events: " + ", ".join(names) if names else type(event).__name__
 
 
-def _flatten(event: Any, count: int = 1) -> list[tuple[Any, int]]:
+def _flatten(event: DpEvent, count: int = 1) -> list[tuple[DpEvent, int]]:
     """``event`` as (base event, count) pairs: nested Composed/SelfComposed events unrolled."""
     if isinstance(event, _dp().ComposedDpEvent):
         return [pair for e in event.events for pair in _flatten(e, count)]
@@ -215,7 +221,7 @@ def _flatten(event: Any, count: int = 1) -> list[tuple[Any, int]]:
     return [(event, count)]
 
 
-def _key(event: Any) -> Any:
+def _key(event: DpEvent) -> Hashable:
     """A hashable identity for grouping (some dp-accounting events hold lists)."""
     try:
         hash(event)
@@ -224,7 +230,7 @@ def _key(event: Any) -> Any:
         return json.dumps(event_to_json(event), sort_keys=True)
 
 
-def _repeats(events: Iterable[Any]) -> list[tuple[Any, int]]:
+def _repeats(events: Iterable[DpEvent]) -> list[tuple[DpEvent, int]]:
     """``events`` as (event, times) with consecutive repeats of one object counted once (a loop that
     appends the same event object per release: thousands of entries, one to examine)."""
     out: list[list[Any]] = []
@@ -236,13 +242,13 @@ def _repeats(events: Iterable[Any]) -> list[tuple[Any, int]]:
     return [(e, n) for e, n in out]
 
 
-def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any:
+def group_events(events: Iterable[DpEvent], *, merge_gaussians: bool = False) -> DpEvent:
     """One ``ComposedDpEvent`` equivalent to composing ``events``: flattened, identical events
     grouped into ``SelfComposedDpEvent``s (first-seen order), ``NoOpDpEvent``s dropped, and with
     ``merge_gaussians`` every ``GaussianDpEvent`` merged into one with
     σ_eff = (Σ count/σ²)^(-1/2) (exact; see the module docstring)."""
-    counts: dict[Any, int] = {}
-    bases: dict[Any, Any] = {}
+    counts: dict[Hashable, int] = {}
+    bases: dict[Hashable, DpEvent] = {}
     inv_var = 0.0
     gaussian_at: int | None = None
     for event, times in _repeats(events):
@@ -271,7 +277,7 @@ def group_events(events: Iterable[Any], *, merge_gaussians: bool = False) -> Any
     return _dp().ComposedDpEvent(grouped)
 
 
-def _pure_epsilon(event: Any) -> float | None:
+def _pure_epsilon(event: DpEvent) -> float | None:
     """Σ count·ε_i (basic composition) when every event is pure DP (Laplace: ε = 1/multiplier;
     ApproxDpEvent with δ = 0), else None. Always a valid ε at any δ."""
     total = 0.0
@@ -288,7 +294,7 @@ def _pure_epsilon(event: Any) -> float | None:
 _MAX_ATOMS = 20_000
 
 
-def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
+def _approx_losses(others: object) -> tuple[np.ndarray, np.ndarray, float] | None:
     """The exact privacy-loss distribution of a composition of :class:`ApproxDpEvent`s: (finite
     losses, their masses, mass at +∞), or None when ``others`` holds other events (or too many
     atoms). One (ε, δ) event's worst-case pair (Kairouz, Oh & Viswanath 2015) has loss +∞ with
@@ -321,7 +327,7 @@ def _approx_losses(others: Any) -> tuple[np.ndarray, np.ndarray, float] | None:
     return losses, probs, inf_mass
 
 
-def _exact_delta_fn(event: Any) -> tuple[float | None, Callable[[float], float]] | None:
+def _exact_delta_fn(event: DpEvent) -> tuple[float | None, Callable[[float], float]] | None:
     """For a grouped ledger that is Gaussian releases plus :class:`ApproxDpEvent`s only: (σ of the
     merged Gaussian when it is the only event, else None; the exact δ(ε)). None otherwise."""
     sigma, others = _split_gaussian(event)
@@ -333,7 +339,7 @@ def _exact_delta_fn(event: Any) -> tuple[float | None, Callable[[float], float]]
     return (sigma if only_gaussian else None), _delta_fn(sigma, parts)
 
 
-def _split_gaussian(event: Any) -> tuple[float | None, Any]:
+def _split_gaussian(event: DpEvent) -> tuple[float | None, object]:
     """(σ of the merged Gaussian or None, the other events) of :func:`group_events` output."""
     sigma, others = None, []
     for e in event.events:
@@ -358,8 +364,8 @@ class Ledger:
     4.38
     """
 
-    def __init__(self, events: Iterable[Any] = ()) -> None:
-        self._events: list[Any] = []
+    def __init__(self, events: Iterable[DpEvent] = ()) -> None:
+        self._events: list[object] = []
         self._declarations: list[NoiseDeclaration | None] = []
         #: what the fit's noise source drew (the release invariant, :mod:`privrl.privacy.draws`)
         self.draws = DrawLog()
@@ -367,7 +373,7 @@ class Ledger:
             self.append(e)
 
     # -- recording
-    def append(self, event: Any, label: str | None = None, *, noise: NoiseDeclaration | None = None) -> None:
+    def append(self, event: DpEvent, label: str | None = None, *, noise: NoiseDeclaration | None = None) -> None:
         """Record ``event``; ``noise`` declares what its release drew (:mod:`privrl.privacy.draws`)."""
         if not isinstance(event, _dp().DpEvent):
             raise param_error("event", "Ledger.append", "a dp_accounting DpEvent", event)
@@ -381,12 +387,12 @@ class Ledger:
         """The noise declaration of each event (None where none was given)."""
         return tuple(self._declarations)
 
-    def extend(self, events: Iterable[Any]) -> None:
+    def extend(self, events: Iterable[object]) -> None:
         for e in events:
             self.append(e)
 
     @property
-    def events(self) -> tuple[Any, ...]:
+    def events(self) -> tuple[DpEvent, ...]:
         return tuple(self._events)
 
     def __len__(self) -> int:
@@ -411,7 +417,7 @@ class Ledger:
         """True when some release was made without noise (ε = ∞)."""
         return any(_contains(e, _dp().NonPrivateDpEvent) or _zero_noise(e) for e, _ in _repeats(self._events))
 
-    def leaves(self) -> list[tuple[Any, int]]:
+    def leaves(self) -> list[tuple[DpEvent, int]]:
         """Every base release as (event, count): nested compositions unrolled, no-ops dropped."""
         return [(base, n) for event in self._events for base, n in _flatten(event)
                 if not isinstance(base, _dp().NoOpDpEvent)]
@@ -423,7 +429,7 @@ class Ledger:
             return 0.0
         return _pure_epsilon(self.composed_event())
 
-    def composed_event(self, *, merge_gaussians: bool = False) -> Any:
+    def composed_event(self, *, merge_gaussians: bool = False) -> DpEvent:
         """All events as one ``ComposedDpEvent``: nested compositions flattened, identical events
         grouped, no-ops dropped; with ``merge_gaussians`` all Gaussian releases merged into one
         (exact, see the module docstring)."""
@@ -520,7 +526,7 @@ class Ledger:
         return cls(event_from_json(e) for e in data.get("events", []))
 
 
-def _contains(event: Any, kind: type) -> bool:
+def _contains(event: DpEvent, kind: type) -> bool:
     if isinstance(event, kind):
         return True
     if isinstance(event, _dp().SelfComposedDpEvent):
@@ -530,7 +536,7 @@ def _contains(event: Any, kind: type) -> bool:
     return False
 
 
-def _zero_noise(event: Any) -> bool:
+def _zero_noise(event: DpEvent) -> bool:
     if isinstance(event, (_dp().GaussianDpEvent, _dp().LaplaceDpEvent)):
         return event.noise_multiplier == 0
     if isinstance(event, _approx_cls()):
@@ -544,7 +550,7 @@ def _zero_noise(event: Any) -> bool:
     return False
 
 
-def _rho(event: Any) -> float:
+def _rho(event: DpEvent) -> float:
     if isinstance(event, _dp().NoOpDpEvent):
         return 0.0
     if isinstance(event, _dp().ZCDpEvent):
@@ -560,6 +566,6 @@ def _rho(event: Any) -> float:
     )
 
 
-def compose_all(events: Sequence[Any]) -> Any:
+def compose_all(events: Sequence[object]) -> object:
     """One event for a sequence of events."""
     return group_events(events)

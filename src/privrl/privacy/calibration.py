@@ -134,7 +134,7 @@ def _calibrate(kind: str, epsilon: float, delta: float, sensitivity: float, comp
     ``compositions`` releases, kept on the feasible side (ε ≤ target)."""
     make_base = events.gaussian if kind == "gaussian" else events.laplace
 
-    def make_event(nm: float) -> Any:
+    def make_event(nm: float) -> object:
         return events.self_composed(make_base(nm), compositions)
 
     if kind == "gaussian":
@@ -288,7 +288,7 @@ def gaussian_sigma_for_zcdp(rho: float, *, sensitivity: float = 1.0) -> float:
 
 
 def calibration_table(mechanism: str, epsilon: float, delta: float, sensitivity: float = 1.0,
-                      compositions: int = 1) -> dict[str, Any]:
+                      compositions: int = 1) -> dict[str, object]:
     """Noise for ``compositions`` releases of a query of sensitivity ``sensitivity`` at (ε, δ)
     (:func:`calibrate_gaussian` / :func:`calibrate_laplace`, with the PLD accountant), and the ε
     that the PLD and RDP accountants give for it at ``delta_evaluated`` =

@@ -38,9 +38,12 @@ import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["NoiseDeclaration", "DrawLog", "verify_releases", "release_problems", "ANY_SCALE", "HIDDEN_SCALE",
            "triu_size"]
@@ -129,7 +132,7 @@ class DrawLog:
         return sum(self.fresh.values())
 
 
-def _event_scale(event: Any, sensitivity: float) -> tuple[str, float] | None:
+def _event_scale(event: DpEvent, sensitivity: float) -> tuple[str, float] | None:
     """(kind, σ or b) that a Gaussian/Laplace event states for sensitivity Δ, else None."""
     dp = _dp()
     if isinstance(event, dp.GaussianDpEvent):
@@ -145,7 +148,7 @@ def _dp() -> Any:
     return dp_accounting
 
 
-def _is_private_event(event: Any) -> bool:
+def _is_private_event(event: DpEvent) -> bool:
     dp = _dp()
     if isinstance(event, (dp.GaussianDpEvent, dp.LaplaceDpEvent)):
         return math.isfinite(float(event.noise_multiplier)) and float(event.noise_multiplier) > 0

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl.errors import InvalidParameterError
 from privrl.privacy import events as _events
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["event_from_json", "event_to_json"]
 
@@ -23,12 +26,12 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
-def event_to_json(event: Any) -> dict[str, Any]:
+def event_to_json(event: DpEvent) -> dict[str, Any]:
     """A JSON-ready dict of ``event`` (dp-accounting's ``to_named_tuple`` layout)."""
     return _to_plain(event.to_named_tuple())
 
 
-def event_from_json(data: Any) -> Any:
+def event_from_json(data: object) -> DpEvent:
     """Inverse of :func:`event_to_json`. Only classes from dp-accounting or privrl are built."""
     if isinstance(data, list):
         return [event_from_json(v) for v in data]

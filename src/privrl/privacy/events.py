@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl._validation import check_scalar
+
+if TYPE_CHECKING:  # annotations only
+    from types import ModuleType
+
+    from dp_accounting import DpEvent
 
 __all__ = ["dp", "approx_event_class", "gaussian", "laplace", "zcdp", "approx", "non_private",
            "no_op", "composed", "self_composed", "is_event"]
 
 
-def dp() -> Any:
+def dp() -> ModuleType:
     """The ``dp_accounting`` module (imported on first call)."""
     import dp_accounting
 
@@ -30,7 +35,7 @@ def dp() -> Any:
 
 
 @cache
-def approx_event_class() -> type[Any]:
+def approx_event_class() -> type[DpEvent]:
     """The :class:`ApproxDpEvent` class, defined on first use (it subclasses ``DpEvent``)."""
     import attr
 
@@ -58,13 +63,13 @@ def approx_event_class() -> type[Any]:
     return ApproxDpEvent
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "ApproxDpEvent":
         return approx_event_class()
     raise AttributeError(f"module 'privrl.privacy.events' has no attribute {name!r}")
 
 
-def gaussian(noise_multiplier: float) -> Any:
+def gaussian(noise_multiplier: float) -> DpEvent:
     """One Gaussian release with multiplier σ/Δ; multiplier 0 is a non-private release."""
     if noise_multiplier == 0:
         return dp().NonPrivateDpEvent()
@@ -73,7 +78,7 @@ def gaussian(noise_multiplier: float) -> Any:
     return dp().GaussianDpEvent(float(noise_multiplier))
 
 
-def laplace(noise_multiplier: float) -> Any:
+def laplace(noise_multiplier: float) -> DpEvent:
     """One Laplace release with multiplier b/Δ (pure (Δ/b)-DP); 0 is non-private."""
     if noise_multiplier == 0:
         return dp().NonPrivateDpEvent()
@@ -82,7 +87,7 @@ def laplace(noise_multiplier: float) -> Any:
     return dp().LaplaceDpEvent(float(noise_multiplier))
 
 
-def zcdp(rho: float) -> Any:
+def zcdp(rho: float) -> DpEvent:
     """A ρ-zCDP release (Bun & Steinke 2016); ρ = ∞ is non-private, ρ = 0 a no-op."""
     if math.isinf(rho):
         return dp().NonPrivateDpEvent()
@@ -91,28 +96,28 @@ def zcdp(rho: float) -> Any:
     return dp().ZCDpEvent(float(rho))
 
 
-def approx(epsilon: float, delta: float) -> Any:
+def approx(epsilon: float, delta: float) -> DpEvent:
     """An (ε, δ)-DP release; ε = ∞ (or δ ≥ 1) is non-private."""
     if math.isinf(epsilon) or delta >= 1:
         return dp().NonPrivateDpEvent()
     return approx_event_class()(float(epsilon), float(delta))
 
 
-def non_private() -> Any:
+def non_private() -> DpEvent:
     return dp().NonPrivateDpEvent()
 
 
-def no_op() -> Any:
+def no_op() -> DpEvent:
     return dp().NoOpDpEvent()
 
 
-def composed(events: list[Any]) -> Any:
+def composed(events: list[DpEvent]) -> DpEvent:
     return dp().ComposedDpEvent(list(events))
 
 
-def self_composed(event: Any, count: int) -> Any:
+def self_composed(event: DpEvent, count: int) -> DpEvent:
     return event if count == 1 else dp().SelfComposedDpEvent(event, int(count))
 
 
-def is_event(value: Any) -> bool:
+def is_event(value: object) -> bool:
     return isinstance(value, dp().DpEvent)

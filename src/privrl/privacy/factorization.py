@@ -62,7 +62,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -77,6 +77,9 @@ from privrl.privacy.tree import (
     scaled_noise,
     with_shift,
 )
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["sqrt_coefficients", "sqrt_factor_matrix", "sqrt_sensitivity_factor", "prefix_variance_factor",
            "FactorizationCounter", "BLT", "blt_factorization", "blt_advance", "BLTCounter"]
@@ -220,7 +223,7 @@ def blt_factorization(n: int, buffers: int | None = None) -> BLT:
     return BLT(tuple(float(v) for v in 1 / (1 + np.exp(-x[:d]))), tuple(float(v) for v in np.exp(x[d:])))
 
 
-def blt_advance(z: np.ndarray, state: np.ndarray, total: np.ndarray, theta: Any, omega: Any) -> np.ndarray:
+def blt_advance(z: np.ndarray, state: np.ndarray, total: np.ndarray, theta: object, omega: object) -> np.ndarray:
     """One insert of the BLT noise recurrence (module doc): ``y = z − Σ_i ω_i s_i``, ``s_i ← θ_i s_i + y``
     (``state`` ``(d, ...)``, updated in place); returns ``total + y``. ``theta``/``omega`` ``(d,)`` or
     broadcastable against ``state`` (e.g. ``(d, R, 1, 1)`` for a stack of runs). The same elementwise
@@ -289,7 +292,7 @@ class _MatrixCounter:
         stack when σ or Δ is given per counter."""
         return noise_multipliers(self.sigma, self.sensitivity, owner=self.owner, factor=self.factor)
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The privacy loss of one item: one Gaussian release per counter of the stack (composed)."""
         parts = [events.self_composed(events.gaussian(float(x)), 1) if 0 < x < math.inf else events.gaussian(float(x))
                  for x in np.atleast_1d(self.noise_multiplier())]

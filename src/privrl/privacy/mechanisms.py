@@ -25,7 +25,7 @@ Every draw goes through :mod:`privrl.privacy.release` and a pluggable
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, make_noise
 from privrl.privacy.release import Release, release_gaussian, release_laplace
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["GaussianMechanism", "LaplaceMechanism", "SymmetricGaussianMatrixMechanism"]
 
@@ -67,11 +70,11 @@ class _AdditiveMechanism:
         """The per-coordinate noise scale (σ, or b for Laplace)."""
         return self.noise_multiplier * self.sensitivity
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The event of one release."""
         raise NotImplementedError
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         raise NotImplementedError
 
     def release(self, value: Any, *, rng: RngLike = None,
@@ -99,7 +102,7 @@ class _AdditiveMechanism:
 class GaussianMechanism(_AdditiveMechanism):
     """``value + N(0, σ² I)`` for a query of ℓ2-sensitivity Δ; event ``GaussianDpEvent(σ/Δ)``."""
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         return events.gaussian(self.noise_multiplier)
 
     @property
@@ -107,7 +110,7 @@ class GaussianMechanism(_AdditiveMechanism):
         """zCDP parameter Δ²/(2σ²) of one release."""
         return math.inf if self.noise_multiplier == 0 else 1.0 / (2.0 * self.noise_multiplier**2)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         return release_gaussian(value, sensitivity=self.sensitivity, std=self.scale, noise=noise)
 
 
@@ -128,10 +131,10 @@ class LaplaceMechanism(_AdditiveMechanism):
         """Pure ε = Δ/b of one release."""
         return math.inf if self.noise_multiplier == 0 else 1.0 / self.noise_multiplier
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         return events.laplace(self.noise_multiplier)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         return release_laplace(value, sensitivity=self.sensitivity, scale=self.scale, noise=noise)
 
 
@@ -152,7 +155,7 @@ class SymmetricGaussianMatrixMechanism(GaussianMechanism):
                          noise_std=noise_std, secure=secure)
         self.shift = check_scalar(shift, "shift", owner=type(self).__name__)
 
-    def _release(self, value: Any, noise: NoiseSource) -> Release:
+    def _release(self, value: object, noise: NoiseSource) -> Release:
         arr = np.asarray(value, dtype=float)
         owner = f"{type(self).__name__}.release"
         if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:

@@ -79,7 +79,7 @@ class NoiseSource:
         """``scale`` times i.i.d. standard draws of ``kind`` (not counted: the public methods count)."""
         return float(scale) * self._standard(kind, shape)
 
-    def _counted(self, kind: str, shape: Any, scale: float) -> np.ndarray:
+    def _counted(self, kind: str, shape: object, scale: float) -> np.ndarray:
         shape = _shape(shape)
         if scale == 0:
             return np.zeros(shape)
@@ -92,7 +92,7 @@ class NoiseSource:
         """i.i.d. ``N(0, std²)`` of ``shape`` (zeros when ``std == 0``, no draw)."""
         return self._counted("gaussian", shape, std)
 
-    def laplace(self, shape: Any, scale: float) -> np.ndarray:
+    def laplace(self, shape: object, scale: float) -> np.ndarray:
         """i.i.d. ``Lap(scale)`` of ``shape`` (zeros when ``scale == 0``, no draw)."""
         return self._counted("laplace", shape, scale)
 
@@ -184,7 +184,7 @@ class KeyedNoise:
         """i.i.d. ``N(0, std²)`` for block ``key`` (zeros, no draw, when ``std == 0``)."""
         return self._read("gaussian", key, shape, std)
 
-    def laplace(self, key: int, shape: Any, scale: float) -> np.ndarray:
+    def laplace(self, key: int, shape: object, scale: float) -> np.ndarray:
         """i.i.d. ``Lap(scale)`` for block ``key`` (zeros, no draw, when ``scale == 0``)."""
         return self._read("laplace", key, shape, scale)
 

@@ -14,7 +14,7 @@ own neighbouring relation; a Gaussian release of std σ has the event ``Gaussian
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from privrl.privacy.accounting import Ledger
 from privrl.privacy.draws import HIDDEN_SCALE, NoiseDeclaration, triu_size
 from privrl.privacy.noise import KeyedNoise, NoiseSource, guarded_keyed
 
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
+
 __all__ = ["Release", "release_gaussian", "release_laplace", "release_with_event", "Releaser", "StreamedRelease"]
 
 
@@ -31,24 +34,24 @@ class Release(NamedTuple):
     """A noisy value and the privacy event of producing it."""
 
     value: np.ndarray
-    event: Any
+    event: DpEvent
 
 
-def _finite(value: Any, owner: str) -> np.ndarray:
+def _finite(value: object, owner: str) -> np.ndarray:
     arr = np.array(value, dtype=float)  # a copy: the caller's array is never modified
     if not np.all(np.isfinite(arr)):
         raise param_error("value", owner, "finite", "an array with non-finite entries")
     return arr
 
 
-def _check_source(noise: Any, owner: str) -> NoiseSource:
+def _check_source(noise: object, owner: str) -> NoiseSource:
     if not isinstance(noise, NoiseSource):
         raise param_error("noise", owner, "a privrl NoiseSource (see privrl.privacy.make_noise)",
                           type(noise).__name__)
     return noise
 
 
-def release_gaussian(value: Any, *, sensitivity: float, std: float, noise: NoiseSource,
+def release_gaussian(value: object, *, sensitivity: float, std: float, noise: NoiseSource,
                      symmetric: bool = False) -> Release:
     """``value + N(0, σ² I)`` for a query of ℓ2-sensitivity Δ; event ``GaussianDpEvent(σ/Δ)``.
 
@@ -73,7 +76,7 @@ def release_gaussian(value: Any, *, sensitivity: float, std: float, noise: Noise
     return Release(arr, events.gaussian(nm))
 
 
-def release_laplace(value: Any, *, sensitivity: float, scale: float, noise: NoiseSource) -> Release:
+def release_laplace(value: object, *, sensitivity: float, scale: float, noise: NoiseSource) -> Release:
     """``value + Lap(b)`` i.i.d. for a query of ℓ1-sensitivity Δ; (Δ/b)-DP, event
     ``LaplaceDpEvent(b/Δ)``. ``scale = 0`` is a non-private release."""
     owner = "release_laplace"
@@ -86,7 +89,7 @@ def release_laplace(value: Any, *, sensitivity: float, scale: float, noise: Nois
     return Release(arr, events.laplace(nm))
 
 
-def release_with_event(value: Any, *, std: float, event: Any, noise: NoiseSource) -> Release:
+def release_with_event(value: object, *, std: float, event: object, noise: NoiseSource) -> Release:
     """``value + N(0, σ² I)`` whose privacy is stated by ``event`` rather than by a sensitivity —
     for mechanisms whose guarantee is a lemma of their own (DP-LSW's smoothed, data-dependent σ_X
     is (ε, δ)-DP by Balle et al. 2016, Lemma 1). σ itself is never part of the release."""
@@ -156,7 +159,7 @@ class Releaser:
         self._append(release.event, declared)
         return release.value
 
-    def _append(self, event: Any, declared: NoiseDeclaration | None) -> None:
+    def _append(self, event: DpEvent, declared: NoiseDeclaration | None) -> None:
         # a plain list (a run that keeps no ledger) takes the event alone
         if isinstance(self.ledger, Ledger):
             self.ledger.append(event, noise=declared)
@@ -167,11 +170,11 @@ class Releaser:
         out = release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise, symmetric=symmetric)
         return self._keep(out, _declared("gaussian", std, _size(value, symmetric), sensitivity))
 
-    def laplace(self, value: Any, *, sensitivity: float, scale: float) -> np.ndarray:
+    def laplace(self, value: object, *, sensitivity: float, scale: float) -> np.ndarray:
         out = release_laplace(value, sensitivity=sensitivity, scale=scale, noise=self.noise)
         return self._keep(out, _declared("laplace", scale, _size(value), sensitivity))
 
-    def with_event(self, value: Any, *, std: float, event: Any) -> np.ndarray:
+    def with_event(self, value: object, *, std: float, event: object) -> np.ndarray:
         """A release whose σ may be data-dependent (DP-LSW's smoothed σ_X): σ is never recorded — the
         draws are counted under :data:`~privrl.privacy.draws.HIDDEN_SCALE`, in the draw log as in the
         declaration."""
@@ -216,7 +219,7 @@ class Releaser:
         declared = _declared(kind, scale, _size(value, getattr(mechanism, "symmetric", False)), sensitivity)
         return self._keep(Release(*mechanism.release(value, noise=self.noise)), declared)
 
-    def record(self, event: Any, *, noise: NoiseDeclaration | None = None) -> None:
+    def record(self, event: object, *, noise: NoiseDeclaration | None = None) -> None:
         """Append the event of noise drawn from :attr:`noise` by a streaming privatizer, with the
         declaration of what it drew."""
         self._append(event, noise)

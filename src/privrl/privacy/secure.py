@@ -9,8 +9,6 @@ error.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from privrl.errors import InvalidParameterError
@@ -18,7 +16,7 @@ from privrl.errors import InvalidParameterError
 __all__ = ["secure_gaussian", "secure_laplace", "check_secure_rng"]
 
 
-def check_secure_rng(rng: Any, owner: str) -> None:
+def check_secure_rng(rng: object, owner: str) -> None:
     """``secure=True`` refuses every way of seeding."""
     if rng is not None:
         raise InvalidParameterError(

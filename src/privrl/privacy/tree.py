@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
 from privrl.privacy import events
 from privrl.privacy.noise import NoiseSource, NumpyNoise, triu_pairs
+
+if TYPE_CHECKING:  # annotations only
+    from dp_accounting import DpEvent
 
 __all__ = ["with_shift", "noise_multipliers", "counter_settings", "BinaryCounter", "NodeNoise", "GaussianNodeNoise",
            "tree_depth", "max_membership", "cover_levels", "symmetric_gaussian", "gaussian_rounds",
@@ -66,7 +69,7 @@ def symmetric_gaussian(rng: RngLike, shape: tuple, sigma: float) -> np.ndarray:
     return NumpyNoise(as_generator(rng)).symmetric_gaussian(shape, sigma)
 
 
-def row_scales(sigma: Any, rows: int, owner: str = "NodeNoise") -> np.ndarray | float:
+def row_scales(sigma: object, rows: int, owner: str = "NodeNoise") -> np.ndarray | float:
     """``sigma`` as a float, or as a ``(rows,)`` array of non-negative stds (one per counter of a
     stack along the first axis, e.g. one per step h)."""
     arr = np.asarray(sigma, dtype=float)
@@ -129,7 +132,7 @@ class GaussianNodeNoise(NodeNoise):
         super().__init__(NumpyNoise(self.rng), sigma)
 
 
-def gaussian_round_layout(parts: list[tuple[tuple, bool, Any]]) -> tuple[int, np.ndarray, np.ndarray]:
+def gaussian_round_layout(parts: list[tuple[tuple, bool, object]]) -> tuple[int, np.ndarray, np.ndarray]:
     """How one round of node noise is made from standard normals (see :func:`gaussian_rounds`).
 
     Returns ``(m, scale, index)``: a round draws ``m`` standard normals ``z`` and its parts, each
@@ -168,7 +171,7 @@ def gaussian_round_layout(parts: list[tuple[tuple, bool, Any]]) -> tuple[int, np
     return m, scale, out
 
 
-def gaussian_rounds(source: NoiseSource | RngLike, parts: list[tuple[tuple, bool, Any]], n_rounds: int
+def gaussian_rounds(source: NoiseSource | RngLike, parts: list[tuple[tuple, bool, object]], n_rounds: int
                     ) -> list[np.ndarray]:
     """``n_rounds`` rounds of node noise drawn at once (a speed path for many inserts).
 
@@ -281,7 +284,7 @@ class BinaryCounter:
         stack when σ or Δ is given per counter."""
         return noise_multipliers(self.sigma, self.sensitivity, owner="BinaryCounter")
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The privacy loss of one item: ``max_membership(n_items)`` Gaussian node releases (of each
         counter of the stack when σ or Δ is given per counter: their composition)."""
         count = max(1, max_membership(self.n_items))
@@ -296,7 +299,7 @@ def with_shift(out: np.ndarray, shift: float) -> np.ndarray:
     return out + shift * np.eye(out.shape[-1]) if shift else out
 
 
-def noise_multipliers(sigma: Any, sensitivity: Any, *, owner: str, factor: float = 1.0) -> Any:
+def noise_multipliers(sigma: object, sensitivity: object, *, owner: str, factor: float = 1.0) -> object:
     """``σ / (factor · Δ)`` per counter of a stack (∞ where Δ = 0: the counter touches no data);
     ``factor`` is how much of Δ one release carries beyond one item (1 for a tree node, ``s_n`` for
     the factorization's one release of ``A x``)."""

@@ -10,12 +10,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privrl.bench.entries import register_entry
 from privrl.bench.spec import Entry, Fitted, Output, TaskInput
+
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.budget import PrivacyBudget
+    from privrl.privacy.noise import NoiseSource
 
 __all__ = ["uniform_policy"]
 
@@ -26,25 +30,30 @@ def uniform_policy(task_input: TaskInput) -> np.ndarray:
     return np.full((H, S, A), 1.0 / A)
 
 
-def _zero(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+def _zero(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+          noise: NoiseSource | None = None) -> Fitted:
     values = np.zeros(int(task_input["n_states"]))
     return Fitted(Output(values=values, value=0.0, release=values))
 
 
-def _logging(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+def _logging(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+             noise: NoiseSource | None = None) -> Fitted:
     return Fitted(Output(policy=np.asarray(task_input["logging_policy"], dtype=float)))
 
 
-def _uniform(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+def _uniform(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+             noise: NoiseSource | None = None) -> Fitted:
     return Fitted(Output(policy=uniform_policy(task_input)))
 
 
-def _uniform_play(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+def _uniform_play(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+                  noise: NoiseSource | None = None) -> Fitted:
     K = int(task_input["n_episodes"])
     return Fitted(Output(policies=np.broadcast_to(uniform_policy(task_input), (K, *uniform_policy(task_input).shape))))
 
 
-def _random_play(task_input: TaskInput, budget: Any, rng: np.random.Generator, noise: Any = None) -> Fitted:
+def _random_play(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+                 noise: NoiseSource | None = None) -> Fitted:
     assert task_input.make_env is not None, "a continuous-control task gives make_env"
     n_actions = int(task_input.make_env().action_space.n)
     gen = np.random.default_rng(rng.integers(2**63))

@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from privrl.bench.entries import REFUSALS, estimator_fit, register_entry
 from privrl.bench.spec import Entry, Fitted, Output, TaskInput
 from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.linear_mixture.engine import fit_many
 from privrl.privacy.budget import PrivacyBudget, PrivacyUnit
+
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.noise import NoiseSource
 
 __all__: list[str] = []
 
@@ -32,7 +37,7 @@ def _read(est: Any) -> Output:
     return Output(regret=est.regret_)
 
 
-def _notes(est: Any) -> list[str]:
+def _notes(est: object) -> list[str]:
     if getattr(est, "saturated_", False):
         return ["UtilityWarning: degenerate output: the learner's optimistic values saturate (linear regret)"]
     if getattr(est, "near_uniform_", False):
@@ -41,7 +46,8 @@ def _notes(est: Any) -> list[str]:
     return []
 
 
-def _estimator(cls: type, privatizer: str, calibration: str, task_input: TaskInput, budget: Any) -> Any:
+def _estimator(cls: type[LinOptVI | LinOptPO], privatizer: str, calibration: str, task_input: TaskInput,
+               budget: PrivacyBudget | None) -> LinOptVI | LinOptPO:
     """The learner of an entry for a task, validated (a refusal raises here, before any episode)."""
     kwargs: dict[str, Any] = {"n_episodes": int(task_input["n_episodes"]), "privatizer": privatizer,
                               "constants": "practical"}
@@ -56,11 +62,12 @@ def _estimator(cls: type, privatizer: str, calibration: str, task_input: TaskInp
     return est
 
 
-_BUILDERS: dict[str, tuple[type, str, str]] = {}
+_BUILDERS: dict[str, tuple[type[LinOptVI | LinOptPO], str, str]] = {}
 
 
-def _learner(cls: type, privatizer: str, calibration: str):
-    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _learner(cls: type[LinOptVI | LinOptPO], privatizer: str, calibration: str):
+    def fit(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+            noise: NoiseSource | None = None) -> Fitted:
         est = _estimator(cls, privatizer, calibration, task_input, budget)
         fitted = estimator_fit(est, lambda e: e.fit(task_input.model, rng=rng), _read, noise=noise)
         fitted.notes = _notes(est)
@@ -68,11 +75,11 @@ def _learner(cls: type, privatizer: str, calibration: str):
     return fit
 
 
-def fit_batch(calls: Sequence[tuple]) -> list[Any]:
+def fit_batch(calls: Sequence[tuple]) -> list[Fitted | BaseException]:
     """Every LinOpt cell of one (task, seed) advanced in lockstep
     (:func:`~privrl.linear_mixture.engine.fit_many`, planning at reachable states only: the same
     regret as one fit each up to round-off); a refusal is returned in place of its fit."""
-    out: list[Any] = [None] * len(calls)
+    out: dict[int, Fitted | BaseException] = {}
     runs = []
     for i, (entry, task_input, budget, rng) in enumerate(calls):
         try:
@@ -88,7 +95,7 @@ def fit_batch(calls: Sequence[tuple]) -> list[Any]:
     for i, est, _, _ in runs:
         out[i] = Fitted(_read(est), estimator=est, ledger=est.privacy_ledger_ if est.is_private else None,
                         privacy_unit=est.privacy_unit, neighboring=est.neighboring, notes=_notes(est))
-    return out
+    return [out[i] for i in range(len(calls))]
 
 
 for _cls, _alg, _base in ((LinOptVI, "vi", "ucrl-vtr"), (LinOptPO, "po", "oppo")):

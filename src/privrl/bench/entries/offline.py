@@ -14,7 +14,7 @@ every offline task: their statistics are sparse (memory grows with the data, not
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +23,10 @@ from privrl.bench.spec import Entry, Fitted, Output, Task, TaskInput
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
 from privrl.privacy.budget import PrivacyUnit
 
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.budget import PrivacyBudget
+    from privrl.privacy.noise import NoiseSource
+
 __all__ = ["MAX_FEATURE_DIM", "MAX_PAPER_COUNT_CELLS"]
 
 _OFF = ("offline-learning",)
@@ -30,11 +34,11 @@ _OFF = ("offline-learning",)
 MAX_FEATURE_DIM = 64
 
 
-def _read(est: Any) -> Output:
+def _read(est: APVI | DPAPVI | PEVI | VAPVI | DPVAPVI) -> Output:
     return Output(policy=np.asarray(est.policy_), release=np.asarray(est.q_values_, dtype=float))
 
 
-def _read_counts(est: Any) -> Output:
+def _read_counts(est: DPAPVI) -> Output:
     """DP-APVI's output; the audit compares its released noisy visit counts ñ_h(s, a): on a small
     audit instance the pessimistic Q-function is clipped to 0 everywhere, the same on both inputs,
     which would audit nothing."""
@@ -63,20 +67,23 @@ def _paper_apvi_applies(task: Task) -> str | None:
     return None
 
 
-def _apvi(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _apvi(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+          noise: NoiseSource | None = None) -> Fitted:
     return estimator_fit(APVI(constants="practical"), lambda e: e.fit(task_input.dataset, task_input["reward"]), _read)
 
 
 def _dp_apvi(calibration: str):
-    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    def fit(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.Generator,
+            noise: NoiseSource | None = None) -> Fitted:
         est = DPAPVI(budget=budget, calibration=calibration, constants="practical")
         return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read_counts,
                              noise=noise)
     return fit
 
 
-def _linear(cls: type, **kwargs: Any):
-    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _linear(cls: type, **kwargs: str):
+    def fit(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+            noise: NoiseSource | None = None) -> Fitted:
         private = {"budget": budget, "calibration": kwargs["calibration"]} if "calibration" in kwargs else {}
         extra = {"split": False} if cls is not PEVI else {}
         est = cls(constants="practical", **private, **extra)

@@ -15,7 +15,7 @@ the chain, FrozenLake —, the 20 severity levels of the clinic).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -25,12 +25,25 @@ from privrl.bench.spec import Entry, Fitted, Output, TaskInput
 from privrl.policy_evaluation.estimators import sqrt_lambda_schedule
 from privrl.privacy.budget import PrivacyUnit
 
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.budget import PrivacyBudget
+    from privrl.privacy.noise import NoiseSource
+
 __all__: list[str] = []
 
 _PE = ("policy-evaluation",)
 
 
-def _common(task_input: TaskInput) -> dict[str, Any]:
+class _Common(TypedDict):
+    gamma: float
+    F_max: float
+
+
+class _MonteCarloKwargs(_Common):
+    groups: np.ndarray | None
+
+
+def _common(task_input: TaskInput) -> _Common:
     return {"gamma": float(task_input["gamma"]), "F_max": float(task_input["return_bound"])}
 
 
@@ -40,16 +53,18 @@ def _features(task_input: TaskInput) -> np.ndarray:
     return np.eye(int(groups.max()) + 1)[groups]
 
 
-def _values(est: Any) -> Output:
+def _values(est: pe.LSW | pe.LSL) -> Output:
     return Output(values=np.asarray(est.values_, dtype=float), release=np.asarray(est.theta_, dtype=float))
 
 
-def _lsw(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _lsw(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+         noise: NoiseSource | None = None) -> Fitted:
     est = pe.LSW(features=_features(task_input), **_common(task_input))
     return estimator_fit(est, lambda e: e.fit(task_input.dataset), _values)
 
 
-def _lsl(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _lsl(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+         noise: NoiseSource | None = None) -> Fitted:
     phi = _features(task_input)
     S = phi.shape[0]
     lam = sqrt_lambda_schedule(task_input.n_units, phi, np.full(S, 1.0 / S), 1.0)
@@ -58,7 +73,8 @@ def _lsl(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fit
 
 
 def _private(cls: type, calibration: str):
-    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    def fit(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.Generator,
+            noise: NoiseSource | None = None) -> Fitted:
         est = cls(budget=budget, calibration=calibration, constants="practical", features=_features(task_input),
                   **_common(task_input))
         return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), _values, noise=noise)
@@ -80,7 +96,7 @@ for _cls, _name, _label, _ref in ((pe.DPLSW, "dp-lsw", "DP-LSW", "lsw"), (pe.DPL
 
 
 # --------------------------------------------------------------------------- Monte Carlo
-def _mc_read(est: Any) -> Output:
+def _mc_read(est: pe.MonteCarlo) -> Output:
     values = getattr(est, "values_", None)
     group_values = getattr(est, "group_values_", None)
     release = np.concatenate([[float(est.value_)], [] if group_values is None else np.asarray(group_values, float)])
@@ -88,18 +104,20 @@ def _mc_read(est: Any) -> Output:
                   release=release)
 
 
-def _mc_kwargs(task_input: TaskInput) -> dict[str, Any]:
+def _mc_kwargs(task_input: TaskInput) -> _MonteCarloKwargs:
     """γ, F_max and, when the task asks for state values, its public groups (else J alone, which
     then gets the whole budget)."""
     groups = task_input["groups"] if task_input.get("target") == "values" else None
     return {**_common(task_input), "groups": groups}
 
 
-def _mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _mc(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+        noise: NoiseSource | None = None) -> Fitted:
     return estimator_fit(pe.MonteCarlo(**_mc_kwargs(task_input)), lambda e: e.fit(task_input.dataset), _mc_read)
 
 
-def _dp_mc(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+def _dp_mc(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.Generator,
+           noise: NoiseSource | None = None) -> Fitted:
     est = pe.DPMonteCarlo(budget=budget, **_mc_kwargs(task_input))
     return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), _mc_read, noise=noise)
 

@@ -1,0 +1,183 @@
+"""Typing ratchets for ``src/privrl``.
+
+* ``Any`` — the lines of ``src/privrl`` that use the word ``Any`` (import lines aside), counted as
+  ``grep -rn '\\bAny\\b' src/privrl --include=*.py | grep -v import | wc -l`` counts them, may only go
+  down: the ceiling is the count when this test was written. The target is at most 551 lines (half
+  of the 1,103 uses a review counted); lower the ceiling whenever a change removes some.
+* the public API — every function and public method reachable from a module's ``__all__`` annotates
+  each of its parameters and its return type (mypy's ``disallow_untyped_defs`` checks the modules
+  listed in ``pyproject.toml``; this test checks what users import, whichever module defines it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import privrl
+
+SRC = Path(privrl.__file__).resolve().parent
+#: the lines using ``Any`` today; the target is ANY_TARGET
+ANY_CEILING = 875
+ANY_TARGET = 551
+#: public callables not yet fully annotated when this test was written (lambda properties, plotting and
+#: claim helpers, modules other changes were editing): remove a name once it is annotated; never add one
+UNANNOTATED = frozenset({
+    "privrl.data._dataset.TrajectoryDataset.actions",
+    "privrl.data._dataset.TrajectoryDataset.episode_starts",
+    "privrl.data._dataset.TrajectoryDataset.horizon",
+    "privrl.data._dataset.TrajectoryDataset.n_actions",
+    "privrl.data._dataset.TrajectoryDataset.n_states",
+    "privrl.data._dataset.TrajectoryDataset.next_observations",
+    "privrl.data._dataset.TrajectoryDataset.observations",
+    "privrl.data._dataset.TrajectoryDataset.reward_bounds",
+    "privrl.data._dataset.TrajectoryDataset.rewards",
+    "privrl.data._dataset.TrajectoryDataset.terminals",
+    "privrl.data.minari_io.to_minari",
+    "privrl.deep.networks.MLP.to_torch",
+    "privrl.deep.networks.build_network",
+    "privrl.envs.center_walk.CenterWalkEnv.reset",
+    "privrl.envs.center_walk.CenterWalkEnv.step",
+    "privrl.envs.chain.chain_model",
+    "privrl.envs.chain.make_chain_env",
+    "privrl.envs.chain.sample_chain",
+    "privrl.envs.gym.TabularEnv.reset",
+    "privrl.envs.gym.TabularEnv.step",
+    "privrl.envs.sampling.sample_dataset",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.entry_reward",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.gamma",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.groups",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.horizon",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.initial",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.is_episodic",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.is_stationary",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.n_actions",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.n_states",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.next_states",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.probs",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.reward_bounds",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.reward_table",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.sample",
+    "privrl.envs.sparse_tabular.SparseTabularMDP.terminal_states",
+    "privrl.envs.tabular.TabularMDP.sample",
+    "privrl.experiments.locking.sweep_lock",
+    "privrl.experiments.plots.mean_se",
+    "privrl.experiments.plots.mean_se_band",
+    "privrl.experiments.plots.new_figure",
+    "privrl.experiments.results.load_results",
+    "privrl.experiments.verdicts.per_seed",
+    "privrl.linear_mixture.regularizers.Regularizer.items",
+    "privrl.q_learning.audit.dp_q_learning_release",
+    "privrl.q_learning.audit.functional_pair",
+    "privrl.q_learning.claims.claims_fig1",
+    "privrl.q_learning.claims.claims_fig2",
+    "privrl.q_learning.claims.frontier_claims",
+    "privrl.q_learning.experiments.fig2_settings",
+    "privrl.q_learning.training.functional_noise",
+    "privrl.q_learning.training.train",
+})
+#: modules whose import needs an optional extra that may be missing
+OPTIONAL = ("gymnasium", "matplotlib", "minari", "torch")
+
+
+def _any_lines() -> list[str]:
+    word = re.compile(r"\bAny\b")
+    return [f"{path.relative_to(SRC.parent)}:{i}" for path in sorted(SRC.rglob("*.py"))
+            for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if word.search(line) and "import" not in line]
+
+
+def test_any_only_goes_down() -> None:
+    n = len(_any_lines())
+    assert n <= ANY_CEILING, (f"{n} lines of src/privrl use Any, more than the ceiling {ANY_CEILING}: type the new "
+                              f"code precisely (object, a Protocol, a TypeVar, a TypedDict) — target {ANY_TARGET}")
+
+
+def test_any_counter_counts_what_grep_counts() -> None:
+    assert len(_any_lines()) > 0
+    assert re.search(r"\bAny\b", "x: Any = 1") and not re.search(r"\bAny\b", "x: AnyStr = 1")
+
+
+def _public_modules() -> Iterator[object]:
+    for info in pkgutil.walk_packages(privrl.__path__, "privrl."):
+        if info.name.rsplit(".", 1)[-1].startswith("_") and not info.name.endswith("__init__"):
+            continue
+        try:
+            yield importlib.import_module(info.name)
+        except ImportError as exc:            # an optional extra not installed
+            if not any(name in str(exc) for name in OPTIONAL):
+                raise
+
+
+def _callables(obj: object) -> Iterator[tuple[str, Callable[..., object]]]:
+    """``obj`` itself when a function, else a class's own public methods (and ``__init__``, ``__call__``)."""
+    if inspect.isfunction(obj):
+        yield obj.__qualname__, obj
+        return
+    if not inspect.isclass(obj):
+        return
+    for name, member in vars(obj).items():
+        if name.startswith("_") and name not in ("__init__", "__call__"):
+            continue
+        if isinstance(member, (staticmethod, classmethod)):
+            member = member.__func__
+        elif isinstance(member, property):
+            member = member.fget
+        # generated members (a declared-parameter ``__init__``, a field property) are typed where generated
+        if inspect.isfunction(member) and member.__qualname__.startswith(obj.__qualname__ + "."):
+            yield f"{obj.__qualname__}.{name}", member
+
+
+def _unannotated(fn: Callable[..., object]) -> list[str]:
+    sig = inspect.signature(fn)
+    missing = [p.name for i, p in enumerate(sig.parameters.values())
+               if p.annotation is inspect.Parameter.empty and not (i == 0 and p.name in ("self", "cls"))]
+    if sig.return_annotation is inspect.Signature.empty:
+        missing.append("return")
+    return missing
+
+
+def _public_api() -> dict[str, Callable[..., object]]:
+    found: dict[str, Callable[..., object]] = {}
+    for module in _public_modules():
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name, None)
+            if getattr(obj, "__module__", "").startswith("privrl."):
+                for qualname, fn in _callables(obj):
+                    if fn.__module__.startswith("privrl."):
+                        found[f"{fn.__module__}.{qualname}"] = fn
+    return found
+
+
+@pytest.fixture(scope="module")
+def public_api() -> dict[str, Callable[..., object]]:
+    return _public_api()
+
+
+def test_public_api_is_fully_annotated(public_api: dict[str, Callable[..., object]]) -> None:
+    bad = {name: _unannotated(fn) for name, fn in sorted(public_api.items())}
+    bad = {name: missing for name, missing in bad.items() if missing and name not in UNANNOTATED}
+    assert not bad, "public functions without annotations (parameter names, 'return'):\n" + "\n".join(
+        f"  {name}: {missing}" for name, missing in bad.items())
+
+
+def test_unannotated_list_only_shrinks(public_api: dict[str, Callable[..., object]]) -> None:
+    done = sorted(name for name in UNANNOTATED if name not in public_api or not _unannotated(public_api[name]))
+    assert not done, f"annotated (or gone) since: remove them from UNANNOTATED: {done}"
+
+
+def test_public_api_check_sees_the_api(public_api: dict[str, Callable[..., object]]) -> None:
+    assert len(public_api) > 200
+    assert "privrl.privacy.budget.PrivacyBudget.__init__" in public_api or any(
+        name.startswith("privrl.privacy.budget.PrivacyBudget.") for name in public_api)
+
+    def untyped(x, y: int):  # the case the check must catch
+        return x
+
+    assert _unannotated(untyped) == ["x", "return"]
