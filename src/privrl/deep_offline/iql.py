@@ -43,6 +43,7 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, child_rngs
 from privrl.base import BUDGET, CALIBRATION, PrivateEstimator, param
@@ -106,12 +107,12 @@ class _ImplicitQLearning(_BehaviourCloning):
         self.q_params_, self.v_params_, self.params_ = q.copy(), v.copy(), pi.copy()
         self.target_params_ = target
 
-    def q_values(self, observations: Any) -> np.ndarray:
+    def q_values(self, observations: ArrayLike) -> np.ndarray:
         """``(n, A)``: the learned ``Q_θ(s, ·)`` at each observation."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float64))
         return MLP(self.q_sizes_, self.q_params_)(self._scaled(obs))
 
-    def values(self, observations: Any) -> np.ndarray:
+    def values(self, observations: ArrayLike) -> np.ndarray:
         """``(n,)``: the learned ``V_ψ(s)`` (an upper expectile of ``Q_θ̂(s, a)`` over the data's actions)."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float64))
         return MLP(self.v_sizes_, self.v_params_)(self._scaled(obs))[:, 0]

@@ -223,7 +223,7 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
     if route is not None:           # the route a fit resolved (route="auto"): the chosen candidate by its index
         given = est.get_params()["state_groups"]
         maps = given if isinstance(given, list) else [] if given is None else [given]
-        def candidate(chosen: Any) -> int | None:
+        def candidate(chosen: np.ndarray | None) -> int | None:
             return next((i for i, g in enumerate(maps) if chosen is not None and np.array_equal(chosen, g)), None)
         extra["route"] = {**{k: v for k, v in route.items() if k not in ("state_groups", "baseline_groups")},
                           "candidate": candidate(route["state_groups"])}

@@ -38,7 +38,7 @@ __all__ = ["check_state_groups", "grouped_statistics", "group_reward", "first_vi
            "stream_statistics", "check_route"]
 
 
-def check_state_groups(value: Any, name: str, owner: str) -> np.ndarray | list[np.ndarray]:
+def check_state_groups(value: object, name: str, owner: str) -> np.ndarray | list[np.ndarray]:
     """A declared ``state_groups``: a non-empty 1-d array of non-negative integers (its length is
     checked against S at fit time), or a non-empty list (or tuple) of such arrays — the candidates
     of ``route="auto"`` (the estimator refuses a list with any other route)."""
@@ -47,7 +47,7 @@ def check_state_groups(value: Any, name: str, owner: str) -> np.ndarray | list[n
     return _one_group_map(value, name, owner)
 
 
-def _one_group_map(value: Any, name: str, owner: str) -> np.ndarray:
+def _one_group_map(value: object, name: str, owner: str) -> np.ndarray:
     arr = check_array(value, name, owner=owner, ndim=1, low=0.0)
     if arr.size == 0 or not np.all(arr == np.floor(arr)):
         raise param_error(name, owner, "a non-empty (n_states,) array of group indices (ints >= 0)", "other values")
@@ -132,7 +132,7 @@ def group_reward(reward: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------- routes
-def _route_parameters(n_states: int, n_actions: int, state_groups: Any, stationary: bool, max_visits: Any,
+def _route_parameters(n_states: int, n_actions: int, state_groups: object, stationary: bool, max_visits: object,
                       owner: str) -> tuple[int, int, np.ndarray | None, int | None]:
     """Validated ``(S, A, groups, max_visits)`` of a route, with the estimators' rule: ``max_visits``
     only with ``stationary=True`` (per step the cap would change nothing)."""
@@ -147,7 +147,7 @@ def _route_parameters(n_states: int, n_actions: int, state_groups: Any, stationa
     return S, A, groups, cap
 
 
-def route_statistics(dataset: Any, n_states: int, n_actions: int, *, state_groups: Any = None,
+def route_statistics(dataset: object, n_states: int, n_actions: int, *, state_groups: object = None,
                      stationary: bool = False, max_visits: int | None = None,
                      owner: str = "route_statistics") -> Statistics:
     """:class:`~privrl.offline.Statistics` of fixed-horizon trajectories (a
@@ -161,7 +161,7 @@ def route_statistics(dataset: Any, n_states: int, n_actions: int, *, state_group
 
 
 def stream_statistics(chunks: Any, n_states: int, n_actions: int, *,
-                      state_groups: Any = None, stationary: bool = False, max_visits: int | None = None,
+                      state_groups: object = None, stationary: bool = False, max_visits: int | None = None,
                       ray: bool = False, dense_cells: int = 1 << 25, **declared: Any) -> Statistics:
     """The route :class:`~privrl.offline.Statistics` of a log of any size, read as a stream of chunks
     (:mod:`privrl.data.streaming`: ``dataset_chunks``, ``parquet_chunks``, ``minari_chunks``; or, with

@@ -68,7 +68,7 @@ class _LinearBase(Estimator):
             out["lam"] *= float(p["feature_norm_bound"]) ** 2
         return out
 
-    def _prepare(self, p: dict[str, Any], dataset: Any, features: Any, *, split: bool | None
+    def _prepare(self, p: dict[str, Any], dataset: object, features: object, *, split: bool | None
                  ) -> tuple[np.ndarray, Statistics, Statistics | None, int]:
         """(features, statistics of the regression data, of the variance data or None, K)."""
         owner = type(self).__name__
@@ -120,7 +120,7 @@ class PEVI(_LinearBase):
     lam: float | None = LAM
     feature_norm_bound: float = FEATURE_BOUND
 
-    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> PEVI:
+    def fit(self, dataset: object, features: object, *, rng: RngLike = None) -> PEVI:
         p = self._validated()
         k = self._constants(p)
         phi, stats, _, _ = self._prepare(p, dataset, features, split=None)
@@ -146,7 +146,7 @@ class VAPVI(_LinearBase):
     split: bool = SPLIT
     feature_norm_bound: float = FEATURE_BOUND
 
-    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> VAPVI:
+    def fit(self, dataset: object, features: object, *, rng: RngLike = None) -> VAPVI:
         p = self._validated()
         k = self._constants(p)
         phi, stats, stats_bar, K = self._prepare(p, dataset, features, split=p["split"])
@@ -190,7 +190,7 @@ class DPVAPVI(PrivateEstimator, _LinearBase):
                             feature_norm_bound=float(p["feature_norm_bound"]), delta_fail=p["delta_fail"],
                             owner=type(self).__name__)
 
-    def fit(self, dataset: Any, features: Any, *, rng: RngLike = None) -> DPVAPVI:
+    def fit(self, dataset: object, features: object, *, rng: RngLike = None) -> DPVAPVI:
         p = self._validated()
         rng = self._fit_rng(rng)
         k = self._constants(p)
