@@ -69,6 +69,7 @@ def bench_fit(pooled: bool, seeds: int) -> None:
 
 
 def bench_error_bound() -> None:
+    start = time.perf_counter()        # each row's seconds: the plans computed so far (public, no data)
     for k in (K // 10, K):
         for eps in (0.5, 1.0):
             for privatizer in ("central", "local"):
@@ -76,13 +77,14 @@ def bench_error_bound() -> None:
                                    n_actions=A, pooled=True)
                 emit("tabular_online_error_bound", privatizer=privatizer, epsilon=eps, episodes=k,
                      error_bound=plan.error_bound, visits_per_pair=k * H / (S * A),
-                     ratio=plan.error_bound / (k * H / (S * A)))
+                     ratio=plan.error_bound / (k * H / (S * A)), seconds=time.perf_counter() - start)
 
 
 def bench_targets() -> None:
-    """Targets (a)–(c) from the committed metrics (nothing is run)."""
+    """Targets (a)–(c) from the committed metrics (nothing is run; each row's seconds: reading so far)."""
+    start = time.perf_counter()
     if not EVIDENCE.is_file():
-        emit("tabular_online_target", missing=str(EVIDENCE.name))
+        emit("tabular_online_target", missing=str(EVIDENCE.name), seconds=time.perf_counter() - start)
         return
     from privrl.experiments.archive import read_manifests, read_table
 
@@ -99,7 +101,7 @@ def bench_targets() -> None:
         v = g["value"].to_numpy()
         emit("tabular_online_target", label=label, K=int(k), seeds=int(v.size), mean_regret=float(v.mean()),
              se=float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan,
-             stuck_regret=float(stuck[stuck["K"] == k]["value"].iloc[0]))
+             stuck_regret=float(stuck[stuck["K"] == k]["value"].iloc[0]), seconds=time.perf_counter() - start)
     shares = {}
     for k in sorted(finals["K"].unique()):
         at = finals[finals["K"] == k].groupby("label")["value"].mean()
@@ -107,15 +109,16 @@ def bench_targets() -> None:
         if priv is not None and base is not None:
             shares[int(k)] = (priv - base) / priv
     emit("tabular_online_target", target="b", privacy_share=shares,
-         met=bool(len(shares) == 2 and shares[max(shares)] < shares[min(shares)]))
+         met=bool(len(shares) == 2 and shares[max(shares)] < shares[min(shares)]), seconds=time.perf_counter() - start)
     at_k = finals[finals["K"] == K].groupby("label")["value"].mean()
     for eps in ("0.5", "1"):
         dp, hoeffding = at_k[f"dp-ucbvi-JDP (ε={eps})"], at_k[f"private-ucb-vi-JDP (ε={eps})"]
         emit("tabular_online_target", target="a", epsilon=float(eps), dp_ucbvi=float(dp),
              private_ucb_vi=float(hoeffding),
-             met=bool(dp <= hoeffding))
+             met=bool(dp <= hoeffding), seconds=time.perf_counter() - start)
     blt, tree = at_k["dp-ucbvi-JDP (ρ=0.5, blt)"], at_k["dp-ucbvi-JDP (ρ=0.5, tree)"]
-    emit("tabular_online_target", target="c", rho=0.5, blt=float(blt), tree=float(tree), met=bool(blt < tree))
+    emit("tabular_online_target", target="c", rho=0.5, blt=float(blt), tree=float(tree), met=bool(blt < tree),
+         seconds=time.perf_counter() - start)
 
 
 def bench_experiment() -> None:

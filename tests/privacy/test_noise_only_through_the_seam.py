@@ -16,6 +16,11 @@ SAMPLERS = {"normal", "standard_normal", "laplace", "randn", "multivariate_norma
             "gumbel", "exponential", "standard_exponential", "logistic", "gamma", "standard_gamma",
             "lognormal", "normal_", "randn_like"}
 SEAM = {"privacy/noise.py", "privacy/release.py"}
+#: modules whose draws are not privacy noise, with the reason
+NOT_PRIVACY_NOISE = {
+    "deep_offline/continuous_data.py": "the documented behaviour policy's Gaussian action noise (Pendulum data "
+                                       "generation: it makes the logged data, it releases nothing)",
+}
 #: receivers whose methods of these names are the seam itself (a Releaser's release) or build an
 #: event without drawing (``privacy.events``)
 SEAM_RECEIVERS = {"rel", "releaser", "events"}
@@ -32,7 +37,8 @@ def _sampler_calls(path: Path) -> list[str]:
 
 def test_no_noise_sampler_is_called_outside_the_seam():
     offenders = [hit for path in sorted(ROOT.rglob("*.py"))
-                 if path.relative_to(ROOT).as_posix() not in SEAM for hit in _sampler_calls(path)]
+                 if path.relative_to(ROOT).as_posix() not in SEAM | set(NOT_PRIVACY_NOISE)
+                 for hit in _sampler_calls(path)]
     assert offenders == []
 
 
