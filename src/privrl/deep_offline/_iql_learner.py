@@ -30,7 +30,7 @@ import torch
 from torch.func import grad, vmap
 
 from privrl.deep.dpsgd import clipped_sum, poisson_sample
-from privrl.deep_offline._learner import _one_torch_thread, forward
+from privrl.deep_offline._learner import _one_torch_thread, forward, padding
 
 __all__ = ["IQLConfig", "Transitions", "unit_gradients", "clipped_step", "train"]
 
@@ -77,12 +77,7 @@ class Transitions:
 
     def padded(self, rows_of: list[np.ndarray]) -> dict[str, torch.Tensor]:
         """The trajectories' transitions padded to the longest (``(B, L, ...)``) with their mask."""
-        longest = max(len(r) for r in rows_of)
-        idx = np.zeros((len(rows_of), longest), dtype=np.int64)
-        mask = np.zeros((len(rows_of), longest))
-        for i, rows in enumerate(rows_of):
-            idx[i, :len(rows)] = rows
-            mask[i, :len(rows)] = 1.0
+        idx, mask = padding(rows_of)
         fields = {"x": self.obs, "a": self.actions, "r": self.rewards, "x2": self.next_obs, "nd": self.not_done}
         out = {k: torch.from_numpy(np.ascontiguousarray(v[idx])) for k, v in fields.items()}
         out["mask"] = torch.from_numpy(mask)

@@ -48,14 +48,22 @@ def _bc_unit_loss(theta: torch.Tensor, x: torch.Tensor, a: torch.Tensor, mask: t
     return -(logp.gather(-1, a[:, None])[:, 0] * mask).sum()
 
 
-def _padded(rows_of: list[np.ndarray], obs: np.ndarray, actions: np.ndarray):
-    """The sampled trajectories' transitions padded to the longest: ``(B, L, k)``, ``(B, L)``, mask."""
+def padding(rows_of: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx, mask)`` ``(B, L)``: the sampled trajectories' row indices padded to the longest (with
+    row 0) and the mask of the real rows."""
     longest = max(len(r) for r in rows_of)
     idx = np.zeros((len(rows_of), longest), dtype=np.int64)
     mask = np.zeros((len(rows_of), longest))
     for i, rows in enumerate(rows_of):
         idx[i, :len(rows)] = rows
         mask[i, :len(rows)] = 1.0
+    return idx, mask
+
+
+def _padded(rows_of: list[np.ndarray], obs: np.ndarray, actions: np.ndarray
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The sampled trajectories' transitions padded to the longest: ``(B, L, k)``, ``(B, L)``, mask."""
+    idx, mask = padding(rows_of)
     return torch.from_numpy(obs[idx]), torch.from_numpy(actions[idx]), torch.from_numpy(mask)
 
 

@@ -33,7 +33,7 @@ initialisation and the batch sampling come from the fit's ``rng`` (independent o
 from __future__ import annotations
 
 import functools
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from privrl.deep.dpsgd import SubsampledGaussianSteps, calibrate_noise_multiplie
 from privrl.deep.networks import MLP
 from privrl.errors import InvalidDataError
 from privrl.privacy import Ledger, Neighboring, PrivacyBudget, PrivacyUnit
+
+if TYPE_CHECKING:  # annotations only (typing.Self: Python 3.11)
+    from typing_extensions import Self
 
 __all__ = ["BC", "DPBC", "noise_multiplier"]
 
@@ -181,19 +184,24 @@ class _BehaviourCloning(Estimator):
         return self.action_probabilities(observations).argmax(1)
 
 
-class BC(_BehaviourCloning):
-    """Behaviour cloning (non-private): Adam on the summed cross-entropy of Poisson-sampled batches of
-    trajectories (module docstring). Fitted: ``params_`` (flat W1, b1, ...), ``sizes_``,
-    ``n_trajectories_``; ``predict``, ``action_probabilities``."""
+class _NonPrivate(_BehaviourCloning):
+    """The non-private fit of a learner: its own ``_train`` on Poisson-sampled trajectories without
+    clipping or noise, and an empty ledger."""
 
     guarantee = None
 
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> BC:
+    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> Self:
         p = self._validated()
         self.privacy_ledger_ = Ledger()
         self._train(p, dataset, rng, clip=None, release=None)
         self.n_trajectories_ = int(dataset.n_episodes)
         return self
+
+
+class BC(_NonPrivate):
+    """Behaviour cloning (non-private): Adam on the summed cross-entropy of Poisson-sampled batches of
+    trajectories (module docstring). Fitted: ``params_`` (flat W1, b1, ...), ``sizes_``,
+    ``n_trajectories_``; ``predict``, ``action_probabilities``."""
 
 
 class DPBC(_BehaviourCloning, PrivateEstimator):

@@ -50,8 +50,14 @@ from privrl.base import BUDGET, CALIBRATION, PrivateEstimator, param
 from privrl.data import TrajectoryDataset
 from privrl.deep.dpsgd import SubsampledGaussianSteps
 from privrl.deep.networks import MLP
-from privrl.deep_offline.estimators import N_STEPS, _BehaviourCloning, _check_budget, noise_multiplier
-from privrl.privacy import Ledger, PrivacyBudget
+from privrl.deep_offline.estimators import (
+    N_STEPS,
+    _BehaviourCloning,
+    _check_budget,
+    _NonPrivate,
+    noise_multiplier,
+)
+from privrl.privacy import PrivacyBudget
 
 __all__ = ["IQL", "DPIQL"]
 
@@ -118,20 +124,12 @@ class _ImplicitQLearning(_BehaviourCloning):
         return MLP(self.v_sizes_, self.v_params_)(self._scaled(obs))[:, 0]
 
 
-class IQL(_ImplicitQLearning):
+class IQL(_ImplicitQLearning, _NonPrivate):
     """Implicit Q-learning for discrete actions (non-private; module docstring). Fitted: ``params_`` and
     ``sizes_`` (the policy π_φ), ``q_params_``, ``q_sizes_``, ``target_params_``, ``v_params_``,
     ``v_sizes_``, ``n_trajectories_``; ``predict`` (greedy in π_φ), ``action_probabilities``, ``q_values``,
     ``values``."""
 
-    guarantee = None
-
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> IQL:
-        p = self._validated()
-        self.privacy_ledger_ = Ledger()
-        self._train(p, dataset, rng, clip=None, release=None)
-        self.n_trajectories_ = int(dataset.n_episodes)
-        return self
 
 
 class DPIQL(_ImplicitQLearning, PrivateEstimator):
