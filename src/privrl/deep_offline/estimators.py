@@ -204,7 +204,34 @@ class BC(_NonPrivate):
     ``n_trajectories_``; ``predict``, ``action_probabilities``."""
 
 
-class DPBC(_BehaviourCloning, PrivateEstimator):
+class _Private(_BehaviourCloning, PrivateEstimator):
+    """The DP-SGD fit of a learner (module docstring): ``z`` calibrated to the budget over the T
+    Poisson-sampled steps, each step's per-trajectory clipped gradients (bound ``clip_norm`` per
+    network) released with noise ``z·sensitivity_factor·C`` through the release seam; an infinite
+    budget trains as the non-private learner (no clipping, no noise)."""
+
+    #: a step's sensitivity in units of ``clip_norm`` (√(networks) when each network is clipped apart)
+    sensitivity_factor: ClassVar[float] = 1.0
+
+    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> Self:
+        p = self._validated()
+        rng = self._fit_rng(rng)
+        budget: PrivacyBudget = p["budget"]
+        z = noise_multiplier(budget, p["sampling_rate"], p["n_steps"])
+        self.noise_multiplier_ = z
+
+        def release(size: int, privacy_rng: np.random.Generator) -> Any:
+            rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
+            if not budget.is_private:
+                return None
+            return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
+                                           sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
+
+        self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
+        return self
+
+
+class DPBC(_Private):
     """DP behaviour cloning: (ε, δ)-DP per trajectory under add/remove-one neighbours by DP-SGD with
     per-trajectory clipping and Poisson sampling of trajectories (module docstring). An infinite budget
     is :class:`BC` exactly (no clipping, no noise). Fitted: ``params_``, ``sizes_`` and ``noise_multiplier_``
@@ -217,19 +244,3 @@ class DPBC(_BehaviourCloning, PrivateEstimator):
     clip_norm: float = param("ℓ2 bound C on one trajectory's total gradient in a step (its sensitivity)",
                              default=1.0, low=0.0, closed="neither")
 
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> DPBC:
-        p = self._validated()
-        rng = self._fit_rng(rng)
-        budget: PrivacyBudget = p["budget"]
-        z = noise_multiplier(budget, p["sampling_rate"], p["n_steps"])
-        self.noise_multiplier_ = z
-
-        def release(size: int, privacy_rng: np.random.Generator) -> Any:
-            rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
-            if not budget.is_private:
-                return None
-            return SubsampledGaussianSteps(rel, clip=p["clip_norm"], noise_multiplier=z,
-                                           sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
-
-        self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
-        return self

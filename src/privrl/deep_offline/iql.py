@@ -46,16 +46,15 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, child_rngs
-from privrl.base import BUDGET, CALIBRATION, PrivateEstimator, param
+from privrl.base import BUDGET, CALIBRATION, param
 from privrl.data import TrajectoryDataset
-from privrl.deep.dpsgd import SubsampledGaussianSteps
 from privrl.deep.networks import MLP
 from privrl.deep_offline.estimators import (
     N_STEPS,
     _BehaviourCloning,
     _check_budget,
     _NonPrivate,
-    noise_multiplier,
+    _Private,
 )
 from privrl.privacy import PrivacyBudget
 
@@ -132,7 +131,7 @@ class IQL(_ImplicitQLearning, _NonPrivate):
 
 
 
-class DPIQL(_ImplicitQLearning, PrivateEstimator):
+class DPIQL(_ImplicitQLearning, _Private):
     """DP implicit Q-learning: (ε, δ)-DP per trajectory under add/remove-one neighbours — the Q, V and
     policy gradients of each Poisson-sampled trajectory clipped to ``C`` each and released together with
     Gaussian noise of std ``z √3 C`` (module docstring). An infinite budget is :class:`IQL` exactly.
@@ -146,20 +145,3 @@ class DPIQL(_ImplicitQLearning, PrivateEstimator):
                              "(the step's sensitivity is √3 C)", default=1.0, low=0.0, closed="neither")
 
     sensitivity_factor: ClassVar[float] = math.sqrt(N_NETWORKS)
-
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> DPIQL:
-        p = self._validated()
-        rng = self._fit_rng(rng)
-        budget: PrivacyBudget = p["budget"]
-        z = noise_multiplier(budget, p["sampling_rate"], p["n_steps"])
-        self.noise_multiplier_ = z
-
-        def release(size: int, privacy_rng: np.random.Generator) -> Any:
-            rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
-            if not budget.is_private:
-                return None
-            return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
-                                           sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
-
-        self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
-        return self
