@@ -94,3 +94,17 @@ def test_no_notice_when_stderr_is_not_a_terminal(capsys):
     with event.install_listener("numba:compile", compile_notice()):
         _compile("privrl.some_kernels")
     assert capsys.readouterr().err == ""
+
+
+def test_the_notice_is_printed_above_a_bar_not_after_it(monkeypatch, capsys):
+    pytest.importorskip("numba")
+    from numba.core import event
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with progress(2, "cell", quiet=False), event.install_listener("numba:compile", compile_notice()):
+        _compile("privrl.some_kernels")
+    err = capsys.readouterr().err
+    assert "0/2" in err and COMPILE_NOTICE in err
+    before = err[:err.index(COMPILE_NOTICE)]
+    assert before.endswith(("\r", "\n"))  # the bar's line is cleared first

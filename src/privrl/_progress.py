@@ -87,7 +87,10 @@ def compile_notice() -> object:
                 return
             self.printed = True
             if shown(False, sys.stderr):
-                print(COMPILE_NOTICE, file=sys.stderr, flush=True)
+                from tqdm import tqdm
+
+                tqdm.write(COMPILE_NOTICE, file=sys.stderr)  # above this process's bar, if one is drawn
+                sys.stderr.flush()
 
         def on_end(self, ev: event.Event) -> None:
             pass
