@@ -48,6 +48,20 @@ def test_the_notice_is_requested_only_on_a_terminal_and_not_quiet(monkeypatch):
     assert NOTICE_ENV not in _progress.os.environ
     request_compile_notice(False)
     assert _progress.notice_requested()
+    request_compile_notice(True)  # the last request decides
+    assert not _progress.notice_requested()
+
+
+def test_privrl_audit_quiet_asks_for_no_notice(monkeypatch):
+    from privrl import cli
+
+    monkeypatch.delenv(NOTICE_ENV, raising=False)
+    monkeypatch.setattr(_progress, "listen_for_compiles", lambda: None)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    assert cli.main(["audit", "--list", "--quiet"]) == 0
+    assert not _progress.notice_requested()
+    assert cli.main(["audit", "--list"]) == 0
+    assert _progress.notice_requested()
 
 
 def test_kernel_modules_listen_for_compiles_when_asked(monkeypatch):
@@ -78,6 +92,7 @@ def test_the_notice_is_one_line_before_the_first_privrl_kernel_compiles(monkeypa
     pytest.importorskip("numba")
     from numba.core import event
 
+    monkeypatch.setenv(NOTICE_ENV, "1")
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     with event.install_listener("numba:compile", compile_notice()):
         _compile("someone_else")
@@ -87,10 +102,16 @@ def test_the_notice_is_one_line_before_the_first_privrl_kernel_compiles(monkeypa
     assert capsys.readouterr().err == COMPILE_NOTICE + "\n"  # once per process
 
 
-def test_no_notice_when_stderr_is_not_a_terminal(capsys):
+def test_no_notice_when_stderr_is_not_a_terminal_or_not_asked_for(monkeypatch, capsys):
     pytest.importorskip("numba")
     from numba.core import event
 
+    monkeypatch.setenv(NOTICE_ENV, "1")
+    with event.install_listener("numba:compile", compile_notice()):
+        _compile("privrl.some_kernels")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.delenv(NOTICE_ENV)  # asked for, then a later command was --quiet
     with event.install_listener("numba:compile", compile_notice()):
         _compile("privrl.some_kernels")
     assert capsys.readouterr().err == ""
@@ -100,6 +121,7 @@ def test_the_notice_is_printed_above_a_bar_not_after_it(monkeypatch, capsys):
     pytest.importorskip("numba")
     from numba.core import event
 
+    monkeypatch.setenv(NOTICE_ENV, "1")
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     with progress(2, "cell", quiet=False), event.install_listener("numba:compile", compile_notice()):

@@ -54,10 +54,12 @@ def progress(total: int, unit: str, quiet: bool) -> tqdm[object]:
 def request_compile_notice(quiet: bool) -> None:
     """Ask for the compile notice in this process and the workers it starts, when :func:`shown`
     for stderr (the command line calls it once, before any kernel module is imported)."""
-    if shown(quiet, sys.stderr):
-        os.environ[NOTICE_ENV] = "1"
-        if "numba" in sys.modules:  # a kernel module imported already: listen from now on
-            listen_for_compiles()
+    if not shown(quiet, sys.stderr):
+        os.environ.pop(NOTICE_ENV, None)  # the last request decides (`privrl audit` may be parsed twice)
+        return
+    os.environ[NOTICE_ENV] = "1"
+    if "numba" in sys.modules:  # a kernel module imported already: listen from now on
+        listen_for_compiles()
 
 
 def notice_requested() -> bool:
@@ -83,7 +85,7 @@ def compile_notice() -> object:
         printed = False
 
         def on_start(self, ev: event.Event) -> None:
-            if self.printed or not _is_privrl(ev.data):
+            if self.printed or not notice_requested() or not _is_privrl(ev.data):
                 return
             self.printed = True
             if shown(False, sys.stderr):
