@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from privrl import cli
+from privrl import cli, commands
 from privrl.commands import sweeps
 from privrl.envs.checks import check_model
 from privrl.errors import UtilityWarning
@@ -743,3 +743,11 @@ def test_dp_apvi_learns_a_logged_outcome_reward_from_the_cli(tmp_path, inproc):
     bad = inproc("fit", "apvi", "--data", path, "--pad-to-horizon", "6", "--reward", "logged", "--F-max", "0.5",
                  "--out", tmp_path / "a")
     assert_one_line_error(bad, "F_max=0.5")
+
+
+def test_commands_ask_for_the_compile_notice_unless_quiet(monkeypatch, capsys):
+    asked = []
+    monkeypatch.setattr(commands, "request_compile_notice", asked.append)
+    assert cli.main(["bench", "--list", "--tasks", "chain"]) == 0
+    assert cli.main(["bench", "--list", "--tasks", "chain", "--quiet"]) == 0
+    assert asked == [False, True]

@@ -5,7 +5,9 @@ machine and cached next to the module that uses it — the same inlined into its
 constant argument specialises the body), and ``True``; or, without numba or with ``PRIVRL_NO_JIT=1``
 in the environment, the functions as they are (plain Python over NumPy arrays) and ``False``. The
 environment is read at each call, so a module imported again under ``PRIVRL_NO_JIT=1`` (the
-fallback's tests) gets plain functions.
+fallback's tests) gets plain functions. When the command line asked for it
+(:func:`privrl._progress.request_compile_notice`), a kernel about to compile because numba's cache
+has nothing for it first prints a one-line notice to stderr.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from typing import Any
+
+from privrl._progress import listen_for_compiles, notice_requested
 
 __all__ = ["compilers", "literal_dispatch"]
 
@@ -25,6 +29,8 @@ def compilers() -> tuple[Callable[[Any], Any], Callable[[Any], Any], bool]:
         import numba
     except ImportError:
         return (lambda f: f), (lambda f: f), False
+    if notice_requested():
+        listen_for_compiles()
     return (numba.njit(cache=True, nogil=True, error_model="numpy"),
             numba.njit(cache=True, nogil=True, error_model="numpy", inline="always"), True)
 

@@ -41,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import privrl
-from privrl.commands import bench, calibrate, check_env, die, fit, one_line, plan, sweeps
+from privrl.commands import bench, calibrate, check_env, die, dispatch, fit, one_line, plan, sweeps
 from privrl.errors import PrivrlError
 from privrl.experiments.spec import BACKENDS, SCALES
 from privrl.fitters import add_estimator_options, all_fit_commands, count_type
@@ -342,13 +342,6 @@ def _one_line_warning(prog: str) -> Any:
     return show
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    handler = getattr(args, "handler", None) or getattr(args, "func", None)
-    if handler is None:
-        return die(PROG, f"command {args.command!r} has no handler")
-    return int(handler(args) or 0)
-
-
 def _is_data_error(exc: Exception) -> bool:
     """A malformed input file or value (one line, no traceback): ValueError (JSON too), KeyError,
     a corrupt zip archive (.npz)."""
@@ -374,7 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             if not debug:
                 warnings.showwarning = _one_line_warning(prog)
-            return _dispatch(args)
+            return dispatch(args, PROG)
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

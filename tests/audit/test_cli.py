@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -114,3 +115,21 @@ def test_sharp_option_and_list(capsys):
     assert "release point: lda" in out and "noise-div-2 (release point)" in out
     with pytest.raises(InvalidParameterError, match="sharp"):
         registry.run_target("dp-lsw-counts", sharp=True, trials=100)
+
+
+def test_all_shows_a_progress_bar_on_a_terminal_unless_quiet(monkeypatch, capsys):
+    keep = [_lying_target()]  # two rows: the target and its broken variant
+    monkeypatch.setattr(cli, "all_targets", lambda: keep)
+    monkeypatch.setitem(registry._REGISTRY, "lying", keep[0])
+    argv = ["audit", "--all", "--fast"]
+    cli.run(_parser().parse_args(argv))  # pytest's stdout is not a terminal
+    plain = capsys.readouterr()
+    assert "2/2" not in plain.err and "lying" in plain.out
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    cli.run(_parser().parse_args(argv + ["--quiet"]))
+    quiet = capsys.readouterr()
+    assert "2/2" not in quiet.err and quiet.out == plain.out
+    cli.run(_parser().parse_args(argv))
+    shown = capsys.readouterr()
+    assert "2/2" in shown.err and "audit/s" in shown.err  # count and rate
+    assert shown.out == plain.out  # the rows are printed above the bar, as without it

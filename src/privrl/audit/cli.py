@@ -5,13 +5,14 @@ The main command line calls :func:`add_parser` on its sub-parsers; the parsed na
 
     privrl audit ALGORITHM [--sharp] [--trials N] [--epsilon E --delta D] [--broken VARIANT] [--out DIR]
                  [--seed S]
-    privrl audit --all [--fast] [--out DIR]
+    privrl audit --all [--fast] [--out DIR] [--quiet]
     privrl audit --list
 
 ``--all`` audits every target black-box and, when it has an optimal statistic, at the release point
 (``--sharp``), then every negative control (the ``noise-div-2`` ones at the release point). Exit code
 1 when a real (non-broken) target shows a VIOLATION, a release-point audit is not sharp, or a
-negative control that must be caught is not (a failed audit design); 0 otherwise.
+negative control that must be caught is not (a failed audit design); 0 otherwise. On a terminal,
+``--all`` shows a progress bar over its rows (:mod:`privrl._progress`; none with ``--quiet``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
+from privrl._progress import progress
 from privrl.audit.core import RELEASE_POINT, VIOLATION, AuditResult
 from privrl.audit.registry import (
     SHARPNESS,
@@ -56,6 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--fast", action="store_true", help="use the small trial counts of the test suite")
     p.add_argument("--out", default=None, help="output directory (reports go to OUT/audit/)")
     p.add_argument("--seed", type=int, default=0, help="seed (each target derives its own stream)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
     return p
 
@@ -104,6 +107,19 @@ def _failures(results: Sequence[AuditResult], expected: dict[tuple[str, str | No
     return out
 
 
+def _audit_all(args: argparse.Namespace, expected: dict[tuple[str, str | None], bool]) -> list[AuditResult]:
+    """Every row of ``--all``, each printed as it finishes (above the progress bar)."""
+    rows = [(t.name, broken, sharp) for t in all_targets() for broken, sharp in _rows(t)]
+    results = []
+    with progress(len(rows), "audit", args.quiet) as bar:
+        for name, broken, sharp in rows:
+            results.append(_one(name, broken, args, sharp))
+            bar.write(format_table(results[-1:], expected).splitlines()[-1])
+            sys.stdout.flush()
+            bar.update(1)
+    return results
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute the parsed ``audit`` command; return the exit code."""
     if args.list:
@@ -119,11 +135,7 @@ def run(args: argparse.Namespace) -> int:
                                     f"--all is not. Got algorithm={args.algorithm!r}, all={args.all!r} instead.")
     expected = _expected()
     if args.all:
-        results = []
-        for t in all_targets():
-            for broken, sharp in _rows(t):
-                results.append(_one(t.name, broken, args, sharp))
-                print(format_table(results[-1:], expected).splitlines()[-1], flush=True)
+        results = _audit_all(args, expected)
     else:
         get_target(args.algorithm)
         results = [_one(args.algorithm, args.broken, args, args.sharp)]

@@ -14,15 +14,17 @@ imported at the top.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from privrl._progress import request_compile_notice
 from privrl.errors import InvalidParameterError
 
-__all__ = ["die", "one_line", "check_out_dir"]
+__all__ = ["die", "dispatch", "one_line", "check_out_dir"]
 
 
 def one_line(message: object) -> str:
@@ -34,6 +36,16 @@ def die(prog: str, message: Any, code: int = 1) -> int:
     """Print ``prog: error: message`` on one line of stderr; return ``code``."""
     print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
     return code
+
+
+def dispatch(args: argparse.Namespace, prog: str) -> int:
+    """Run the parsed command's handler and return its exit code; on a terminal and without
+    ``--quiet``, privrl's kernels say so when they first compile (:mod:`privrl._progress`)."""
+    handler = getattr(args, "handler", None) or getattr(args, "func", None)
+    if handler is None:
+        return die(prog, f"command {args.command!r} has no handler")
+    request_compile_notice(bool(getattr(args, "quiet", False)))
+    return int(handler(args) or 0)
 
 
 def check_out_dir(out: str | os.PathLike, option: str = "--out") -> Path:

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from privrl._io import atomic_write_bytes
+from privrl._progress import progress
 from privrl._rng import derive_seed
 from privrl._threads import one_blas_thread_in_workers
 from privrl._validation import check_option, check_scalar, param_error
@@ -532,8 +533,6 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
     recorded and re-run next time. The progress bar (tqdm, with ETA) is shown unless ``quiet``
     or stdout is not a terminal.
     """
-    from tqdm import tqdm
-
     check_option(backend, "backend", BACKENDS, owner="run_sweep")
     jobs = default_jobs() if jobs is None else check_scalar(jobs, "jobs", owner="run_sweep", kind=int, low=1)
     specs = list(specs)
@@ -553,8 +552,7 @@ def run_sweep(specs: Iterable[RunSpec], out_dir: str | os.PathLike, *, jobs: int
         commit = git_commit()
         outcomes = (_iter_ray(todo, jobs, commit, ray_address) if backend == "ray"
                     else _iter_local(todo, jobs, commit))
-        disable = quiet or not sys.stdout.isatty()
-        with tqdm(total=len(todo), unit="run", disable=disable, dynamic_ncols=True) as bar:
+        with progress(len(todo), "run", quiet) as bar:
             for outcome in outcomes:
                 write_outcome(out_dir, outcome)
                 if outcome.status == "ok":
