@@ -13,7 +13,12 @@ instance (``real-shaped-instance``) with its measured knobs, and with ``--summar
 
 Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary``) × ``max_visits``
 (pooled only) × ``cell_threshold`` × ``fallback``; ``--routes default`` runs the eight of
-:data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24).
+:data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24) and ``dp/auto``. ``dp/auto`` and
+``apvi/auto`` are the recommended route (``route="auto"``, the instance's groups the one candidate;
+the row's ``chosen`` names the route it played); ``--apvi-routes`` limits the APVI routes to the
+reference ones plus those named, and ``--auto-summary FILES`` prints the auto routes' summary.
+
+    python benchmarks/bench_real_shaped.py --seeds 10 --routes dp/auto --apvi-routes apvi/auto --summary
 
     python benchmarks/bench_real_shaped.py --quick                      # 2 instances, 2 seeds (minutes)
     python benchmarks/bench_real_shaped.py --seeds 5 --summary          # the grid, n ∈ {1e4, 1e5}, ε ∈ {1, 10}
