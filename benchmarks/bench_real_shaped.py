@@ -13,7 +13,12 @@ instance (``real-shaped-instance``) with its measured knobs, and with ``--summar
 
 Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary``) × ``max_visits``
 (pooled only) × ``cell_threshold`` × ``fallback``; ``--routes default`` runs the eight of
-:data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24).
+:data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24) and ``dp/auto``. ``dp/auto`` and
+``apvi/auto`` are the recommended route (``route="auto"``, the instance's groups the one candidate;
+the row's ``chosen`` names the route it played); ``--apvi-routes`` limits the APVI routes to the
+reference ones plus those named, and ``--auto-summary FILES`` prints the auto routes' summary.
+
+    python benchmarks/bench_real_shaped.py --seeds 10 --routes dp/auto --apvi-routes apvi/auto --summary
 
     python benchmarks/bench_real_shaped.py --quick                      # 2 instances, 2 seeds (minutes)
     python benchmarks/bench_real_shaped.py --seeds 5 --summary          # the grid, n ∈ {1e4, 1e5}, ε ∈ {1, 10}
@@ -67,6 +72,10 @@ def safe(name: str, kwargs: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 APVI_ROUTES.update(dict(safe(k, v) for k, v in list(APVI_ROUTES.items())))
+#: the recommended route (``route="auto"``, the instance's groups the one public candidate); its
+#: choice is in the row's ``chosen``
+AUTO: dict[str, Any] = {"route": "auto", "groups": True}
+APVI_ROUTES["apvi/auto"] = AUTO
 
 
 def dp_route(groups: bool, pooled: bool, max_visits: int | None, threshold: float, fallback: str
@@ -85,6 +94,7 @@ def dp_route(groups: bool, pooled: bool, max_visits: int | None, threshold: floa
 ALL_ROUTES = dict(dp_route(g, p, mv, t, f) for g, p, mv, t, f in itertools.product(
     (False, True), (False, True), (None, 1), (0.0, 3.0), ("tie-break", "behaviour")) if p or mv is None)
 ALL_ROUTES.update(dict(safe(k, v) for k, v in list(ALL_ROUTES.items())))
+ALL_ROUTES["dp/auto"] = AUTO
 DEFAULT_ROUTES = [
     "dp/states/per-step/3sigma/behaviour",
     "dp/states/pooled/all-visits/3sigma/behaviour",
@@ -117,6 +127,8 @@ def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Call
 
     args = dict(kwargs)
     groups = model.groups if args.pop("groups", False) else None
+    if args.get("route") == "auto":
+        groups = [groups]                     # the list of candidate groupings
     if "baseline_groups" in args:
         args["baseline_groups"] = model.groups if args["baseline_groups"] else None
     if epsilon is None:
@@ -125,14 +137,26 @@ def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Call
                           state_groups=groups, **args)
 
 
+def chosen(est: Any) -> str | None:
+    """The route a fit played, named as :func:`dp_route` names it without ``dp/`` (APVI: 0sigma; ``/safe`` with the
+    baseline); None for an estimator without ``route_``."""
+    route = getattr(est, "route_", None)
+    if route is None:
+        return None
+    name = dp_route(route["state_groups"] is not None, route["stationary"], route["max_visits"],
+                    route.get("cell_threshold", 0.0), route["fallback"])[0]
+    return name.removeprefix("dp/") + ("/safe" if route.get("baseline") == "logging" else "")
+
+
 def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: int, routes: list[str],
-                epsilons: list[float]) -> list[dict[str, Any]]:
-    """Every route on one dataset: the APVI routes first (the best of their gains is the reference),
-    then DP-APVI's; the fits are emitted as they finish (the APVI ones once all three have)."""
+                epsilons: list[float], apvi_routes: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every route on one dataset: the APVI routes first (``apvi_routes``, default all; the best of the
+    reference routes' gains is the reference), then DP-APVI's; the fits are emitted as they finish
+    (the APVI ones once all of them have)."""
     data = model.sample(model.logging_policy, n, rng=10_000 + seed, pad_to_horizon=model.horizon)
     logging, optimal = knobs["logging_value"], knobs["optimal_value"]
-    fits = [(route, eps, *fit(estimator(model, kwargs, eps), data, model, seed))
-            for route, kwargs, eps in [(r, APVI_ROUTES[r], None) for r in APVI_ROUTES]]
+    fits = [(route, None, *fit(estimator(model, APVI_ROUTES[route], None), data, model, seed))
+            for route in apvi_routes or APVI_ROUTES]
     best = max(model.value(est.policy_probs_) - logging for route, _, est, _, _, _ in fits
                if route in REFERENCE_ROUTES)
     rows: list[dict[str, Any]] = []
@@ -140,7 +164,8 @@ def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: in
             (r, e, *fit(estimator(model, ALL_ROUTES[r], e), data, model, seed)) for r in routes for e in epsilons)):
         value = model.value(est.policy_probs_)
         gain = value - logging
-        rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps, baseline=est.baseline,
+        rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps, chosen=chosen(est),
+                         baseline=getattr(est, "route_", {}).get("baseline", est.baseline),
                          evidence_gain=est.improvement_evidence_.gain,
                          logging_estimate_gain=model.value(est.logging_policy_) - logging,
                          delta=None if eps is None else DELTA, seed=seed, value=value, gain=gain,
@@ -200,6 +225,11 @@ def main(args: argparse.Namespace) -> None:
     unknown = [r for r in routes if r not in ALL_ROUTES]
     if unknown:
         raise SystemExit(f"unknown routes {unknown}; known: {sorted(ALL_ROUTES)}")
+    apvi_routes = list(APVI_ROUTES) if args.apvi_routes == "all" else (
+        list(REFERENCE_ROUTES) + [r for r in args.apvi_routes.split(",") if r and r not in REFERENCE_ROUTES])
+    unknown = [r for r in apvi_routes if r not in APVI_ROUTES]
+    if unknown:
+        raise SystemExit(f"unknown APVI routes {unknown}; known: {sorted(APVI_ROUTES)}")
     epsilons = [float(e) for e in args.epsilon.split(",")]
     rows: list[dict[str, Any]] = []
     for name in names:
@@ -210,7 +240,7 @@ def main(args: argparse.Namespace) -> None:
              **knobs)
         for n in (int(x) for x in args.n.split(",")):
             for seed in range(seeds):
-                rows += run_dataset(name, model, knobs, n, seed, routes, epsilons)
+                rows += run_dataset(name, model, knobs, n, seed, routes, epsilons, apvi_routes)
     if args.summary:
         summarise(rows)
         warning_summary(rows)
@@ -396,6 +426,51 @@ def gain_table(paths: list[str]) -> None:
           "best non-private gain warned.")
 
 
+def auto_summary(paths: list[str], tolerance: float = 0.005, real: str = "low-agreement/dense/wide/weak-clone"
+                 ) -> None:
+    """Markdown: per route whose name ends in ``auto`` and per (n, ε), from the fits (``real-shaped``
+    lines) of result files: the median over instances of the fraction of the best non-private gain
+    (each instance's mean over seeds), that fraction on the real task's shape (mean, s.e.), the share
+    of fits with value >= logging value − ``tolerance``, the two warning rates (fits with gain <= 0
+    that warned; fits gaining >= 25 % of the best non-private gain that warned) and the routes chosen
+    (fits per route)."""
+    import statistics
+
+    fits: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for path in paths:
+        with open(path) as f:
+            for r in map(json.loads, f):
+                if r.get("name") == "real-shaped" and str(r["route"]).endswith("auto"):
+                    fits[(r["route"], r["n"], r["epsilon"], r["instance"], r["seed"])] = r
+    for route in dict.fromkeys(k[0] for k in fits):
+        print(f"\n**{route}** — fraction of the best non-private gain; seeds per instance in brackets\n")
+        print("| n | ε | median over instances | real shape (mean, s.e.) | value ≥ logging − 0.005 | "
+              "gain ≤ 0: warned | gain ≥ 25 %: warned | route chosen (fits) |")
+        print("|---" * 8 + "|")
+        for n, eps in sorted({k[1:3] for k in fits if k[0] == route}, key=lambda k: (k[0], k[1] or 0.0)):
+            rs = [r for k, r in fits.items() if k[:3] == (route, n, eps)]
+            per: dict[str, list[float]] = {}
+            for r in rs:
+                if r["fraction_of_best_gain"] is not None:
+                    per.setdefault(r["instance"], []).append(r["fraction_of_best_gain"])
+            median = statistics.median(sum(xs) / len(xs) for xs in per.values())
+            xs = per.get(real, [])
+            shape = (f"{statistics.mean(xs):.2f} ({statistics.stdev(xs) / math.sqrt(len(xs)):.2f})"
+                     if len(xs) > 1 else "")
+            losing = [r for r in rs if r["gain"] <= 0]
+            gaining = [r for r in rs if r["best_nonprivate_gain"] > 0
+                       and r["gain"] >= 0.25 * r["best_nonprivate_gain"]]
+            safe_share = sum(r["gain"] >= -tolerance for r in rs)
+            choices = {}
+            for r in rs:
+                choices[r["chosen"]] = choices.get(r["chosen"], 0) + 1
+            seeds = sorted({len(v) for v in per.values()})
+            print(f"| {n:.0e} | {eps if eps is not None else '∞'} | {median:.2f} [{'/'.join(map(str, seeds))}] | "
+                  f"{shape} | {safe_share}/{len(rs)} | {sum(r['utility_warning'] for r in losing)}/{len(losing)} | "
+                  f"{sum(r['utility_warning'] for r in gaining)}/{len(gaining)} | "
+                  + ", ".join(f"`{c}` ({k})" for c, k in choices.items()) + " |")
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2 instances and 2 seeds")
@@ -404,12 +479,15 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n", default="10000,100000")
     p.add_argument("--epsilon", default="1,10")
     p.add_argument("--seeds", type=int, default=None, help="seeds per (instance, n) (default 5; 2 with --quick)")
+    p.add_argument("--apvi-routes", default="all", help="'all' or comma-separated APVI routes to run besides the "
+                   "reference routes (always run): e.g. 'apvi/auto', or '' for the references only")
     p.add_argument("--summary", action="store_true")
     p.add_argument("--streaming", action="store_true", help="measure the streamed statistics instead")
     p.add_argument("--stream-n", default="1e5,1e6", help="log sizes in transitions (the target is 1e8)")
     p.add_argument("--stream-batch", type=int, default=1 << 20, help="rows per Parquet batch read")
     p.add_argument("--table", nargs="+", default=None, help="print markdown tables of result files' summaries")
     p.add_argument("--gain-table", nargs="+", default=None, help="print value − logging tables of result files")
+    p.add_argument("--auto-summary", nargs="+", default=None, help="print the auto routes' summary of result files")
     p.add_argument("--stream-child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--stream-file", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -421,6 +499,8 @@ if __name__ == "__main__":
         table(ns.table)
     elif ns.gain_table:
         gain_table(ns.gain_table)
+    elif ns.auto_summary:
+        auto_summary(ns.auto_summary)
     elif ns.stream_child:
         stream_child(ns)
     elif ns.streaming:
