@@ -76,7 +76,6 @@ UNANNOTATED = frozenset({
     "privrl.q_learning.claims.claims_fig2",
     "privrl.q_learning.claims.frontier_claims",
     "privrl.q_learning.experiments.fig2_settings",
-    "privrl.q_learning.training.functional_noise",
     "privrl.q_learning.training.train",
 })
 #: modules whose import needs an optional extra that may be missing

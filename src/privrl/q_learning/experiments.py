@@ -137,12 +137,12 @@ def _fig2_calibrations(algo: str, config: str) -> tuple[str, ...]:
     return ("paper", "tight")      # sound = tight for the baselines (already exact)
 
 
-def fig1_settings(scale: str) -> list[dict[str, Any]]:
+def fig1_settings(scale: str) -> list[dict[str, object]]:
     n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
     configs = ("reference", "paper") if scale == "paper" else ("reference",)
     sigmas = {"smoke": (0.0, 0.4), "quick": (0.0, 0.4, 1.0), "paper": SIGMAS}[scale]
     resets = {"smoke": ("iteration",), "quick": ("iteration", "never"), "paper": RESETS}[scale]
-    out = []
+    out: list[dict[str, object]] = []
     for config in configs:
         for sigma in sigmas:
             for reset in (("iteration",) if sigma == 0 else resets):
@@ -153,7 +153,7 @@ def fig1_settings(scale: str) -> list[dict[str, Any]]:
 
 
 def fig2_settings(epsilon: float):
-    def settings(scale: str) -> list[dict[str, Any]]:
+    def settings(scale: str) -> list[dict[str, object]]:
         n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
         configs = ("reference",) if scale == "smoke" else ("reference", "paper")
         algos = ("functional", "input_perturbation") if scale == "smoke" else ALGORITHMS
@@ -169,7 +169,7 @@ def fig2_settings(epsilon: float):
     return settings
 
 
-def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
+def _refused(algo: str, calibration: str, exc: Exception, **keys: object) -> RunResult:
     return RunResult.from_estimator(
         DPQLearning, [{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
                        "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration, **keys}],
@@ -502,7 +502,7 @@ EXPERIMENTS = [
 
 
 # ------------------------------------------------------------------------------------ frontier
-def frontier_settings(scale: str) -> list[dict[str, Any]]:
+def frontier_settings(scale: str) -> list[dict[str, object]]:
     n = N_SAMPLES[scale]
     epsilons = (0.9, 20.0) if scale == "smoke" else FRONTIER_EPSILONS
     common = {"n_samples": n, "hidden": _HIDDEN[scale], "env": "privrl/CenterWalk-v0"}

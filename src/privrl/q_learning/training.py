@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,6 +48,9 @@ from privrl.privacy.noise import NoiseSource
 from privrl.q_learning.configs import TrainingConfig
 from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
 from privrl.q_learning.ou_batch import OUBatch
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 __all__ = ["MLP", "Privatizer", "TrainResult", "TrainingRun", "UnitMap", "train", "train_many", "build_network",
            "functional_noise"]
@@ -164,7 +167,7 @@ class _Observer:
 class _GymRows:
     """The runs' Gymnasium environments, stepped one by one (the general case)."""
 
-    def __init__(self, envs: Sequence[Any]) -> None:
+    def __init__(self, envs: Sequence[gym.Env]) -> None:
         self.envs = list(envs)
 
     def reset(self, seeds: list[int]) -> list[ArrayLike]:
@@ -182,7 +185,7 @@ class _GymRows:
         pass
 
 
-def _env_rows(envs: Sequence[Any], n_steps: int) -> Any:
+def _env_rows(envs: Sequence[gym.Env], n_steps: int) -> CenterWalkBatch | _GymRows:
     """Several CenterWalk environments: one vectorised batch; else (and for one run, where the
     environment's own step is cheaper) each environment itself."""
     return (CenterWalkBatch.of(list(envs), n_steps) if len(envs) > 1 else None) or _GymRows(envs)
