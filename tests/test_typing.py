@@ -23,9 +23,9 @@ import pytest
 import privrl
 
 SRC = Path(privrl.__file__).resolve().parent
-#: the lines using ``Any`` when the ratchet landed (875 on the typing change alone, plus the code of the
-#: changes merged beside it); the target is ANY_TARGET
-ANY_CEILING = 908
+#: the lines using ``Any`` now (908 when the ratchet landed; 695 after q_learning, linear_mixture,
+#: experiments, tabular_online and planning were typed); the target is ANY_TARGET
+ANY_CEILING = 695
 ANY_TARGET = 551
 #: public callables not yet fully annotated when this test was written (lambda properties, plotting and
 #: claim helpers, modules other changes were editing): remove a name once it is annotated; never add one
