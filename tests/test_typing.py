@@ -23,9 +23,9 @@ import pytest
 import privrl
 
 SRC = Path(privrl.__file__).resolve().parent
-#: the lines using ``Any`` when the ratchet landed (875 on the typing change alone, plus the code of the
-#: changes merged beside it); the target is ANY_TARGET
-ANY_CEILING = 908
+#: the lines using ``Any`` now (908 when the ratchet landed; 695 after q_learning, linear_mixture,
+#: experiments, tabular_online and planning were typed); the target is ANY_TARGET
+ANY_CEILING = 695
 ANY_TARGET = 551
 #: public callables not yet fully annotated when this test was written (lambda properties, plotting and
 #: claim helpers, modules other changes were editing): remove a name once it is annotated; never add one
@@ -68,11 +68,7 @@ UNANNOTATED = frozenset({
     "privrl.envs.sparse_tabular.SparseTabularMDP.terminal_states",
     "privrl.envs.tabular.TabularMDP.sample",
     "privrl.experiments.locking.sweep_lock",
-    "privrl.experiments.plots.mean_se",
-    "privrl.experiments.plots.mean_se_band",
     "privrl.experiments.plots.new_figure",
-    "privrl.experiments.results.load_results",
-    "privrl.experiments.verdicts.per_seed",
     "privrl.linear_mixture.regularizers.Regularizer.items",
     "privrl.q_learning.audit.dp_q_learning_release",
     "privrl.q_learning.audit.functional_pair",
@@ -80,7 +76,6 @@ UNANNOTATED = frozenset({
     "privrl.q_learning.claims.claims_fig2",
     "privrl.q_learning.claims.frontier_claims",
     "privrl.q_learning.experiments.fig2_settings",
-    "privrl.q_learning.training.functional_noise",
     "privrl.q_learning.training.train",
 })
 #: modules whose import needs an optional extra that may be missing

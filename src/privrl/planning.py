@@ -139,9 +139,9 @@ class Public:
     def estimator_params(self) -> dict[str, Any]:
         return dict(self.params)
 
-    def given(self) -> dict[str, Any]:
+    def given(self) -> dict[str, object]:
         """The inputs that were given, JSON-able (the budget as its dict, then the parameters)."""
-        out: dict[str, Any] = {k: getattr(self, k) for k in INPUTS if getattr(self, k) is not None}
+        out: dict[str, object] = {k: getattr(self, k) for k in INPUTS if getattr(self, k) is not None}
         if self.visit_profile is not None:   # an (S,) array: its size and the visits it implies
             out["visit_profile"] = {"states": int(self.visit_profile.size),
                                     "visits": float(self.visit_profile.sum())}
@@ -175,7 +175,7 @@ class Released:
     def verdict(self) -> str:
         return verdict(self.ratio)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "description": self.description, "noise_std": self.noise_std,
                 "signal": self.signal, "ratio": self.ratio, "verdict": self.verdict, "basis": self.basis}
 
@@ -209,7 +209,7 @@ class Knob:
     value: float | None
     ratio: float | None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return dataclasses.asdict(self)
 
 
@@ -248,7 +248,7 @@ class Plan:
                 return k
         raise KeyError(option)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"algorithm": self.algorithm, "estimator": self.estimator, "public": self.public,
                 "verdict": self.verdict, "reason": self.reason,
                 "ratio": self.ratio, "thresholds": {"useful": USEFUL, "hopeless": HOPELESS},
@@ -283,7 +283,7 @@ class Plan:
         return "\n".join(lines)
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int):
@@ -353,7 +353,7 @@ def all_planners() -> dict[str, Planner]:
     return dict(sorted(_registry.entries("plan").items()))
 
 
-def get_planner(algorithm: Any) -> Planner:
+def get_planner(algorithm: str | type) -> Planner:
     """The planner of ``algorithm``: its name (``"dp-apvi"``), its estimator's class name
     (``"DPAPVI"``) or the class itself; anything else is a one-line error listing the known names."""
     planners = all_planners()
@@ -367,7 +367,8 @@ def get_planner(algorithm: Any) -> Planner:
     raise InvalidParameterError(f"Unknown plan algorithm {name!r}. Known: {', '.join(planners) or '(none)'}.")
 
 
-def _budget(epsilon: Any, delta: Any, rho: Any, budget: Any, planner: Planner) -> PrivacyBudget:
+def _budget(epsilon: float | None, delta: float | None, rho: float | None, budget: object,
+            planner: Planner) -> PrivacyBudget:
     owner = f"plan {planner.name}"
     if budget is not None:
         if epsilon is not None or delta is not None or rho is not None:
@@ -417,7 +418,7 @@ def _check_inputs(planner: Planner, values: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-def plan(algorithm: Any, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
+def plan(algorithm: str | type, *, epsilon: float | None = None, delta: float | None = None, rho: float | None = None,
          budget: PrivacyBudget | None = None, params: Mapping[str, Any] | None = None, knobs: bool = True,
          **public: Any) -> Plan:
     """The :class:`Plan` of ``algorithm`` (a name such as ``"dp-apvi"``, an estimator class or its

@@ -29,9 +29,12 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ARCHIVE_MANIFEST", "FORMAT", "KEYS", "is_archive", "archive_experiments", "read_runs", "read_manifests",
            "read_table", "run_keys", "read_manifest", "gzip_bytes", "rows_path", "runs_path"]
@@ -104,7 +107,7 @@ def read_manifests(archive: str | os.PathLike, experiment_id: str) -> list[dict[
     return manifests
 
 
-def read_table(archive: str | os.PathLike, experiment_id: str) -> Any:
+def read_table(archive: str | os.PathLike, experiment_id: str) -> pd.DataFrame:
     """The rows table of ``experiment_id`` (``setting``, ``seed`` and the runs' columns), parsed
     once; an empty table when no run has rows."""
     import pandas as pd

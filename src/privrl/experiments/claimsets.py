@@ -92,7 +92,7 @@ class ClaimSpec:
             if not callable(getattr(self, name)):
                 raise param_error(name, "ClaimSpec", "a callable", getattr(self, name))
 
-    def cases(self, data: Any) -> list[Case]:
+    def cases(self, data: object) -> list[Case]:
         """The claims this spec makes on ``data``: one :class:`Case` each."""
         found = self.inputs(data)
         if found is None:
@@ -114,7 +114,7 @@ class ClaimSpec:
                                      where=self.where, **values)
 
 
-def evaluate(specs: Sequence[ClaimSpec], data: Any) -> list[Claim]:
+def evaluate(specs: Sequence[ClaimSpec], data: object) -> list[Claim]:
     """The claims of ``specs`` on ``data`` (a results frame, or what a family prepares from one),
     in the order of the specs and, within a spec, of its cases."""
     return [spec.claim(case) for spec in specs for case in spec.cases(data)]

@@ -79,7 +79,7 @@ def curves(manifests: Sequence[Mapping[str, Any]], curve_x: Sequence[str]) -> li
     return out
 
 
-def _x_text(xs: Mapping[str, Sequence[Any]]) -> str:
+def _x_text(xs: Mapping[str, Sequence[object]]) -> str:
     parts = []
     for k, values in xs.items():
         if len(values) == 1:
@@ -109,7 +109,7 @@ def _privacy_text(manifests: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(parts) or "—"
 
 
-def _joined(values: Iterable[Any]) -> str:
+def _joined(values: Iterable[object]) -> str:
     seen = [str(v) for v in dict.fromkeys(values) if v not in (None, "")]
     return ", ".join(seen) or "—"
 

@@ -59,6 +59,7 @@ from privrl.experiments.archive import (
     runs_path,
 )
 from privrl.experiments.report import (
+    Evaluation,
     evaluate,
     experiments_in,
     headline_tables,
@@ -314,7 +315,7 @@ def collect_evidence(source: str | os.PathLike, dest: str | os.PathLike, *, wall
 
 
 def update_readme(readme: str | os.PathLike, archive: str | os.PathLike,
-                  experiment_ids: Sequence[str] | None = None, *, evaluation: Any = None) -> Path:
+                  experiment_ids: Sequence[str] | None = None, *, evaluation: Evaluation | None = None) -> Path:
     """Rewrite the headline tables of ``readme`` (between :data:`README_BEGIN` and
     :data:`README_END`) from the claims of ``archive`` (``evaluation``: already evaluated); the
     rest of the file is kept."""

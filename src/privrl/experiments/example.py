@@ -50,7 +50,7 @@ _GRID = {
 }
 
 
-def settings(scale: str) -> list[dict[str, Any]]:
+def settings(scale: str) -> list[dict[str, object]]:
     epsilons, ns = _GRID[scale]
     grid = [{"epsilon": eps, "n": n, "calibration": "sound"} for eps in epsilons for n in ns]
     # one paper-calibration curve (ε = 4 > 1, where the classical formula is not proven)

@@ -16,13 +16,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privrl import registry as _registry
 from privrl._validation import param_error
 from privrl.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Frontier", "register_frontier", "get_frontier", "all_frontiers", "frontier_settings",
            "frontier_table", "plot_frontier", "CALIBRATION_ORDER", "REFERENCE"]
@@ -86,7 +89,7 @@ def frontier_settings(settings: Sequence[Mapping[str, object]], *, epsilons: Seq
         if not eps or any(not (e > 0) or not np.isfinite(e) for e in eps):
             raise param_error("epsilons", owner, "a non-empty list of finite floats > 0", list(epsilons))
     seen: set[str] = set()
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     for setting in settings:
         if "calibration" not in setting or "epsilon" not in setting:
             raise InvalidParameterError(
@@ -101,7 +104,7 @@ def frontier_settings(settings: Sequence[Mapping[str, object]], *, epsilons: Seq
     return out
 
 
-def frontier_table(df: Any, metric: str) -> Any:
+def frontier_table(df: pd.DataFrame, metric: str) -> pd.DataFrame:
     """Mean, standard error and seed count of ``metric`` per (calibration, ε): a tidy table (the
     reference's ε is its own setting's, plotted as a horizontal line)."""
     import pandas as pd

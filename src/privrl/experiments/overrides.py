@@ -24,7 +24,7 @@ def known_params(experiment: str | Experiment) -> dict[str, list[object]]:
     """Every parameter an experiment takes, with the values it has in the settings of every scale
     (and the example value of each of its ``extra_params``)."""
     exp = experiment if isinstance(experiment, Experiment) else get_experiment(experiment)
-    out: dict[str, list[Any]] = {}
+    out: dict[str, list[object]] = {}
     for scale in SCALES:
         for setting in exp.settings_for(scale):
             for key, value in setting.items():
@@ -38,7 +38,7 @@ _FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, "infinity": math.inf, "-inf":
                 "-infinity": -math.inf}
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, (bool, np.bool_)):
@@ -108,7 +108,7 @@ def check_overrides(experiment_id: str, overrides: Mapping[str, object] | None) 
         return {}
     exp = get_experiment(experiment_id)
     known = known_params(exp)
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in overrides.items():
         if key not in known:
             raise InvalidParameterError(

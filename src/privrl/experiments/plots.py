@@ -20,7 +20,7 @@ import io
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -29,6 +29,11 @@ matplotlib.use("Agg", force=False)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
 
 from privrl._io import atomic_write_bytes  # noqa: E402
 from privrl.errors import InvalidDataError, InvalidParameterError  # noqa: E402
@@ -75,7 +80,7 @@ def paper_label(label: str | None, calibration: object = None) -> str | None:
     return (base + PAPER_SUFFIX).strip() if base else PAPER_SUFFIX.strip()
 
 
-def mean_se(df: Any, x: str, y: str = "value", seed_col: str = "seed"):
+def mean_se(df: pd.DataFrame, x: str, y: str = "value", seed_col: str = "seed") -> pd.DataFrame:
     """Per ``x``: mean of ``y`` over seeds, its standard error and the number of seeds.
 
     Rows with the same (``x``, seed) are first averaged (a seed counts once). Returns a pandas
@@ -115,7 +120,7 @@ def band_text(band: str = "se", n_seeds: int | Iterable[int] | None = None) -> s
     return f"{text} over {span} seeds"
 
 
-def _band_legend_entry(ax: Any, band: str, n_seeds: int) -> None:
+def _band_legend_entry(ax: Axes, band: str, n_seeds: int) -> None:
     """One legend entry per axes and band kind that says what the shaded band is; its seed count
     follows every curve drawn on the axes."""
     entries = ax.__dict__.setdefault(_BAND_ENTRY, {})
@@ -130,11 +135,11 @@ def _band_legend_entry(ax: Any, band: str, n_seeds: int) -> None:
     entries[band] = (artist, {int(n_seeds)})
 
 
-def mean_se_band(ax: Any, df: Any, x: str, y: str = "value", label: str | None = None,
+def mean_se_band(ax: Axes, df: pd.DataFrame, x: str, y: str = "value", label: str | None = None,
                  calibration: Any = None, logx: bool = False, logy: bool = False,
                  color: Any = None, alpha: float = 0.2, marker: str | None = None,
                  linestyle: str | None = None, seed_col: str = "seed", band: str = "se",
-                 band_legend: bool = True, **plot_kwargs: Any):
+                 band_legend: bool = True, **plot_kwargs: Any) -> Line2D:
     """Plot the mean of ``y`` over seeds against ``x`` with a shaded band of ± 1 standard error
     (``band="se"``, default) or ± 1 standard deviation (``band="std"``, as in Wang & Hegde 2019,
     Figures 1–2).
@@ -212,7 +217,7 @@ def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 5.0, height: fl
     return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)
 
 
-def _atomic_savefig(fig: Any, path: Path, fmt: str, dpi: float) -> None:
+def _atomic_savefig(fig: Figure, path: Path, fmt: str, dpi: float) -> None:
     buffer = io.BytesIO()
     fig.savefig(buffer, format=fmt, bbox_inches="tight", dpi=dpi)
     atomic_write_bytes(path, buffer.getvalue())
@@ -230,7 +235,7 @@ def _default_formats() -> tuple[str, ...]:
     return formats
 
 
-def save_figure(fig: Any, out_dir: str | os.PathLike, name: str,
+def save_figure(fig: Figure, out_dir: str | os.PathLike, name: str,
                 formats: Iterable[str] | None = None, close: bool = True, *, dpi: float = DPI) -> list[Path]:
     """Save ``fig`` as ``out_dir/<name>.png`` and ``.pdf`` (atomically) and return the paths.
 

@@ -41,7 +41,7 @@ from privrl.experiments.results import (
     load_manifests,
     load_results,
 )
-from privrl.experiments.spec import Claim
+from privrl.experiments.spec import Claim, Experiment
 from privrl.experiments.verdicts import verdict_counts
 
 __all__ = ["PlotSummary", "Evaluation", "evaluate", "experiments_in", "make_plots", "render_report", "write_report",
@@ -179,7 +179,7 @@ def _scale(manifests: Sequence[Mapping[str, Any]]) -> str | None:
     return scales[0] if len(scales) == 1 else None
 
 
-def _evaluate_claims(out: Path, exp_id: str, exp: Any, manifests: Sequence[Mapping[str, Any]]) -> _Claims:
+def _evaluate_claims(out: Path, exp_id: str, exp: Experiment | None, manifests: Sequence[Mapping[str, Any]]) -> _Claims:
     if exp is None or exp.claims is None:
         return _Claims(note="No claims registered for this experiment.")
     if not any(m.get("status") == "ok" for m in manifests):
@@ -213,7 +213,7 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
              "How many claims the measurement decides, the papers' and privrl's apart. *Undecided* "
              "claims say why (too few seeds, a best hyper-parameter on its grid boundary, a curve no "
              "better than the trivial answer, a scale-dependent claim below paper scale...).", ""]
-    rows: list[tuple[Any, ...]] = []
+    rows: list[tuple[object, ...]] = []
     totals = {src: dict.fromkeys(("holds", "fails", "undecided"), 0) for src in _SOURCE_NAMES}
     for exp_id in ids:
         ev = evaluated[exp_id]
@@ -314,7 +314,7 @@ def headline_tables(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _short_paper(exp: Any) -> str:
+def _short_paper(exp: Experiment | None) -> str:
     """"Balle, Gomrokchi & Precup (2016)" of "Balle, Gomrokchi & Precup (2016), Differentially..."."""
     if exp is None:
         return "?"
@@ -428,7 +428,7 @@ def _experiment_section(exp_id: str, exp: Any, manifests: list[dict[str, Any]], 
     return lines
 
 
-def _last_line(text: Any) -> str:
+def _last_line(text: object) -> str:
     lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
     return lines[-1] if lines else "unknown error"
 
@@ -469,7 +469,7 @@ def _provenance(out: Path, manifests: Sequence[Mapping[str, Any]]) -> str:
     """One sentence on where the numbers come from: runs, scales, versions, commit and the last
     run's finish (from the manifests: no time stamp of the report's own making)."""
     commits = sorted({str(m["git_commit"]) for m in manifests if m.get("git_commit")})
-    versions: dict[str, Any] = next((m["versions"] for m in manifests if isinstance(m.get("versions"), dict)), {})
+    versions: dict[str, object] = next((m["versions"] for m in manifests if isinstance(m.get("versions"), dict)), {})
     stamps = [str(m.get("finished_at") or m.get("started_at")) for m in manifests
               if m.get("finished_at") or m.get("started_at")]
     finished = max(stamps, key=_stamp_key) if stamps else None
@@ -493,7 +493,7 @@ def _provenance(out: Path, manifests: Sequence[Mapping[str, Any]]) -> str:
     return text
 
 
-def _stamp_key(text: str) -> Any:
+def _stamp_key(text: str) -> datetime:
     try:
         return datetime.fromisoformat(text)
     except ValueError:

@@ -31,7 +31,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from privrl._io import atomic_write_bytes, atomic_write_json, atomic_write_text 
 from privrl._jsonable import to_jsonable  # re-exported
 from privrl.errors import InvalidDataError
 from privrl.experiments.archive import archive_experiments, is_archive, read_manifests, read_table, run_keys
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MANIFEST", "METRICS", "MANIFEST_KEYS", "run_key", "run_dir", "to_jsonable", "label_categories",
            "atomic_write_bytes", "atomic_write_text", "atomic_write_json", "metrics_csv",
@@ -211,7 +214,7 @@ def _archived_frame(out: Path, experiment_id: str, include_failed: bool):
     n = len(manifests)
     wrote = rows.notna().groupby(runs).any().reindex(range(n), fill_value=False)
 
-    def spread(values: list[Any]) -> Any:
+    def spread(values: list[object]) -> pd.Series:
         return pd.Series(pd.Series(values).to_numpy()[runs], index=rows.index)
 
     def unwritten(key: str) -> np.ndarray:
@@ -245,7 +248,7 @@ def load_manifests(out_dir: str | os.PathLike, experiment_id: str | None = None)
     return [read_manifest(d / MANIFEST) for d in iter_run_dirs(out, experiment_id)]
 
 
-def _param_cell(value: Any) -> Any:
+def _param_cell(value: object) -> object:
     if isinstance(value, str) and value in ("inf", "-inf", "nan", "Infinity", "-Infinity", "NaN"):
         return float(value)
     if isinstance(value, (dict, list)):
@@ -285,7 +288,7 @@ def _run_files(out: Path, experiment_id: str | None):
         yield manifest, rows
 
 
-def label_categories(df: Any) -> Any:
+def label_categories(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with its text columns as pandas categories — the same values; selecting rows on a
     label (``df[df["algorithm"] == "DP-LSW"]``) then compares integer codes instead of strings,
     which the figures and claims do hundreds of times over up to ~10⁶ rows."""
@@ -297,7 +300,7 @@ def label_categories(df: Any) -> Any:
 
 
 def load_results(out_dir: str | os.PathLike, experiment_id: str | None = None, *,
-                 include_failed: bool = False):
+                 include_failed: bool = False) -> pd.DataFrame:
     """One pandas table over every run under ``OUT`` (a results directory or a metrics archive;
     optionally one experiment).
 

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -72,6 +72,9 @@ from privrl.experiments.results import (
 from privrl.experiments.spec import BACKENDS, SCALES, RunContext, RunResult
 from privrl.privacy.budget import reporting_delta
 from privrl.privacy.calibration import CALIBRATIONS
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = ["BACKENDS", "BUDGET_KEYS", "LOCK_FILE", "RAY_CONNECT_TIMEOUT", "RunSpec", "RunOutcome", "SweepSummary",
            "RunLockedError", "check_overrides", "known_params", "plan_runs", "parse_seeds", "run_seed",
@@ -220,7 +223,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _record(spec: RunSpec, manifest: dict[str, Any], result: Any) -> list[dict[str, Any]]:
+def _record(spec: RunSpec, manifest: dict[str, Any], result: object) -> list[dict[str, Any]]:
     """Check one run's result and fill its manifest; returns its rows (raises on a bad result)."""
     if not isinstance(result, RunResult):
         raise TypeError(f"{spec.experiment}.run returned {type(result).__name__}, not RunResult")
@@ -299,11 +302,11 @@ def group_runs(specs: Sequence[RunSpec]) -> list[list[RunSpec]]:
     """Runs grouped for :func:`execute_runs`: runs of an experiment with a ``run_batch`` whose
     ``batch_key`` agree (and of the same scale) form one group, in order of first appearance;
     every other run is a group of its own."""
-    groups: dict[Any, list[RunSpec]] = {}
+    groups: dict[tuple[object, ...], list[RunSpec]] = {}
     for i, spec in enumerate(specs):
         exp = get_experiment(spec.experiment)
         if exp.run_batch is not None and exp.batch_key is not None:
-            key: Any = ("batch", spec.experiment, spec.scale, exp.batch_key(spec.params, spec.seed))
+            key: tuple[object, ...] = ("batch", spec.experiment, spec.scale, exp.batch_key(spec.params, spec.seed))
         else:
             key = ("single", i)
         groups.setdefault(key, []).append(spec)
@@ -469,7 +472,7 @@ def _check_ray_address(address: str, timeout: float = 5.0) -> None:
             raise _ray_address_error(address, f"cannot connect: {exc.strerror or exc}") from None
 
 
-def _connect_ray(ray: Any, address: str, timeout: float) -> None:
+def _connect_ray(ray: ModuleType, address: str, timeout: float) -> None:
     """``ray.init(address=...)`` that fails within ``timeout`` seconds with a one-line error naming
     ``--ray-address`` (Ray itself retries an unreachable cluster for minutes)."""
     _check_ray_address(address, min(5.0, timeout))

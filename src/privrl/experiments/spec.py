@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only: the command line reads SCALES and BACKENDS without NumPy
     import numpy as np
+    import pandas as pd
 
     from privrl.privacy.accounting import Ledger
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
@@ -211,8 +212,8 @@ class Experiment:
     settings: Callable[[str], Sequence[Mapping[str, Any]]]
     seeds: Mapping[str, int]
     run: Callable[[Mapping[str, Any], RunContext], RunResult]
-    plot: Callable[[Any, Path], list[Path]] | None = None
-    claims: Callable[[Any], list[Claim]] | None = None
+    plot: Callable[[pd.DataFrame, Path], list[Path]] | None = None
+    claims: Callable[[pd.DataFrame], list[Claim]] | None = None
     deviations: tuple[str, ...] | Callable[[str], Sequence[str]] = ()
     scale_deviations: Callable[[str], Sequence[str]] | None = None
     curve_x: tuple[str, ...] | None = None

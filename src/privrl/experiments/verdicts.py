@@ -41,12 +41,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._validation import check_option, check_scalar, param_error
 from privrl.experiments.spec import VERDICTS, Claim
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Verdict", "holds", "fails", "undecided", "decide", "all_of", "any_of", "first_undecided",
            "per_seed", "scale_of", "compare_curves", "compare_to_value", "trivial_guard", "no_better_than",
@@ -133,8 +136,8 @@ def first_undecided(*checks: Verdict | None) -> Verdict | None:
 
 
 # --------------------------------------------------------------------------- data helpers
-def per_seed(df: Any, y: str = "value", *, seed_col: str = "seed", x: str | None = None,
-             at: Any = None, reduce: str = "mean"):
+def per_seed(df: pd.DataFrame, y: str = "value", *, seed_col: str = "seed", x: str | None = None,
+             at: object = None, reduce: str = "mean") -> pd.Series:
     """One number per seed from a curve's rows (a pandas Series indexed by seed).
 
     ``reduce="mean"`` averages every row of the seed (optionally only the rows with
@@ -157,7 +160,7 @@ def per_seed(df: Any, y: str = "value", *, seed_col: str = "seed", x: str | None
     return rows.groupby(seed_col)[y].mean()
 
 
-def scale_of(df: Any) -> str | None:
+def scale_of(df: pd.DataFrame | None) -> str | None:
     """The scale of the runs in ``df`` (its ``scale`` column, which the report adds), or ``None``
     when unknown or mixed."""
     if df is None or "scale" not in getattr(df, "columns", ()):
@@ -249,7 +252,7 @@ def no_better_than(values: object, trivial: float, *, lower_is_better: bool, rel
     return near_trivial(values, trivial, rel_tol, lower_is_better=bool(lower_is_better))
 
 
-def trivial_guard(curves: Mapping[str, Any], trivial: float, *, lower_is_better: bool,
+def trivial_guard(curves: Mapping[str, object], trivial: float, *, lower_is_better: bool,
                   baseline: str = "the trivial answer", rel_tol: float = 0.1, detail: str = "") -> Verdict | None:
     """The one rule for trivial baselines (module docstring): ``undecided`` when a curve of the
     comparison (``curves``: name → per-seed values) is no better than ``trivial`` — the reason
@@ -263,7 +266,7 @@ def trivial_guard(curves: Mapping[str, Any], trivial: float, *, lower_is_better:
     return undecided(f"{' and '.join(stuck)} no better than {baseline} ({_fmt(float(trivial))})", detail)
 
 
-def degenerate_curves(df: Any, by: str | Sequence[str], *, x: str | None = None, y: str = "value",
+def degenerate_curves(df: pd.DataFrame, by: str | Sequence[str], *, x: str | None = None, y: str = "value",
                       seed_col: str = "seed", rtol: float = 1e-9, atol: float = 1e-12) -> bool:
     """True when every group of ``by`` (e.g. the privacy budget) gives the same curve: the mean
     over seeds of ``y`` at each ``x`` (or overall) agrees across all (≥ 2) groups within
@@ -297,7 +300,7 @@ def _stats(v: np.ndarray) -> tuple[float, float, int]:
     return float(v.mean()), sd / math.sqrt(n) if n > 0 else math.nan, n
 
 
-def _aligned(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+def _aligned(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Per-seed values of ``a`` and ``b`` on their common seeds (Series indices)."""
     if not (hasattr(a, "index") and hasattr(b, "index")):
         raise param_error("test", "compare_curves", "'paired' only with per-seed Series (see per_seed)",

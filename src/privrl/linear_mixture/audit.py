@@ -53,6 +53,7 @@ from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, registe
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
 from privrl.audit.targets_tree import HALF_NODES, broken_source
 from privrl.envs.linear_mixture import random_mixture
+from privrl.linear_mixture.calibration import NoisePlan
 from privrl.linear_mixture.estimators import LinOptVI
 from privrl.linear_mixture.regularizers import (
     CentralFactorizationPrivatizer,
@@ -89,7 +90,7 @@ def user_contributions(which: int, x_bound: np.ndarray, y_bound: np.ndarray,
             np.full((H, D2), a_r), np.ones(H))
 
 
-def worst_opposite(plan: Any) -> tuple[float, float]:
+def worst_opposite(plan: NoisePlan) -> tuple[float, float]:
     """``(a, a_r)`` in [0, 1] maximising ``Σ_h (ΔG_h/σ_G,h)² + (Δu_h/σ_u,h)²`` with ``ΔG = (1 − a²)b²``,
     ``Δu = (1 + a)bc`` — the Gram and moment streams' shift against the plan's noise when D' has
     the features ``−a·b`` (``b, c``: the value streams' per-step bounds; 1 and 1 for the reward

@@ -16,7 +16,7 @@ from privrl.privacy.tree import NodeNoise, gaussian_round_layout
 __all__ = ["BatchedStatistics"]
 
 
-def _exact_kind(reg: Any) -> str | None:
+def _exact_kind(reg: object) -> str | None:
     """The ``_batch_kind`` a regularizer's class declares itself (``"plain"``, ``"tree"``, ``"blt"``,
     ``"local"``), None for any other class: a subclass does not inherit it."""
     return type(reg).__dict__.get("_batch_kind")
@@ -55,7 +55,7 @@ class BatchedStatistics:
     _TREE, _BLT, _LOCAL = 0, 1, 2
 
     @staticmethod
-    def supports(reg: Any) -> bool:
+    def supports(reg: object) -> bool:
         """True for a freshly started ``NonPrivate`` / ``LocalPrivatizer`` / ``CentralTreePrivatizer`` /
         BLT ``CentralFactorizationPrivatizer`` (exact types) whose noise comes from seeded NumPy through
         the plan's own draws."""
@@ -82,7 +82,7 @@ class BatchedStatistics:
         return True
 
     @classmethod
-    def _kind(cls, reg: Any) -> int | None:
+    def _kind(cls, reg: object) -> int | None:
         """The noisy kind of a run (None: no noise)."""
         noisy = _batched_privatizer(reg)
         if noisy is None or not noisy.plan.is_private:

@@ -52,9 +52,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._threads import single_threaded_blas
 from privrl._validation import check_option, param_error
@@ -67,6 +68,9 @@ from privrl.privacy.factorization import (
     sqrt_sensitivity_factor,
 )
 from privrl.privacy.tree import max_membership, symmetric_gaussian, tree_depth
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 __all__ = ["StreamScales", "RegularityConstants", "NoisePlan", "noise_plan", "sensitivities",
            "tight_sensitivities", "noise_stds", "tight_stds", "split_objective", "upsilon_theory",
@@ -94,12 +98,12 @@ _SLACK = 1.0 + 1e-9
 class StreamScales:
     """One number (or one per step, shape ``(H,)``) per stream: sensitivity or noise std."""
 
-    p1: Any
-    p2: Any
-    r1: Any
-    r2: Any
+    p1: float | np.ndarray
+    p2: float | np.ndarray
+    r1: float | np.ndarray
+    r2: float | np.ndarray
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, float | np.ndarray]:
         return {k: getattr(self, k) for k in STREAMS}
 
     def rows(self, horizon: int) -> np.ndarray:
@@ -122,12 +126,12 @@ class RegularityConstants:
     lambda_max_r: object
     lambda_min_r: object
     nu_r: object
-    shift_p: Any
-    shift_r: Any
+    shift_p: float | np.ndarray
+    shift_r: float | np.ndarray
     upsilon_p: object = 0.0
     upsilon_r: object = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.__dict__.items()}
 
 
@@ -314,7 +318,7 @@ class NoisePlan:
                          else events.gaussian(nm))
         return parts[0] if len(parts) == 1 else events.composed(parts)
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[DpEvent]:
         """The privacy loss of one user: one event per stream (empty when non-private)."""
         return [self.stream_event(j) for j in range(4)] if self.is_private else []
 
@@ -325,7 +329,7 @@ class NoisePlan:
                 **({"counter": self.counter} if self.privatizer == "central" else {})}
 
 
-def noise_plan(privatizer: str, budget: Any, calibration: str = "tight", *, n_episodes: int, horizon: int,
+def noise_plan(privatizer: str, budget: PrivacyBudget, calibration: str = "tight", *, n_episodes: int, horizon: int,
                d1: int, d2: int, value_feature_bound: float | None = None, counter: str = "tree",
                owner: str = "noise_plan") -> NoisePlan:
     """The :class:`NoisePlan` of a LinOpt run (module doc). ``budget``: (ε, δ > 0), or ρ under
@@ -404,7 +408,8 @@ def _noise_plan(privatizer: str, budget_key: tuple | None, calibration: str, K: 
 
 
 # --------------------------------------------------------------------------- Assumption 2, Lemma 3.1
-def upsilon_theory(sigma: Any, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
+def upsilon_theory(sigma: float | np.ndarray, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int,
+                   alpha: float) -> float | np.ndarray:
     """``Υ = σ √M (4√dim + √(8 ln(8KH/α)))`` (Lemma B.4 with entry variance ``Mσ²``, failure
     ``α/(4KH)`` per (k,h)); ``M = m`` (central tree), ``K`` (local) or ``s_n²`` (central
     factorization: its prefix noise is itself a symmetric Gaussian of entry variance
@@ -413,8 +418,8 @@ def upsilon_theory(sigma: Any, *, n_noise_terms: float, dim: int, n_episodes: in
                                                + math.sqrt(8 * math.log(8 * n_episodes * horizon / alpha)))
 
 
-def upsilon_monte_carlo(sigma: Any, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int,
-                        alpha: float, n_samples: int = 4000) -> Any:
+def upsilon_monte_carlo(sigma: float | np.ndarray, *, n_noise_terms: float, dim: int, n_episodes: int, horizon: int,
+                        alpha: float, n_samples: int = 4000) -> float | np.ndarray:
     """A tighter data-independent ``Υ`` [derived; a knob, not the paper's]: the Monte-Carlo mean of
     ``‖N‖`` (fixed public seed, plus 3 standard errors) plus the Gaussian-concentration tail
     ``2s√(ln(4KH/α))``, ``s = σ√M``. ``‖N‖_op`` is ``√2 s``-Lipschitz in the standard Gaussian
@@ -434,7 +439,8 @@ def _mc_norm_mean(dim: int, n_samples: int) -> float:
     return float(norms.mean() + 3 * norms.std(ddof=1) / math.sqrt(n_samples))
 
 
-def _chi_bound(sigma: Any, n_noise_terms: float, dim: int, n_episodes: int, horizon: int, alpha: float) -> Any:
+def _chi_bound(sigma: float | np.ndarray, n_noise_terms: float, dim: int, n_episodes: int, horizon: int,
+               alpha: float) -> float | np.ndarray:
     """``‖z‖ ≤ √M σ (√dim + √(2 ln(4KH/α)))`` (Lemma B.5, Laurent–Massart)."""
     return math.sqrt(n_noise_terms) * sigma * (math.sqrt(dim)
                                                + math.sqrt(2 * math.log(4 * n_episodes * horizon / alpha)))
@@ -476,7 +482,8 @@ def regularity_constants(sigmas: StreamScales, *, d1: int, d2: int, n_episodes: 
 
 
 def confidence_radii(c: RegularityConstants, *, d1: int, d2: int, n_episodes: int, horizon: int, alpha: float,
-                     value_feature_bound: Any = None, noise_term_scale: float = 1.0) -> tuple[Any, Any]:
+                     value_feature_bound: ArrayLike | None = None,
+                     noise_term_scale: float = 1.0) -> tuple[float | np.ndarray, float | np.ndarray]:
     """``(β_p(α), β_r(α))`` of Lemma 3.1 (with ``K L²/(d1 λ_min,p)`` in the log-det term, which is
     the paper's ``K H²/λ_min,p`` for ``L = √d1 H``); per step when the constants (or the feature
     bound ``L``, e.g. ``L_ϕ c_h/H``) are ``(H,)`` arrays.
@@ -497,7 +504,7 @@ def confidence_radii(c: RegularityConstants, *, d1: int, d2: int, n_episodes: in
     return _plain(beta_p), _plain(beta_r)
 
 
-def _plain(x: object) -> object:
+def _plain(x: ArrayLike) -> float | np.ndarray:
     arr = np.asarray(x, dtype=float)
     return float(arr) if arr.ndim == 0 else arr
 
@@ -517,12 +524,13 @@ def paper_epsilon_total(epsilon: float, delta: float, horizon: int) -> float:
     return epsilon + paper_rho_total(epsilon, delta, horizon)
 
 
-def _kappas(c: RegularityConstants, n_episodes: int, horizon: int, d2: int) -> tuple[Any, Any]:
+def _kappas(c: RegularityConstants, n_episodes: int, horizon: int, d2: int) -> tuple[np.ndarray, np.ndarray]:
     return (np.log1p(n_episodes * horizon**2 / np.asarray(c.lambda_min_p)),
             np.log1p(n_episodes / (d2 * np.asarray(c.lambda_min_r))))
 
 
-def _private_terms(c: RegularityConstants, beta_p: Any, beta_r: Any, d1: int, d2: int, K: int, H: int) -> float:
+def _private_terms(c: RegularityConstants, beta_p: ArrayLike, beta_r: ArrayLike, d1: int, d2: int, K: int,
+                   H: int) -> float:
     """``Σ_h 2β_p(h)√(2Kd1κ_p) + 2Hβ_r(h)√(2Kd2κ_r)`` — for uniform constants the paper's
     ``2β_p√(2THd1κ_p) + 2Hβ_r√(2THd2κ_r)`` (``T = KH``)."""
     kp, kr = _kappas(c, K, H, d2)
@@ -531,7 +539,7 @@ def _private_terms(c: RegularityConstants, beta_p: Any, beta_r: Any, d1: int, d2
     return float(np.sum(np.broadcast_to(per_step, (H,))))
 
 
-def vi_regret_bound(c: RegularityConstants, beta_p: object, beta_r: object, *, d1: int, d2: int, n_episodes: int,
+def vi_regret_bound(c: RegularityConstants, beta_p: ArrayLike, beta_r: ArrayLike, *, d1: int, d2: int, n_episodes: int,
                     horizon: int, alpha: float) -> float:
     """Explicit Thm 4.1 bound read off Sec 7.1, per step:
     ``Σ_h [2β_p√(2Kd1κ_p) + 2Hβ_r√(2Kd2κ_r)] + H√(2T ln(1/α))``, ``T = KH``."""
@@ -539,7 +547,7 @@ def vi_regret_bound(c: RegularityConstants, beta_p: object, beta_r: object, *, d
     return _private_terms(c, beta_p, beta_r, d1, d2, n_episodes, H) + H * math.sqrt(2 * T * math.log(1 / alpha))
 
 
-def po_regret_bound(c: RegularityConstants, beta_p: object, beta_r: object, *, d1: int, d2: int, n_episodes: int,
+def po_regret_bound(c: RegularityConstants, beta_p: ArrayLike, beta_r: ArrayLike, *, d1: int, d2: int, n_episodes: int,
                     horizon: int, alpha: float, n_actions: int) -> float:
     """Explicit Thm 5.1 bound: ``√(2H³T ln|A|) + 4H√(2T ln(1/α))`` plus the per-step terms of
     :func:`vi_regret_bound`."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from privrl.experiments.verdicts import (
     undecided,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["claims", "frontier_claims", "fitted_slopes", "CLAIMS", "FRONTIER_CLAIMS", "FRONTIER_EPSILONS"]
 
 #: the frontier's budgets (δ = 10⁻⁵)
@@ -52,7 +55,7 @@ def _curve_keys() -> list[str]:
     return ["env", "constants", "calibration", "label"]
 
 
-def _slope(curve: Any) -> float:
+def _slope(curve: pd.Series) -> float:
     """Least-squares slope of log(regret) on log(k) over the last decade of k (k ≥ K/10)."""
     K = curve.index.max()
     tail = curve[(curve.index >= K / 10) & (curve > 0)]
@@ -60,7 +63,7 @@ def _slope(curve: Any) -> float:
         else math.nan
 
 
-def fitted_slopes(df: Any) -> Any:
+def fitted_slopes(df: pd.DataFrame) -> pd.DataFrame:
     """Per curve (env, constants, calibration, label): the log–log slope of the cumulative regret
     over the last decade of k (k ≥ K/10) of the seed-mean curve (``slope``) and of each seed
     (``seed_slopes``, with their mean and 95 % confidence interval ``slope_lo``/``slope_hi``), the
@@ -96,14 +99,14 @@ class _Regret:
     when there is no E2), their cumulative regret (at the largest K: ``last``), the stuck learner's
     rows and the guard the claims share (≥ 3 seeds, paper scale)."""
 
-    df: Any
-    slopes: Any
-    reg: Any
-    last: Any
-    stuck_rows: Any
+    df: pd.DataFrame
+    slopes: pd.DataFrame
+    reg: pd.DataFrame
+    last: pd.DataFrame
+    stuck_rows: pd.DataFrame
     guard: Verdict | None
 
-    def stuck_of(self, grp: Any) -> float:
+    def stuck_of(self, grp: pd.DataFrame) -> float:
         """The stuck learner's regret at K on the models of ``grp``'s runs (mean over seeds)."""
         stuck_rows = self.stuck_rows
         rows = stuck_rows[stuck_rows["label"].isin(set(grp["label"])) & stuck_rows["seed"].isin(set(grp["seed"]))]
@@ -113,7 +116,7 @@ class _Regret:
         return min_seeds(self.reg, 3)
 
 
-def _regret(df: Any) -> _Regret:
+def _regret(df: pd.DataFrame) -> _Regret:
     decide_on = df[df["env"] == "E2"] if "E2" in set(df["env"]) else df
     reg = decide_on[decide_on["metric"] == "cumulative_regret"]
     return _Regret(df=df, slopes=fitted_slopes(decide_on), reg=reg,
@@ -126,7 +129,7 @@ def _whole(runs: _Regret) -> dict[str, object]:
     return {"runs": runs}
 
 
-def _rate(runs: _Regret, rows: Any) -> tuple[Verdict, str]:
+def _rate(runs: _Regret, rows: pd.DataFrame) -> tuple[Verdict, str]:
     """Every curve of ``rows`` (fitted slopes) at the rate √T, and the cells quoting their slopes."""
     verdicts, cells = [], []
     for _, r in rows.iterrows():
@@ -142,7 +145,7 @@ def _rate(runs: _Regret, rows: Any) -> tuple[Verdict, str]:
     return all_of(verdicts, text or "no data"), ", ".join(cells)
 
 
-def _tight(runs: _Regret) -> Any:
+def _tight(runs: _Regret) -> pd.DataFrame:
     """The tight-calibration and non-private curves under the practical constants."""
     tight = runs.slopes[runs.slopes["calibration"].isin(["tight", "none"])]
     return tight[tight["constants"] == "practical"]
@@ -221,7 +224,7 @@ def theory_stuck(runs: _Regret) -> Verdict:
                                                                                      text, reason="no data")
 
 
-def _bounds(runs: _Regret) -> dict[str, Any] | None:
+def _bounds(runs: _Regret) -> dict[str, pd.DataFrame] | None:
     """The explicit bounds at the largest K of every environment (None when none was recorded)."""
     bnd = runs.df[runs.df["metric"] == "regret_bound"]                      # every environment
     if not len(bnd):
@@ -230,7 +233,7 @@ def _bounds(runs: _Regret) -> dict[str, Any] | None:
     return {"worst": lastb.groupby(["env", "label"])[["value", "episodes", "T_per_episode"]].mean()}
 
 
-def bounds_vacuous(worst: Any) -> Verdict:
+def bounds_vacuous(worst: pd.DataFrame) -> Verdict:
     """Every bound at least K·H at the largest K."""
     parts, vac = [], []
     for (env, lab), r in worst.iterrows():
@@ -267,7 +270,7 @@ CLAIMS = [
 ]
 
 
-def claims(df: Any) -> list[Claim]:
+def claims(df: pd.DataFrame) -> list[Claim]:
     """The regret claims (:data:`CLAIMS`), decided with :mod:`privrl.experiments.verdicts` as the
     module docstring says."""
     return [] if df.empty else evaluate(CLAIMS, _regret(df))
@@ -279,23 +282,23 @@ class _Frontier:
     """What the frontier's claims read: the private runs, their mean regret by (calibration, ε),
     the measured text every claim quotes, the stuck learner's regret and the seeds guard."""
 
-    private: Any
-    table: Any
+    private: pd.DataFrame
+    table: pd.DataFrame
     measured: str
     stuck: float
     guard: Verdict | None
 
-    def curve(self, cal: str, eps: float) -> Any:
+    def curve(self, cal: str, eps: float) -> pd.Series:
         private = self.private
         return per_seed(private[(private["calibration"] == cal) & (private["epsilon"].astype(float) == eps)])
 
-    def compare(self, a: Any, b: Any, names: tuple[str, str]) -> Verdict:
+    def compare(self, a: pd.Series, b: pd.Series, names: tuple[str, str]) -> Verdict:
         known = not math.isnan(self.stuck)
         return compare_curves(a, b, claim="less", test="paired", names=names, trivial=self.stuck if known else None,
                               lower_is_better=True if known else None, baseline=_STUCK)
 
 
-def _frontier(df: Any) -> dict[str, Any] | None:
+def _frontier(df: pd.DataFrame) -> dict[str, object] | None:
     rows = df[df["metric"] == "regret"] if len(df) else df
     if rows.empty:
         return None

@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
 from privrl._validation import param_error
@@ -199,7 +200,7 @@ class _Geometry:
         return out
 
 
-def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: Any, beta_r: Any,
+def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: ArrayLike, beta_r: ArrayLike,
               policy: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The planning kernel for one run at every state: ``psi`` ``(S, A, S, d1)``, ``phi`` ``(S, A, d2)``,
     ``beta_p``/``beta_r`` one radius or one per step, ``policy`` ``(H, S, A)`` for PO. Returns
@@ -250,7 +251,7 @@ class _Run:
     """One estimator's set-up: what ``fit`` computes before the first episode (parameters validated,
     the fit's releaser opened, the regularizer started, the constants and radii per step)."""
 
-    def __init__(self, est: Any, env: Any, rng: RngLike, features: Any) -> None:
+    def __init__(self, est: Any, env: object, rng: RngLike, features: LinearMixtureMDP | None) -> None:
         p = est._checked()
         rng = est._fit_rng(rng)
         self.est = est
@@ -280,7 +281,7 @@ class _Run:
 
 
 def fit_many(estimators: Sequence[object], envs: Sequence[object], rngs: Sequence[RngLike], *,
-             features: LinearMixtureMDP | None = None, callback: Callable[..., Any] | None = None,
+             features: LinearMixtureMDP | None = None, callback: Callable[..., object] | None = None,
              reachable_only: bool = False) -> list[object]:
     """Fit ``estimators[i]`` (``LinOptVI`` / ``LinOptPO``) on ``envs[i]`` with ``rngs[i]``, in lockstep.
 
@@ -304,7 +305,7 @@ def fit_many(estimators: Sequence[object], envs: Sequence[object], rngs: Sequenc
 
 
 class _Lockstep:
-    def __init__(self, runs: list[_Run], reachable_only: bool, callback: Callable[..., Any] | None) -> None:
+    def __init__(self, runs: list[_Run], reachable_only: bool, callback: Callable[..., object] | None) -> None:
         self.runs, self.callback = runs, callback
         self.R = len(runs)
         self.K, self.H, self.S, self.A, self.d1, self.d2 = runs[0].sizes

@@ -17,9 +17,11 @@ JDP, ``"local"`` LDP, ``"none"``), ``calibration`` (tight / sound / paper,
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
 from privrl._validation import param_error
@@ -56,7 +58,7 @@ LINOPT_PRESETS: dict[str, dict[str, object]] = {
 
 
 def optimistic_q(Lam_p: np.ndarray, u_p: np.ndarray, Lam_r: np.ndarray, u_r: np.ndarray, psi_t: np.ndarray,
-                 phi: np.ndarray, beta_p: object, beta_r: object, policy: np.ndarray | None = None
+                 phi: np.ndarray, beta_p: ArrayLike, beta_r: ArrayLike, policy: np.ndarray | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Optimistic backward induction (Algorithm 1 lines 3–11; Algorithm 2 lines 4–12) for one run.
 
@@ -197,8 +199,8 @@ class _LinOpt(PrivateEstimator):
                                    horizon=model.horizon, alpha=alpha)
 
     # -- the online loop
-    def fit(self, env: Any, *, rng: RngLike = None, features: LinearMixtureMDP | None = None,
-            callback: Any = None) -> _LinOpt:
+    def fit(self, env: object, *, rng: RngLike = None, features: LinearMixtureMDP | None = None,
+            callback: Callable[..., object] | None = None) -> _LinOpt:
         """Run K episodes online on ``env`` (a :class:`LinearMixtureMDP` or a gymnasium env with known
         features); sets ``regret_`` (per-episode exact pseudo-regret), ``cumulative_regret_``,
         ``policy_``, ``theta_p_``, ``theta_r_``, ``beta_p_``, ``beta_r_`` (per step), ``constants_``,

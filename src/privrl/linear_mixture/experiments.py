@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
-from privrl.envs.linear_mixture import hard_instance, random_mixture
+from privrl.envs.linear_mixture import LinearMixtureMDP, hard_instance, random_mixture
 from privrl.errors import UtilityWarning
 from privrl.experiments.frontier import Frontier, plot_frontier, register_frontier
 from privrl.experiments.registry import register
@@ -51,6 +51,9 @@ from privrl.linear_mixture.claims import FRONTIER_EPSILONS, claims, fitted_slope
 from privrl.linear_mixture.engine import fit_many
 from privrl.linear_mixture.estimators import LinOptPO, LinOptVI, resolve_model
 from privrl.privacy import PrivacyBudget
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EXPERIMENT", "FRONTIER", "settings", "run", "run_batch", "batch_key", "plot", "claims", "fitted_slopes",
            "frontier_settings", "run_frontier", "frontier_claims", "checkpoints", "label_of"]
@@ -68,7 +71,14 @@ _PRIVACY = {
     "paper": [("none", math.inf, "none", None), ("central", 1.0, "tight", None), ("central", 10.0, "tight", None),
               ("local", 1.0, "tight", None), ("local", 10.0, "tight", None), ("central", 1.0, "paper", "practical")],
 }
-_SCALES: dict[str, dict[str, Any]] = {
+class _Scale(TypedDict):
+    """One scale's grid: the episodes K and each environment's parameters."""
+
+    K: int
+    envs: dict[str, dict[str, int]]
+
+
+_SCALES: dict[str, _Scale] = {
     "smoke": {"K": 120, "envs": {"E2": {"n_states": 4, "n_actions": 3, "horizon": 3, "d1": 2, "d2": 2}}},
     "quick": {"K": 2000, "envs": {"E2": {**_E2, "horizon": 3}}},
     "paper": {"K": 10**5, "envs": {"E2": _E2, "E1": _E1}},
@@ -77,9 +87,9 @@ CONSTANT_SETS = ("theory", "practical")
 _SEEDS = {"smoke": 1, "quick": 3, "paper": 10}
 
 
-def settings(scale: str) -> list[dict[str, Any]]:
+def settings(scale: str) -> list[dict[str, object]]:
     grid = _SCALES[scale]
-    out = []
+    out: list[dict[str, object]] = []
     for env, env_params in grid["envs"].items():
         for alg in ("VI", "PO"):
             for privatizer, eps, calibration, only in _PRIVACY[scale]:
@@ -91,14 +101,14 @@ def settings(scale: str) -> list[dict[str, Any]]:
     return out
 
 
-def _model(params: Mapping[str, Any], rng: np.random.Generator) -> Any:
+def _model(params: Mapping[str, Any], rng: np.random.Generator) -> LinearMixtureMDP:
     p = params["env_params"]
     if params["env"] == "E1":
         return hard_instance(p["d"], p["horizon"], int(params["K"]), rng=rng)
     return random_mixture(p["n_states"], p["n_actions"], p["horizon"], p["d1"], p["d2"], rng=rng)
 
 
-def label_of(algorithm: str, privatizer: str, epsilon: Any) -> str:
+def label_of(algorithm: str, privatizer: str, epsilon: float | str) -> str:
     if privatizer == "none":
         return "UCRL-VTR" if algorithm == "VI" else "OPPO"
     kind = "JDP" if privatizer == "central" else "LDP"
@@ -129,7 +139,7 @@ def _estimator(params: Mapping[str, Any], K: int) -> Any:
 _BOUNDS: dict[tuple, float] = {}
 
 
-def _bound_at(params: Mapping[str, Any], model: Any, K: int) -> float:
+def _bound_at(params: Mapping[str, Any], model: LinearMixtureMDP, K: int) -> float:
     """The explicit Thm 4.1 / 5.1 bound of the setting's estimator for a K-episode run."""
     key = (params["algorithm"], params["privatizer"], str(params["epsilon"]), params["calibration"],
            float(params["alpha"]), int(K), model.horizon, model.d1, model.d2, model.n_actions)
@@ -145,21 +155,20 @@ def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
     return (params["algorithm"], int(params["K"]))
 
 
-def _fit_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext], model_of: Any,
-               group_of: Any) -> tuple[list[Any], list[Any]]:
+def _fit_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext],
+               model_of: Callable[[Mapping[str, Any], RunContext], LinearMixtureMDP],
+               group_of: Callable[[Mapping[str, Any]], tuple]) -> tuple[list[Any], list[LinearMixtureMDP]]:
     """Fit every run (one model per (group, seed), lockstep batches by group); UtilityWarnings are
     recorded in the estimators' ``saturated_`` rather than printed."""
-    models: dict[tuple, Any] = {}
-    groups: dict[Any, list[int]] = {}
-    fitted: list[Any] = [None] * len(params_list)
-    run_models: list[Any] = [None] * len(params_list)
+    models: dict[tuple, LinearMixtureMDP] = {}
+    groups: dict[tuple, list[int]] = {}
     for j, (params, ctx) in enumerate(zip(params_list, ctxs)):
         key = (group_of(params), ctx.seed)
         if key not in models:
             models[key] = model_of(params, ctx)
-        run_models[j] = models[key]
-        fitted[j] = _estimator(params, int(params["K"]))
         groups.setdefault((group_of(params), params["algorithm"]), []).append(j)
+    run_models = [models[(group_of(params), ctx.seed)] for params, ctx in zip(params_list, ctxs)]
+    fitted = [_estimator(params, int(params["K"])) for params in params_list]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UtilityWarning)
         for idx in groups.values():
@@ -186,7 +195,8 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return run_batch([params], [ctx])[0]
 
 
-def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, Any]], **extra: Any) -> RunResult:
+def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, object]],
+                    **extra: object) -> RunResult:
     return RunResult.from_estimator(
         est, rows, accountant="pld",
         extra={"guarantee": est.guarantee, "constants": params["constants"], "saturated": est.saturated_,
@@ -198,7 +208,7 @@ def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, An
     )
 
 
-def stuck_regret_per_episode(model: Any, algorithm: str) -> float:
+def stuck_regret_per_episode(model: LinearMixtureMDP, algorithm: str) -> float:
     """V* − V^π of the policy a stuck learner plays (its optimistic Q-values all clipped at their
     cap, so every action ties): the tie-break rule, action 0 everywhere, for VI; uniform for PO.
     ``K`` times it is the regret of a learner that never leaves the saturated phase."""
@@ -208,11 +218,11 @@ def stuck_regret_per_episode(model: Any, algorithm: str) -> float:
     return float(tab.optimal_value() - tab.value(policy))
 
 
-def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
+def _result(params: Mapping[str, Any], model: LinearMixtureMDP, est: Any) -> RunResult:
     K = int(params["K"])
     label = label_of(params["algorithm"], params["privatizer"], params["epsilon"])
     base = {"label": label, "guarantee": est.guarantee or "none", "T_per_episode": model.horizon}
-    rows = []
+    rows: list[dict[str, object]] = []
     for k in checkpoints(K):
         rows.append({**base, "step": k, "episodes": k, "metric": "cumulative_regret",
                      "value": float(est.cumulative_regret_[k - 1])})
@@ -226,7 +236,7 @@ def _result(params: Mapping[str, Any], model: Any, est: Any) -> RunResult:
 
 
 # =========================================================================== the figure
-def _slope_table(slopes: Any) -> str:
+def _slope_table(slopes: pd.DataFrame) -> str:
     lines = ["| env | constants | calibration | algorithm | K | fitted slope (last decade; 95% CI over seeds) | "
              "final cumulative regret | stuck learner | seeds |", "|---|---|---|---|---|---|---|---|---|"]
     for _, r in slopes.sort_values(["env", "constants", "calibration", "label"]).iterrows():
@@ -241,7 +251,7 @@ def _slope_table(slopes: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(df: Any, out_dir: Path) -> list[Path]:
+def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import curve_colors, mean_se_band, new_figure, save_figure
 
@@ -342,7 +352,7 @@ _FRONTIER_SEEDS = {"smoke": 2, "quick": 3, "paper": 10}
 FRONTIER_ENV = "E2"
 
 
-def frontier_settings(scale: str) -> list[dict[str, Any]]:
+def frontier_settings(scale: str) -> list[dict[str, object]]:
     K = _FRONTIER_K[scale]
     # the estimator's default counter ("auto"): the BLT factorization under tight, the paper's
     # tree under sound and paper — the frontier a user of the defaults gets
@@ -354,7 +364,7 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
     return grid
 
 
-def _frontier_model(params: Mapping[str, Any], ctx: RunContext) -> Any:
+def _frontier_model(params: Mapping[str, Any], ctx: RunContext) -> LinearMixtureMDP:
     env = str(params["env"])
     if env == FRONTIER_ENV:
         return random_mixture(**_E2, rng=ctx.shared_rng("model"))
@@ -386,7 +396,7 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 
-def _frontier_plot(df: Any, out_dir: Path) -> list[Path]:
+def _frontier_plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     stuck = float(df["stuck_regret"].mean()) if "stuck_regret" in df and len(df) else math.nan
     return plot_frontier(df, out_dir, FRONTIER_SPEC, title="LinOpt-VI (JDP) frontier on E2, K = "
                          f"{int(df['K'].max()) if 'K' in df and len(df) else ''}: final regret (practical constants)",

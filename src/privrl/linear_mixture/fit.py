@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from collections.abc import Callable
 
 from privrl.errors import InvalidParameterError
 from privrl.fitters import (
@@ -56,7 +56,7 @@ def _budget(args: argparse.Namespace) -> PrivacyBudget:
     return args.budget
 
 
-def _run(estimator: type) -> Any:
+def _run(estimator: type) -> Callable[[argparse.Namespace], FitOutput]:
     def run(args: argparse.Namespace) -> FitOutput:
         budget = _budget(args)
         est = build_estimator(args, estimator, budget=budget, n_episodes=args.episodes)

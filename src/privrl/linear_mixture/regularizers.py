@@ -31,9 +31,10 @@ and step. The bounds the plan's sensitivities rely on are enforced on every cont
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
 from privrl._validation import check_option, check_scalar, param_error
@@ -51,6 +52,9 @@ from privrl.privacy.noise import NoiseSource, NumpyNoise
 from privrl.privacy.release import Releaser
 from privrl.privacy.tree import BinaryCounter, NodeNoise, scaled_noise
 
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
+
 __all__ = ["Regularizer", "NonPrivate", "CentralTreePrivatizer", "CentralFactorizationPrivatizer", "LocalPrivatizer",
            "BatchedStatistics", "check_contributions", "UPSILON_RULES"]
 
@@ -61,7 +65,7 @@ UPSILON_RULES = ("theory", "monte_carlo")
 class _RunningSum:
     """Exact running sum with an optional ``shift·I`` (per step) on release (the non-private "counter")."""
 
-    def __init__(self, shape: tuple[int, ...], shift: Any = 0.0) -> None:
+    def __init__(self, shape: tuple[int, ...], shift: ArrayLike = 0.0) -> None:
         self.shape, self.t = shape, 0
         self.shift = np.broadcast_to(np.asarray(shift, dtype=float), shape[:1]) if np.any(shift) else None
         self._exact = np.zeros(shape)
@@ -164,7 +168,7 @@ class Regularizer:
     def constants(self, alpha: float) -> cal.RegularityConstants:
         raise NotImplementedError
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[DpEvent]:
         """The privacy loss of one user (empty for non-private regularizers)."""
         return []
 
@@ -270,7 +274,7 @@ class _NoisyPrivatizer(Regularizer):
                                         horizon=self.horizon, alpha=alpha, n_noise_terms=plan.n_noise_terms,
                                         upsilon=self.upsilon, shift_scale=self.shift_scale, lam=self.lam)
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[DpEvent]:
         return self.plan.events()
 
     def _record(self) -> None:
@@ -314,7 +318,7 @@ class CentralTreePrivatizer(_NoisyPrivatizer):
                                                 noise=noise, sensitivity=plan.sensitivity[j]))
         self._record()
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[DpEvent]:
         """One user's item in ``count`` nodes of every counter: the counters' own events."""
         if not self.plan.is_private:
             return []

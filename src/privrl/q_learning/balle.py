@@ -21,8 +21,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privrl._rng import child_rngs
+from privrl._rng import RngLike, child_rngs
 from privrl._validation import param_error
 from privrl.base import BUDGET, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_unit_env
@@ -133,7 +134,7 @@ class BalleQLearning(PrivateEstimator):
         per_round = [len(c) for c in np.array_split(np.arange(n), rounds)]
         recorded = False
 
-        def to_bin(x: Any) -> int:
+        def to_bin(x: ArrayLike) -> int:
             return min(int(float(np.asarray(x).ravel()[0]) * bins), bins - 1)
 
         for k in per_round:
@@ -175,7 +176,7 @@ class BalleQLearning(PrivateEstimator):
         self.returns_ = np.asarray(returns)
         return self
 
-    def _regression_noise(self, privacy_rng: Any, secure: bool) -> NoiseSource:
+    def _regression_noise(self, privacy_rng: RngLike, secure: bool) -> NoiseSource:
         """The noise source of one regression: a source set with :func:`privrl.base.use_noise`, else
         OpenDP's (``secure``), else seeded NumPy from a fresh child of the run's privacy stream (one
         per regression, as a DP-LSW fit on that stream derives its own)."""
@@ -184,7 +185,7 @@ class BalleQLearning(PrivateEstimator):
             return self._noise_override
         return make_noise(own, secure=secure, owner="BalleQLearning.fit")
 
-    def release_q(self, states: Any) -> np.ndarray:
+    def release_q(self, states: ArrayLike) -> np.ndarray:
         """The released Q-table at states in [0, 1] (``(n,)`` or ``(n, 1)``): ``(n, m)``, the row of
         each state's bin."""
         check_is_fitted(self, "q_table_")
@@ -195,7 +196,7 @@ class BalleQLearning(PrivateEstimator):
         """The centre of every state bin, ``(n_bins,)``: one state per row of the Q-table."""
         return (np.arange(self.n_bins) + 0.5) / self.n_bins
 
-    def greedy_action(self, states: Any) -> np.ndarray:
+    def greedy_action(self, states: ArrayLike) -> np.ndarray:
         """argmax of :meth:`release_q` at ``states`` (post-processing of the release; ties go to the
         first action, where training breaks them at random)."""
         return np.argmax(self.release_q(states), axis=1)

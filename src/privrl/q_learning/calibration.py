@@ -53,7 +53,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.optimize import brentq, minimize
@@ -65,6 +65,9 @@ from privrl.errors import CertificationError
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger, gaussian_delta, gaussian_epsilon
 from privrl.privacy.calibration import CALIBRATIONS, calibrate_gaussian, gaussian_multiplier
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 __all__ = [
     "LEMMA8_CONSTANT", "PAPER_SUP_CONSTANT", "lemma8_constant", "kernel_v", "sigma_paper_printed",
@@ -425,7 +428,7 @@ def tight_functional_noise(epsilon: float, delta: float, *, n_releases: int, lea
                "bound); exact composition of T' Gaussian events and ApproxDpEvent(0, delta_g)",))
 
 
-def release_events(cal: FunctionalNoiseCalibration, n_updates: int) -> list[Any]:
+def release_events(cal: FunctionalNoiseCalibration, n_updates: int) -> list[DpEvent]:
     """The events of a run with calibration ``cal`` and ``n_updates`` updates: the updates' releases
     (Gaussian mechanisms of multiplier sigma / Delta_H, exact by Cameron–Martin), composed, and the
     tail event ``ApproxDpEvent(0, delta_g)`` of the amplitude bound k."""

@@ -13,7 +13,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from privrl.q_learning.calibration import (
     spent_epsilon,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["claims_fig1", "claims_fig2", "frontier_claims", "theorem5_verdict", "functional_calibration",
            "FIG1_CLAIMS", "FIG2_CLAIMS", "FIG2_CONFIG_CLAIMS", "FRONTIER_CLAIMS"]
 
@@ -52,8 +55,14 @@ DELTA = 1e-4
 LABELS = {"functional": "functional noise (Alg. 1)", "input_perturbation": "input perturbation",
           "dpsgd": "DP-SGD (q = 1)", "balle": "Balle et al. (not DP under the reward-function model)",
           "non_private": "non-private"}
+class _E3(TypedDict):
+    batch_size: int
+    learning_rate: float
+    lipschitz: float
+
+
 #: App. E.3's parameters of Algorithm 1 (the release structure every calibration is for)
-E3: dict[str, Any] = dict(batch_size=64, learning_rate=3e-4, lipschitz=4.0)
+E3 = _E3(batch_size=64, learning_rate=3e-4, lipschitz=4.0)
 RANDOM_RETURN = 10.86   # uniform random policy on CenterWalk (spec T29)
 RANDOM_LABEL = f"uniform random play ({RANDOM_RETURN})"
 #: the authors' released code (wangbx66/differentially-private-q-learning on GitHub; RMSprop, replay,
@@ -100,7 +109,19 @@ def _ms(x) -> str:
 _RANDOM = "random play"
 
 
-def _theorem5_readings(epsilon: float, n: int) -> list[dict[str, Any]]:
+class _Reading(TypedDict):
+    """One reading of Theorem 5's side condition ``lhs = 2k > rhs = 8.68 √β σ``."""
+
+    k: float
+    beta: float
+    sigma: float
+    source: str
+    lhs: float
+    rhs: float
+    holds: bool
+
+
+def _theorem5_readings(epsilon: float, n: int) -> list[_Reading]:
     """Theorem 5's side condition 2k > 8.68 √β σ under every reading App. E.3 allows: k = 23 (the
     k its σ was computed with) or k = 2.3 (the k of its final statement and of its v), β = 1/v =
     B/(4α(k + 1)), and σ the printed one (0.32 at ε = 0.9, 0.74 at ε = 0.45) or the printed formula's
@@ -110,7 +131,7 @@ def _theorem5_readings(epsilon: float, n: int) -> list[dict[str, Any]]:
     printed = {0.9: 0.32, 0.45: 0.74}.get(epsilon)
     if printed is not None:
         sigmas = {"printed": printed, **sigmas}
-    out = []
+    out: list[_Reading] = []
     for k in (23.0, 2.3):
         beta = 1.0 / kernel_v(E3["learning_rate"], k, E3["batch_size"])
         for source, sigma in sigmas.items():
@@ -120,7 +141,7 @@ def _theorem5_readings(epsilon: float, n: int) -> list[dict[str, Any]]:
     return out
 
 
-def theorem5_verdict(readings: list[dict[str, Any]]) -> Any:
+def theorem5_verdict(readings: list[_Reading]) -> Verdict:
     """Holds when the side condition holds under every reading, fails when under none, else
     undecided (the paper does not say which reading is meant)."""
     text = "side condition 2k > 8.68·√β·σ: " + "; ".join(
@@ -157,16 +178,16 @@ class _Fig1:
     every claim shares (the non-private learner no better than random play)."""
 
     config: str
-    sub: Any
-    fresh: Any
+    sub: pd.DataFrame
+    fresh: pd.DataFrame
     scale: str | None
-    aucs: dict[float, Any]
-    finals: dict[float, Any]
+    aucs: dict[float, pd.Series]
+    finals: dict[float, pd.Series]
     measured: str
     no_learner: Verdict | None
 
 
-def _fig1(config: str, sub: Any, scale: str | None) -> _Fig1:
+def _fig1(config: str, sub: pd.DataFrame, scale: str | None) -> _Fig1:
     fresh = sub[sub["reset"] == "iteration"]
     levels = sorted(fresh["sigma"].unique())
     aucs = {s: _auc(fresh[fresh["sigma"] == s]) for s in levels}
@@ -235,7 +256,7 @@ def _reset_pair(runs: _Fig1) -> Case | None:
                  "never": _final(at[at["reset"] == "never"])}, {"config": runs.config})
 
 
-def fresh_beats_never(runs: _Fig1, fresh: Any, never: Any) -> Verdict:
+def fresh_beats_never(runs: _Fig1, fresh: pd.Series, never: pd.Series) -> Verdict:
     """At sigma = 0.4 the final return with a fresh path per update above a never-reset path's."""
     return first_undecided(needs_paper_scale(runs.scale), runs.no_learner) or compare_curves(
         fresh, never, claim="greater", test="welch", names=("reset every update", "never reset"),
@@ -255,7 +276,7 @@ def _authors_points(runs: _Fig1) -> list[Case]:
     return cases
 
 
-def matches_authors(scale: str | None, sigma: float, ours: Any, theirs: float) -> Outcome:
+def matches_authors(scale: str | None, sigma: float, ours: pd.Series, theirs: float) -> Outcome:
     """privrl's mean return over episodes 51–100 within 1 of the authors' (one-sample t)."""
     v = first_undecided(needs_paper_scale(scale), min_seeds(ours, 3)) or trivial_guard(
         {f"privrl at sigma = {sigma:g}": ours, "the authors' code": [theirs]}, RANDOM_RETURN,
@@ -300,7 +321,7 @@ _FIGURE2 = "§4, Figure 2"
 
 
 # ------------------------------------------------------------------------------------ Figure 2
-def _calibration_inputs(epsilon: float, df: Any) -> Case:
+def _calibration_inputs(epsilon: float, df: pd.DataFrame) -> Case:
     n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
     return Case({"epsilon": epsilon, "n": n}, {"epsilon": epsilon})
 
@@ -331,13 +352,13 @@ class _Fig2:
 
     epsilon: float
     config: str
-    finals: dict[tuple[str, str], Any]
-    firsts: dict[tuple[str, str], Any]
+    finals: dict[tuple[str, str], pd.Series]
+    firsts: dict[tuple[str, str], pd.Series]
     text: str
     guard: Verdict | None
 
 
-def _fig2(epsilon: float, config: str, sub: Any) -> _Fig2:
+def _fig2(epsilon: float, config: str, sub: pd.DataFrame) -> _Fig2:
     finals = {key: _final(g) for key, g in sub.groupby(["algorithm", "calibration"])}
     firsts = {key: _first(g) for key, g in sub.groupby(["algorithm", "calibration"])}
     text = "; ".join(f"{LABELS[a]} [{c}]: final {_ms(f)} (first 10: {_ms(firsts[(a, c)])})"
@@ -357,7 +378,7 @@ def _rivals(runs: _Fig2) -> list[Case]:
     return cases
 
 
-def functional_outperforms(runs: _Fig2, cal: str, fn: Any, others: list[tuple[str, Any]]) -> Outcome:
+def functional_outperforms(runs: _Fig2, cal: str, fn: pd.Series, others: list[tuple[str, pd.Series]]) -> Outcome:
     """The functional-noise final return above each rival's (Welch t), every curve better than random play."""
     summary = (f"functional {_ms(fn)} vs " + ", ".join(f"{LABELS[a]} {_ms(o)}" for a, o in others)
                + f" ({RANDOM_LABEL})")
@@ -367,7 +388,7 @@ def functional_outperforms(runs: _Fig2, cal: str, fn: Any, others: list[tuple[st
     v = runs.guard or trivial_guard({f"functional noise [{cal}]": fn, **{LABELS[a]: o for a, o in others}},
                                     RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM,
                                     detail=summary) or all_of(verdicts, summary)
-    values: dict[str, Any] = {"paper_value": "significantly better"} if cal == "paper" else {}
+    values: dict[str, object] = {"paper_value": "significantly better"} if cal == "paper" else {}
     values["paper_calibration_value" if cal == "paper" else "tight_value"] = summary
     values["headline"] = runs.config == "reference" and cal == "paper" and runs.epsilon == 0.9
     return Outcome(v, f"{summary}. All curves: {runs.text}", values=values)
@@ -406,7 +427,7 @@ def _balle_pair(runs: _Fig2) -> Case | None:
     return None
 
 
-def similar_to_balle(guard: Verdict | None, functional: Any, balle: Any) -> Verdict:
+def similar_to_balle(guard: Verdict | None, functional: pd.Series, balle: pd.Series) -> Verdict:
     """Final returns within 2 of the Balle et al. baseline's (Welch 90 % CI)."""
     return first_undecided(guard) or compare_curves(
         functional, balle, claim="equal", tol=2.0, test="welch", names=("functional [paper]", "Balle"),
@@ -442,7 +463,7 @@ FIG2_CONFIG_CLAIMS = [
 ]
 
 
-def _fig2_claims(epsilon: float, df: Any) -> list[Claim]:
+def _fig2_claims(epsilon: float, df: pd.DataFrame) -> list[Claim]:
     r = df[df["metric"] == "return"]
     return evaluate(FIG2_CLAIMS, (epsilon, df)) + [
         c for config, sub in r.groupby("config") for c in evaluate(FIG2_CONFIG_CLAIMS, _fig2(epsilon, config, sub))]
@@ -455,7 +476,7 @@ def claims_fig2(epsilon: float):
 
 
 # ------------------------------------------------------------------------------------ frontier
-def _samples(df: Any) -> Case:
+def _samples(df: pd.DataFrame) -> Case:
     n = int(df["n_samples"].max()) if "n_samples" in df.columns and len(df) else 5000
     return Case({"n": n}, {"n": n})
 
@@ -489,7 +510,7 @@ def tight_certifies_more(n: int) -> Outcome:
     return Outcome(v, sigmas, values={"tight_value": f"certifies ε ∈ {{{', '.join(f'{e:g}' for e in tight_ok)}}}"})
 
 
-def _tight_returns(df: Any) -> Mapping[str, Any] | None:
+def _tight_returns(df: pd.DataFrame) -> Mapping[str, pd.DataFrame | pd.Series] | None:
     r = df[df["metric"] == "return"] if len(df) else df
     tight = r[r["calibration"] == "tight"] if len(r) else r
     if not len(tight):
@@ -497,7 +518,7 @@ def _tight_returns(df: Any) -> Mapping[str, Any] | None:
     return {"tight": tight, "ref": r[r["calibration"] == "none"].groupby("seed")["value"].mean()}
 
 
-def some_budget_learns(tight: Any, ref: Any) -> Outcome:
+def some_budget_learns(tight: pd.DataFrame, ref: pd.Series) -> Outcome:
     """Some tight budget's return above random play (one-sample t); undecided when the
     non-private learner of the same loop is no better than random play (the loop does not learn)."""
     parts, verdicts = [], []

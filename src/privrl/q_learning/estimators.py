@@ -37,12 +37,12 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privrl._rng import child_rngs
+from privrl._rng import RngLike, child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.envs.center_walk import make_env
@@ -51,6 +51,7 @@ from privrl.privacy import events
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.draws import ANY_SCALE, NoiseDeclaration
+from privrl.privacy.release import Releaser
 from privrl.q_learning.calibration import (
     FunctionalNoiseCalibration,
     calibrate_functional_noise,
@@ -58,7 +59,7 @@ from privrl.q_learning.calibration import (
     input_perturbation_std,
     release_events,
 )
-from privrl.q_learning.configs import get_config, planned_updates
+from privrl.q_learning.configs import TrainingConfig, get_config, planned_updates
 from privrl.q_learning.training import (
     Privatizer,
     TrainingRun,
@@ -88,7 +89,7 @@ LEARNING_RATES = {"theory": {"paper": 3e-4, "reference": 0.01}, "practical": {"p
 
 
 # --------------------------------------------------------------------------- declared parameters
-def _check_env(value: Any, name: str, owner: str) -> Any:
+def _check_env(value: object, name: str, owner: str) -> str | gym.Env:
     import gymnasium as gym
 
     if not isinstance(value, (str, gym.Env)):
@@ -117,7 +118,7 @@ def _check_pair(value: Any, name: str, owner: str) -> tuple[float, float]:
     return lo, hi
 
 
-def _check_bounds_array(value: Any, name: str, owner: str) -> np.ndarray:
+def _check_bounds_array(value: object, name: str, owner: str) -> np.ndarray:
     return check_array(value, name, owner=owner, ndim=1)
 
 
@@ -159,7 +160,7 @@ def _config(default: str) -> Any:
 
 
 # --------------------------------------------------------------------------- observations
-def _unit_map(space: Any, low: np.ndarray | None, high: np.ndarray | None, owner: str, env_name: str) -> UnitMap:
+def _unit_map(space: object, low: np.ndarray | None, high: np.ndarray | None, owner: str, env_name: str) -> UnitMap:
     import gymnasium as gym
 
     if not isinstance(space, gym.spaces.Box):
@@ -187,17 +188,21 @@ class _Fit:
     """A fit split at its training run: ``run`` (what :func:`~privrl.q_learning.training.train_many`
     trains) and ``finish(result)`` (records the result, the ledger, the warnings)."""
 
-    estimator: Any
+    estimator: _QLearner
     run: TrainingRun
     finish: Callable[[TrainResult], None]
 
 
-def fit_many(estimators: Sequence[Any], *, rngs: Sequence[Any], envs: Sequence[Any] | None = None) -> list[Any]:
+_Learner = TypeVar("_Learner", bound="_QLearner")
+
+
+def fit_many(estimators: Sequence[_Learner], *, rngs: Sequence[RngLike],
+             envs: Sequence[str | gym.Env | None] | None = None) -> list[_Learner]:
     """Fit DP Q-learning estimators together: each exactly as ``est.fit(env, rng=rng)`` would
     (same streams, same episodes), with the runs whose loops agree advanced in lockstep
     (:func:`~privrl.q_learning.training.train_many`) — many seeds or settings at the cost of few."""
-    envs = [None] * len(estimators) if envs is None else list(envs)
-    fits = [est._start(env, rng) for est, env, rng in zip(estimators, envs, rngs)]
+    given: list[str | gym.Env | None] = [None] * len(estimators) if envs is None else list(envs)
+    fits = [est._start(env, rng) for est, env, rng in zip(estimators, given, rngs)]
     for fit, res in zip(fits, train_many([f.run for f in fits])):
         fit.finish(res)
     return list(estimators)
@@ -226,24 +231,23 @@ class _QLearner(Estimator):
         budget = getattr(self, "budget", None)
         return self.guarantee is not None and budget is not None and budget.is_private
 
-    def _setup(self, p: dict[str, Any], env: Any) -> tuple[Any, Any, tuple[float, float]]:
+    def _setup(self, p: dict[str, Any], env: str | gym.Env | None) -> tuple[Any, TrainingConfig, tuple[float, float]]:
         import gymnasium as gym
 
         owner = type(self).__name__
-        env = p["env"] if env is None else _check_env(env, "env", owner)
-        name = env if isinstance(env, str) else type(env.unwrapped).__name__
-        if isinstance(env, str):
-            env = make_env(env, owner=owner)
-        if not isinstance(env.action_space, gym.spaces.Discrete):
-            raise param_error("env", owner, "an environment with discrete actions", type(env.action_space).__name__)
+        given = p["env"] if env is None else _check_env(env, "env", owner)
+        name = given if isinstance(given, str) else type(given.unwrapped).__name__
+        live = make_env(given, owner=owner) if isinstance(given, str) else given
+        if not isinstance(live.action_space, gym.spaces.Discrete):
+            raise param_error("env", owner, "an environment with discrete actions", type(live.action_space).__name__)
         cfg = self._training_config(p)
-        self._obs_map = _unit_map(env.observation_space, p["obs_low"], p["obs_high"], owner, str(name))
+        self._obs_map = _unit_map(live.observation_space, p["obs_low"], p["obs_high"], owner, str(name))
         self.obs_low_ = self._obs_map.low.copy()      # the public bounds used (mapped to 0 and 1)
         self.obs_high_ = self._obs_map.low + self._obs_map.span
-        return env, cfg, p["reward_bounds"]
+        return live, cfg, p["reward_bounds"]
 
     @staticmethod
-    def _training_config(p: dict[str, Any]) -> Any:
+    def _training_config(p: dict[str, Any]) -> TrainingConfig:
         """The training configuration of the parameters (public: no environment needed)."""
         lr = p["learning_rate"]
         if lr is None and "constants" in p:
@@ -251,7 +255,7 @@ class _QLearner(Estimator):
         return get_config(p["config"], n_samples=p["n_samples"], learning_rate=lr, batch_size=p["batch_size"],
                           hidden=p["hidden"])
 
-    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:  # pragma: no cover - abstract
+    def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: Any) -> _Fit:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def _plan(self, env, cfg, privatizer, rngs, bounds, finish: Callable[[TrainResult], None],
@@ -263,7 +267,7 @@ class _QLearner(Estimator):
 
         return _Fit(self, TrainingRun(env, cfg, privatizer, rngs, bounds, self._obs_map, trace), done)
 
-    def _store(self, res: TrainResult, env: Any, cfg: Any) -> None:
+    def _store(self, res: TrainResult, env: Any, cfg: TrainingConfig) -> None:
         self._network = res.network
         self.returns_ = res.returns
         self.n_updates_ = res.n_updates
@@ -272,27 +276,27 @@ class _QLearner(Estimator):
         self.obs_dim_ = int(np.prod(env.observation_space.shape))
         self._trace = res.trace
 
-    def fit(self, env: Any = None, *, rng: Any = None, **kw: Any):
+    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, **kw: Any):
         """Train on ``env`` (default: the ``env`` parameter) with the random streams of ``rng``."""
         fit = self._start(env, rng, **kw)
         fit.finish(train_many([fit.run], backend=self._backend)[0])
         return self
 
-    def _unit(self, states: Any) -> np.ndarray:
+    def _unit(self, states: ArrayLike) -> np.ndarray:
         check_is_fitted(self, "returns_")
         return self._obs_map.batch(states)
 
-    def _q(self, states: Any) -> np.ndarray:
+    def _q(self, states: ArrayLike) -> np.ndarray:
         """Q_theta at raw observations (not released by the private estimators)."""
         return self._network(self._unit(states))
 
-    def release_q(self, states: Any) -> np.ndarray:
+    def release_q(self, states: ArrayLike) -> np.ndarray:
         """The released Q-function at raw observations ``states`` (``(n, d)`` or ``(n,)`` for d = 1):
         ``(n, m)``. For baselines whose privacy comes from training (input perturbation, DP-SGD)
         Q_theta is post-processing of the releases and released as is."""
         return self._q(states)
 
-    def greedy_action(self, states: Any) -> np.ndarray:
+    def greedy_action(self, states: ArrayLike) -> np.ndarray:
         """argmax of :meth:`release_q` at raw observations (post-processing of the release)."""
         return np.argmax(self.release_q(states), axis=1)
 
@@ -315,14 +319,14 @@ class QLearning(_QLearner):
     config: str = _config("reference")
     constants: str = CONSTANTS
 
-    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
+    def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: object) -> _Fit:
         p = self._validated()
-        env, cfg, bounds = self._setup(p, env)
+        live, cfg, bounds = self._setup(p, env)
 
         def finish(res: TrainResult) -> None:
             self.privacy_ledger_ = Ledger()
 
-        return self._plan(env, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds, finish)
+        return self._plan(live, cfg, Privatizer(), child_rngs(rng, *_STREAMS), bounds, finish)
 
 
 #: what the events of release_events draw (privrl.privacy.draws): the updates' releases are Gaussian-process
@@ -360,18 +364,19 @@ class DPQLearning(_QLearner, PrivateEstimator):
                        options=("iteration", "episode", "never"))
     config: str = _config("paper")
 
-    def fit(self, env: Any = None, *, rng: Any = None, trace: bool = False, **kw: Any) -> DPQLearning:
+    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, trace: bool = False,
+            **kw: object) -> DPQLearning:
         """Train on ``env`` (default: the ``env`` parameter); ``trace`` keeps the noise of every update."""
         return super().fit(env, rng=rng, trace=trace)
 
-    def _start(self, env: Any, rng: Any, trace: bool = False, **kw: Any) -> _Fit:
+    def _start(self, env: str | gym.Env | None, rng: RngLike, trace: bool = False, **kw: object) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
         owner = "DPQLearning"
-        env, cfg, bounds = self._setup(p, env)
+        live, cfg, bounds = self._setup(p, env)
         budget: PrivacyBudget | None = p["budget"]
-        m = int(env.action_space.n)
-        dim = int(np.prod(env.observation_space.shape))
+        m = int(live.action_space.n)
+        dim = int(np.prod(live.observation_space.shape))
         cal: FunctionalNoiseCalibration | None = None
         if budget is None:  # uncertified: sigma and beta as given
             sigma = p["noise_std"]
@@ -411,7 +416,7 @@ class DPQLearning(_QLearner, PrivateEstimator):
                                           "sensitivity is proportional to both) or fewer updates reduce it; the "
                                           "paper's own sigma is not certified (docs/q_learning.md).")
 
-        return self._plan(env, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs, bounds,
+        return self._plan(live, cfg, Privatizer(noise=noise, target_noise=t_noise, reset=p["reset"]), rngs, bounds,
                           finish, trace=trace)
 
     def functional_calibration(self, n_actions: int, obs_dim: int = 1) -> FunctionalNoiseCalibration:
@@ -455,7 +460,7 @@ class DPQLearning(_QLearner, PrivateEstimator):
                       + f". The ledger records what the noise truly spends: epsilon = {spent:.4g} at delta = "
                       f"{delta:g}; certified_ is False.", PrivacyLeakWarning, stacklevel=3)
 
-    def release_q(self, states: Any) -> np.ndarray:
+    def release_q(self, states: ArrayLike) -> np.ndarray:
         """``Q_theta(s, .) + g(s)`` at raw observations with fresh paths independent of training
         (spec A11), lazily and consistently evaluated: the same state always gets the same value."""
         q = self._q(states)
@@ -484,7 +489,7 @@ class _RewardReleases:
     noise gives the same normals, in the same order, as one draw per reward; each release then
     costs an addition and the event's record."""
 
-    def __init__(self, rel: Any, std: float, n_max: int) -> None:
+    def __init__(self, rel: Releaser, std: float, n_max: int) -> None:
         self._rel, self._std, self._n_max = rel, float(std), max(int(n_max), 1)
         self._event = events.gaussian(math.inf if std == 0 else float(std))   # sigma / Delta, Delta = 1
         # one reward a release; the noise of n_max releases is drawn in blocks (size not fixed)
@@ -510,10 +515,10 @@ class InputPerturbationQLearning(_Baseline):
     meeting the budget exactly; ``paper`` the paper's own composition formula (more noise)."""
 
 
-    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
+    def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: object) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
-        env, cfg, bounds = self._setup(p, env)
+        live, cfg, bounds = self._setup(p, env)
         budget: PrivacyBudget = p["budget"]
         std = 0.0
         if budget.is_private:
@@ -531,7 +536,7 @@ class InputPerturbationQLearning(_Baseline):
                 _warn_noise_dominates(type(self).__name__, std, bounds[1] - bounds[0], "the declared reward range",
                                       "Only a larger budget or fewer samples (fewer releases) reduce it.")
 
-        return self._plan(env, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds, finish)
+        return self._plan(live, cfg, Privatizer(release_reward=release if std > 0 else None), rngs, bounds, finish)
 
 
 class DPSGDQLearning(_Baseline):
@@ -547,10 +552,10 @@ class DPSGDQLearning(_Baseline):
 
     clip_norm: float = param("per-sample gradient clipping norm C (l2)", default=1.0, low=0.0, closed="neither")
 
-    def _start(self, env: Any, rng: Any, **kw: Any) -> _Fit:
+    def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: object) -> _Fit:
         p = self._validated()
         rng = self._fit_rng(rng)
-        env, cfg, bounds = self._setup(p, env)
+        live, cfg, bounds = self._setup(p, env)
         budget: PrivacyBudget = p["budget"]
         n_steps = planned_updates(cfg)
         clip = p["clip_norm"]
@@ -576,11 +581,11 @@ class DPSGDQLearning(_Baseline):
                 _warn_noise_dominates(type(self).__name__, std, cfg.batch_size * clip, "the largest norm of the "
                                       "clipped-gradient sum B clip_norm", "A larger budget or fewer updates reduce it.")
 
-        return self._plan(env, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs,
+        return self._plan(live, cfg, Privatizer(clip_norm=clip, release_gradient=release if std > 0 else None), rngs,
                           bounds, finish)
 
 
-def _certified(est: Any, budget: PrivacyBudget, why: str) -> bool:
+def _certified(est: PrivateEstimator, budget: PrivacyBudget, why: str) -> bool:
     """Whether the fit's ledger meets ``budget`` (ε at its δ); a PrivacyLeakWarning saying ``why`` and
     what the ledger truly spends when it does not (the paper calibrations)."""
     if not budget.is_private:

@@ -29,9 +29,9 @@ import contextlib
 import functools
 import math
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -62,7 +62,15 @@ from privrl.q_learning.estimators import (
     DPSGDQLearning,
     InputPerturbationQLearning,
     QLearning,
+    _Fit,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from privrl.base import Estimator
 
 __all__ = ["run", "run_batch", "batch_key", "run_frontier", "run_frontier_batch", "fig1_settings", "fig2_settings",
            "frontier_settings", "figure_fig1",
@@ -115,7 +123,7 @@ def fig2_seeds(epsilon: float):
     return seeds
 
 
-def _seeds_up_to(counts: Any) -> dict[str, int]:
+def _seeds_up_to(counts: Iterable[int]) -> dict[str, int]:
     """The seeds mapping of an experiment whose settings run at most ``max(counts)`` at paper scale."""
     return {**_SEEDS, "paper": max([_SEEDS["paper"], *counts])}
 _LINESTYLE = {"paper": "--", "sound": ":", "tight": "-"}
@@ -129,12 +137,12 @@ def _fig2_calibrations(algo: str, config: str) -> tuple[str, ...]:
     return ("paper", "tight")      # sound = tight for the baselines (already exact)
 
 
-def fig1_settings(scale: str) -> list[dict[str, Any]]:
+def fig1_settings(scale: str) -> list[dict[str, object]]:
     n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
     configs = ("reference", "paper") if scale == "paper" else ("reference",)
     sigmas = {"smoke": (0.0, 0.4), "quick": (0.0, 0.4, 1.0), "paper": SIGMAS}[scale]
     resets = {"smoke": ("iteration",), "quick": ("iteration", "never"), "paper": RESETS}[scale]
-    out = []
+    out: list[dict[str, object]] = []
     for config in configs:
         for sigma in sigmas:
             for reset in (("iteration",) if sigma == 0 else resets):
@@ -145,7 +153,7 @@ def fig1_settings(scale: str) -> list[dict[str, Any]]:
 
 
 def fig2_settings(epsilon: float):
-    def settings(scale: str) -> list[dict[str, Any]]:
+    def settings(scale: str) -> list[dict[str, object]]:
         n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
         configs = ("reference",) if scale == "smoke" else ("reference", "paper")
         algos = ("functional", "input_perturbation") if scale == "smoke" else ALGORITHMS
@@ -161,7 +169,7 @@ def fig2_settings(epsilon: float):
     return settings
 
 
-def _refused(algo: str, calibration: str, exc: Exception, **keys: Any) -> RunResult:
+def _refused(algo: str, calibration: str, exc: Exception, **keys: object) -> RunResult:
     return RunResult.from_estimator(
         DPQLearning, [{"metric": "certification_refused", "value": 1.0, "algorithm": algo,
                        "label": f"{LABELS[algo]} [{calibration}, refused]", "calibration": calibration, **keys}],
@@ -180,13 +188,13 @@ class _Job:
     others of the batch) or its result already (a refused calibration, the Balle baseline), and
     the warnings recorded so far."""
 
-    def __init__(self, params: Mapping[str, Any], ctx: RunContext, finish: Any) -> None:
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext, finish: Callable[[_Job], RunResult]) -> None:
         self.params, self.ctx, self.finish = params, ctx, finish
         self.est: Any = None
-        self.fit: Any = None
+        self.fit: _Fit | None = None
         self.result: RunResult | None = None
         self.caught: list[warnings.WarningMessage] = []
-        self.extra: dict[str, Any] = {}
+        self.extra: dict[str, object] = {}
         self.budget: PrivacyBudget | None = None
 
 
@@ -204,7 +212,7 @@ def _warnings_of(job: _Job, quiet: bool) -> Iterator[None]:
             job.caught += caught
 
 
-def _start(job: _Job, build: Any, quiet: bool) -> _Job:
+def _start(job: _Job, build: Callable[[_Job], Estimator], quiet: bool) -> _Job:
     """Build the run's estimator (``build(job)``) and start its fit; a calibration that refuses to
     certify is the run's result, and a learner outside the lockstep loop (the Balle baseline) is
     fitted at once."""
@@ -229,15 +237,15 @@ def _lockstep(jobs: list[_Job], quiet: bool) -> list[RunResult]:
     then finish every fit and build its result, each with its own warnings."""
     from privrl.q_learning.training import train_many
 
-    started = [j for j in jobs if j.fit is not None]
-    for job, res in zip(started, train_many([j.fit.run for j in started])):
+    started = [(j, j.fit) for j in jobs if j.fit is not None]
+    for (job, fit), res in zip(started, train_many([fit.run for _, fit in started])):
         with _warnings_of(job, quiet):
-            job.fit.finish(res)
+            fit.finish(res)
         job.result = job.finish(job)
     return [j.result for j in jobs]  # type: ignore[misc]
 
 
-def _figure_estimator(job: _Job) -> Any:
+def _figure_estimator(job: _Job) -> Estimator:
     params = job.params
     algo, config = params["algorithm"], params["config"]
     calibration = str(params.get("calibration", "tight"))
@@ -313,7 +321,7 @@ def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
 
 
 # ------------------------------------------------------------------------------------ plots
-def _legend_outside(ax: Any) -> None:
+def _legend_outside(ax: Axes) -> None:
     ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
@@ -327,11 +335,11 @@ def sigma_epsilons(sigma: float) -> tuple[float, float]:
     return paper, tight
 
 
-def _random_line(ax: Any) -> None:
+def _random_line(ax: Axes) -> None:
     ax.axhline(RANDOM_RETURN, color="grey", linestyle="-.", linewidth=1, label=RANDOM_LABEL)
 
 
-def figure_fig1(df: Any) -> Any:
+def figure_fig1(df: pd.DataFrame) -> Figure:
     """The Figure 1 panels, one row per configuration, not yet saved: the learning curves with a
     fresh path per update (J = T/B, the paper's recommendation), and the mean return of the second
     half of training against sigma for every reset schedule (with the authors' released code in
@@ -394,7 +402,7 @@ def plot_fig1(df, out_dir: Path) -> list[Path]:
     return save_figure(figure_fig1(df), out_dir, "wang2019-fig1")
 
 
-def figure_fig2(df: Any, epsilon: float, panel: str) -> Any:
+def figure_fig2(df: pd.DataFrame, epsilon: float, panel: str) -> Figure:
     """The Figure 2(a)/(b) panels (one per configuration), not yet saved; refused curves are named."""
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import curve_colors, mean_se_band, new_figure
@@ -494,7 +502,7 @@ EXPERIMENTS = [
 
 
 # ------------------------------------------------------------------------------------ frontier
-def frontier_settings(scale: str) -> list[dict[str, Any]]:
+def frontier_settings(scale: str) -> list[dict[str, object]]:
     n = N_SAMPLES[scale]
     epsilons = (0.9, 20.0) if scale == "smoke" else FRONTIER_EPSILONS
     common = {"n_samples": n, "hidden": _HIDDEN[scale], "env": "privrl/CenterWalk-v0"}
@@ -504,7 +512,7 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
     return grid
 
 
-def _frontier_estimator(job: _Job) -> Any:
+def _frontier_estimator(job: _Job) -> Estimator:
     params = job.params
     cal, eps = str(params["calibration"]), float(params["epsilon"])
     common = dict(config="paper", n_samples=int(params["n_samples"]), hidden=tuple(params["hidden"]),

@@ -42,6 +42,7 @@ from bisect import bisect_left
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import solve_triangular
 
 from privrl._rng import RngLike, as_generator
@@ -88,7 +89,7 @@ def spawn_sources(noise: NoiseSource, n: int) -> list[NoiseSource]:
     return children
 
 
-def ou_kernel(x: Any, y: Any, beta: float) -> np.ndarray:
+def ou_kernel(x: ArrayLike, y: ArrayLike, beta: float) -> np.ndarray:
     """``exp(-beta ||x - y||_1)`` for every pair of rows (1-D inputs are single coordinates)."""
     x = np.atleast_1d(np.asarray(x, float))
     y = np.atleast_1d(np.asarray(y, float))
@@ -99,7 +100,7 @@ def ou_kernel(x: Any, y: Any, beta: float) -> np.ndarray:
     return np.exp(-beta * np.abs(x[:, None, :] - y[None, :, :]).sum(-1))
 
 
-def bridge_coefficients(beta: float, d1: Any, d2: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def bridge_coefficients(beta: float, d1: ArrayLike, d2: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weights ``(w-, w+)`` and unit-scale variance of the OU bridge (spec §2.4, stable form)."""
     d1 = np.asarray(d1, float)
     d2 = np.asarray(d2, float)
@@ -111,7 +112,7 @@ def bridge_coefficients(beta: float, d1: Any, d2: Any) -> tuple[np.ndarray, np.n
     return w_minus, w_plus, a1 * a2 / den
 
 
-def one_sided_coefficients(beta: float, d: Any) -> tuple[np.ndarray, np.ndarray]:
+def one_sided_coefficients(beta: float, d: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Weight ``rho = e^{-beta d}`` on the single neighbour and variance ``1 - rho^2``."""
     d = np.asarray(d, float)
     return np.exp(-beta * d), -np.expm1(-2.0 * beta * d)
@@ -347,7 +348,7 @@ class _OUField:
             self._flush()
         return z.copy() if row else z
 
-    def _batch(self, xs: Any) -> np.ndarray:
+    def _batch(self, xs: ArrayLike) -> np.ndarray:
         """Values at a batch of states (any shape): ``xs.shape + tail``. The distinct new states
         are sampled in increasing order, so the values do not depend on the order of ``xs``."""
         arr = np.asarray(xs, dtype=float)
@@ -446,7 +447,7 @@ class OUPath(_OUField):
     def __call__(self, x: float) -> float:
         return self._point(float(x))
 
-    def query(self, xs: Any) -> np.ndarray:
+    def query(self, xs: ArrayLike) -> np.ndarray:
         """Values at a batch of states (any shape); new states are sampled in increasing order."""
         return self._batch(xs)
 
@@ -477,7 +478,7 @@ class OUNoise(_OUField):
         """The ``(n_paths,)`` values at one state."""
         return self._point(float(x))
 
-    def __call__(self, states: Any) -> np.ndarray:
+    def __call__(self, states: ArrayLike) -> np.ndarray:
         return self._batch(states)
 
 
@@ -530,7 +531,7 @@ class ProductKernelField:
         self._X = np.vstack([self._X, x[None, :]])
         return n
 
-    def __call__(self, states: Any) -> np.ndarray:
+    def __call__(self, states: ArrayLike) -> np.ndarray:
         """Values at ``states`` of shape ``(n, dim)`` (or ``(dim,)``); returns ``(n, n_paths)``."""
         arr = check_array(states, "states", owner="ProductKernelField")
         single = arr.ndim == 1

@@ -34,20 +34,35 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._validation import param_error
 from privrl.deep.networks import MLP, NumpyLearner, TorchLearner, build_network
 from privrl.deep.replay import Minibatches
 from privrl.envs.center_walk import CenterWalkBatch
 from privrl.errors import InvalidDataError
+from privrl.privacy.noise import NoiseSource
+from privrl.q_learning.configs import TrainingConfig
 from privrl.q_learning.gaussian_process import OUNoise, ProductKernelField
 from privrl.q_learning.ou_batch import OUBatch
 
+if TYPE_CHECKING:
+    import gymnasium as gym
+
 __all__ = ["MLP", "Privatizer", "TrainResult", "TrainingRun", "UnitMap", "train", "train_many", "build_network",
            "functional_noise"]
+
+
+class NoisePaths(Protocol):
+    """Functional noise paths (:func:`functional_noise`): states ``(n, d)`` → values ``(n, m)``, one
+    path per action; ``reset()`` draws fresh, independent paths."""
+
+    def __call__(self, states: np.ndarray) -> np.ndarray: ...
+
+    def reset(self) -> None: ...
 
 
 @dataclass
@@ -57,8 +72,8 @@ class Privatizer:
     ``release_reward(r) -> noisy r`` and ``release_gradient(sum) -> noisy sum`` are the fit's
     releases (input perturbation, DP-SGD): the loop never draws privacy noise itself."""
 
-    noise: Any = None                  # callable states (n, d) -> (n, m), with reset()
-    target_noise: Any = None           # independent paths for the target network (if separate)
+    noise: NoisePaths | None = None         # callable states (n, d) -> (n, m), with reset()
+    target_noise: NoisePaths | None = None  # independent paths for the target network (if separate)
     reset: str = "iteration"           # "iteration" | "episode" | "never"
     release_reward: Callable[[float], float] | None = None          # input perturbation
     clip_norm: float | None = None     # DP-SGD per-sample clipping
@@ -81,11 +96,11 @@ class TrainingRun:
     observation to the learner's state in [0, 1]^d (default: the observation as a float vector)."""
 
     env: Any
-    cfg: Any
+    cfg: TrainingConfig
     privatizer: Privatizer
     rngs: dict[str, np.random.Generator]
     reward_bounds: tuple[float, float]
-    observe: Callable[[Any], np.ndarray] | None = None
+    observe: Callable[[ArrayLike], np.ndarray] | None = None
     trace: bool = False
 
 
@@ -97,7 +112,7 @@ class UnitMap:
         self.low, self.span, self.owner = low, high - low, owner
         self.identity = bool(np.all(low == 0.0) and np.all(high == 1.0))
 
-    def __call__(self, obs: Any) -> np.ndarray:
+    def __call__(self, obs: ArrayLike) -> np.ndarray:
         x = np.asarray(obs, float).ravel()
         if self.identity:
             if not (np.all(x >= 0.0) and np.all(x <= 1.0)):
@@ -109,7 +124,7 @@ class UnitMap:
                 "states", self.owner, f"observations of dimension {self.low.size}", f"dimension {x.size}")
         return u
 
-    def batch(self, states: Any) -> np.ndarray:
+    def batch(self, states: ArrayLike) -> np.ndarray:
         x = np.asarray(states, float).reshape(-1, self.low.size)
         u = x if self.identity else (x - self.low) / self.span
         if not (np.all(u >= 0.0) and np.all(u <= 1.0)):
@@ -123,7 +138,7 @@ class UnitMap:
             "'obs_low' and 'obs_high' parameters).")
 
 
-def _as_vector(obs: Any) -> np.ndarray:
+def _as_vector(obs: ArrayLike) -> np.ndarray:
     return np.asarray(obs, float).ravel()
 
 
@@ -131,11 +146,12 @@ class _Observer:
     """The runs' observation maps applied to ``(R, d)`` raw observations: one vector operation when
     every map is a :class:`UnitMap` on [0, 1]^d (CenterWalk), else each run's map."""
 
-    def __init__(self, maps: Sequence[Callable[[Any], np.ndarray] | None]) -> None:
+    def __init__(self, maps: Sequence[Callable[[ArrayLike], np.ndarray] | None]) -> None:
         self.maps = [_as_vector if f is None else f for f in maps]
         self.identity = all(isinstance(f, UnitMap) and f.identity for f in self.maps)
 
-    def __call__(self, raw: Any, rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
+    def __call__(self, raw: np.ndarray | Sequence[ArrayLike],
+                 rows: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         maps = self.maps if rows is None else [self.maps[r] for r in rows]
         if self.identity and isinstance(raw, np.ndarray):
             if (raw >= 0.0).all() and (raw <= 1.0).all():
@@ -151,10 +167,10 @@ class _Observer:
 class _GymRows:
     """The runs' Gymnasium environments, stepped one by one (the general case)."""
 
-    def __init__(self, envs: Sequence[Any]) -> None:
+    def __init__(self, envs: Sequence[gym.Env]) -> None:
         self.envs = list(envs)
 
-    def reset(self, seeds: list[int]) -> list[Any]:
+    def reset(self, seeds: list[int]) -> list[ArrayLike]:
         return [env.reset(seed=seed)[0] for env, seed in zip(self.envs, seeds)]
 
     def step(self, actions: np.ndarray):
@@ -162,14 +178,14 @@ class _GymRows:
         return ([o[0] for o in out], [o[1] for o in out], np.array([bool(o[2]) for o in out]),
                 np.array([bool(o[3]) for o in out]))
 
-    def reset_rows(self, rows: np.ndarray) -> list[Any]:
+    def reset_rows(self, rows: np.ndarray) -> list[ArrayLike]:
         return [self.envs[r].reset()[0] for r in rows.tolist()]
 
     def close(self) -> None:
         pass
 
 
-def _env_rows(envs: Sequence[Any], n_steps: int) -> Any:
+def _env_rows(envs: Sequence[gym.Env], n_steps: int) -> CenterWalkBatch | _GymRows:
     """Several CenterWalk environments: one vectorised batch; else (and for one run, where the
     environment's own step is cheaper) each environment itself."""
     return (CenterWalkBatch.of(list(envs), n_steps) if len(envs) > 1 else None) or _GymRows(envs)
@@ -181,7 +197,7 @@ class _OUNoise1D:
     (one path per action) taking ``(n, 1)`` states; the training loop queries the paths of its runs
     (one or many) through one :class:`~privrl.q_learning.ou_batch.OUBatch` built from them."""
 
-    def __init__(self, n_paths: int, beta: float, sigma: float, noise: Any) -> None:
+    def __init__(self, n_paths: int, beta: float, sigma: float, noise: NoiseSource) -> None:
         self.paths = OUNoise(n_paths=n_paths, beta=beta, sigma=sigma, noise=noise)
 
     def reset(self) -> None:
@@ -192,7 +208,7 @@ class _OUNoise1D:
         return self.paths(np.asarray(states, float)[:, 0])
 
 
-def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: Any):
+def functional_noise(dim: int, n_actions: int, beta: float, sigma: float, noise: NoiseSource) -> NoisePaths:
     """Functional noise ``g_a ~ G(0, sigma^2 K)`` for the ``n_actions`` actions, its standard normals
     drawn from ``noise`` (a :class:`~privrl.privacy.noise.NoiseSource`: the fit's ``rel.noise``):
     OU paths for 1-D states (one spawned source per action); the exact product-kernel field for d > 1."""
@@ -209,16 +225,16 @@ class _PathRows:
     ``point``: ``(len(rows), d)`` states → ``(len(rows), m)``; ``query``: ``(len(rows), n, d)`` →
     ``(len(rows), n, m)``."""
 
-    def __init__(self, rows: np.ndarray, objects: list[Any]) -> None:
+    def __init__(self, rows: np.ndarray, objects: list[NoisePaths]) -> None:
         self.rows = rows
         self.objects = objects
-        self.batch = OUBatch.from_paths([o.paths for o in objects]) \
+        self.batch = OUBatch.from_paths([o.paths for o in objects if isinstance(o, _OUNoise1D)]) \
             if all(isinstance(o, _OUNoise1D) for o in objects) else None
 
     @classmethod
-    def of(cls, objects: Sequence[Any]) -> _PathRows | None:
-        rows = [i for i, o in enumerate(objects) if o is not None]
-        return cls(np.array(rows, np.intp), [objects[i] for i in rows]) if rows else None
+    def of(cls, objects: Sequence[NoisePaths | None]) -> _PathRows | None:
+        present = [(i, o) for i, o in enumerate(objects) if o is not None]
+        return cls(np.array([i for i, _ in present], np.intp), [o for _, o in present]) if present else None
 
     def point(self, states: np.ndarray) -> np.ndarray:
         if self.batch is not None:
@@ -266,7 +282,7 @@ def _max_over_actions(q: np.ndarray) -> np.ndarray:
 
 def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
           reward_bounds: tuple[float, float], trace: bool = False, backend: str = "numpy",
-          observe: Callable[[Any], np.ndarray] | None = None) -> TrainResult:
+          observe: Callable[[ArrayLike], np.ndarray] | None = None) -> TrainResult:
     """Run ``cfg.n_samples`` environment steps of one run (:class:`TrainingRun`). ``backend="torch"``
     runs the PyTorch reference learner (same draws)."""
     return train_many([TrainingRun(env, cfg, privatizer, rngs, reward_bounds, observe, trace)], backend=backend)[0]
@@ -282,14 +298,14 @@ def train_many(runs: Sequence[TrainingRun], *, backend: str = "numpy") -> list[T
     """Train every run; runs whose loops agree (:func:`_lockstep_key`: the configuration but for
     the step size, the spaces, TD or DP-SGD updates) advance in lockstep, each on its own streams.
     ``backend="torch"`` trains each run alone on the PyTorch reference learner."""
-    groups: dict[Any, list[int]] = {}
+    groups: dict[tuple[object, ...], list[int]] = {}
     for i, run in enumerate(runs):
         groups.setdefault((i,) if backend == "torch" else _lockstep_key(run), []).append(i)
-    out: list[Any] = [None] * len(runs)
+    out: dict[int, TrainResult] = {}
     for idx in groups.values():
         for i, res in zip(idx, _train_lockstep([runs[i] for i in idx], backend)):
             out[i] = res
-    return out
+    return [out[i] for i in range(len(runs))]
 
 
 def _train_lockstep(runs: Sequence[TrainingRun], backend: str) -> list[TrainResult]:

@@ -24,7 +24,6 @@ in a stated sensitivity (e.g. the add/remove ``2H`` for the replace-one ``4H``; 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -32,6 +31,7 @@ from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, registe
 from privrl.audit.targets_mechanisms import NOISE_DIV_2
 from privrl.audit.targets_mechanisms import NOISE_DIV_10 as _DIV_10
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
+from privrl.privacy.noise import NoiseSource
 from privrl.tabular_online import _kernels as kern
 from privrl.tabular_online.calibration import CountNoise
 from privrl.tabular_online.estimators import DPUCBVI
@@ -72,7 +72,7 @@ def _claimed(plan: CountNoise, delta: float) -> float:
     return ledger.epsilon(delta)
 
 
-def _source(rng: np.random.Generator, broken: str | None) -> Any:
+def _source(rng: np.random.Generator, broken: str | None) -> NoiseSource:
     base = NumpyNoise(rng)
     if broken == "noise-div-10":
         return ScaledNoise(base, 0.1)

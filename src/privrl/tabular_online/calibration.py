@@ -51,14 +51,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl._validation import check_option, param_error
 from privrl.privacy import events
 from privrl.privacy.calibration import approx_dp_to_zcdp, gaussian_mu
 from privrl.privacy.draws import NoiseDeclaration
-from privrl.privacy.factorization import blt_factorization
+from privrl.privacy.factorization import BLT, blt_factorization
 from privrl.privacy.tree import max_membership
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
 
 __all__ = ["PRIVATIZERS", "COUNTERS", "CountNoise", "count_noise", "item_size", "laplace_sum_quantile",
            "gaussian_quantile", "l1_sensitivity", "l2_sensitivity"]
@@ -142,7 +145,7 @@ class CountNoise:
     variance_factor: float = 0.0
     release_factor: float = 1.0
     error_bound: float = 0.0
-    blt: Any = field(default=None, repr=False)
+    blt: BLT | None = field(default=None, repr=False)
 
     @property
     def is_private(self) -> bool:
@@ -156,7 +159,7 @@ class CountNoise:
     def dim(self) -> int:
         return item_size(self.horizon, self.n_states, self.n_actions, self.pooled)
 
-    def event(self) -> Any:
+    def event(self) -> DpEvent:
         """The ledger event of the whole run (module doc)."""
         if not self.is_private:
             return events.gaussian(math.inf)
@@ -182,7 +185,7 @@ class CountNoise:
             return self.scale * math.sqrt(self.variance_factor)
         return per_draw * math.sqrt(self.terms)
 
-    def public(self) -> dict[str, Any]:
+    def public(self) -> dict[str, object]:
         return {"privatizer": self.privatizer, "noise": self.kind, "counter": self.counter,
                 "calibration": self.calibration, "scale": self.scale, "sensitivity": self.sensitivity,
                 "terms": self.terms, "error_bound": self.error_bound, "beta": self.beta, "pooled": self.pooled}

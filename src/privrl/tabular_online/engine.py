@@ -41,7 +41,7 @@ def chunk_size(n_runs: int, dim: int) -> int:
 _COUNTERS = {"none": kern.NONE, "tree": kern.TREE, "blt": kern.BLT, "local": kern.LOCAL}
 
 
-def resolve_model(model: Any, owner: str) -> TabularMDP:
+def resolve_model(model: object, owner: str) -> TabularMDP:
     """``model`` as an episodic :class:`TabularMDP` with known deterministic rewards in [0, 1]
     (spec §1); anything else is refused."""
     if not isinstance(model, TabularMDP) or not model.is_episodic:

@@ -32,7 +32,7 @@ pooled counts; never the reported instances) from the grid 3e-4 … 3e-2, by the
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
@@ -100,7 +100,7 @@ class _Learner:
     def _bonus(self, model: TabularMDP, p: dict[str, Any], noise: cal.CountNoise) -> dict[str, float]:
         raise NotImplementedError
 
-    def fit(self, model: TabularMDP, *, rng: RngLike = None) -> Any:
+    def fit(self, model: TabularMDP, *, rng: RngLike = None) -> Self:
         """Run K episodes online on ``model`` (an episodic :class:`~privrl.envs.tabular.TabularMDP`,
         rewards known, in [0, 1]); sets ``regret_`` (per-episode exact pseudo-regret),
         ``cumulative_regret_``, ``noise_`` (the public noise plan), ``error_bound_`` (E_{ε,β}), ``privacy_ledger_``.
@@ -182,7 +182,7 @@ class _Private(_Learner, PrivateEstimator):
                                n_episodes=p["n_episodes"], horizon=int(horizon), n_states=int(n_states),
                                n_actions=int(n_actions), beta=p["beta"], pooled=p["pooled"], owner=owner)
 
-    def fit(self, model: TabularMDP, *, rng: RngLike = None) -> Any:
+    def fit(self, model: TabularMDP, *, rng: RngLike = None) -> Self:
         resolve_model(model, type(self).__name__)
         return super().fit(model, rng=rng)
 

@@ -30,7 +30,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from privrl.envs.tabular import TabularMDP
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Claim, Experiment, RunContext, RunResult
 from privrl.experiments.verdicts import (
+    Verdict,
     all_of,
     compare_curves,
     decide,
@@ -55,6 +56,9 @@ from privrl.privacy import PrivacyBudget
 from privrl.tabular_online.engine import fit_many, optimal_value
 from privrl.tabular_online.estimators import DPUCBVI, UCBVI, PrivateUCBPO, PrivateUCBVI
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["EXPERIMENT", "settings", "run", "run_batch", "batch_key", "claims", "plot", "INSTANCES", "checkpoints",
            "stuck_regret_per_episode"]
 
@@ -67,10 +71,11 @@ _CLASSES = {"ucbvi": UCBVI, "dp-ucbvi": DPUCBVI, "private-ucb-vi": PrivateUCBVI,
 _CONSTANTS = "practical"
 
 
-def _grid(instance: str, K: int, epsilons: Sequence[float]) -> list[dict[str, Any]]:
-    base = {"instance": instance, "K": K, "constants": _CONSTANTS}
-    out = [{**base, "algorithm": "ucbvi", "privatizer": "none", "noise": "none", "epsilon": math.inf},
-           {**base, "algorithm": "dp-ucbvi", "privatizer": "none", "noise": "none", "epsilon": math.inf}]
+def _grid(instance: str, K: int, epsilons: Sequence[float]) -> list[dict[str, object]]:
+    base: dict[str, object] = {"instance": instance, "K": K, "constants": _CONSTANTS}
+    out: list[dict[str, object]] = [
+        {**base, "algorithm": "ucbvi", "privatizer": "none", "noise": "none", "epsilon": math.inf},
+        {**base, "algorithm": "dp-ucbvi", "privatizer": "none", "noise": "none", "epsilon": math.inf}]
     for algorithm in ("dp-ucbvi", "private-ucb-vi", "private-ucb-po"):
         for privatizer in ("central", "local"):
             for eps in epsilons:
@@ -79,18 +84,18 @@ def _grid(instance: str, K: int, epsilons: Sequence[float]) -> list[dict[str, An
     return out
 
 
-def settings(scale: str) -> list[dict[str, Any]]:
+def settings(scale: str) -> list[dict[str, object]]:
     K = _K[scale]
     epsilons = (1.0,) if scale == "smoke" else (0.5, 1.0)
     out = _grid("riverswim-6", K, epsilons)
     if scale != "smoke":
         out += _grid("random-20", _K_LARGE[scale], (1.0,))
-        base: dict[str, Any] = {"instance": "riverswim-6", "constants": _CONSTANTS, "algorithm": "dp-ucbvi"}
+        base: dict[str, object] = {"instance": "riverswim-6", "constants": _CONSTANTS, "algorithm": "dp-ucbvi"}
         for k in (K // 10,):
             out.append({**base, "K": k, "privatizer": "central", "noise": "laplace", "epsilon": 1.0})
             out.append({**base, "K": k, "privatizer": "local", "noise": "laplace", "epsilon": 1.0})
             out.append({**base, "K": k, "privatizer": "none", "noise": "none", "epsilon": math.inf})
-    rho: dict[str, Any] = {"instance": "riverswim-6", "K": K, "constants": _CONSTANTS, "algorithm": "dp-ucbvi",
+    rho: dict[str, object] = {"instance": "riverswim-6", "K": K, "constants": _CONSTANTS, "algorithm": "dp-ucbvi",
                            "privatizer": "central", "epsilon": math.nan, "rho": 0.5}
     out += [{**rho, "noise": "gaussian-tree"}, {**rho, "noise": "gaussian-blt"}]
     return out
@@ -184,7 +189,7 @@ def _result(params: Mapping[str, Any], est: Any) -> RunResult:
 
 
 # =========================================================================== claims
-def _final(df: Any, **match: Any) -> Any:
+def _final(df: pd.DataFrame, **match: object) -> pd.Series:
     rows = df[df["metric"] == "cumulative_regret"]
     for key, value in match.items():
         if isinstance(value, float) and math.isnan(value):
@@ -193,11 +198,11 @@ def _final(df: Any, **match: Any) -> Any:
     return per_seed(rows, x="episodes", reduce="last")
 
 
-def _trivial(df: Any, instance: str, K: int) -> float:
+def _trivial(df: pd.DataFrame, instance: str, K: int) -> float:
     return K * stuck_regret_per_episode(instance)
 
 
-def claims(df: Any) -> list[Claim]:
+def claims(df: pd.DataFrame) -> list[Claim]:
     """Computed verdicts (module doc; targets (a)–(c) of the issue, and the papers' JDP/LDP shape)."""
     scale = scale_of(df)
     out: list[Claim] = []
@@ -226,7 +231,7 @@ def claims(df: Any) -> list[Claim]:
     return out
 
 
-def _blt_ends_burn_in(blt: Any, tree: Any, trivial: float, K: int) -> Claim:
+def _blt_ends_burn_in(blt: pd.Series, tree: pd.Series, trivial: float, K: int) -> Claim:
     """(c) where the paired comparison cannot decide it (the tree at the stuck learner's regret): the
     BLT's smaller E (≈ 3.9·10³ against the tree's 1.4·10⁴ at ρ = 0.5) ends DP-UCBVI's burn-in by K, the
     tree's does not — each curve against the trivial answer, the one comparison the rule allows."""
@@ -241,7 +246,7 @@ def _blt_ends_burn_in(blt: Any, tree: Any, trivial: float, K: int) -> Claim:
         "with the binary tree", text)
 
 
-def _orderings(sub: Any, instance: str) -> list[Claim]:
+def _orderings(sub: pd.DataFrame, instance: str) -> list[Claim]:
     """On one instance at its largest K, for every finite ε: (a) DP-UCBVI-JDP ≤ Private-UCB-VI-JDP,
     and DP-UCBVI under JDP ≤ under LDP (paired by seed, the trivial learner's rule)."""
     K = int(sub["K"].max())
@@ -251,11 +256,11 @@ def _orderings(sub: Any, instance: str) -> list[Claim]:
     where = "" if instance == "riverswim-6" else f" on {instance}"
     out: list[Claim] = []
 
-    def paired(a: Any, b: Any, names: tuple[str, str]) -> Any:
+    def paired(a: pd.Series, b: pd.Series, names: tuple[str, str]) -> Verdict:
         return min_seeds(a, 3) or compare_curves(a, b, claim="less", test="paired", names=names, trivial=trivial,
                                                  lower_is_better=True, baseline=baseline)
 
-    def jdp(algorithm: str, eps: float, privatizer: str = "central") -> Any:
+    def jdp(algorithm: str, eps: float, privatizer: str = "central") -> pd.Series:
         return _final(at_k, algorithm=algorithm, privatizer=privatizer, noise="laplace", epsilon=eps)
 
     verdicts = [paired(jdp("dp-ucbvi", e), jdp("private-ucb-vi", e), (f"DP-UCBVI-JDP ε={e:g}",
@@ -276,7 +281,7 @@ def _orderings(sub: Any, instance: str) -> list[Claim]:
     return out
 
 
-def _privacy_share(main: Any, scale: str | None) -> list[Claim]:
+def _privacy_share(main: pd.DataFrame, scale: str | None) -> list[Claim]:
     """(b) ``(R_JDP − R_np)/R_JDP`` of DP-UCBVI (ε = 1, seed means) falls from K/10 to K; undecided
     when the JDP learner is no better than the stuck learner at either K (then the share is that of
     the trivial answer, which tends to 1 as the non-private regret's share of a linear regret shrinks)."""
@@ -302,14 +307,14 @@ def _privacy_share(main: Any, scale: str | None) -> list[Claim]:
         f"K = {k1}", text)]
 
 
-def _cost_growth(main: Any, scale: str | None) -> list[Claim]:
+def _cost_growth(main: pd.DataFrame, scale: str | None) -> list[Claim]:
     """(R_LDP − R_np) grows by more from K/10 to K than (R_JDP − R_np), ε = 1 (seed means)."""
     ks = sorted(int(x) for x in main["K"].unique())
     if len(ks) < 2:
         return []
     k0, k1 = ks[0], ks[-1]
     cost: dict[tuple[str, int], float] = {}
-    finals: dict[str, Any] = {}
+    finals: dict[str, pd.Series] = {}
     for k in (k0, k1):
         sub = main[main["K"] == k]
         base = _final(sub, algorithm="dp-ucbvi", privatizer="none")
@@ -343,7 +348,7 @@ def _band95(ax: Any, rows: Any, label: str, color: Any) -> None:
     ax.fill_between(mean.index, (mean - half).to_numpy(), (mean + half).to_numpy(), color=color, alpha=0.2)
 
 
-def plot(df: Any, out_dir: Path) -> list[Path]:
+def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     from privrl.experiments.plots import curve_colors, new_figure, save_figure
 
     paths: list[Path] = []

@@ -16,6 +16,7 @@ Writes the per-episode exact pseudo-regret and the cumulative regret curve and a
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from privrl.envs.tabular import TabularMDP
@@ -51,7 +52,7 @@ def _model(args: argparse.Namespace) -> TabularMDP:
         env.close()
 
 
-def _run(estimator: type) -> Any:
+def _run(estimator: type) -> Callable[[argparse.Namespace], FitOutput]:
     def run(args: argparse.Namespace) -> FitOutput:
         given: dict[str, Any] = {"n_episodes": args.episodes}
         if estimator is not UCBVI:
