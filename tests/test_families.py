@@ -97,7 +97,8 @@ def _calls_register(path: Path) -> bool:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-            if name in calls:
+            numba_event = getattr(getattr(node.func, "value", None), "id", None) == "event"   # numba's listeners
+            if name in calls and not numba_event:
                 return True
     return False
 
