@@ -100,7 +100,6 @@ SUPPORT_COUNT = param("SPIBB's N∧ (baseline='logging'): a pair may take the ba
 class _TabularBase(Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
-    _knob_hint = ""
 
     def _routes(self) -> dict[str, Any]:
         """The validated parameters of a fit or a plan; a list of candidate ``state_groups`` only with
@@ -303,9 +302,6 @@ class APVI(_TabularBase):
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
     support_count: float = SUPPORT_COUNT
-    _knob_hint = ("The Bernstein penalty c1·sqrt(Var·ι/n) exceeds the estimated values: lower c1 "
-                  "(constants='practical'), or use more data from a behaviour policy that covers a good policy "
-                  "(or pool thin counts: state_groups=, stationary=True).")
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
         p = self._routes()
@@ -380,10 +376,6 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
     support_count: float = SUPPORT_COUNT
-    _knob_hint = ("The privacy penalty c2·S·H·E·ι/ñ (c2 = {c2:g}) and the count threshold {thr:g}·E dominate: "
-                  "use constants='practical' (C2 = 0, threshold E/2), lower c2 / c1, more data, or a larger budget; "
-                  "with thin counts, the routes state_groups=, stationary=True, max_visits=1, cell_threshold=3, "
-                  "fallback='behaviour' (docs/offline.md, Real-sized problems).")
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]
@@ -448,7 +440,6 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         rel = self._privacy(rng, n_units=stats.n_episodes)   # the fit draws no other randomness: rng is the noise's
         k = self._constants(p)
         k.pop("split_power")
-        self._used_constants = k
         fit = dp_apvi(stats, r, noise=noise, rel=rel, delta_fail=p["delta_fail"], c1=k["c1"], c2=k["c2"],
                       c_unvisited=k["c_unvisited"], threshold_multiplier=k["threshold_multiplier"],
                       r_max=float(p["r_max"]), keep_transitions=H * S * A * S <= TRANSITIONS_LIMIT,
