@@ -1,12 +1,24 @@
 """Progress on long work (privrl._progress): when the bar and the compile notice are shown."""
 
+import dataclasses
 import io
 import sys
 
 import pytest
 
-from privrl import _jit, _progress
-from privrl._progress import COMPILE_NOTICE, NOTICE_ENV, compile_notice, progress, request_compile_notice, shown
+from privrl import _jit, _progress, cli
+from privrl._progress import (
+    COMPILE_NOTICE,
+    LOOP_DELAY,
+    NOTICE_ENV,
+    compile_notice,
+    loop_bars,
+    loop_progress,
+    progress,
+    request_compile_notice,
+    shown,
+)
+from privrl.errors import InvalidParameterError
 
 
 class _Stream(io.StringIO):
@@ -130,3 +142,91 @@ def test_the_notice_is_printed_above_a_bar_not_after_it(monkeypatch, capsys):
     assert "0/2" in err and COMPILE_NOTICE in err
     before = err[:err.index(COMPILE_NOTICE)]
     assert before.endswith(("\r", "\n"))  # the bar's line is cleared first
+
+
+def test_a_fit_loop_draws_its_bar_only_inside_loop_bars_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(sys, "stderr", _Stream(True))
+    with loop_progress(5, "step") as bar:
+        assert bar.disable   # Python code, a sweep's worker: no bar
+    with loop_bars(quiet=False), loop_progress(5, "step") as bar:
+        assert not bar.disable and bar.total == 5 and bar.unit == "step" and bar.delay == LOOP_DELAY
+    with loop_bars(quiet=True), loop_progress(5, "step") as bar:
+        assert bar.disable
+    with loop_progress(5, "step") as bar:
+        assert bar.disable   # the block's end restores the flag
+    monkeypatch.setattr(sys, "stderr", _Stream(False))
+    with loop_bars(quiet=False), loop_progress(5, "step") as bar:
+        assert bar.disable
+
+
+def test_privrl_fit_runs_the_fit_inside_loop_bars_unless_quiet(monkeypatch):
+    from privrl.commands import fit
+
+    seen = []
+
+    def fake_run(args):
+        seen.append(_progress._LOOP_BARS.get())
+        raise InvalidParameterError("stop here")
+
+    command = dataclasses.replace(fit.get_fit_command("ucbvi"), run=fake_run)
+    monkeypatch.setattr(fit, "get_fit_command", lambda name: command)
+    for extra in ([], ["--quiet"]):
+        assert cli.main(["fit", "ucbvi", "--env", "privrl/RiverSwim-v0", *extra]) != 0
+    assert seen == [True, False]
+
+
+class _Counted:
+    """A stand-in bar that counts what a loop reports."""
+
+    made: list["_Counted"] = []
+
+    def __init__(self, total, unit, desc=None):
+        self.total, self.unit, self.n = total, unit, 0
+        _Counted.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        self.n += n
+
+
+@pytest.mark.parametrize("case", ["linopt", "dp-bc", "dp-iql", "dp-q-learning"])
+def test_long_fit_loops_report_every_item(case, monkeypatch, tmp_path):
+    import warnings
+
+    from privrl import PrivacyBudget
+
+    _Counted.made = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # tiny fits: utility warnings
+        if case == "linopt":
+            from privrl.envs.linear_mixture import random_mixture
+            from privrl.linear_mixture import LinOptVI, engine
+
+            monkeypatch.setattr(engine, "loop_progress", _Counted)
+            LinOptVI(n_episodes=40, budget=PrivacyBudget(epsilon=1.0, delta=1e-5), beta_scale=0.05).fit(
+                random_mixture(4, 3, 3, 2, 2, rng=11), rng=0)
+            expected = (40, "episode")
+        elif case in ("dp-bc", "dp-iql"):
+            from privrl.deep_offline import DPBC, DPIQL, _iql_learner, _learner
+            from privrl.deep_offline.datasets import cartpole_dataset
+
+            monkeypatch.setattr(_learner, "loop_progress", _Counted)
+            monkeypatch.setattr(_iql_learner, "loop_progress", _Counted)
+            cls = DPBC if case == "dp-bc" else DPIQL
+            cls(budget=PrivacyBudget(epsilon=2.0, delta=1e-5), hidden=(4,), n_steps=3, sampling_rate=0.5).fit(
+                cartpole_dataset(12, max_steps=15, rng=0), rng=0)
+            expected = (3, "step")
+        else:
+            from privrl.q_learning import DPQLearning, training
+
+            monkeypatch.setattr(training, "loop_progress", _Counted)
+            DPQLearning(budget=PrivacyBudget(epsilon=0.9, delta=1e-4), config="paper", n_samples=256,
+                        hidden=(8,)).fit(rng=0)
+            expected = (256, "sample")
+    assert [(b.total, b.unit) for b in _Counted.made] == [expected]
+    assert _Counted.made[0].n == expected[0]

@@ -171,6 +171,8 @@ def _add_fit_common(p: argparse.ArgumentParser, cmd: Any) -> None:
     p.add_argument("--seed", type=_nonneg_int, default=None,
                    help="random seed (default: fresh OS entropy; a known seed makes the noise "
                         "predictable, use one only for reproducible experiments)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (shown on a terminal for fits "
+                   "running over 10 s) and no compile notice")
 
 
 def _add_fit_commands(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import privrl
+from privrl._progress import loop_bars
 from privrl.commands import check_out_dir
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import FitOutput, all_fit_commands, get_fit_command, option_error
@@ -134,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
     command = get_fit_command(args.algorithm)
     out = _prepare(args, command)
     try:
-        output = command.run(args)
+        with loop_bars(bool(getattr(args, "quiet", False))):
+            output = command.run(args)
     except InvalidParameterError as exc:
         raise option_error(exc, args, command.budget_options) from None
     if not isinstance(output, FitOutput):

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch.func import grad, vmap
 
+from privrl._progress import loop_progress
 from privrl.deep.dpsgd import clipped_sum, poisson_sample
 from privrl.deep_offline._learner import _one_torch_thread, forward, padding
 
@@ -165,13 +166,15 @@ def train(theta0: np.ndarray, data: Transitions, cfg: IQLConfig, *, steps: int, 
         theta.grad = torch.zeros_like(theta)
         opt = torch.optim.Adam([theta], lr=learning_rate)
         target = np.array(split(theta0, cfg)[0], dtype=np.float64)
-        for _ in range(steps):
-            units = poisson_sample(len(data.starts) - 1, sampling_rate, rng)
-            grads = unit_gradients(theta.detach().numpy(), target, data.rows(units), data, cfg)
-            total = clipped_step(grads, clip)
-            if privatize is not None:
-                total = privatize(total)
-            theta.grad = torch.from_numpy(np.asarray(total, dtype=np.float64))
-            opt.step()
-            target = (1.0 - cfg.polyak) * target + cfg.polyak * split(theta.detach().numpy(), cfg)[0]
+        with loop_progress(steps, "step") as bar:
+            for _ in range(steps):
+                units = poisson_sample(len(data.starts) - 1, sampling_rate, rng)
+                grads = unit_gradients(theta.detach().numpy(), target, data.rows(units), data, cfg)
+                total = clipped_step(grads, clip)
+                if privatize is not None:
+                    total = privatize(total)
+                theta.grad = torch.from_numpy(np.asarray(total, dtype=np.float64))
+                opt.step()
+                target = (1.0 - cfg.polyak) * target + cfg.polyak * split(theta.detach().numpy(), cfg)[0]
+                bar.update(1)
         return theta.detach().numpy().copy(), target

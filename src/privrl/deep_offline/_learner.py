@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch.func import grad, vmap
 
+from privrl._progress import loop_progress
 from privrl.deep.dpsgd import clipped_sum, poisson_sample
 
 __all__ = ["forward", "unit_gradients", "train"]
@@ -113,13 +114,15 @@ def _adam_steps(theta0: np.ndarray, sizes: Sequence[int], obs: np.ndarray, actio
     theta.grad = torch.zeros_like(theta)
     opt = torch.optim.Adam([theta], lr=learning_rate)
     n_units = len(starts) - 1
-    for _ in range(steps):
-        units = poisson_sample(n_units, sampling_rate, rng)
-        rows_of = [np.arange(starts[u], starts[u + 1]) for u in units]
-        g = unit_gradients(theta.detach().numpy(), rows_of, obs, actions, sizes)
-        total = clipped_sum(g, clip) if clip is not None else g.sum(0)
-        if privatize is not None:
-            total = privatize(total)
-        theta.grad = torch.from_numpy(np.asarray(total, dtype=np.float64))
-        opt.step()
+    with loop_progress(steps, "step") as bar:
+        for _ in range(steps):
+            units = poisson_sample(n_units, sampling_rate, rng)
+            rows_of = [np.arange(starts[u], starts[u + 1]) for u in units]
+            g = unit_gradients(theta.detach().numpy(), rows_of, obs, actions, sizes)
+            total = clipped_sum(g, clip) if clip is not None else g.sum(0)
+            if privatize is not None:
+                total = privatize(total)
+            theta.grad = torch.from_numpy(np.asarray(total, dtype=np.float64))
+            opt.step()
+            bar.update(1)
     return theta.detach().numpy().copy()

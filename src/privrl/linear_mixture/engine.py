@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from privrl._progress import loop_progress
 from privrl._rng import RngLike
 from privrl._validation import param_error
 from privrl.envs.linear_mixture import LinearMixtureMDP
@@ -387,37 +388,45 @@ class _Lockstep:
         for arr, parts in zip(st[:4], zip(*outs)):
             arr[...] = np.stack(parts)
 
+    def _before_plan(self, k: int) -> None:
+        """Draw what episode ``k``'s planning reads: the next block of draws, and a gym run's tie-break
+        uniforms (drawn as ``fit`` did)."""
+        st = self.state
+        if k >= st.clock[1]:
+            self._draws(k)
+        for r in self.gym_rows:
+            if self.runs[r].random_ties:
+                st.u_tie[k - st.clock[0], r] = self.runs[r].streams["policy"].random((self.H, self.S, self.A))
+
     def run(self) -> None:
         k_ = kernels()
         st, K = self.state, self.K
         counters = self.batched.counters if self.batched is not None else empty_counters(self.H)
         k, phase, checked = 0, k_.PLAN, False
         work = k_.scratch(self.G)
-        while True:
-            if phase == k_.PLAN and k < K:
-                if k >= st.clock[1]:
-                    self._draws(k)
-                for r in self.gym_rows:                  # a gym run draws its policy randomness as fit did
-                    if self.runs[r].random_ties:
-                        st.u_tie[k - st.clock[0], r] = self.runs[r].streams["policy"].random((self.H, self.S, self.A))
-            k, phase, why = k_.advance(self.G, st, counters, work, k, phase, checked)
-            checked = False
-            if why == k_.DONE:
-                break
-            if why == k_.NEED_NOISE:
-                assert self.batched is not None
-                counters = self.batched.refill()
-            elif why == k_.PLANNED:
-                self._between(k)
-            elif why == k_.CHECK:
-                self._check()
-                checked = True
-            elif why == k_.PER_RUN:
-                self._per_run()
-                k, phase = k + 1, k_.PLAN
-            elif why == k_.FLOOR:
-                assert self.batched is not None
-                self.batched.floor()
+        with loop_progress(K, "episode") as bar:
+            while True:
+                if phase == k_.PLAN and k < K:
+                    self._before_plan(k)
+                k, phase, why = k_.advance(self.G, st, counters, work, k, phase, checked)
+                bar.update(k - bar.n)
+                checked = False
+                if why == k_.DONE:
+                    break
+                if why == k_.NEED_NOISE:
+                    assert self.batched is not None
+                    counters = self.batched.refill()
+                elif why == k_.PLANNED:
+                    self._between(k)
+                elif why == k_.CHECK:
+                    self._check()
+                    checked = True
+                elif why == k_.PER_RUN:
+                    self._per_run()
+                    k, phase = k + 1, k_.PLAN
+                elif why == k_.FLOOR:
+                    assert self.batched is not None
+                    self.batched.floor()
         self._finish(st.regret, tuple(st[:4]), st.greedy, st.pi, st.Q.reshape(self.R, self.geo.nsum, self.A))
 
     def pi_full(self, pi: np.ndarray, r: int) -> np.ndarray:

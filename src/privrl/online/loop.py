@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from privrl._progress import loop_progress
 from privrl.online.episodes import GymRollout, tabular_episode
 from privrl.online.regret import RegretTrace, optimal_values, policy_values, pseudo_regret
 
@@ -57,17 +58,19 @@ def run_episodes(learner: OnlineLearner, model: TabularModel, n_episodes: int, s
     trace = RegretTrace(n_episodes)
     rollout = GymRollout(H, env, streams["env"]) if env is not None else None
     env_u = np.empty((0, H + 1, 2))
-    for k in range(n_episodes):
-        policy = learner.policy(k)
-        if callback is not None:
-            callback(k, policy)
-        if rollout is not None:
-            s, a, rew = rollout.episode(policy, streams["policy"])
-        else:
-            if k % BLOCK == 0:
-                env_u = streams["env"].random((min(BLOCK, n_episodes - k), H + 1, 2))
-            act_u = streams["policy"].random(H) if policy.ndim == 3 else None
-            s, a, rew = tabular_episode(cum_P, cum_init, R, policy, env_u[k % BLOCK], act_u)
-        trace.add(pseudo_regret(v_star, policy_values(P, R, policy), int(s[0])))
-        learner.observe(k, s, a, rew)
+    with loop_progress(n_episodes, "episode") as bar:
+        for k in range(n_episodes):
+            policy = learner.policy(k)
+            if callback is not None:
+                callback(k, policy)
+            if rollout is not None:
+                s, a, rew = rollout.episode(policy, streams["policy"])
+            else:
+                if k % BLOCK == 0:
+                    env_u = streams["env"].random((min(BLOCK, n_episodes - k), H + 1, 2))
+                act_u = streams["policy"].random(H) if policy.ndim == 3 else None
+                s, a, rew = tabular_episode(cum_P, cum_init, R, policy, env_u[k % BLOCK], act_u)
+            trace.add(pseudo_regret(v_star, policy_values(P, R, policy), int(s[0])))
+            learner.observe(k, s, a, rew)
+            bar.update(1)
     return trace

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from numpy.typing import ArrayLike
 
+from privrl._progress import loop_progress
 from privrl._validation import param_error
 from privrl.deep.networks import MLP, NumpyLearner, TorchLearner, build_network
 from privrl.deep.replay import Minibatches
@@ -375,14 +376,16 @@ class _Lockstep:
 
     def run(self) -> list[TrainResult]:
         cfg = self.cfg
-        for t in range(cfg.n_samples):
-            self.step(t)
-            if cfg.update_every == "batch":
-                if self.size == self.cap or t == cfg.n_samples - 1:
-                    self.update(slice(0, self.size))
-                    self.size = self.ptr = 0
-            elif self.size >= cfg.batch_size:
-                self.update(next(self.minibatches))
+        with loop_progress(cfg.n_samples, "sample") as bar:
+            for t in range(cfg.n_samples):
+                self.step(t)
+                if cfg.update_every == "batch":
+                    if self.size == self.cap or t == cfg.n_samples - 1:
+                        self.update(slice(0, self.size))
+                        self.size = self.ptr = 0
+                elif self.size >= cfg.batch_size:
+                    self.update(next(self.minibatches))
+                bar.update(1)
         self.env_rows.close()
         return [TrainResult(self.learner.network(r), np.asarray(self.returns[r]), self.updates, cfg.n_samples,
                             self.logs[r]) for r in range(self.R)]
