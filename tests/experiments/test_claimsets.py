@@ -12,7 +12,7 @@ import pytest
 
 from privrl.errors import InvalidParameterError
 from privrl.experiments.claimsets import Case, ClaimSpec, Outcome, evaluate, paper_source
-from privrl.experiments.verdicts import compare_curves, decide, per_seed
+from privrl.experiments.verdicts import compare_curves, decide, per_seed, threshold
 
 
 def _frame(a: float, b: float) -> pd.DataFrame:
@@ -86,3 +86,58 @@ def test_mistakes_in_a_declaration_are_errors():
         ClaimSpec("S.", rule=lambda: decide(True), inputs=lambda df: {}, source="someone")
     with pytest.raises(InvalidParameterError, match="values"):
         Outcome(decide(True), values={"quote": "not a value cell"})
+
+
+# --------------------------------------------------------------------------- robustness
+def _noisy(a_mean: float, b_mean: float, spread: float = 1.0):
+    """Two curves of 6 seeds with the given means and a fixed spread (seeds' offsets −2.5 … 2.5)."""
+    offsets = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]
+    return {"a": pd.Series([a_mean + spread * o for o in offsets]),
+            "b": pd.Series([b_mean + spread * o for o in offsets])}
+
+
+def test_a_clear_verdict_is_robust():
+    (claim,) = evaluate([LESS], _frame(1.0, 2.0))
+    assert claim.verdict == "holds" and claim.robustness == ""
+
+
+def test_a_verdict_that_a_stricter_level_changes_is_fragile_with_both_outcomes():
+    # Welch t on 6 + 6 seeds: Δ = −1.8, SE ≈ 1.08, t ≈ −1.67, dof 10: p ≈ 0.063 — undecided at α = 0.05,
+    # holds at α = 0.10; mean ± 1 SE intervals ([−0.78, 1.38] vs [1.02, 3.18]) still overlap
+    spec = ClaimSpec("A is below B.", rule=partial(compare_curves, claim="less", test="welch"),
+                     inputs=lambda d: d)
+    (claim,) = evaluate([spec], _noisy(0.3, 2.1))
+    assert claim.verdict == "undecided"
+    assert claim.robustness.startswith("fragile: ") and "holds under α = 0.10" in claim.robustness
+    assert "α = 0.01" not in claim.robustness   # a stricter level leaves it undecided: no change, not listed
+
+
+def test_a_rule_threshold_moves_by_its_margin_only_in_the_perturbed_settings():
+    from privrl.experiments.verdicts import Rules, threshold, under
+
+    assert threshold(0.75, margin=0.1) == 0.75
+    with under(Rules("x", threshold_shift=-1.0)):
+        assert threshold(0.75, margin=0.1) == pytest.approx(0.65)
+    with under(Rules("x", threshold_shift=1.0)):
+        assert threshold(0.75, margin=0.1) == pytest.approx(0.85)
+
+
+SHARE = ClaimSpec("Most comparisons hold.", rule=lambda frac: decide(frac >= threshold(0.75, margin=0.1)),
+                  inputs=lambda d: {"frac": d})
+
+
+def test_the_share_rule_of_a_fraction_is_fragile_at_its_margin():
+    (at_70,) = evaluate([SHARE], 0.70)
+    assert at_70.verdict == "fails" and at_70.robustness == "fragile: holds under thresholds − margin"
+    (at_95,) = evaluate([SHARE], 0.95)
+    assert at_95.verdict == "holds" and at_95.robustness == ""
+
+
+def test_the_report_cell_shows_the_fragility():
+    from privrl.experiments._markdown import _verdict_cell
+
+    fixed = ClaimSpec("x", rule=lambda frac: decide(frac >= 0.75), inputs=lambda d: {"frac": d})
+    (robust,) = evaluate([fixed], 0.7)
+    assert _verdict_cell(robust) == "**fails**"
+    (fragile,) = evaluate([SHARE], 0.7)
+    assert _verdict_cell(fragile) == "**fails** (fragile: holds under thresholds − margin)"

@@ -182,7 +182,7 @@ def test_report_shows_refused_and_uncertified_curves_and_scale_deviations(tmp_pa
         atomic_write_json(d / "manifest.json", {**base, "setting": setting, "seed": 0, "params": params, **extra})
         (d / "metrics.csv").write_text("metric,value\nx,1.0\n")
     text = write_report(tmp_path).read_text()
-    assert "| [fake-exp](#fake-exp) | quick | 0 / 0 / 1 | 0 / 1 / 0 | needs paper scale |" in text
+    assert "| [fake-exp](#fake-exp) | quick | 0 / 0 / 1 | 0 / 1 / 0 | 0 of 2 | needs paper scale |" in text
     assert ("| Fake 2020 | §9 | “A beats B.” | A beats B ([fake-exp](#fake-exp)) | A < B |  | 1 vs 2 | undecided: "
             "needs paper scale |") in text
     assert "| B is slow ([fake-exp](#fake-exp)) |  |  | **fails** |" in text

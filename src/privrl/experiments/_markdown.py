@@ -51,10 +51,12 @@ def _params_text(params: Mapping[str, Any]) -> str:
 
 def _verdict_cell(claim: Claim) -> str:
     if claim.verdict == "holds":
-        return "holds"
-    if claim.verdict == "fails":
-        return "**fails**"
-    return "undecided" + (f": {claim.reason}" if claim.reason else "")
+        cell = "holds"
+    elif claim.verdict == "fails":
+        cell = "**fails**"
+    else:
+        cell = "undecided" + (f": {claim.reason}" if claim.reason else "")
+    return cell + (f" ({claim.robustness})" if claim.robustness else "")
 
 
 def _spent_text(manifests: Sequence[Mapping[str, Any]]) -> str:

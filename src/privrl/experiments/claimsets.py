@@ -21,6 +21,10 @@ configuration) or none (``None``: nothing to judge, no claim). The rule returns 
 :class:`Outcome` when the claim's measured text or value cells (``paper_calibration_value``,
 ``tight_value``, ``headline``...) are computed from the data too. A spec's own value fields are
 the claim's unless the outcome sets them.
+
+Each claim's rule is applied again under every perturbed rule setting of
+:data:`~privrl.experiments.verdicts.PERTURBED`; a verdict that changes makes the claim fragile, and
+its ``robustness`` text lists each other outcome with the settings that give it.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any, TypedDict
 
 from privrl._validation import check_option, param_error
 from privrl.experiments.spec import SOURCES, Claim
-from privrl.experiments.verdicts import Verdict
+from privrl.experiments.verdicts import PERTURBED, Verdict, under
 
 __all__ = ["Case", "ClaimSpec", "Outcome", "PaperSource", "evaluate", "paper_source"]
 
@@ -101,17 +105,34 @@ class ClaimSpec:
             found = [found]
         return [c if isinstance(c, Case) else Case(args=c) for c in found]
 
-    def claim(self, case: Case) -> Claim:
-        """The claim of one case: the rule applied to its arguments."""
+    def _outcome(self, case: Case) -> Outcome:
         result = self.rule(**case.args)
         outcome = result if isinstance(result, Outcome) else Outcome(result)
         if not isinstance(outcome.verdict, Verdict):
             raise param_error("rule", "ClaimSpec", "a function returning a Verdict or an Outcome", result)
+        return outcome
+
+    def robustness(self, case: Case, verdict: str) -> str:
+        """``""`` when the rule gives ``verdict`` under every perturbed setting, else "fragile: …"
+        with each other verdict and the settings that give it."""
+        others: dict[str, list[str]] = {}
+        for setting in PERTURBED:
+            with under(setting):
+                other = self._outcome(case).verdict.verdict
+            if other != verdict:
+                others.setdefault(other, []).append(setting.name)
+        return "" if not others else "fragile: " + "; ".join(
+            f"{other} under {', '.join(names)}" for other, names in others.items())
+
+    def claim(self, case: Case) -> Claim:
+        """The claim of one case: the rule applied to its arguments, with its robustness."""
+        outcome = self._outcome(case)
         values = {name: getattr(self, name) for name in VALUE_FIELDS}
         values.update(outcome.values)
         text = self.statement.format_map(case.labels)
         return outcome.verdict.claim(text, outcome.measured, source=self.source, quote=self.quote,
-                                     where=self.where, **values)
+                                     where=self.where, robustness=self.robustness(case, outcome.verdict.verdict),
+                                     **values)
 
 
 def evaluate(specs: Sequence[ClaimSpec], data: object) -> list[Claim]:

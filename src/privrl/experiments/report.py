@@ -212,13 +212,17 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
     lines = ["## Verdicts by experiment", "",
              "How many claims the measurement decides, the papers' and privrl's apart. *Undecided* "
              "claims say why (too few seeds, a best hyper-parameter on its grid boundary, a curve no "
-             "better than the trivial answer, a scale-dependent claim below paper scale...).", ""]
+             "better than the trivial answer, a scale-dependent claim below paper scale...). *Fragile* counts "
+             "the verdicts that change under a perturbed rule (α = 0.01 or 0.10, tolerances × 0.5 or × 1.5, "
+             "the trivial margin 5 % or 20 %, mean ± 1 or 2 SE in place of t tests, a rule's own threshold "
+             "moved by its stated margin); each such claim's verdict cell gives every outcome.", ""]
     rows: list[tuple[object, ...]] = []
     totals = {src: dict.fromkeys(("holds", "fails", "undecided"), 0) for src in _SOURCE_NAMES}
+    n_fragile = 0
     for exp_id in ids:
         ev = evaluated[exp_id]
         if ev.claims is None:
-            rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), "—", "—",
+            rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), "—", "—", "—",
                          ev.error and f"claims could not be evaluated: {ev.error}" or ev.note or "—"))
             continue
         cells = []
@@ -227,10 +231,13 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
             for k in counts:
                 totals[src][k] += counts[k]
             cells.append(_counts_text(counts))
-        rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), *cells, _reasons_text(ev.claims)))
-    rows.append(("**total**", "", *(_counts_text(totals[src]) for src in _SOURCE_NAMES), ""))
+        fragile = sum(bool(c.robustness) for c in ev.claims)
+        n_fragile += fragile
+        rows.append((f"[{exp_id}](#{exp_id})", scales.get(exp_id, "?"), *cells, f"{fragile} of {len(ev.claims)}",
+                     _reasons_text(ev.claims)))
+    rows.append(("**total**", "", *(_counts_text(totals[src]) for src in _SOURCE_NAMES), str(n_fragile), ""))
     return lines + _table(["Experiment", "Scale", "Paper claims: holds / fails / undecided",
-                           "privrl's claims: holds / fails / undecided", "Why undecided"], rows) + [""]
+                           "privrl's claims: holds / fails / undecided", "Fragile", "Why undecided"], rows) + [""]
 
 
 def _counts_text(counts: Mapping[str, int]) -> str:

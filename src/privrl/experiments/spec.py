@@ -148,6 +148,8 @@ class Claim:
     The report's tables read ``paper_value`` (what the paper reports), ``paper_calibration_value``
     and ``tight_value`` (what privrl measures under the paper's and under the tight calibration);
     empty strings are blank cells. ``headline=True`` puts a claim in the README's short tables.
+    ``robustness`` is empty when the verdict survives every perturbed rule setting, else says which
+    settings change it to what ("fragile: …", :mod:`privrl.experiments.claimsets`).
     """
 
     claim: str
@@ -162,6 +164,7 @@ class Claim:
     source: str = "privrl"
     quote: str = ""
     where: str = ""
+    robustness: str = ""
 
     def __post_init__(self) -> None:
         # start-up time: _validation loads NumPy (privrl --help reads this module)

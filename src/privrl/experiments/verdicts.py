@@ -34,12 +34,22 @@ The checks:
 * :func:`near_trivial` — a metric within ``rel_tol`` of the trivial predictor's;
 * :func:`degenerate_curves` — every budget gives the same curve;
 * :func:`needs_paper_scale` — a scale-dependent claim measured below paper scale.
+
+**Robustness.** Every verdict is recomputed under perturbed rules (:data:`PERTURBED`: the tests'
+level α = 0.01 and 0.10, tolerances and log-factor allowances × 0.5 and × 1.5, the trivial margin
+5 % and 20 %, t tests replaced by mean ± 1 SE and ± 2 SE intervals, a rule's own thresholds moved by
+their stated margin through :func:`threshold`). The checks above read the active :class:`Rules`
+(:func:`rules`; :func:`under` sets them), so a family's rule built from them is perturbed with no
+change of its own; :mod:`privrl.experiments.claimsets` reports a claim whose verdict changes as
+fragile, with every outcome.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +65,8 @@ __all__ = ["Verdict", "holds", "fails", "undecided", "decide", "all_of", "any_of
            "per_seed", "scale_of", "compare_curves", "compare_to_value", "trivial_guard", "no_better_than",
            "rate_verdict", "slope_interval", "min_seeds", "argmin_on_boundary", "near_trivial",
            "degenerate_curves", "needs_paper_scale", "REASON_PAPER_SCALE", "REASON_NEAR_TRIVIAL",
-           "REASON_DEGENERATE", "REASON_BOUNDARY", "verdict_counts"]
+           "REASON_DEGENERATE", "REASON_BOUNDARY", "verdict_counts", "Rules", "PERTURBED", "rules", "under",
+           "threshold"]
 
 REASON_PAPER_SCALE = "needs paper scale"
 REASON_NEAR_TRIVIAL = "both predictors near-trivial"
@@ -83,6 +94,59 @@ class Verdict:
         values ``paper_value``, ``paper_calibration_value``, ``tight_value``, ``headline``)."""
         return Claim(text, self.detail if measured is None else measured, verdict=self.verdict,
                      reason=self.reason, **fields)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One setting of the decision rules. ``Rules()`` are the rules as stated by each claim;
+    :data:`PERTURBED` holds the variations every verdict is recomputed under.
+
+    ``alpha``: the level of every test (``None``: each test's own; a slope interval's level becomes
+    1 − 2α); ``tol_scale``: multiplies equality tolerances and rate allowances; ``trivial_scale``:
+    multiplies the trivial-baseline margin ``rel_tol``; ``se_multiplier``: the k of the mean ± k SE
+    intervals; ``t_as_se``: decide Welch t tests by those intervals instead; ``threshold_shift``: moves
+    a rule's own thresholds by that many of their stated margins (:func:`threshold`)."""
+
+    name: str = "the stated rules"
+    alpha: float | None = None
+    tol_scale: float = 1.0
+    trivial_scale: float = 1.0
+    se_multiplier: float = 2.0
+    t_as_se: bool = False
+    threshold_shift: float = 0.0
+
+
+#: the rule variations a verdict must survive to be called robust
+PERTURBED = (
+    Rules("α = 0.01", alpha=0.01), Rules("α = 0.10", alpha=0.10),
+    Rules("tolerances × 0.5", tol_scale=0.5), Rules("tolerances × 1.5", tol_scale=1.5),
+    Rules("trivial margin 5 %", trivial_scale=0.5), Rules("trivial margin 20 %", trivial_scale=2.0),
+    Rules("mean ± 1 SE", se_multiplier=1.0, t_as_se=True), Rules("mean ± 2 SE", t_as_se=True),
+    Rules("thresholds − margin", threshold_shift=-1.0), Rules("thresholds + margin", threshold_shift=1.0),
+)
+STATED = Rules()
+_RULES: contextvars.ContextVar[Rules | None] = contextvars.ContextVar("privrl_rules", default=None)
+
+
+def rules() -> Rules:
+    """The active rules (:func:`under` sets them; default the stated ones)."""
+    return _RULES.get() or STATED
+
+
+@contextlib.contextmanager
+def under(setting: Rules) -> Iterator[None]:
+    """Decide every verdict inside the block under ``setting``."""
+    token = _RULES.set(setting)
+    try:
+        yield
+    finally:
+        _RULES.reset(token)
+
+
+def threshold(value: float, *, margin: float) -> float:
+    """A rule's own threshold ``value`` (e.g. "at ≥ 75 % of the budgets"), moved by ``margin`` in
+    the perturbed rules that move thresholds: state the margin with the threshold."""
+    return float(value) + rules().threshold_shift * float(margin)
 
 
 def holds(detail: str = "") -> Verdict:
@@ -233,7 +297,7 @@ def near_trivial(metric_values: object, trivial_value: float, rel_tol: float = 0
     With ``lower_is_better=True`` (an error) a metric *worse* than trivial also counts as
     near-trivial; with ``False`` (a return) likewise for a metric below the trivial one.
     """
-    rel_tol = check_scalar(rel_tol, "rel_tol", owner="near_trivial", low=0.0)
+    rel_tol = check_scalar(rel_tol, "rel_tol", owner="near_trivial", low=0.0) * rules().trivial_scale
     m = _values(metric_values, "metric_values")
     if m.size == 0:
         raise param_error("metric_values", "near_trivial", "at least one finite value", "none")
@@ -345,12 +409,16 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
     alpha = check_scalar(alpha, "alpha", owner="compare_curves", low=0.0, high=0.5, closed="neither")
     tol = check_scalar(tol, "tol", owner="compare_curves", low=0.0)
     min_n = check_scalar(min_n, "min_n", owner="compare_curves", kind=int, low=2)
+    setting = rules()
+    alpha, tol = setting.alpha or alpha, tol * setting.tol_scale
+    if setting.t_as_se and test == "welch":
+        test = "2se"
     if test == "paired":
         va, vb = _aligned(a, b)
     else:
         va, vb = _values(a, "a"), _values(b, "b")
     (ma, sa, na), (mb, sb, nb) = _stats(va), _stats(vb)
-    label = {"welch": "Welch t", "paired": "paired t by seed", "2se": "mean ± 2 SE"}[test]
+    label = {"welch": "Welch t", "paired": "paired t by seed", "2se": f"mean ± {setting.se_multiplier:g} SE"}[test]
     detail = (f"{names[0]} {_fmt(ma)} ± {_fmt(sa)} vs {names[1]} {_fmt(mb)} ± {_fmt(sb)} "
               f"(mean ± s.e., {na}/{nb} seeds; {label}")
     if min(na, nb) < min_n:
@@ -384,23 +452,25 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
 
 def _two_se(claim: str, diff: float, se: float, tol: float, a: tuple[float, float], b: tuple[float, float],
             detail: str) -> Verdict:
-    """:func:`compare_curves`' ``"2se"`` test: the mean ± 2 SE intervals of ``a`` and ``b`` (mean,
-    SE) separated the claimed way, or (``"equal"``) |Δ| ± 2 SE(Δ) against ``tol``."""
+    """:func:`compare_curves`' ``"2se"`` test: the mean ± k SE intervals of ``a`` and ``b`` (mean,
+    SE) separated the claimed way, or (``"equal"``) |Δ| ± k SE(Δ) against ``tol``; k = 2 under the
+    stated rules (:attr:`Rules.se_multiplier`)."""
+    k = rules().se_multiplier
     if claim == "equal":
-        if abs(diff) + 2 * se <= tol:
+        if abs(diff) + k * se <= tol:
             return holds(detail)
-        if abs(diff) - 2 * se > tol:
+        if abs(diff) - k * se > tol:
             return fails(detail)
-        return undecided("difference within 2 SE of the tolerance", detail)
+        return undecided(f"difference within {k:g} SE of the tolerance", detail)
     (ma, sa), (mb, sb) = a, b
-    lo_a, hi_a, lo_b, hi_b = ma - 2 * sa, ma + 2 * sa, mb - 2 * sb, mb + 2 * sb
+    lo_a, hi_a, lo_b, hi_b = ma - k * sa, ma + k * sa, mb - k * sb, mb + k * sb
     a_below, b_below = hi_a < lo_b, hi_b < lo_a
     ok, bad = (a_below, b_below) if claim == "less" else (b_below, a_below)
     if ok:
         return holds(detail)
     if bad:
         return fails(detail)
-    return undecided("mean ± 2 SE intervals overlap", detail)
+    return undecided(f"mean ± {k:g} SE intervals overlap", detail)
 
 
 def _t_test(claim: str, diff: float, se: float, dof: float, alpha: float, tol: float, ns: tuple[int, int],
@@ -441,6 +511,7 @@ def compare_to_value(values: object, value: float, *, claim: str = "equal", tol:
     check_option(claim, "claim", CLAIMS, owner="compare_to_value")
     tol = check_scalar(tol, "tol", owner="compare_to_value", low=0.0)
     alpha = check_scalar(alpha, "alpha", owner="compare_to_value", low=0.0, high=0.5, closed="neither")
+    alpha, tol = rules().alpha or alpha, tol * rules().tol_scale
     v = _values(values, "values")
     mean, se, n = _stats(v)
     detail = (f"{names[0]} {_fmt(mean)} ± {_fmt(se)} (mean ± s.e., {n} seeds) vs {names[1]} {_fmt(float(value))}")
@@ -491,6 +562,9 @@ def rate_verdict(slopes: object, *, claimed: float, rival: float, allowance: flo
     told apart from the rival rate, e.g. √T against T^{3/4}); **fails** when ``lo > claimed +
     allowance`` (it grows faster than claimed even allowing ``allowance`` for the logarithmic
     factors a Õ(·) hides); undecided otherwise, saying which."""
+    setting = rules()
+    level = 1.0 - 2.0 * setting.alpha if setting.alpha else level
+    allowance *= setting.tol_scale
     mean, lo, hi, n = slope_interval(slopes, level)
     detail = f"{name} {mean:.2f} [{lo:.2f}, {hi:.2f}] ({100 * level:g}% CI over {n} seeds) against {claimed:g}"
     guard = min_seeds(n, min_n)

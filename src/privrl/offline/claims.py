@@ -20,7 +20,7 @@ import numpy as np
 
 from privrl.experiments.claimsets import Case, ClaimSpec, Outcome, evaluate, paper_source
 from privrl.experiments.spec import Claim
-from privrl.experiments.verdicts import Verdict, decide, no_better_than
+from privrl.experiments.verdicts import Verdict, decide, no_better_than, threshold
 
 __all__ = ["linear_claims", "tabular_claims", "frontier_claims", "FIG1_WHY", "LINEAR_CLAIMS", "TABULAR_CLAIMS",
            "FRONTIER_CLAIMS"]
@@ -239,7 +239,8 @@ def larger_rho_closer(runs: _Linear, rho_rows: list[str]) -> Verdict:
             f"{_TRIVIAL} (of {len(Ks)})" + runs.scale_note)
     reason = runs.pending if not runs.decidable else \
         f"every budget no better than {_TRIVIAL} ({runs.trivial:.3g}) at every K"
-    return runs.reasoned(decide(frac >= 0.75 if runs.decidable and useful else None, text, reason=reason))
+    return runs.reasoned(decide(frac >= threshold(0.75, margin=0.1) if runs.decidable and useful else None, text,
+                                reason=reason))
 
 
 def _with_pevi(runs: _Linear) -> Mapping[str, object] | None:
@@ -284,8 +285,8 @@ def lower_order(runs: _Linear, slopes: list[tuple[str, float]], stuck: list[str]
             or "no curve above 1e-6 at K ≥ 1000") + runs.scale_note
     reason = (f"{' and '.join(stuck)} no better than {_TRIVIAL} ({runs.trivial:.3g}) for K ≥ 1000"
               if stuck and runs.decidable else runs.pending or "no data")
-    return runs.reasoned(decide(all(s <= -0.75 for _, s in slopes) if runs.decidable and slopes and not stuck
-                                else None, text, reason=reason))
+    steep = all(s <= threshold(-0.75, margin=0.1) for _, s in slopes)
+    return runs.reasoned(decide(steep if runs.decidable and slopes and not stuck else None, text, reason=reason))
 
 
 def _no_data() -> Verdict:
