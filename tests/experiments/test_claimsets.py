@@ -141,3 +141,15 @@ def test_the_report_cell_shows_the_fragility():
     assert _verdict_cell(robust) == "**fails**"
     (fragile,) = evaluate([SHARE], 0.7)
     assert _verdict_cell(fragile) == "**fails** (fragile: holds under thresholds − margin)"
+
+
+def test_the_regret_slopes_follow_the_rules_fit_window():
+    from privrl.experiments.verdicts import Rules, under
+    from privrl.linear_mixture.claims import _slope
+
+    # regret ∝ k up to k = 1000, then ∝ √k: the last decade (k ≥ 1000) fits 0.5, a window from k ≥ 500 more
+    k = pd.Index([100, 200, 500, 1000, 2000, 5000, 10000])
+    curve = pd.Series([float(x) if x <= 1000 else 1000 * (x / 1000) ** 0.5 for x in k], index=k)
+    assert _slope(curve) == pytest.approx(0.5)
+    with under(Rules("x", fit_window=0.05)):
+        assert _slope(curve) > 0.55

@@ -38,7 +38,8 @@ The checks:
 **Robustness.** Every verdict is recomputed under perturbed rules (:data:`PERTURBED`: the tests'
 level α = 0.01 and 0.10, tolerances and log-factor allowances × 0.5 and × 1.5, the trivial margin
 5 % and 20 %, t tests replaced by mean ± 1 SE and ± 2 SE intervals, a rule's own thresholds moved by
-their stated margin through :func:`threshold`). The checks above read the active :class:`Rules`
+their stated margin through :func:`threshold`, a growth rate fitted from X/20 or X/5 instead of the
+last decade X/10). The checks above read the active :class:`Rules`
 (:func:`rules`; :func:`under` sets them), so a family's rule built from them is perturbed with no
 change of its own; :mod:`privrl.experiments.claimsets` reports a claim whose verdict changes as
 fragile, with every outcome.
@@ -105,7 +106,8 @@ class Rules:
     1 − 2α); ``tol_scale``: multiplies equality tolerances and rate allowances; ``trivial_scale``:
     multiplies the trivial-baseline margin ``rel_tol``; ``se_multiplier``: the k of the mean ± k SE
     intervals; ``t_as_se``: decide Welch t tests by those intervals instead; ``threshold_shift``: moves
-    a rule's own thresholds by that many of their stated margins (:func:`threshold`)."""
+    a rule's own thresholds by that many of their stated margins (:func:`threshold`); ``fit_window``:
+    where a fitted growth rate's window starts, as a fraction of the last x (0.1: the last decade)."""
 
     name: str = "the stated rules"
     alpha: float | None = None
@@ -114,6 +116,7 @@ class Rules:
     se_multiplier: float = 2.0
     t_as_se: bool = False
     threshold_shift: float = 0.0
+    fit_window: float = 0.1
 
 
 #: the rule variations a verdict must survive to be called robust
@@ -123,6 +126,7 @@ PERTURBED = (
     Rules("trivial margin 5 %", trivial_scale=0.5), Rules("trivial margin 20 %", trivial_scale=2.0),
     Rules("mean ± 1 SE", se_multiplier=1.0, t_as_se=True), Rules("mean ± 2 SE", t_as_se=True),
     Rules("thresholds − margin", threshold_shift=-1.0), Rules("thresholds + margin", threshold_shift=1.0),
+    Rules("fit window x ≥ X/20", fit_window=0.05), Rules("fit window x ≥ X/5", fit_window=0.2),
 )
 STATED = Rules()
 _RULES: contextvars.ContextVar[Rules | None] = contextvars.ContextVar("privrl_rules", default=None)

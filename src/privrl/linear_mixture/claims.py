@@ -17,7 +17,7 @@ rates.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +35,7 @@ from privrl.experiments.verdicts import (
     no_better_than,
     per_seed,
     rate_verdict,
+    rules,
     scale_of,
     slope_interval,
     trivial_guard,
@@ -56,9 +57,10 @@ def _curve_keys() -> list[str]:
 
 
 def _slope(curve: pd.Series) -> float:
-    """Least-squares slope of log(regret) on log(k) over the last decade of k (k ≥ K/10)."""
+    """Least-squares slope of log(regret) on log(k) over the last decade of k (k ≥ K/10; the perturbed
+    rules move the window's start, :attr:`~privrl.experiments.verdicts.Rules.fit_window`)."""
     K = curve.index.max()
-    tail = curve[(curve.index >= K / 10) & (curve > 0)]
+    tail = curve[(curve.index >= K * rules().fit_window) & (curve > 0)]
     return float(np.polyfit(np.log(tail.index.to_numpy(float)), np.log(tail.to_numpy(float)), 1)[0]) if len(tail) >= 2 \
         else math.nan
 
@@ -100,11 +102,12 @@ class _Regret:
     rows and the guard the claims share (≥ 3 seeds, paper scale)."""
 
     df: pd.DataFrame
-    slopes: pd.DataFrame
+    decide_on: pd.DataFrame
     reg: pd.DataFrame
     last: pd.DataFrame
     stuck_rows: pd.DataFrame
     guard: Verdict | None
+    _slopes: dict[float, pd.DataFrame] = field(default_factory=dict, compare=False, repr=False)
 
     def stuck_of(self, grp: pd.DataFrame) -> float:
         """The stuck learner's regret at K on the models of ``grp``'s runs (mean over seeds)."""
@@ -115,11 +118,19 @@ class _Regret:
     def seeds(self) -> Verdict | None:
         return min_seeds(self.reg, 3)
 
+    @property
+    def slopes(self) -> pd.DataFrame:
+        """The fitted slopes of the runs decided on, in the active rules' fit window (cached per window)."""
+        window = rules().fit_window
+        if window not in self._slopes:
+            self._slopes[window] = fitted_slopes(self.decide_on)
+        return self._slopes[window]
+
 
 def _regret(df: pd.DataFrame) -> _Regret:
     decide_on = df[df["env"] == "E2"] if "E2" in set(df["env"]) else df
     reg = decide_on[decide_on["metric"] == "cumulative_regret"]
-    return _Regret(df=df, slopes=fitted_slopes(decide_on), reg=reg,
+    return _Regret(df=df, decide_on=decide_on, reg=reg,
                    last=reg[reg["episodes"] == reg.groupby(["env"])["episodes"].transform("max")],
                    stuck_rows=decide_on[decide_on["metric"] == "stuck_regret_per_episode"],
                    guard=first_undecided(min_seeds(reg, 3), needs_paper_scale(scale_of(df))))
