@@ -74,3 +74,11 @@ def test_the_archive_manifest_records_the_sweep():
         assert e["span_seconds"] is not None and e["span_seconds"] >= 0
     # small enough to commit
     assert sum(p.stat().st_size for p in ARCHIVE.iterdir()) < 25e6
+
+
+def test_the_committed_evidence_cites_no_spec_outside_the_repository():
+    """The report cites the papers' sections or the repository's own derivations (docs/), never the
+    implementation specs, which are not part of the repository."""
+    text = (EVIDENCE / "report.md").read_text(encoding="utf-8")
+    cited = re.findall(r"spec §[\d.]+|\bthe spec\b|\(A\d+\)|typo A\d+", text)
+    assert not cited, f"the report cites what is not in the repository: {sorted(set(cited))}"

@@ -222,7 +222,8 @@ def ldp_costs_more(runs: _Regret) -> Verdict:
 
 
 def theory_stuck(runs: _Regret) -> Verdict:
-    """Every private learner under the theory constants no better than the stuck learner (spec §5.3)."""
+    """Every private learner under the theory constants no better than the stuck learner (their radii swamp the
+    data: docs/linear_mixture.md, "Degenerate output")."""
     slopes = runs.slopes
     theory = slopes[(slopes["constants"] == "theory") & slopes["label"].str.contains("DP")]
     parts, flags = [], []
@@ -269,12 +270,14 @@ CLAIMS = [
     ClaimSpec("The JDP regret decreases as ε grows (privacy cost ∝ 1/√ε, Thm 6.5); decided on the practical "
               "constants, paired by seed.", rule=jdp_decreases_in_epsilon, inputs=_whole, **paper_source(
                   "Theorem 6.5; Remark 6.8", "ours have a multiplicative factor 1/√ε under (ε,δ)-JDP")),
-    ClaimSpec("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived in the "
-              "spec); practical constants, paired by seed.", rule=ldp_costs_more, inputs=_whole, **paper_source(
+    ClaimSpec("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived in "
+              "docs/linear_mixture.md, Regret); practical constants, paired by seed.", rule=ldp_costs_more,
+              inputs=_whole, **paper_source(
                   "Remark 6.9", "a local Privatizer at each user's side is used to inject independent Gaussian noise "
                   "[...] under stronger noise in the LDP setting")),
     ClaimSpec("With the theory constants the private algorithms stay stuck at K = 10⁵ (E2): their regret is no better "
-              "than the stuck learner's (within 10 %), even under tight calibration (spec §5.3).",
+              "than the stuck learner's (within 10 %), even under tight calibration (their radii swamp the data: "
+              "docs/linear_mixture.md, Degenerate output).",
               rule=theory_stuck, inputs=_whole),
     ClaimSpec("The explicit regret bounds (theory constants) are at least K·H, the largest possible regret, at the "
               "largest K run: vacuous.", rule=bounds_vacuous, inputs=_bounds),

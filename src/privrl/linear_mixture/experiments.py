@@ -204,7 +204,7 @@ def _privacy_result(params: Mapping[str, Any], est: Any, rows: list[dict[str, ob
                "beta_r": np.asarray(est.beta_r_).tolist(),
                "paper_epsilon_closed_form": None if math.isinf(est.paper_epsilon_) else est.paper_epsilon_,
                "note": "epsilon_spent is per user (one episode); JDP: the billboard lemma over the 4H tree "
-                       "counters; LDP: each user's local randomiser (derived, spec §3.4)", **extra},
+                       "counters; LDP: each user's local randomiser (derived: docs/linear_mixture.md)", **extra},
     )
 
 
@@ -332,16 +332,20 @@ EXPERIMENT = register(Experiment(
     plot=plot,
     claims=claims,
     deviations=(
-        "The paper has no experiments; environments E1 (hard instance of Zhou, Gu & Szepesvári 2021, reconstructed "
-        "in the spec, not verified against the original) and E2 (random mixture) come from the spec (§5.2).",
+        "The paper has no experiments; environments E1 (the hard instance of Zhou, Gu & Szepesvári 2021, "
+        "reconstructed from its description, not verified against the original) and E2 (a random mixture) are "
+        "privrl's (docs/linear_mixture.md, Environments).",
         "Tight calibration (default): the run is one Gaussian mechanism with μ set exactly to (ε, δ), split across "
         "streams and steps to minimise the regret bound, with the per-step sensitivities of the actual releases; "
         "the paper-calibration curve uses Thm 6.4's σ with the printed add/remove sensitivities (labelled).",
-        "The regression feature is computed in episode j and frozen (A1); Λ¹ = γI (A4); truncation at H−h+1 (A5).",
-        "The LDP privatizer is derived (spec §3.4), the paper only sketches it.",
+        "The regression feature is computed in episode j and frozen (Sec 3 and 6.1 re-evaluate past features with "
+        "the current V, which the proof does not do and a streaming tree cannot); Λ¹ = γI; truncation at H−h+1 "
+        "(docs/linear_mixture.md, Deviations 2–3).",
+        "The LDP privatizer is derived (docs/linear_mixture.md); the paper only sketches it (Remark 6.9).",
         "Practical constants (β × 0.1 with its regulariser terms halved, a Monte-Carlo Υ, shift 1.2Υ; chosen on other "
         "model instances) leave the noise and the ledger unchanged (data-independent post-processing).",
-        "The explicit regret bound is the non-O form read off the proofs (spec §4.2/4.3) with the theory constants.",
+        "The explicit regret bound is the non-O form read off the proofs of Theorems 4.1 and 5.1 with the theory "
+        "constants (docs/linear_mixture.md, Regret).",
     ),
     scale_deviations=_deviations,
 ))

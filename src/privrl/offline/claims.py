@@ -33,7 +33,7 @@ FIG1_WHY = (
     "the matrix noise the paper's calibration differs in. Σφ(r+Ṽ)/σ̃² gets std sqrt(2H²/ρ0) ≈ 283 at ρ = 1, "
     "H = 20 (ρ0 = ρ/(5H)), while the weighted Gram has entries ~0.2K and the actions differ by ~r_h/8 in "
     "reward, so for K ≤ 1000 the noisy regression cannot rank the actions at any ρ ≤ 25; the paper's "
-    "figure must have used another, unstated noise scale (spec §5.4, docs/offline.md).")
+    "figure must have used another, unstated noise scale (docs/offline.md).")
 
 
 def curve_order(label: str, calibration: str) -> tuple:

@@ -354,7 +354,8 @@ EXPERIMENT = register(Experiment(
     claims=claims,
     scale_deviations=lambda scale: _scale_deviations(scale),
     deviations=(
-        "Chain conventions the paper leaves unstated (spec §4.3): reward 1 on entering the absorbing "
+        "Chain conventions §6 of the paper leaves unstated (docs/policy_evaluation.md, The §6 chain): reward 1 on "
+        "entering the absorbing "
         "state 39, start uniform over all 40 states, the absorbing state recorded as visited with "
         "return 0, no truncation.",
         "Both F_max = R_max/(1−γ) = 100 (paper default) and the tighter public F_max = 1 are run.",
@@ -365,7 +366,8 @@ EXPERIMENT = register(Experiment(
         "calibration.",
         "DP-LSL uses λ = λ_min + c√m (and λ_min + c·m for comparison); the c of each curve is the "
         "one with the smallest mean RMSE (selected with the true values; not private).",
-        "DP-LSL's count function uses min{·, m} (the paper prints max; typo A3); norms are spectral.",
+        "DP-LSL's count function uses min{·, m} (§4.2 and Lemmas 9/21 print max; eq. (12) and App. E need min); "
+        "norms are spectral.",
         "Excess risk is J(θ̂) − J(θ) on the batch, computed exactly as ηᵀHη with H = ΦᵀΓΦ (DP-LSW) or "
         "ΦᵀΓ_XΦ + λ/(2m)·I (DP-LSL); σ_X is recorded only as a labelled non-private diagnostic.",
         "Panel 4 and the aggregation claims compare DP-LSL at the common λ = λ_min + 1·√m.",
