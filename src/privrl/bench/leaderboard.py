@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from privrl._io import atomic_write_bytes, atomic_write_text
+from privrl.bench.overview import overview_lines
 from privrl.bench.references import frozen_points
 from privrl.bench.scoring import reference_points
 from privrl.bench.spec import AUDIT_BUDGET, Task
@@ -329,7 +330,7 @@ def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    lines = _intro(profile, manifest)
+    lines = _intro(profile, manifest) + overview_lines(summary, tasks)
     lines += ["## Tasks", "", "| task | setting | privacy unit | n | metric | 0 = | 100 = |",
               "|---|---|---|---|---|---|---|"]
     for task in tasks:
