@@ -88,12 +88,11 @@ def _dp_apvi(calibration: str):
     return fit
 
 
-def _auto_route(task_input: TaskInput) -> dict[str, object]:
-    """The recommended route's arguments: ``route="auto"`` over the task's public state groups (the
-    states alone where it has none)."""
+def _candidate_groups(task_input: TaskInput) -> list[np.ndarray] | None:
+    """The recommended route's candidate groupings: the task's public state groups (None: the
+    states alone)."""
     groups = task_input.get("groups")
-    return {"constants": "practical", "route": "auto",
-            "state_groups": None if groups is None else [np.asarray(groups)]}
+    return None if groups is None else [np.asarray(groups)]
 
 
 def _read_deployed(est: APVI | DPAPVI) -> Output:
@@ -106,13 +105,14 @@ def _read_deployed(est: APVI | DPAPVI) -> Output:
 
 def _apvi_auto(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
                noise: NoiseSource | None = None) -> Fitted:
-    return estimator_fit(APVI(**_auto_route(task_input)), lambda e: e.fit(task_input.dataset, task_input["reward"]),
+    est = APVI(constants="practical", route="auto", state_groups=_candidate_groups(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"]),
                          _read_deployed)
 
 
 def _dp_apvi_auto(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.Generator,
                   noise: NoiseSource | None = None) -> Fitted:
-    est = DPAPVI(budget=budget, **_auto_route(task_input))
+    est = DPAPVI(budget=budget, constants="practical", route="auto", state_groups=_candidate_groups(task_input))
     return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read_deployed,
                          noise=noise)
 
