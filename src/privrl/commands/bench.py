@@ -255,7 +255,7 @@ def _freeze(args: argparse.Namespace, tasks: list[Any], budgets: list[Any], prof
     if summary.failed:
         return die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed, nothing frozen: "
                          + summary.failures_text())
-    path = freeze(df, tasks, profile, path=args.freeze or None, force=args.force)
+    path = freeze(df, tasks, profile, path=args.freeze or None)
     print(f"froze {', '.join(t.versioned_name for t in tasks)} ({profile} profile) into {path}")
     return 0
 
