@@ -224,12 +224,11 @@ def _entry(task: Task) -> dict[str, Any]:
             "reference": task.reference, "optimum": task.optimum, "profiles": {}}
 
 
-def freeze(rows: pd.DataFrame, tasks: Sequence[Task], profile: str, *, path: str | Path | None = None,
-           force: bool = False) -> Path:
+def freeze(rows: pd.DataFrame, tasks: Sequence[Task], profile: str, *, path: str | Path | None = None) -> Path:
     """Write the frozen references of ``tasks`` at ``profile`` from a run's rows (the trivial and
     reference cells of every seed) into the reference file ``path`` (default: the committed one),
-    keeping its other tasks and profiles. Refused, unless ``force``, when it would change what a
-    version already frozen holds (data, values, metric or baselines): bump the task's version."""
+    keeping its other tasks and profiles. Refused when it would change what a version already frozen
+    holds (data, values, metric, baselines or optimum): bump the task's version."""
     path = REFERENCE_FILE if path is None else Path(path)
     refs = load_references(path)
     for task in tasks:
@@ -243,7 +242,7 @@ def freeze(rows: pd.DataFrame, tasks: Sequence[Task], profile: str, *, path: str
             changed = {k for k in ("metric", "trivial", "reference", "optimum") if old.get(k) != entry[k]}
             before = old["profiles"].get(profile, {}).get("seeds", {})
             changed |= {f"seed {s}" for s, v in seeds.items() if str(s) in before and before[str(s)] != v}
-            if changed and not force:
+            if changed:
                 raise InvalidDataError(f"Freezing `{task.versioned_name}` would change what that version holds "
                                        f"({', '.join(sorted(changed))}): bump the task's version (Task.version) and "
                                        "freeze again.")
