@@ -120,9 +120,9 @@ def _score(row: Mapping[str, Any]) -> str:
 
 def _frozen_line(task: Task, references: Mapping[str, Any] | None, profile: str) -> list[str]:
     """The task's frozen references: their version, seeds and data hashes (nothing without a reference file)."""
-    frozen = None if references is None else frozen_points(references, task, profile)
     if references is None:
         return []
+    frozen = frozen_points(references, task, profile)
     if frozen is None:
         return ["", f"*Frozen references*: none for `{task.versioned_name}` at the {profile} profile."]
     hashes = ", ".join(f"seed {s} `{h[:12]}`" for s, h in sorted(frozen.data.items()))

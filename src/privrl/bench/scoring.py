@@ -57,9 +57,8 @@ __all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised"
 
 #: the columns of the summary (and of ``leaderboard.csv``)
 COLUMNS = ("task", "task_version", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason",
-           "metric",
-           "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent", "delta",
-           "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
+           "metric", "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent",
+           "delta", "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
            "audit_max_epsilon_lower", "notes", "n_warned", "score_note", "cpu_seconds")
 #: the smallest improvement of the reference on the trivial answer (a fraction of the trivial
 #: answer's metric) for which the task's normalised score is defined
