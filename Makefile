@@ -11,7 +11,10 @@ JOBS ?= 2
 PAPER_OUT ?= results/paper
 EVIDENCE  ?= docs/results
 BENCH_OUT ?= results/bench
-BENCH_BOARD ?= docs/bench
+# PLUGIN="pkg.module:Class [path/to/file.py:Class ...]" adds outside entries to bench-suite; their board is
+# written into $(BENCH_OUT), never over the committed docs/bench
+PLUGIN ?=
+BENCH_BOARD ?= $(if $(strip $(PLUGIN)),$(BENCH_OUT),docs/bench)
 API_OUT ?= results/api
 
 .PHONY: demo test test-slow bench bench-utility bench-suite lint api-docs venv clean reproduce-paper
@@ -63,9 +66,10 @@ bench-utility: $(STAMP_TEST)
 	$(BIN)/python benchmarks/bench_utility.py
 
 # The benchmark of private RL (docs/bench.md): every task, entry and budget, audited; the leaderboard,
-# plots and manifest go to $(BENCH_BOARD). Finished cells in $(BENCH_OUT) are skipped.
+# plots and manifest go to $(BENCH_BOARD). Finished cells in $(BENCH_OUT) are skipped. With PLUGIN, the
+# plugins' rows join the board (docs/bench.md, "Submitting a result").
 bench-suite: $(STAMP_DEMO)
-	$(BIN)/privrl bench --audit --out $(BENCH_OUT) --leaderboard $(BENCH_BOARD) --jobs $(JOBS)
+	$(BIN)/privrl bench --audit --out $(BENCH_OUT) --leaderboard $(BENCH_BOARD) --jobs $(JOBS) $(addprefix --plugin=,$(PLUGIN))
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks

@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from privrl._io import atomic_write_bytes, atomic_write_text
+from privrl.bench.overview import overview_lines
+from privrl.bench.references import frozen_points
 from privrl.bench.scoring import reference_points
 from privrl.bench.spec import AUDIT_BUDGET, Task
 from privrl.experiments.runner import git_commit, versions
@@ -116,16 +118,29 @@ def _score(row: Mapping[str, Any]) -> str:
     return text
 
 
+def _frozen_line(task: Task, references: Mapping[str, Any] | None, profile: str) -> list[str]:
+    """The task's frozen references: their version, seeds and data hashes (nothing without a reference file)."""
+    if references is None:
+        return []
+    frozen = frozen_points(references, task, profile)
+    if frozen is None:
+        return ["", f"*Frozen references*: none for `{task.versioned_name}` at the {profile} profile."]
+    hashes = ", ".join(f"seed {s} `{h[:12]}`" for s, h in sorted(frozen.data.items()))
+    return ["", f"*Frozen references* (`{task.versioned_name}`, {profile} profile; scores are computed against "
+                f"them, not against this run's trivial and reference rows): data SHA-256 {hashes}."]
+
+
 def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mapping[str, object],
-                 left_out: Mapping[str, str]) -> list[str]:
-    refs = reference_points(summary, task)
+                 left_out: Mapping[str, str], references: Mapping[str, Any] | None = None) -> list[str]:
+    frozen = None if references is None else frozen_points(references, task, profile)
+    refs = reference_points(summary, task, frozen)
     size = task.sizes[profile]
     n = task.n_units(profile)
     seeds = int(summary[summary["task"] == task.name]["n_seeds"].max() or task.seeds(profile))
     direction = "lower is better" if task.metric.lower_is_better else "higher is better"
     triv_label = getattr(entries.get(task.trivial), "label", task.trivial)
     ref_label = getattr(entries.get(task.reference), "label", task.reference)
-    lines = [f"## `{task.name}` — {task.title}", "",
+    lines = [f"## `{task.versioned_name}` — {task.title}", "",
              f"{_SETTING_TITLES[task.setting]} · privacy unit: one {task.privacy_unit.value.replace('_', ' ')} "
              f"({task.neighboring.value.replace('_', ' ')}) · n = {n:,} {task.units} · "
              f"δ = {task.delta_for(profile):.3g}"
@@ -139,6 +154,7 @@ def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mappi
         opt = normalised(task.optimum, refs["trivial"], refs["reference"], lower_is_better=task.metric.lower_is_better)
         lines[-1] += f"; optimum: {task.optimum_label} ({format_value(task.optimum)}, score {format_value(opt)})"
     lines[-1] += "."
+    lines += _frozen_line(task, references, profile)
     score_note = _first_note(summary[summary["task"] == task.name])
     if score_note:
         lines += ["", f"**No normalised score on this run** — {score_note}: the score column is blank and the "
@@ -298,24 +314,27 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
         ax.xaxis.set_minor_formatter(NullFormatter())     # decade labels only: the minor ones overlap
     ax.set_ylim(low - 5, high + 5)
     ax.set(xlabel="ε spent at the task's δ (circles: ε budgets; squares: ρ budgets)", ylabel="normalised score",
-           title=f"{task.name}: {task.metric.label}\n(scores outside [{low:g}, {high:g}] drawn at the edge as ×)")
+           title=f"{task.versioned_name}: {task.metric.label}"
+                 f"\n(scores outside [{low:g}, {high:g}] drawn at the edge as ×)")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return save_figure(fig, out_dir, task.name, formats=("png",))[0]
 
 
 def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str | os.PathLike, *, profile: str,
                       manifest: Mapping[str, object], entries: Mapping[str, object],
-                      left_out: Mapping[str, Mapping[str, str]]) -> list[Path]:
+                      left_out: Mapping[str, Mapping[str, str]],
+                      references: Mapping[str, Any] | None = None) -> list[Path]:
     """Write ``leaderboard.md``, ``leaderboard.csv``, ``<task>.png`` and ``manifest.json`` into
-    ``out_dir``; returns the paths written."""
+    ``out_dir``; returns the paths written. ``references``: the frozen reference file the scores
+    were computed against (each task's header then names its frozen version and data hashes)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    lines = _intro(profile, manifest)
+    lines = _intro(profile, manifest) + overview_lines(summary, tasks)
     lines += ["## Tasks", "", "| task | setting | privacy unit | n | metric | 0 = | 100 = |",
               "|---|---|---|---|---|---|---|"]
     for task in tasks:
-        lines.append(f"| [`{task.name}`](#{task.name}) | {task.setting} | {task.privacy_unit.value} | "
+        lines.append(f"| [`{task.versioned_name}`](#{task.name}) | {task.setting} | {task.privacy_unit.value} | "
                      f"{task.n_units(profile):,} {task.units} | {task.metric.name} | {task.trivial} | "
                      f"{task.reference} |")
     lines.append("")
@@ -323,7 +342,7 @@ def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str
         rows = summary[summary["task"] == task.name]
         if rows.empty:
             continue
-        lines += _task_header(task, summary, profile, entries, left_out.get(task.name, {}))
+        lines += _task_header(task, summary, profile, entries, left_out.get(task.name, {}), references)
         lines += _task_table(rows, task)
         figure = _plot_task(task, rows, out)
         if figure is not None:
@@ -343,7 +362,7 @@ def terminal_table(summary: pd.DataFrame, tasks: Sequence[Task], *, color: bool 
         rows = summary[summary["task"] == task.name]
         if rows.empty:
             continue
-        lines.append(f"{task.name}  ({task.metric.name}; 0 = {task.trivial}, 100 = {task.reference})")
+        lines.append(f"{task.versioned_name}  ({task.metric.name}; 0 = {task.trivial}, 100 = {task.reference})")
         for _, row in _sorted(rows).iterrows():
             audit = _audit(row, markdown=False)
             if color and row["status"] == "violation":

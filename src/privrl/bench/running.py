@@ -18,7 +18,9 @@ library's reason, ``over budget``: the entry ran but its ledger spends more than
 ``uncertified``: an uncertified reference, :meth:`~privrl.bench.spec.Entry.uncertified`, scored
 with the reason its guarantee does not cover the task's unit and no ε), ``epsilon`` (the ledger's ε
 at the task's δ; NaN for an uncertified reference), ``delta``, ``rho`` (the ledger's ρ when it has
-one), ``cpu_seconds`` and the notes of the fit (utility warnings).
+one), ``cpu_seconds``, the notes of the fit (utility warnings) and ``data_hash``, the SHA-256 of the
+seed's data (:func:`~privrl.bench.references.data_hash`), which the command checks against the task's
+frozen version.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 
 from privrl.bench.entries import REFUSALS, all_entries
 from privrl.bench.plugins import resolve_entry
+from privrl.bench.references import data_hash
 from privrl.bench.spec import AUDIT_BUDGET, Budget, Entry, Fitted, Instance, Task, entry_code, setting_index
 from privrl.bench.tasks import data_seed, get_task
 from privrl.experiments.registry import register
@@ -127,10 +130,12 @@ def plan(tasks: Sequence[Task], entries: Sequence[Entry], budgets: Sequence[Budg
 # --------------------------------------------------------------------------- one cell
 @functools.lru_cache(maxsize=4)
 def instance(task_name: str, profile: str, seed: int) -> Instance:
-    """The data of ``task_name`` for one seed (cached per process: every entry of the seed reads it)."""
+    """The data of ``task_name`` for one seed (cached per process: every entry of the seed reads it),
+    with their hash."""
     task = get_task(task_name)
     inst = task.build(task.sizes[profile], np.random.default_rng(data_seed(task.name, seed)))
     inst.input.delta = task.delta_for(profile)
+    inst.data_hash = data_hash(inst)
     return inst
 
 
@@ -214,7 +219,8 @@ def _finish(prep: _Prepared, fitted: Fitted | BaseException, cpu: float) -> RunR
         reason = "" if cert["certified"] else \
             f"its ledger spends ε = {cert['epsilon']:.4g} at δ = {delta:.3g} > the budget {grid}"
     base = {**_row_base(cell, entry, delta), "outcome": status, "reason": reason,
-            "epsilon": cert["epsilon"], "rho": cert["rho"], "cpu_seconds": cpu, "notes": "; ".join(fitted.notes)}
+            "epsilon": cert["epsilon"], "rho": cert["rho"], "cpu_seconds": cpu, "notes": "; ".join(fitted.notes),
+            "data_hash": prep.inst.data_hash}
     rows = [{**base, "metric": k, "value": float(v)} for k, v in metrics.items()]
     private = entry.is_private and fitted.ledger is not None and prep.uncertified is None
     est = fitted.estimator

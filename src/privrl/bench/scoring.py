@@ -30,6 +30,13 @@ number of fits (:func:`privrl.bench.audit.max_epsilon_lower`): a claim above it 
 standard errors over the seeds (:func:`below_trivial`; never with one seed, which has no standard
 error).
 
+With ``references`` (the frozen reference file, :mod:`privrl.bench.references`) the trivial and
+reference metrics of each seed are the *frozen* ones of the task's version, not the run's own rows:
+a score then means the same on every run of ``task-vN``. A task with nothing frozen for its version
+and profile, or whose run data differ from the frozen version (their hashes), gets no score (the
+reason in ``score_note``); a seed that is not frozen is left out of the score. ``task_version`` is
+``task-vN``.
+
 ``n_warned`` counts the seeds of a cell whose fit raised a :class:`~privrl.errors.UtilityWarning`
 (or a privacy-leak warning): the leaderboard marks those cells.
 """
@@ -43,14 +50,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privrl.bench.references import Frozen, scale_of
 from privrl.bench.spec import Task
 
 __all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised", "reference_check", "below_trivial"]
 
 #: the columns of the summary (and of ``leaderboard.csv``)
-COLUMNS = ("task", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason", "metric",
-           "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent", "delta",
-           "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
+COLUMNS = ("task", "task_version", "setting", "entry", "label", "role", "calibration", "budget", "status", "reason",
+           "metric", "raw_mean", "raw_se", "score_mean", "score_se", "below_trivial", "n_seeds", "epsilon_spent",
+           "delta", "rho_spent", "epsilon_lower", "claimed_epsilon", "audit_verdict", "audit_method", "audit_trials",
            "audit_max_epsilon_lower", "notes", "n_warned", "score_note", "cpu_seconds")
 #: the smallest improvement of the reference on the trivial answer (a fraction of the trivial
 #: answer's metric) for which the task's normalised score is defined
@@ -127,9 +135,25 @@ def _notes(values: Any) -> str:
     return "; ".join(seen)
 
 
-def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, object]) -> pd.DataFrame:
+def _scale(rows: pd.DataFrame, scores: pd.DataFrame, task: Task, references: Mapping[str, Any] | None,
+           profile: str) -> tuple[dict[int, float], dict[int, float], str]:
+    """Per seed the metrics at 0 and 100 (frozen with ``references``, else the run's own trivial and
+    reference rows) and the score note ("" when the scale is usable)."""
+    if references is None:
+        trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
+        note = ""
+    else:
+        trivial, reference, note = scale_of(rows, task, references, profile)
+    if not note:
+        note = reference_check(trivial, reference, lower_is_better=task.metric.lower_is_better)
+    return trivial, reference, note
+
+
+def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, object], *,
+              references: Mapping[str, Any] | None = None, profile: str = "full") -> pd.DataFrame:
     """One row per (task, entry, budget) of the cells' rows ``df`` (:func:`privrl.experiments.results.load_results`
-    of the ``bench`` experiment, one profile): see the module docstring."""
+    of the ``bench`` experiment, ``profile``), scored against the frozen ``references`` when given: see
+    the module docstring."""
     out = []
     for task_name, task in tasks.items():
         rows = df[df["task"] == task_name] if len(df) else df
@@ -138,9 +162,8 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
         metric = task.metric.name
         scores = rows[(rows["mode"] == "score") & (rows["metric"] == metric)]
         audits = rows[rows["mode"] == "audit"]
-        trivial, reference = _per_seed(scores, task.trivial), _per_seed(scores, task.reference)
+        trivial, reference, score_note = _scale(rows, scores, task, references, profile)
         flagged = {r["entry"]: r for _, r in audits.iterrows() if r.get("verdict") == "VIOLATION"}
-        score_note = reference_check(trivial, reference, lower_is_better=task.metric.lower_is_better)
         for (entry_name, budget), cell in scores.groupby(["entry", "budget"], sort=False):
             entry = entries.get(entry_name)
             ok = cell[cell["outcome"].isin(["ok", "over budget", "uncertified"])]     # scored
@@ -160,7 +183,7 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
                 status = "violation"
             score = mean_se(norm)
             out.append({
-                "task": task_name, "setting": task.setting, "entry": entry_name,
+                "task": task_name, "task_version": task.versioned_name, "setting": task.setting, "entry": entry_name,
                 "label": getattr(entry, "label", entry_name),
                 "role": _first(cell["role"]) or getattr(entry, "role", ""),
                 "calibration": getattr(entry, "calibration", None) or "", "budget": budget, "status": status,
@@ -182,8 +205,12 @@ def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str,
     return pd.DataFrame(out, columns=list(COLUMNS))
 
 
-def reference_points(summary: pd.DataFrame, task: Task) -> dict[str, float]:
-    """The trivial and reference raw metrics of ``task`` in ``summary`` (means over seeds)."""
+def reference_points(summary: pd.DataFrame, task: Task, frozen: Frozen | None = None) -> dict[str, float]:
+    """The trivial and reference raw metrics of ``task``: the ``frozen`` ones (means over their
+    seeds) when given, else those of ``summary`` (means over seeds)."""
+    if frozen is not None:
+        return {"trivial": float(np.mean(list(frozen.trivial.values()))),
+                "reference": float(np.mean(list(frozen.reference.values())))}
     rows = summary[summary["task"] == task.name]
     get = {r["entry"]: r["raw_mean"] for _, r in rows.iterrows()}
     return {"trivial": get.get(task.trivial, math.nan), "reference": get.get(task.reference, math.nan)}

@@ -185,6 +185,8 @@ class Instance:
 
     input: TaskInput
     truth: Any
+    #: the SHA-256 of the data (:func:`privrl.bench.references.data_hash`), set by the runner's build
+    data_hash: str | None = None
 
 
 @dataclass
@@ -243,6 +245,9 @@ class Task:
     what it is). ``delta`` overrides the rule δ = 1/(10 n). ``notes`` say where the task departs
     from the paper it comes from (sizes, reformulations). ``dims`` are its public sizes (``S``,
     ``A``, ``H``, ``d``: states, actions, horizon, feature dimension) for the entries' ``applies``.
+    ``version`` is the task's version (``chain-v1``, :attr:`versioned_name`): its data and its trivial
+    and reference values are frozen per version in :mod:`privrl.bench.references`; a change of the
+    data, the metric or a baseline bumps it.
     """
 
     name: str
@@ -266,13 +271,21 @@ class Task:
     audit_pair: Callable[[np.random.Generator], tuple[TaskInput, TaskInput]] | None = None
     audit_trials: int = AUDIT_TRIALS
     notes: tuple[str, ...] = ()
+    version: int = 1
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.version, int) and self.version >= 1):
+            raise ValueError(f"Task {self.name!r}: version must be an int >= 1, got {self.version!r}")
         if self.setting not in SETTINGS:
             raise ValueError(f"Task {self.name!r}: setting must be one of {SETTINGS}, got {self.setting!r}")
         missing = [p for p in PROFILES if p not in self.sizes or "seeds" not in self.sizes[p]]
         if missing:
             raise ValueError(f"Task {self.name!r}: sizes must give 'seeds' for the profiles {missing}")
+
+    @property
+    def versioned_name(self) -> str:
+        """``name-vN``: the task at its version (what the leaderboard prints)."""
+        return f"{self.name}-v{self.version}"
 
     def n_units(self, profile: str) -> int:
         """The number of privacy units of a dataset of this profile (n, K; 1 for a reward function)."""

@@ -4,6 +4,7 @@
                  [--audit [--audit-trials N]] [--plugin module:Class ...] [--out DIR [--force]]
                  [--leaderboard DIR] [--backend local|ray] [--jobs N] [--ray-address ADDR] [--quiet]
     privrl bench --list
+    privrl bench --freeze [FILE] [--tasks T,...] [--quick] [--seeds N] [--out DIR]
     privrl bench --export-minari DIR [--tasks ...] [--quick]
 
 The cells run through the sweep runner (resumable: finished cells in ``--out`` are skipped); the
@@ -16,6 +17,11 @@ claim is a one-line error (exit code 1) after the leaderboard is written.
 checksums in :data:`OWN_FILES` (an edited one is no longer the benchmark's). Anything else — the
 user's own ``leaderboard.md`` or ``manifest.json``, another experiment's runs — is refused unless
 ``--force`` (as ``privrl fit --out``).
+
+Scores are computed against each task's frozen references (:mod:`privrl.bench.references`); a run
+whose data differ from a task's frozen version is an error (exit code 1, after the leaderboard, whose
+scores of that task are blank). ``--freeze`` runs only the tasks' trivial and reference cells and
+writes their values and data hashes into the reference file (default: the committed one).
 """
 
 from __future__ import annotations
@@ -63,6 +69,10 @@ def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Calla
                    help="write each task's seed-0 dataset as a Minari dataset under DIR, then exit")
     p.add_argument("--leaderboard", default=None, metavar="DIR",
                    help="where to write the leaderboard (default: --out)")
+    p.add_argument("--freeze", nargs="?", const="", default=None, metavar="FILE",
+                   help="run the tasks' trivial and reference entries and freeze their values and data hashes into "
+                        "the reference file FILE (default: the committed privrl/bench/references.json); refused "
+                        "when it would change a version already frozen (bump Task.version)")
     p.add_argument("--force", action="store_true",
                    help="write into an --out that holds files the benchmark did not write (they may be replaced)")
 
@@ -206,29 +216,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"{out}/{ds_id}")
         return 0
     budgets = parse_budgets(args.budgets, profile)
+    if args.freeze is not None:
+        return _freeze(args, tasks, budgets, profile)
     return _run(args, tasks, entries, budgets, profile)
 
 
-def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets: list[Any], profile: str) -> int:
+def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) -> tuple[Any, Any]:
+    """Run ``specs`` into ``out``; the sweep's summary and the rows of exactly those cells."""
     import numpy as np
 
-    from privrl.bench.entries import all_entries
-    from privrl.bench.leaderboard import manifest_of, terminal_table, write_leaderboard
-    from privrl.bench.running import EXPERIMENT_ID, left_out, plan
-    from privrl.bench.scoring import summarise
-    from privrl.bench.spec import AUDIT_BUDGET
+    from privrl.bench.running import EXPERIMENT_ID
     from privrl.experiments.results import load_results
     from privrl.experiments.runner import run_sweep
 
-    specs = plan(tasks, entries, budgets, profile=profile, seeds=args.seeds, audit=args.audit,
-                 audit_trials=args.audit_trials)
-    out = check_out_dir(args.out)
-    check_bench_out(out, args.force)
-    board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
-    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
     summary = run_sweep(specs, out, jobs=args.jobs, backend=args.backend, ray_address=args.ray_address,
                         quiet=args.quiet)
-    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     print(summary.line())
     # the planned cells only: not those of other selections, nor those an entry's former code finished
     wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed,
@@ -238,14 +240,52 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
         codes = df["code"].where(df["code"].notna(), None) if "code" in df else [None] * len(df)
         keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes))
         df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
+    return summary, df
+
+
+def _freeze(args: argparse.Namespace, tasks: list[Any], budgets: list[Any], profile: str) -> int:
+    """``--freeze``: the trivial and reference cells of ``tasks``, frozen into the reference file."""
+    from privrl.bench.references import freeze
+    from privrl.bench.running import plan
+
+    specs = plan(tasks, [], budgets, profile=profile, seeds=args.seeds)
+    out = check_out_dir(args.out)
+    check_bench_out(out, args.force)
+    summary, df = _sweep(args, specs, out, profile)
+    if summary.failed:
+        return die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed, nothing frozen: "
+                         + summary.failures_text())
+    path = freeze(df, tasks, profile, path=args.freeze or None)
+    print(f"froze {', '.join(t.versioned_name for t in tasks)} ({profile} profile) into {path}")
+    return 0
+
+
+def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets: list[Any], profile: str) -> int:
+    from privrl.bench.entries import all_entries
+    from privrl.bench.leaderboard import manifest_of, terminal_table, write_leaderboard
+    from privrl.bench.references import check_run, load_references
+    from privrl.bench.running import left_out, plan
+    from privrl.bench.scoring import summarise
+    from privrl.bench.spec import AUDIT_BUDGET
+
+    specs = plan(tasks, entries, budgets, profile=profile, seeds=args.seeds, audit=args.audit,
+                 audit_trials=args.audit_trials)
+    out = check_out_dir(args.out)
+    check_bench_out(out, args.force)
+    board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    summary, df = _sweep(args, specs, out, profile)
+    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
     known = all_entries()
-    table = summarise(df, {t.name: t for t in tasks}, known)
+    references = load_references()
+    table = summarise(df, {t.name: t for t in tasks}, known, references=references, profile=profile)
     selection = {"tasks": [t.name for t in tasks], "entries": [e.name for e in entries],
                  "budgets": [str(b) for b in budgets], "seeds": args.seeds, "audit": bool(args.audit),
                  "audit_trials": args.audit_trials,
                  "backend": args.backend, "jobs": args.jobs}
     manifest = manifest_of(profile=profile, selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
                            planned=len(specs))
+    manifest["task_versions"] = {t.name: t.versioned_name for t in tasks}
     manifest["seeds_per_task"] = {t.name: t.seeds(profile) if args.seeds is None else args.seeds for t in tasks}
     if args.audit:
         manifest["audit"] = {"budget": str(AUDIT_BUDGET), "per": "task and private entry (once, at this budget)",
@@ -253,7 +293,7 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
                                                 if t.audit_pair is not None},
                              "release_targets": "fast mode of each registered target, one audit per (target, ε, δ)"}
     paths = write_leaderboard(table, tasks, board, profile=profile, manifest=manifest, entries=known,
-                              left_out={t.name: left_out(t, entries) for t in tasks})
+                              left_out={t.name: left_out(t, entries) for t in tasks}, references=references)
     record_own_files(out, paths)
     if not args.quiet:
         print(terminal_table(table, tasks))
@@ -261,6 +301,9 @@ def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets
     status = 0
     if summary.failed:
         status = die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed: " + summary.failures_text())
+    stale = check_run(df, tasks, references, profile)
+    if stale:
+        status = die(PROG, f"the data of {len(stale)} seeds differ from their task's frozen version; first: {stale[0]}")
     violations = table[table["audit_verdict"] == "VIOLATION"]
     if len(violations):
         names = ", ".join(f"{r.entry} on {r.task}" for r in violations.itertuples())

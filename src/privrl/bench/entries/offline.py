@@ -6,6 +6,13 @@
   linear MDP's own, or one-hot state-action features on a small tabular task (a tabular MDP is a
   linear MDP with d = S·A); left out where d is too large for the time budget.
 
+* ``apvi[auto]``, ``dp-apvi[auto]`` — the recommended route of docs/offline.md ("From logs to a
+  private policy"): ``route="auto"`` (the route plan chooses groups or states, pooling, the visit
+  cap, the threshold and the fallback from public sizes and the budget only; the task's public state
+  groups are the candidate grouping where it has them), which also sets ``baseline="logging"`` (safe
+  improvement over the logging policy estimated from the released counts). The policy scored is
+  ``policy_probs_``, the stochastic policy to deploy.
+
 All use the ``practical`` constants (privacy-neutral utility presets) and, for the linear ones,
 no split (all data in both stages, as in the paper's experiments). The tabular estimators run on
 every offline task: their statistics are sparse (memory grows with the data, not with H·S·A·S).
@@ -81,6 +88,35 @@ def _dp_apvi(calibration: str):
     return fit
 
 
+def _candidate_groups(task_input: TaskInput) -> list[np.ndarray] | None:
+    """The recommended route's candidate groupings: the task's public state groups (None: the
+    states alone)."""
+    groups = task_input.get("groups")
+    return None if groups is None else [np.asarray(groups)]
+
+
+def _read_deployed(est: APVI | DPAPVI) -> Output:
+    """The auto route's output: the policy to deploy (``policy_probs_``: the safe baseline's
+    stochastic policy); the audit compares the released noisy visit counts (as for ``dp-apvi``)."""
+    counts = getattr(est, "counts_", None)
+    return Output(policy=np.asarray(est.policy_probs_, dtype=float),
+                  release=None if counts is None else np.asarray(counts, dtype=float))
+
+
+def _apvi_auto(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+               noise: NoiseSource | None = None) -> Fitted:
+    est = APVI(constants="practical", route="auto", state_groups=_candidate_groups(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"]),
+                         _read_deployed)
+
+
+def _dp_apvi_auto(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.Generator,
+                  noise: NoiseSource | None = None) -> Fitted:
+    est = DPAPVI(budget=budget, constants="practical", route="auto", state_groups=_candidate_groups(task_input))
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset, task_input["reward"], rng=rng), _read_deployed,
+                         noise=noise)
+
+
 def _linear(cls: type, **kwargs: str):
     def fit(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
             noise: NoiseSource | None = None) -> Fitted:
@@ -104,6 +140,13 @@ for _cal in ("tight", "paper"):
                          applies=None if _cal == "tight" else _paper_apvi_applies,
                          description=f"Qiao & Wang Algorithm 1 (noisy counts), {_cal} calibration, "
                                      "practical constants"))
+register_entry(Entry("apvi[auto]", "APVI [auto route]", _OFF, "non-private", _apvi_auto,
+                     description="APVI on the recommended route (route='auto', baseline='logging'), practical "
+                                 "constants"))
+register_entry(Entry("dp-apvi[auto]", "DP-APVI [auto route]", _OFF, "private", _dp_apvi_auto, budgets=("eps", "rho"),
+                     calibration="tight", counterpart="apvi[auto]", privacy_unit=_TRAJ,
+                     description="Qiao & Wang Algorithm 1 on the recommended route (route='auto': public-only route "
+                                 "plan; baseline='logging': safe improvement), tight calibration, practical constants"))
 register_entry(Entry("pevi", "PEVI", _OFF, "non-private", _linear(PEVI), applies=_linear_applies,
                      description="pessimistic value iteration (Jin et al. 2021), practical constants"))
 register_entry(Entry("vapvi", "VAPVI", _OFF, "non-private", _linear(VAPVI), applies=_linear_applies,
