@@ -24,7 +24,8 @@ Two checks (``docs/real_shaped.md``, "The plan"):
    on the model) — what a pilot study or a public simulator would state; an oracle for the groups
    and the habit, not for the noise. Routes with the safe baseline (``/safe``) are planned with
    its support (SPIBB's N∧ = 10, :mod:`privrl.offline.routes`, "Support") and also counted apart
-   (``which`` ending in ``/safe``); ``dp/auto`` fits are skipped (their route is the plan's choice).
+   (``which`` ending in ``/safe``; ``--noise-only`` plans them without it); ``dp/auto`` fits are
+   skipped (their route is the plan's choice).
 
     python benchmarks/bench_plan_routes.py > benchmarks/results/plan_routes.jsonl
     python benchmarks/bench_plan_routes.py --table benchmarks/results/plan_routes.jsonl   # the docs' tables
@@ -64,9 +65,17 @@ def route_of(name: str, G: int) -> Any:
                  kw.get("max_visits"), kw["cell_threshold"], kw["fallback"])
 
 
+#: plan the /safe routes without the baseline's support model (``--noise-only``: the comparison)
+NOISE_ONLY = False
+
+
+def is_safe(name: str) -> bool:
+    return ALL_ROUTES[name].get("baseline") == "logging"
+
+
 def support_count(name: str) -> float | None:
     """SPIBB's N∧ of a route with the safe baseline (``/safe``: the estimator's default 10), else None."""
-    return 10.0 if ALL_ROUTES[name].get("baseline") == "logging" else None
+    return 10.0 if is_safe(name) and not NOISE_ONLY else None
 
 
 def noise_of(epsilon: float, H: int, S: int, A: int, n: int) -> Any:
@@ -226,7 +235,7 @@ def verdicts(names: list[str]) -> list[dict[str, Any]]:
                          agrees_with_quality=None if out["stated"] == UNDECIDED else
                          (out["stated"] == "useful") == measured,
                          seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb()))
-    safe = [r for r in rows if support_count(r["route"]) is not None]
+    safe = [r for r in rows if is_safe(r["route"])]
     for subset, cells in (("", rows), ("/safe", safe)):      # /safe: the routes with the baseline's support model
         for key in ("agrees", "agrees_with_quality"):
             decided = [r[key] for r in cells if r[key] is not None]
@@ -273,11 +282,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", default=None, help="comma-separated instance names (default: all)")
     ap.add_argument("--skip-ratios", action="store_true", help="only the verdicts (no statistics drawn)")
+    ap.add_argument("--noise-only", action="store_true", help="plan the /safe routes on noise alone (no support "
+                    "model): the comparison")
     ap.add_argument("--table", default=None, help="print the markdown tables of a run's JSON lines, nothing else")
     args = ap.parse_args()
     if args.table:
         table(args.table)
         return
+    global NOISE_ONLY
+    NOISE_ONLY = args.noise_only
     names = args.instances.split(",") if args.instances else list(INSTANCES)
     if not args.skip_ratios:
         ratios(names)
