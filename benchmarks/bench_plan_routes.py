@@ -22,7 +22,10 @@ Two checks (``docs/real_shaped.md``, "The plan"):
    non-private grouped APVI's measured share and ``clone_quality`` as the share of the behaviour
    fallback's clone on the route's grid (each state's, or each group's, most logged action; valued
    on the model) — what a pilot study or a public simulator would state; an oracle for the groups
-   and the habit, not for the noise.
+   and the habit, not for the noise. Routes with the safe baseline (``/safe``) are planned with
+   its support (SPIBB's N∧ = 10, :mod:`privrl.offline.routes`, "Support") and also counted apart
+   (``which`` ending in ``/safe``; ``--noise-only`` plans them without it); ``dp/auto`` fits are
+   skipped (their route is the plan's choice).
 
     python benchmarks/bench_plan_routes.py > benchmarks/results/plan_routes.jsonl
     python benchmarks/bench_plan_routes.py --table benchmarks/results/plan_routes.jsonl   # the docs' tables
@@ -51,12 +54,28 @@ NS = (10_000, 100_000)
 
 
 def route_of(name: str, G: int) -> Any:
-    """The :class:`~privrl.offline.routes.Route` of a ``bench_real_shaped`` route name."""
+    """The :class:`~privrl.offline.routes.Route` of a ``bench_real_shaped`` route name (None for
+    ``dp/auto``: its route is the plan's own choice, not a fixed route to check)."""
     from privrl.offline.routes import Route
 
     kw = ALL_ROUTES[name]
+    if kw.get("route") == "auto":
+        return None
     return Route(G if kw["groups"] else None, 0 if kw["groups"] else None, kw["stationary"],
                  kw.get("max_visits"), kw["cell_threshold"], kw["fallback"])
+
+
+#: plan the /safe routes without the baseline's support model (``--noise-only``: the comparison)
+NOISE_ONLY = False
+
+
+def is_safe(name: str) -> bool:
+    return ALL_ROUTES[name].get("baseline") == "logging"
+
+
+def support_count(name: str) -> float | None:
+    """SPIBB's N∧ of a route with the safe baseline (``/safe``: the estimator's default 10), else None."""
+    return 10.0 if is_safe(name) and not NOISE_ONLY else None
 
 
 def noise_of(epsilon: float, H: int, S: int, A: int, n: int) -> Any:
@@ -138,6 +157,8 @@ def ratios(names: list[str]) -> list[dict[str, Any]]:
             arrays = padded_episodes(data, "bench", n_states=S, n_actions=A)
             for rname in ALL_ROUTES:
                 route = route_of(rname, G)
+                if route is None:
+                    continue
                 start, cpu = time.perf_counter(), cpu_seconds()
                 sa, sas = measured_counts(model, arrays, route)
                 shape = Shape(n, S, A, H, **assume[route.groups is not None])
@@ -193,13 +214,16 @@ def verdicts(names: list[str]) -> list[dict[str, Any]]:
         model = models[inst]
         S, A, H = model.n_states, model.n_actions, model.horizon
         route = route_of(rname, int(model.groups.max()) + 1)
+        if route is None:
+            continue
         assume = public_assumptions(model, route.groups is not None)
         out = {}
         clone = (clones[(inst, route.groups is not None)] - knobs[inst]["logging_value"]) / best[(inst, n)]
         for label, quality in (("unstated", None), ("stated", grouped[(inst, n)])):
             shape = Shape(n, S, A, H, group_quality=quality, clone_quality=None if quality is None else clone,
                           **assume)
-            p = plan_route(noise_of(eps, H, S, A, n), shape, route, threshold_multiplier=0.25, c2=0.0)
+            p = plan_route(noise_of(eps, H, S, A, n), shape, route, threshold_multiplier=0.25, c2=0.0,
+                           support_count=support_count(rname))
             out[label] = p.verdict
             out[f"{label}_reason"] = p.reason
         measured = frac >= 0.25
@@ -211,11 +235,13 @@ def verdicts(names: list[str]) -> list[dict[str, Any]]:
                          agrees_with_quality=None if out["stated"] == UNDECIDED else
                          (out["stated"] == "useful") == measured,
                          seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb()))
-    for key in ("agrees", "agrees_with_quality"):
-        decided = [r[key] for r in rows if r[key] is not None]
-        emit("plan-route-agreement", which=key, cells=len(rows), decided=len(decided), agree=sum(decided),
-             share=sum(decided) / len(decided) if decided else None, seconds=0.0, cpu_seconds=0.0,
-             peak_mb=peak_mb())
+    safe = [r for r in rows if is_safe(r["route"])]
+    for subset, cells in (("", rows), ("/safe", safe)):      # /safe: the routes with the baseline's support model
+        for key in ("agrees", "agrees_with_quality"):
+            decided = [r[key] for r in cells if r[key] is not None]
+            emit("plan-route-agreement", which=key + subset, cells=len(cells), decided=len(decided),
+                 agree=sum(decided), share=sum(decided) / len(decided) if decided else None, seconds=0.0,
+                 cpu_seconds=0.0, peak_mb=peak_mb())
     return rows
 
 
@@ -256,11 +282,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--instances", default=None, help="comma-separated instance names (default: all)")
     ap.add_argument("--skip-ratios", action="store_true", help="only the verdicts (no statistics drawn)")
+    ap.add_argument("--noise-only", action="store_true", help="plan the /safe routes on noise alone (no support "
+                    "model): the comparison")
     ap.add_argument("--table", default=None, help="print the markdown tables of a run's JSON lines, nothing else")
     args = ap.parse_args()
     if args.table:
         table(args.table)
         return
+    global NOISE_ONLY
+    NOISE_ONLY = args.noise_only
     names = args.instances.split(",") if args.instances else list(INSTANCES)
     if not args.skip_ratios:
         ratios(names)

@@ -7,7 +7,16 @@ import math
 import pytest
 
 from privrl import DPAPVI, PrivacyBudget, plan
-from privrl.offline.routes import Route, Shape, capped_visits, choose_route, plan_route
+from privrl.offline.routes import (
+    Route,
+    Shape,
+    candidate_routes,
+    capped_visits,
+    choose_route,
+    plan_route,
+    rank_routes,
+    support_share,
+)
 from privrl.planning import UNDECIDED
 
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-6)
@@ -102,3 +111,70 @@ def test_choose_route_is_a_pure_function_of_public_sizes():
     assert isinstance(route, Route) and route.stationary and route.max_visits == 1
     one = plan_route(est._route_noise(p, 20, 700, 25, 10**5), shape, route, 0.25)
     assert one.sensitivity == pytest.approx(math.sqrt(40))
+
+
+def _real_size_plans(n, eps, support_count=10.0):
+    """Every candidate route at the real task's public sizes (S = 700, A = 25, H = 20, 22 groups), as
+    route="auto" sees them: no assumption stated, the safe baseline with SPIBB's N∧ = ``support_count``."""
+    est = DPAPVI(budget=PrivacyBudget(epsilon=eps, delta=1e-6), constants="practical")
+    p = est._routes()
+    noise_of = est._route_noise(p, 20, 700, 25, n)
+    return {rp.route.name: rp for rp in rank_routes(noise_of, Shape(n, 700, 25, 20), candidate_routes([22]), 0.25,
+                                                    support_count, c2=0.0, delta_fail=0.05)}
+
+
+@pytest.mark.parametrize("eps", [1.0, 10.0])
+def test_auto_prefers_the_grouped_pooled_route_at_the_real_size(eps):
+    """n = 10⁵ on the real task's sizes: per state the pairs' transition cells (n_sa/k against 3σ_sas)
+    are too thin for the safe baseline's support, so the per-state pooled route moves almost nothing
+    (measured on the grid at ε = 10: −0.00 to 0.11 of the best gain) — the plan ranks the grouped
+    pooled capped route first at ε = 1 and at ε = 10 (no longer the states at ε = 10)."""
+    est = DPAPVI(budget=PrivacyBudget(epsilon=eps, delta=1e-6), constants="practical")
+    p = est._routes()
+    chosen = choose_route(est._route_noise(p, 20, 700, 25, 10**5), Shape(10**5, 700, 25, 20), [22], 0.25,
+                          support_count=10.0, c2=0.0, delta_fail=0.05)
+    assert chosen.route.name == "groups0[22]/pooled/mv1/3sigma/behaviour"
+    states = _real_size_plans(10**5, eps)["states/pooled/mv1/3sigma/behaviour"]
+    assert states.support < 0.25 and states.verdict in ("marginal", "hopeless")
+    assert "support" in states.reason or "logging policy" in states.reason
+
+
+def test_modelled_support_does_not_fall_as_epsilon_or_n_grow():
+    """The support (and so what the route can move) is non-decreasing in ε and in n for every route."""
+    epsilons = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 100.0)
+    by_eps = [_real_size_plans(10**5, e) for e in epsilons]
+    by_n = [_real_size_plans(n, 10.0) for n in (10**3, 10**4, 10**5, 10**6)]
+    for name in by_eps[0]:
+        for series in (by_eps, by_n):
+            support = [plans[name].support for plans in series]
+            movable = [plans[name].movable for plans in series]
+            assert all(a <= b + 1e-12 for a, b in zip(support, support[1:])), (name, support)
+            assert all(a <= b + 1e-12 for a, b in zip(movable, movable[1:])), (name, movable)
+    assert by_eps[0]["groups0[22]/pooled/mv1/3sigma/behaviour"].support < \
+        by_eps[-1]["groups0[22]/pooled/mv1/3sigma/behaviour"].support
+
+
+def test_support_share_is_the_derived_expectation():
+    """exp(−max(t, k·c·σ)/m) for a stated k; between the k = 1 and k = S_r values when k is unknown;
+    0 without visits; without the baseline the ranking and the share ignore it."""
+    m, t, floor = 100.0, 50.0, 15.0
+    assert support_share(m, t, 0.0, None, 700) == pytest.approx(math.exp(-t / m))
+    assert support_share(m, t, floor, 10, 700) == pytest.approx(math.exp(-150.0 / m))
+    assert support_share(m, t, floor, 2, 700) == pytest.approx(math.exp(-t / m))
+    unknown = support_share(m, t, floor, None, 700)
+    assert math.exp(-floor * 700 / m) < unknown < math.exp(-t / m)
+    assert support_share(0.0, t, floor, None, 700) == 0.0
+    plain = _real_size_plans(10**5, 10.0, support_count=None)["states/pooled/mv1/3sigma/behaviour"]
+    assert not plain.baseline and plain.movable == plain.kept and plain.verdict == "useful"
+
+
+def test_the_plan_reports_the_baselines_support():
+    """privrl plan dp-apvi with baseline='logging': the notes give each route's modelled support, and
+    the per-state pooled route at n = 10⁵, ε = 10 is not useful (it would be on noise alone)."""
+    sizes = {**REAL, "groups": None, "visits": None, "admissible": None, "next_states": None}
+    route = {**PRACTICAL, "stationary": True, "max_visits": 1}
+    safe = plan("dp-apvi", epsilon=10.0, delta=1e-6, params={**route, "baseline": "logging"}, knobs=False, **sizes)
+    plain = plan("dp-apvi", epsilon=10.0, delta=1e-6, params=route, knobs=False, **sizes)
+    assert plain.verdict == "useful" and safe.verdict != "useful"
+    assert "modelled support of the safe baseline" in safe.text()
+    assert "modelled support of the safe baseline" not in plain.text()

@@ -128,7 +128,8 @@ class _TabularBase(Estimator):
             chosen = choose_route(self._route_noise(p, horizon, n_states, n_actions, n_episodes),
                                   Shape(int(n_episodes), int(n_states), int(n_actions), int(horizon)),
                                   [int(g.max()) + 1 for g in candidates], float(k.get("threshold_multiplier") or 0.0),
-                                  capped=capped, c2=float(k.get("c2") or 0.0), delta_fail=p["delta_fail"])
+                                  capped=capped, support_count=float(p["support_count"]),
+                                  c2=float(k.get("c2") or 0.0), delta_fail=p["delta_fail"])
             route = chosen.route
             groups = None if route.candidate is None else candidates[route.candidate]
             p = {**p, **{k: v for k, v in route.params().items() if k in p}, "state_groups": groups}

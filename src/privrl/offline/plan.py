@@ -16,8 +16,9 @@ n·κ/(S_r·A_u) pooled (κ ≤ L the visits an episode keeps under the cap; sta
 steps, ``visits``, default H; A_u actions used, ``admissible``, default A), a transition cell n_sa/k
 (``next_states``, default 1). The rows set that noise against those counts; the plan's **verdict** is
 the route's (:attr:`~privrl.offline.routes.RoutePlan.verdict`: the pair threshold, the cell
-threshold, the privacy penalty and the fallback read too), ``undecided`` where it depends on what is
-not public — how well the groups describe the dynamics (``group_quality``) or what the behaviour
+threshold, the privacy penalty and the fallback read too; with ``baseline="logging"`` the modelled
+share of pairs the safe baseline supports, which is what such a fit can move), ``undecided`` where it
+depends on what is not public — how well the groups describe the dynamics (``group_quality``) or what the behaviour
 clone is worth (``clone_quality``), both assumptions the user may state. The notes rank every
 candidate route (the states and the G groups × per step / pooled / capped × threshold × fallback)
 and recommend the best; the knobs search the rows. Measured against the real-shaped grid in
@@ -66,9 +67,10 @@ def _route_table(plans: list[RoutePlan]) -> list[str]:
     out = []
     for i, rp in enumerate(plans):
         share = "?" if rp.share is None else f"{rp.share:.2f}"
+        support = f"; modelled support of the safe baseline {rp.support:.2g}" if rp.baseline else ""
         out.append(f"route {i + 1}: {rp.route.name}: {rp.verdict} (predicted share of the best non-private gain "
                    f"{share}; n_sa noise/signal {rp.ratio_sa:.3g}, n_sas' {rp.ratio_sas:.3g}, sensitivity "
-                   f"{rp.sensitivity:.3g}) — {rp.reason}")
+                   f"{rp.sensitivity:.3g}{support}) — {rp.reason}")
     return out
 
 
@@ -90,11 +92,12 @@ def plan_dp_apvi(pub: Public) -> Assessment:
     k = est._constants(p)
     threshold = float(k["threshold_multiplier"])
     penalty = {"c2": float(k["c2"]), "delta_fail": float(p["delta_fail"])}
+    support = float(p["support_count"]) if p["baseline"] == "logging" else None     # SPIBB's N∧: the safe baseline
     mine = Route(pub.groups, None if pub.groups is None else 0, bool(p["stationary"]), p["max_visits"],
                  float(p["cell_threshold"]), p["fallback"])
-    this = plan_route(noise_of, shape, mine, threshold, **penalty)
+    this = plan_route(noise_of, shape, mine, threshold, support_count=support, **penalty)
     ranked = rank_routes(noise_of, shape, candidate_routes([] if pub.groups is None else [pub.groups],
-                                                            variants=True), threshold, **penalty)
+                                                            variants=True), threshold, support, **penalty)
     rows = (
         Released("n_sa", "visits of one released (h, s, a) cell", this.noise_sa, this.count_sa, this.basis),
         Released("n_sas'", "transitions of one released (h, s, a, s') cell", this.noise_sas, this.count_sas,

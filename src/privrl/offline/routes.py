@@ -46,9 +46,38 @@ knowledge). A grouped route is :data:`UNDECIDED` unless the user states ``group_
 of the best non-private gain that learning on the groups keeps): q ≥ :data:`USEFUL_SHARE` keeps the
 noise verdict, below it the route is hopeless whatever the noise.
 
+**Support of the safe baseline** (``baseline="logging"``, :mod:`privrl.offline.baseline`; what
+``route="auto"`` plays): SPIBB keeps the estimated logging policy on every pair without support and
+moves the policy only where a row has supported actions, so a route is worth what its supported
+pairs let it move (:attr:`RoutePlan.support`), not what its noise-to-signal alone suggests. A pair
+is supported when the count the fit reads for it clears the fit's confidence bound and SPIBB's
+``N∧`` (``support_count``): ñ > t = max(E_sa, threshold_multiplier·E_sa, N∧). That count is not the
+released visit count but the sum of the pair's consistent transition row (Eq. 3), whose cells at
+most c·σ_sas are zeroed by the cell threshold c: a pair whose n_sa visits spread over k next states
+keeps them only when each cell clears, n_sa/k > c·σ_sas, else ñ ≈ 0 — per state, with many next
+states, the thin cells vanish and the pair has no support however many visits it has. Two public
+facts are missing, and the model states what it assumes for them:
+
+* the counts of the pairs are not all the typical count m (some states are visited far more than
+  others): a pair's count is taken exponential with mean m (the maximum-entropy law of a positive
+  count of a given mean), so a share exp(−x/m) of the pairs counts more than x;
+* the number k of next states of a pair: ``next_states`` when stated, else unknown on [1, S_r] with
+  the scale-free (log-uniform) law — every order of magnitude of k equally likely.
+
+The modelled support is then the expected share of pairs that clear both,
+
+    support = E_k[exp(−max(t, k·c·σ_sas)/m)],   k = next_states, or ln k ~ U[0, ln S_r],
+
+non-decreasing in n and in ε (m grows, t and σ_sas fall). The row's actions share its visits and
+its next states, so they clear together: the share of the policy SPIBB can move is the support
+itself. With the baseline a learned route's predicted share of the best gain is support × the share
+the noise keeps (× the group quality); a route that learns nothing plays the estimated logging
+policy (share 0, whatever the fallback: SPIBB does not use it).
+
 **Ranking** (:func:`rank_routes`): by verdict (useful, then undecided-but-useful-if-the-groups-agree,
 marginal, hopeless), then fewer approximations (states before groups, per step before pooled), then
-the smaller effective ratio. Candidates: every grouping given × per step / pooled / pooled with
+the share the noise (and, with the baseline, the support) leaves, then the smaller effective ratio.
+Candidates: every grouping given × per step / pooled / pooled with
 ``max_visits=1`` × the 3σ threshold and the behaviour fallback (the ones the real-shaped grid found
 never worse), plus their 0σ and tie-break variants for the plan's table.
 """
@@ -66,7 +95,7 @@ from privrl.planning import UNDECIDED as _UNDECIDED
 from privrl.planning import verdict
 
 __all__ = ["Route", "Shape", "RoutePlan", "UNDECIDED", "USEFUL_SHARE", "ROUTE_KEYS", "no_noise", "capped_visits",
-           "typical_counts", "plan_route", "candidate_routes", "rank_routes", "choose_route"]
+           "typical_counts", "support_share", "plan_route", "candidate_routes", "rank_routes", "choose_route"]
 
 #: the verdict of a route whose worth depends on something not public (group agreement, clone quality)
 UNDECIDED = _UNDECIDED
@@ -163,6 +192,25 @@ def typical_counts(shape: Shape, route: Route) -> tuple[float, float, str]:
     return n_sa, n_sa / k, basis
 
 
+#: points of the midpoint rule over ln k in :func:`support_share` (k unknown: log-uniform on [1, S_r])
+SPREAD_POINTS = 256
+
+
+def support_share(count: float, clear: float, cell_floor: float, next_states: int | None, cells: int) -> float:
+    """The modelled share of pairs the safe baseline supports (module docstring, "Support"):
+    E_k[exp(−max(``clear``, k·``cell_floor``)/``count``)] — a pair's count exponential with mean
+    ``count`` (the typical n_sa), ``clear`` = max(E_sa, threshold, N∧) the count it must exceed,
+    ``cell_floor`` = c·σ_sas the floor each of its k next-state cells must clear (0: no cell
+    threshold); k = ``next_states`` if stated, else log-uniform on [1, ``cells``] (S_r)."""
+    if count <= 0:
+        return 0.0
+    if next_states is not None or cells <= 1:
+        ks = [float(next_states or 1)]
+    else:
+        ks = [math.exp((i + 0.5) / SPREAD_POINTS * math.log(cells)) for i in range(SPREAD_POINTS)]
+    return sum(math.exp(-max(clear, k * cell_floor) / count) for k in ks) / len(ks)
+
+
 #: the effective noise-to-signal at which a learned route keeps half its ceiling: share = q/(1 + r/R_HALF)
 #: (fitted on the real-shaped grid's grouped routes: docs/real_shaped.md, "The plan")
 R_HALF = 0.06
@@ -190,6 +238,8 @@ class RoutePlan:
     basis: str
     share: float | None
     reason: str
+    support: float = 1.0
+    baseline: bool = False
 
     @property
     def ratio_sa(self) -> float:
@@ -244,12 +294,19 @@ class RoutePlan:
     def sort_key(self) -> tuple[Any, ...]:
         """Verdict, predicted share, then (undecided routes) the noise verdict of a learned route,
         states before groups, finer groups before coarser (less approximation at the same noise
-        verdict), the share the noise leaves, per step before pooled, the smaller effective ratio."""
+        verdict), the share the noise and the support leave (:attr:`movable`), per step before pooled,
+        the smaller effective ratio."""
         r = self.route
         share = -1.0 if self.share is None else self.share
         noise = _ORDER[self.noise_verdict] if self.learns else len(_ORDER)
-        return (_ORDER[self.verdict], -share, noise, r.groups is not None, -self.states, -self.kept, r.stationary,
-                self.effective_ratio)
+        return (_ORDER[self.verdict], -share, noise, r.groups is not None, -self.states, -self.movable,
+                r.stationary, self.effective_ratio)
+
+    @property
+    def movable(self) -> float:
+        """The share of its ceiling a learned route can reach: :attr:`kept`, times the :attr:`support`
+        with the safe baseline (SPIBB moves only supported pairs; module docstring)."""
+        return self.kept * (self.support if self.baseline else 1.0)
 
     @property
     def kept(self) -> float:
@@ -266,6 +323,8 @@ def _share(plan: RoutePlan, shape: Shape) -> tuple[float | None, str]:
     """(predicted share of the best non-private gain or None, the reason): module docstring."""
     r = plan.route
     noise = plan.noise_verdict
+    if plan.baseline:
+        return _safe_share(plan, shape)
     if not plan.learns or (r.fallback == "tie-break" and plan.margin < TIE_BREAK_MARGIN):
         why = ("the typical pair is below its threshold" if plan.margin < 1 else
                f"the privacy penalty c2·S·H·Ē·ι/ñ ({plan.penalty:.3g}) exceeds the value range H = {plan.horizon}"
@@ -292,21 +351,46 @@ def _share(plan: RoutePlan, shape: Shape) -> tuple[float | None, str]:
                    f"1/(1 + r/{R_HALF:g}) = {share:.2g}")
 
 
+def _safe_share(plan: RoutePlan, shape: Shape) -> tuple[float | None, str]:
+    """(predicted share or None, the reason) with the safe baseline: SPIBB moves only the supported
+    pairs, so a learned route keeps support × 1/(1 + r/R_HALF) (× the group quality); one that learns
+    nothing plays the estimated logging policy (module docstring, "Support")."""
+    if not plan.learns:
+        why = ("the typical pair is below its threshold" if plan.margin < 1 else
+               f"the privacy penalty c2·S·H·Ē·ι/ñ ({plan.penalty:.3g}) exceeds the value range H = {plan.horizon}"
+               if plan.penalty >= plan.horizon else "the noise swamps the counts")
+        return 0.0, f"{why}: the safe baseline keeps the estimated logging policy (no gain)"
+    movable = plan.movable
+    what = (f"learned on the counts (noise {plan.noise_verdict}), SPIBB moves the supported pairs only: modelled "
+            f"support {plan.support:.2g} x 1/(1 + r/{R_HALF:g}) {plan.kept:.2g} = {movable:.2g}")
+    if plan.route.groups is None:
+        return movable, what
+    if shape.group_quality is None:
+        return None, f"{what}; depends on how well the public groups describe the dynamics (not public: give " \
+            "group_quality)"
+    share = shape.group_quality * movable
+    return share, f"{what}, x stated group quality {shape.group_quality:g} = {share:.2g}"
+
+
 def plan_route(noise_of: Callable[[Route], Any], shape: Shape, route: Route, threshold_multiplier: float = 0.5,
-               c2: float = 0.0, delta_fail: float = 0.05) -> RoutePlan:
+               c2: float = 0.0, delta_fail: float = 0.05, support_count: float | None = None) -> RoutePlan:
     """The :class:`RoutePlan` of ``route``: ``noise_of(route)`` is the estimator's own
     :class:`~privrl.offline.calibration.CountNoise` of the route; ``threshold_multiplier`` (the pair
     threshold in units of E), ``c2`` and ``delta_fail`` are the estimator's (the privacy penalty
-    c2·S_r·H·Ē·ι/ñ of Algorithm 1 at the typical pair, ι = log(H_r·S_r·A/δ_fail)): module docstring."""
+    c2·S_r·H·Ē·ι/ñ of Algorithm 1 at the typical pair, ι = log(H_r·S_r·A/δ_fail)); ``support_count``
+    SPIBB's N∧ of the safe baseline (``baseline="logging"``; None: no baseline): module docstring."""
     noise = noise_of(route)
     std_sa, std_sas = noise.noise_std
     n_sa, n_sas, basis = typical_counts(shape, route)
     S_r = shape.states if route.groups is None else route.groups
     iota = math.log((1 if route.stationary else shape.horizon) * S_r * shape.actions / delta_fail)
     penalty = c2 * S_r * shape.horizon * float(noise.penalty_bound) * iota / n_sa if noise.is_private else 0.0
-    pre = RoutePlan(route, float(noise.sensitivity[0]), float(std_sa), float(std_sas), float(noise.bound[0]),
-                    threshold_multiplier * float(noise.bound[0]), n_sa, n_sas, S_r, penalty, shape.horizon, basis,
-                    None, "")
+    bound = float(noise.bound[0])
+    clear = max(bound, threshold_multiplier * bound, support_count or 0.0)
+    support = support_share(n_sa, clear, route.cell_threshold * float(std_sas), shape.next_states, S_r)
+    pre = RoutePlan(route, float(noise.sensitivity[0]), float(std_sa), float(std_sas), bound,
+                    threshold_multiplier * bound, n_sa, n_sas, S_r, penalty, shape.horizon, basis,
+                    None, "", support, support_count is not None)
     share, reason = _share(pre, shape)
     return dataclasses.replace(pre, share=share, reason=reason)
 
@@ -323,16 +407,19 @@ def candidate_routes(group_sizes: Sequence[int], *, variants: bool = False, capp
 
 
 def rank_routes(noise_of: Callable[[Route], Any], shape: Shape, routes: Sequence[Route],
-                threshold_multiplier: float = 0.5, **penalty: float) -> list[RoutePlan]:
+                threshold_multiplier: float = 0.5, support_count: float | None = None,
+                **penalty: float) -> list[RoutePlan]:
     """The routes' plans, best first (module docstring); deterministic (ties keep the given order).
-    ``penalty``: ``c2`` and ``delta_fail`` of :func:`plan_route`."""
-    plans = [plan_route(noise_of, shape, r, threshold_multiplier, **penalty) for r in routes]
+    ``support_count`` and ``penalty`` (``c2``, ``delta_fail``): those of :func:`plan_route`."""
+    plans = [plan_route(noise_of, shape, r, threshold_multiplier, support_count=support_count, **penalty)
+             for r in routes]
     return sorted(plans, key=RoutePlan.sort_key)
 
 
 def choose_route(noise_of: Callable[[Route], Any], shape: Shape, group_sizes: Sequence[int],
-                 threshold_multiplier: float = 0.5, *, capped: bool = True, **penalty: float) -> RoutePlan:
-    """The best of :func:`candidate_routes` (public quantities only: costs no privacy)."""
+                 threshold_multiplier: float = 0.5, *, capped: bool = True, support_count: float | None = None,
+                 **penalty: float) -> RoutePlan:
+    """The best of :func:`candidate_routes` (public quantities only: costs no privacy);
+    ``support_count``: SPIBB's N∧ when the fit applies the safe baseline (``route="auto"`` does)."""
     return rank_routes(noise_of, shape, candidate_routes(group_sizes, capped=capped), threshold_multiplier,
-                       **penalty)[0]
-
+                       support_count, **penalty)[0]
