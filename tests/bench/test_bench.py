@@ -9,6 +9,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -281,14 +282,45 @@ def test_the_whole_quick_suite_runs(tmp_path):
     assert set(board["task"]) == set(all_tasks())
 
 
-def test_export_minari_writes_the_tasks_dataset(tmp_path, capsys, monkeypatch):
+def test_export_minari_writes_every_seed_versioned_with_reference_scores(tmp_path, capsys, monkeypatch):
     minari = pytest.importorskip("minari")
+    task = get_task("random-tabular")
     assert cli.main(["bench", "--export-minari", str(tmp_path), "--tasks", "random-tabular", "--quick"]) == 0
     printed = capsys.readouterr().out.split()
-    assert [Path(p).relative_to(tmp_path).as_posix() for p in printed] == ["privrl-bench/random-tabular/quick-v0"]
+    seeds = range(task.sizes["quick"]["seeds"])
+    ids = [f"privrl-bench/random-tabular/quick-seed{s}-v{task.version}" for s in seeds]
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in printed] == ids
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
-    ds = minari.load_dataset("privrl-bench/random-tabular/quick-v0")
-    assert ds.total_episodes == get_task("random-tabular").sizes["quick"]["n"]
+    from privrl.bench.references import data_hash, load_references
+    from privrl.bench.running import instance
+
+    frozen = load_references()["tasks"]["random-tabular"]["profiles"]["quick"]["seeds"]
+    for seed, ds_id in zip(seeds, ids):
+        ds = minari.load_dataset(ds_id)
+        assert ds.total_episodes == task.sizes["quick"]["n"]
+        meta = ds.storage.metadata
+        inst = instance("random-tabular", "quick", seed)
+        assert meta["privrl_data_sha256"] == data_hash(inst) == frozen[str(seed)]["data"]
+        v_star = inst.truth.model.optimal_value()
+        # Minari's normalised score of the reference's return is 1, of the trivial entry's 0
+        assert minari.get_normalized_score(ds, np.array([v_star - frozen[str(seed)]["reference"],
+                                                         v_star - frozen[str(seed)]["trivial"]])) \
+            == pytest.approx([1.0, 0.0])
+
+
+def test_export_minari_records_the_environment_spec_where_the_data_are_its_own(tmp_path, monkeypatch):
+    minari = pytest.importorskip("minari")
+    from privrl.bench.export import export_minari
+
+    written = export_minari([get_task("frozenlake"), get_task("clinic-pe")], tmp_path, profile="quick", seeds=[1])
+    assert written == ["privrl-bench/frozenlake/quick-seed1-v1", "privrl-bench/clinic-pe/quick-seed1-v1"]
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    lake = minari.load_dataset(written[0])
+    env = lake.recover_environment()
+    assert env.spec.id == "FrozenLake-v1" and env.spec.kwargs["map_name"] == "8x8"
+    env.close()
+    clinic = minari.load_dataset(written[1])
+    assert clinic.spec.env_spec is None and "ref_min_score" not in clinic.storage.metadata
 
 
 @pytest.mark.parametrize("task", ["chain", "random-tabular", "centerwalk"])

@@ -1,10 +1,22 @@
 """``privrl bench --export-minari DIR``: the datasets of the benchmark's tasks as Minari datasets.
 
-Every task that has a dataset (policy evaluation and offline learning) writes the data of its seed
-0 at the chosen profile — exactly the data every entry of that seed sees — as the local Minari
-dataset ``privrl-bench/<task>/<profile>-v0`` under ``DIR`` (Minari's ``MINARI_DATASETS_PATH``), with
-the task's source, logging policy, privacy unit and reward bounds in its metadata. Other libraries
-then train on the same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
+Every task that has a dataset (policy evaluation and offline learning) writes the data of each seed
+of the chosen profile — exactly the data every entry of that seed sees — as the local Minari dataset
+``privrl-bench/<task>/<profile>-seed<s>-v<version>`` under ``DIR`` (Minari's ``MINARI_DATASETS_PATH``;
+the version is the task's, :attr:`~privrl.bench.spec.Task.version`), with the task's source, logging
+policy, privacy unit, reward bounds and data hash in its metadata. Other libraries then train on the
+same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
+
+* **Environment spec.** Where the data are a Gymnasium environment's own transitions and rewards
+  (``Task.env``; episodes that end early are padded to the horizon with absorbing zero-reward steps),
+  the dataset records its spec, so ``minari.load_dataset(id).recover_environment()``
+  works. Tasks on privrl's own models, or with rescaled rewards, record none (their description says
+  so): no registered environment produces those data.
+* **Reference scores.** For offline-learning tasks the dataset carries ``ref_min_score`` and
+  ``ref_max_score`` for ``minari.get_normalized_score``: the expected return over the task's horizon of
+  the trivial entry's and of the non-private reference's policy on that seed's data, read off the
+  frozen references (:mod:`privrl.bench.references`; return = V* − gap), so Minari's normalised score
+  0 / 1 is the benchmark's 0 / 100. Policy-evaluation tasks score an estimate, not a return: none.
 """
 
 from __future__ import annotations
@@ -14,17 +26,19 @@ import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+from privrl.bench.references import data_hash, load_references
 from privrl.bench.running import instance
-from privrl.bench.spec import Task
+from privrl.bench.spec import Instance, Task
 from privrl.data.minari_io import to_minari
 
-__all__ = ["export_minari", "dataset_id"]
+__all__ = ["export_minari", "dataset_id", "reference_scores"]
 
 
-def dataset_id(task: Task, profile: str) -> str:
-    """The Minari id of ``task``'s seed-0 dataset at ``profile``."""
-    return f"privrl-bench/{task.name}/{profile}-v0"
+def dataset_id(task: Task, profile: str, seed: int = 0) -> str:
+    """The Minari id of ``task``'s dataset of ``seed`` at ``profile`` (versioned with the task)."""
+    return f"privrl-bench/{task.name}/{profile}-seed{seed}-v{task.version}"
 
 
 @contextlib.contextmanager
@@ -40,22 +54,73 @@ def _datasets_path(path: Path) -> Iterator[None]:
             os.environ["MINARI_DATASETS_PATH"] = old
 
 
-def export_minari(tasks: Sequence[Task], out_dir: str | os.PathLike, *, profile: str) -> list[str]:
-    """Write the seed-0 dataset of every task of ``tasks`` that has one under ``out_dir``; returns
-    the Minari ids written (an earlier export of the same id is replaced)."""
+def reference_scores(task: Task, profile: str, seed: int, inst: Instance) -> tuple[float, float] | None:
+    """``(ref_min_score, ref_max_score)`` of an offline-learning task's seed: the frozen trivial and
+    reference gaps turned into expected returns (V* − gap); ``None`` for other tasks or without
+    frozen references."""
+    if task.setting != "offline-learning" or task.metric.name != "gap":
+        return None
+    frozen = load_references().get("tasks", {}).get(task.name, {})
+    point = frozen.get("profiles", {}).get(profile, {}).get("seeds", {}).get(str(seed))
+    if frozen.get("version") != task.version or not point:
+        return None
+    v_star = float(inst.truth.model.optimal_value())
+    return v_star - float(point["trivial"]), v_star - float(point["reference"])
+
+
+def _env_spec(task: Task) -> Any:
+    """The Gymnasium ``EnvSpec`` of ``task.env`` (with its keyword arguments), or ``None``."""
+    if task.env is None:
+        return None
+    import gymnasium as gym
+
+    kwargs = {k: v for k, v in task.env.items() if k != "id"}
+    env = gym.make(str(task.env["id"]), **kwargs)
+    try:
+        return env.spec
+    finally:
+        env.close()
+
+
+def _seeds(task: Task, profile: str, seeds: Sequence[int] | None) -> list[int]:
+    return list(seeds) if seeds is not None else list(range(int(task.sizes[profile].get("seeds", 1))))
+
+
+def export_minari(tasks: Sequence[Task], out_dir: str | os.PathLike[str], *, profile: str,
+                  seeds: Sequence[int] | None = None) -> list[str]:
+    """Write the dataset of every seed (``seeds``; default every seed the profile runs) of every task
+    of ``tasks`` that has one under ``out_dir``; returns the Minari ids written (an earlier export of
+    the same id is replaced)."""
     root = Path(out_dir).absolute()
     root.mkdir(parents=True, exist_ok=True)
     written = []
     with _datasets_path(root):
         for task in tasks:
-            data = instance(task.name, profile, 0).input.dataset
-            if data is None:
-                continue
-            ds_id = dataset_id(task, profile)
-            shutil.rmtree(root / ds_id, ignore_errors=True)
-            to_minari(data, ds_id, algorithm_name=f"logging policy: {task.logging_policy}",
-                      description=f"privrl benchmark task '{task.name}' ({task.title}), seed 0, profile {profile}: "
-                                  f"{task.source}. Privacy unit: one {task.privacy_unit.value}. Logging policy: "
-                                  f"{task.logging_policy}.")
-            written.append(ds_id)
+            for seed in _seeds(task, profile, seeds):
+                inst = instance(task.name, profile, seed)
+                if inst.input.dataset is None:
+                    break
+                written.append(_write(task, profile, seed, inst, root))
     return written
+
+
+def _write(task: Task, profile: str, seed: int, inst: Instance, root: Path) -> str:
+    ds_id = dataset_id(task, profile, seed)
+    shutil.rmtree(root / ds_id, ignore_errors=True)
+    spec = _env_spec(task)
+    env_note = (f" Environment: {spec.id} {dict(spec.kwargs)} (recover_environment); episodes ending early are "
+                "padded to the horizon with absorbing zero-reward steps." if spec is not None else
+                " No registered environment produces these data (privrl's own model or rescaled rewards).")
+    data = inst.input.dataset
+    assert data is not None
+    ds = to_minari(data, ds_id, env=spec, algorithm_name=f"logging policy: {task.logging_policy}",
+                   description=f"privrl benchmark task '{task.versioned_name}' ({task.title}), seed {seed}, profile "
+                               f"{profile}: {task.source}. Privacy unit: one {task.privacy_unit.value}. Logging "
+                               f"policy: {task.logging_policy}.{env_note}")
+    extra: dict[str, object] = {"privrl_task": task.versioned_name, "privrl_profile": profile, "privrl_seed": seed,
+                                "privrl_data_sha256": data_hash(inst)}
+    refs = reference_scores(task, profile, seed, inst)
+    if refs is not None:
+        extra["ref_min_score"], extra["ref_max_score"] = refs
+    ds.storage.update_metadata(extra)
+    return ds_id

@@ -272,6 +272,9 @@ class Task:
     audit_trials: int = AUDIT_TRIALS
     notes: tuple[str, ...] = ()
     version: int = 1
+    #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``),
+    #: recorded by the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
+    env: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.version, int) and self.version >= 1):

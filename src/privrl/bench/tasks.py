@@ -323,7 +323,7 @@ register_task(_gym_offline(
     dims={"S": 64, "A": 4, "H": 100}, title="FrozenLake 8×8, offline",
     source="Gymnasium FrozenLake-v1 8×8 (slippery), exact kernel, H = 100",
     sizes={"quick": {"n": 2000, "horizon": 100, "seeds": 2}, "full": {"n": 10_000, "horizon": 100, "seeds": 5}},
-    notes=(_OFFLINE_NOTE,),
+    notes=(_OFFLINE_NOTE,), env={"id": "FrozenLake-v1", "map_name": "8x8"},
 ))
 
 register_task(_gym_offline(

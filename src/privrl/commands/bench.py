@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
         from privrl.bench.export import export_minari
 
         out = check_out_dir(args.export_minari, "--export-minari")
-        for ds_id in export_minari(tasks, out, profile=profile):
+        seeds = None if args.seeds is None else range(args.seeds)
+        for ds_id in export_minari(tasks, out, profile=profile, seeds=seeds):
             print(f"{out}/{ds_id}")
         return 0
     budgets = parse_budgets(args.budgets, profile)
