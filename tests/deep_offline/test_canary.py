@@ -16,6 +16,7 @@ from scipy import stats
 from privrl.audit.core import audit_samples
 from privrl.audit.registry import get_target
 from privrl.deep_offline import DPBC, canary
+from privrl.errors import InvalidParameterError
 from privrl.privacy import PrivacyBudget
 
 DELTA = 1e-5
@@ -78,6 +79,11 @@ def test_the_gap_midpoint_leaves_room_where_the_edge_threshold_does_not():
     assert edge.fpr * 20 + edge.fnr * 20 == 1
     mid = _audit(a, b)
     assert mid.fpr == mid.fnr == 0.0 and mid.epsilon_lower > edge.epsilon_lower
+
+
+def test_largest_certifiable_epsilon_refuses_too_few_runs():
+    with pytest.raises(InvalidParameterError, match="'runs' parameter of largest_certifiable_epsilon"):
+        canary.largest_certifiable_epsilon(3, DELTA)
 
 
 def test_gap_midpoint_orientation_and_threshold():

@@ -51,6 +51,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from privrl._rng import as_generator
+from privrl._validation import check_scalar
 from privrl.audit.core import Sampler
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
 from privrl.base import use_noise
@@ -136,6 +137,10 @@ def largest_certifiable_epsilon(runs: int, delta: float, confidence: float = 0.9
     dataset: a test without error on the evaluation halves (``runs // 2`` fits each), whose rates' two-sided
     Clopper–Pearson intervals at level ``1 − α/2`` end at ``u = 1 − (α/4)^(1/(runs // 2))``:
     ``ln((1 − δ − u) / u)``."""
+    owner = "largest_certifiable_epsilon"
+    runs = check_scalar(runs, "runs", owner=owner, kind=int, low=4)
+    delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="left")
+    confidence = check_scalar(confidence, "confidence", owner=owner, low=0.0, high=1.0, closed="neither")
     u = 1.0 - ((1.0 - confidence) / 4.0) ** (1.0 / (runs // 2))
     return math.log((1.0 - delta - u) / u)
 
