@@ -4,8 +4,8 @@ whole DP-BC training runs.
 The release-point audits (``dp-bc-step``, :mod:`privrl.deep_offline.audit`) check one clipped noisy step;
 this one checks what a user receives — the final policy of a complete fit, with its Poisson sampling of
 trajectories, its ``T`` noisy steps and Adam — against the claim of the fit's ledger, without looking
-inside (Jagielski, Ullman & Oprea 2020, §3; Nasr et al. 2021, the "black-box" adversary; Tramèr et al.
-2022, "Debugging differentially private machine learning": one canary, many trainings):
+inside (Jagielski, Ullman & Oprea 2020; Nasr et al. 2021, the black-box adversary; Tramèr et al. 2022,
+"Debugging differential privacy: a case study for privacy auditing": one canary, many trainings):
 
 * ``D``: a small public dataset of synthetic trajectories (:func:`public_dataset`): 2-D states
   ``(x, 0)`` with ``x`` uniform in ``[-1, 1]``, action ``1[x > 0]`` of three;
@@ -32,7 +32,7 @@ chosen on the selection halves among :func:`gap_midpoint` and the score itself (
 Verdict: pass when ε_lower ≤ the claimed ε (the fit's ``privacy_spent(δ)``). Negative control
 ``noise-off``: every step's noise multiplied by 0 (``ScaledNoise(·, 0)``: the clipped sums released
 exactly, the ledger unchanged) must be flagged. A noise ÷ 10 control is not offered: the final model's
-canary score does not see it at these sizes (docs/deep_offline.md, "Audits").
+canary score does not see it at these sizes (docs/deep_offline.md, "Audit").
 
 ``dp-bc-canary`` draws its noise from seeded NumPy (reproducible with ``privrl audit --seed``);
 ``dp-bc-canary-secure`` fits with ``secure=True`` — OpenDP's samplers, and the initialisation and the
