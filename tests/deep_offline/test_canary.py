@@ -15,9 +15,8 @@ from scipy import stats
 
 from privrl.audit.core import audit_samples
 from privrl.audit.registry import get_target
-from privrl.deep_offline import DPBC, canary
+from privrl.deep_offline import canary
 from privrl.errors import InvalidParameterError
-from privrl.privacy import PrivacyBudget
 
 DELTA = 1e-5
 ALPHA = 0.05
@@ -97,7 +96,7 @@ def test_gap_midpoint_orientation_and_threshold():
 
 
 def test_the_score_is_the_canary_log_likelihood():
-    est = DPBC(budget=PrivacyBudget(epsilon=1.0, delta=DELTA), **canary.SETTINGS)
+    est = canary.audited_estimator(1.0, DELTA)
     est.sizes_, est.params_ = (2, 1, 3), np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0])  # logits = b2
     assert canary.canary_score(est) == pytest.approx(3.0 - math.log(math.exp(1) + math.exp(2) + math.exp(3)))
 

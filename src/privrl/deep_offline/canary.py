@@ -45,7 +45,6 @@ import functools
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from scipy.special import log_softmax
@@ -62,7 +61,7 @@ from privrl.privacy import NumpyNoise, PrivacyBudget, ScaledNoise
 from privrl.privacy.noise import NoiseSource, SecureNoise
 
 __all__ = ["CANARY_STATE", "CANARY_ACTION", "public_dataset", "canary_trajectory", "canary_datasets",
-           "canary_score", "gap_midpoint", "largest_certifiable_epsilon"]
+           "canary_score", "gap_midpoint", "largest_certifiable_epsilon", "audited_estimator"]
 
 #: the canary's state: off the line y = 0 where every public state lies
 CANARY_STATE = (0.0, 3.0)
@@ -72,8 +71,7 @@ N_ACTIONS = 3
 N_PUBLIC = 8
 LENGTH = 4
 #: DP-BC's settings for every audited fit: a tiny network and few steps (≈ 70 ms of CPU per fit)
-SETTINGS: dict[str, Any] = dict(hidden=(16,), n_steps=30, sampling_rate=0.5, learning_rate=0.05, clip_norm=1.0,
-                                n_actions=N_ACTIONS)
+HIDDEN, N_STEPS, SAMPLING_RATE, LEARNING_RATE, CLIP = (16,), 30, 0.5, 0.05, 1.0
 #: fits per dataset (R) in the full audit (seeded; secure: OpenDP's exact samplers make a fit ≈ 4× slower) and
 #: in the fast one
 RUNS, SECURE_RUNS, FAST_RUNS = 200, 100, 40
@@ -145,8 +143,10 @@ def largest_certifiable_epsilon(runs: int, delta: float, confidence: float = 0.9
     return math.log((1.0 - delta - u) / u)
 
 
-def _estimator(epsilon: float, delta: float, secure: bool) -> DPBC:
-    return DPBC(budget=PrivacyBudget(epsilon=epsilon, delta=delta), secure=secure, **SETTINGS)
+def audited_estimator(epsilon: float, delta: float, *, secure: bool = False) -> DPBC:
+    """The (unfitted) DP-BC every audited fit uses: the budget, ``secure`` and the settings above."""
+    return DPBC(budget=PrivacyBudget(epsilon=epsilon, delta=delta), secure=secure, hidden=HIDDEN, n_steps=N_STEPS,
+                sampling_rate=SAMPLING_RATE, learning_rate=LEARNING_RATE, clip_norm=CLIP, n_actions=N_ACTIONS)
 
 
 def _fits(dataset: TrajectoryDataset, epsilon: float, delta: float, broken: str | None, secure: bool) -> Sampler:
@@ -155,7 +155,7 @@ def _fits(dataset: TrajectoryDataset, epsilon: float, delta: float, broken: str 
     def sample(n: int, rng: np.random.Generator) -> np.ndarray:
         scores = np.empty((n, 1))
         for i, seed in enumerate(rng.spawn(n)):
-            est = _estimator(epsilon, delta, secure)
+            est = audited_estimator(epsilon, delta, secure=secure)
             if broken is not None:     # NOISE_OFF: the fit's own noise source, times 0
                 base: NoiseSource = SecureNoise() if secure else NumpyNoise(seed)
                 use_noise(est, ScaledNoise(base, 0.0))
@@ -187,7 +187,7 @@ def _claim(epsilon: float, delta: float, secure: bool) -> float:
     subsampled steps)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = _estimator(epsilon, delta, secure).fit(canary_datasets()[0], rng=None if secure else 0)
+        est = audited_estimator(epsilon, delta, secure=secure).fit(canary_datasets()[0], rng=None if secure else 0)
     return est.privacy_spent(delta)
 
 
