@@ -24,7 +24,7 @@ FAMILY = Family(
     docs="docs/deep_offline.md",
     experiments=("experiments",),
     fit=("fit",),
-    audit=("audit",),
+    audit=("audit", "canary"),
     plans=("plan",),
     no_bench_reason="the benchmark has no offline task on continuous states yet (CartPole, Acrobot and Pendulum "
                     "datasets with online evaluation of the learned policy)",
