@@ -253,54 +253,75 @@ def _slope_table(slopes: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _regret_panel(ax: Any, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], title: str) -> None:
+    """One panel of cumulative regret: each curve (mean ± s.e. band), the linear reference and, on
+    top, the stuck learner's linear regret (its per-episode regret on the panel's models)."""
+    from privrl.experiments.plots import mean_se_band
+
+    reg = sub[sub["metric"] == "cumulative_regret"]
+    for lab in labels:
+        for calibration, cur in reg[reg["label"] == lab].groupby("calibration"):
+            mean_se_band(ax, cur, "episodes", label=lab, calibration=calibration, logx=True, logy=True,
+                         color=colors[lab], band_legend=False)
+    ks = np.array(sorted(reg["episodes"].unique()), dtype=float)
+    stuck = sub[sub["metric"] == "stuck_regret_per_episode"]
+    if len(ks):
+        ax.plot(ks, ks * 0.5, color="black", linestyle=":", linewidth=1, label="linear reference (0.5·K)")
+    if len(ks) and len(stuck):
+        vi = stuck[stuck["label"].str.contains("VI|UCRL", regex=True)]["value"]
+        per = float((vi if len(vi) else stuck["value"]).mean())
+        ax.plot(ks, ks * per, color="0.45", linewidth=5, alpha=0.45, zorder=1.5, solid_capstyle="butt",
+                label="stuck learner (tie-break policy): curves on it are stuck")
+        ax.annotate(f"stuck {per:.3g}·K", (ks[-1], ks[-1] * per), xytext=(-4, 6), textcoords="offset points",
+                    ha="right", fontsize=8)
+    ax.set(title=title, xlabel="episodes K", ylabel="cumulative regret")
+
+
+def _bound_panel(ax: Any, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], env: str) -> None:
+    """The explicit regret bounds (theory constants) against the trivial bound KH."""
+    from privrl.experiments.plots import mean_se_band
+
+    bnd = sub[sub["metric"] == "regret_bound"]
+    for lab in labels:
+        for calibration, cur in bnd[bnd["label"] == lab].groupby("calibration"):
+            mean_se_band(ax, cur, "episodes", label=lab, calibration=calibration, logx=True,
+                         logy=True, color=colors[lab], linestyle="--", band_legend=False)
+    ks = np.array(sorted(bnd["episodes"].unique()), dtype=float)
+    if len(ks):
+        h = float(sub["T_per_episode"].iloc[0])
+        ax.plot(ks, ks * h, color="black", linewidth=1, label="trivial bound KH")
+    ax.set(title=f"{env}: explicit bounds (Thm 4.1/5.1/6.5; LDP derived)", xlabel="episodes K",
+           ylabel="regret upper bound")
+
+
 def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
-    from privrl.experiments.plots import curve_colors, mean_se_band, new_figure, save_figure
+    from privrl.experiments.plots import curve_colors, new_figure, save_figure
 
     paths: list[Path] = []
     envs = sorted(df["env"].unique())
     panels = [p for p in CONSTANT_SETS if p in set(df["constants"])]
-    labels_all = df["label"].unique()
-    colors = curve_colors(labels_all, palette="tab20" if len(labels_all) > 10 else "tab10")
-    fig, axes = new_figure(ncols=len(panels) + 1, nrows=len(envs), width=4.6, height=5.0, squeeze=False)
+    colors = curve_colors(df["label"].unique(), palette="tab20")
+    fig, axes = new_figure(ncols=len(panels) + 1, nrows=len(envs), width=4.6, height=3.9, squeeze=False)
     for i, env in enumerate(envs):
         labels = sorted(df[df["env"] == env]["label"].unique())
         for j, panel in enumerate(panels):
-            ax = axes[i][j]
-            sub = df[(df["env"] == env) & (df["constants"] == panel) & (df["metric"] == "cumulative_regret")]
-            for lab in labels:
-                for calibration, cur in sub[sub["label"] == lab].groupby("calibration"):
-                    mean_se_band(ax, cur, "episodes", label=lab, calibration=calibration, logx=True, logy=True,
-                                 color=colors[lab])
-            ks = np.array(sorted(sub["episodes"].unique()), dtype=float)
-            stuck = df[(df["env"] == env) & (df["constants"] == panel) & (df["metric"] == "stuck_regret_per_episode")]
-            if len(ks):
-                ax.plot(ks, ks * 0.5, color="black", linestyle=":", linewidth=1, label="linear reference (0.5·K)")
-            if len(ks) and len(stuck):
-                vi = stuck[stuck["label"].str.contains("VI|UCRL", regex=True)]["value"]
-                per = float((vi if len(vi) else stuck["value"]).mean())
-                ax.plot(ks, ks * per, color="grey", linestyle="-.", linewidth=1,
-                        label=f"stuck learner (tie-break policy): {per:.3g}·K")
-            title = f"{env}, {panel} constants"
+            _regret_panel(axes[i][j], df[(df["env"] == env) & (df["constants"] == panel)], labels, colors,
+                          f"{env}, {panel} constants")
             if env == "E1":
-                title += "\nlinear regret by construction: the action gap is set for this K"
-            ax.set(title=title, xlabel="episodes K", ylabel="cumulative regret")
-            ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
-        ax = axes[i][len(panels)]
-        bnd = df[(df["env"] == env) & (df["metric"] == "regret_bound") & (df["constants"] == panels[0])]
-        for lab in labels:
-            for calibration, cur in bnd[bnd["label"] == lab].groupby("calibration"):
-                mean_se_band(ax, cur, "episodes", label=f"bound: {lab}", calibration=calibration, logx=True,
-                             logy=True, color=colors[lab], linestyle="--", band_legend=False)
-        ks = np.array(sorted(bnd["episodes"].unique()), dtype=float)
-        if len(ks):
-            h = float(df[df["env"] == env]["T_per_episode"].iloc[0])
-            ax.plot(ks, ks * h, color="black", linewidth=1, label="trivial bound KH")
-        ax.set(title=f"{env}: explicit bounds (Thm 4.1/5.1/6.5; LDP derived)", xlabel="episodes K",
-               ylabel="regret upper bound")
-        ax.legend(fontsize=5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+                axes[i][j].text(0.03, 0.97, "linear by construction:\nthe action gap is set for this K",
+                                transform=axes[i][j].transAxes, va="top", fontsize=8, style="italic")
+        _bound_panel(axes[i][len(panels)], df[(df["env"] == env) & (df["constants"] == panels[0])], labels, colors,
+                     env)
+    handles: dict[str, object] = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=4, fontsize=8,
+               frameon=False)
     fig.suptitle("Zhou (2022): cumulative pseudo-regret, δ = 1e-5, replace-one sensitivities, tight calibration "
-                 "unless labelled", fontsize=9)
+                 f"unless labelled; dashed: explicit bounds; shaded: mean ± 1 s.e. over {df['seed'].nunique()} seeds",
+                 fontsize=10)
     paths += save_figure(fig, out_dir, "zhou2022-regret")
     slopes = fitted_slopes(df)
     out = Path(out_dir)
