@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,33 @@ REFERENCE = "none"
 CALIBRATION_ORDER = ("paper", "sound", "tight")
 _COLORS = {"paper": "tab:red", "sound": "tab:orange", "tight": "tab:blue"}
 _LABELS = {"paper": "paper calibration (as printed)", "sound": "sound calibration", "tight": "tight calibration"}
+#: the paper's curve is drawn dashed with hollow markers on top, so it stays visible where it coincides with another
+_STYLES: dict[str, dict[str, Any]] = {
+    "paper": {"linestyle": "--", "marker": "s", "markerfacecolor": "none", "markersize": 8, "zorder": 3},
+    "sound": {"linestyle": "-", "marker": "o", "zorder": 2}, "tight": {"linestyle": "-", "marker": "o", "zorder": 2}}
+
+
+def calibration_curve(ax: Any, calibration: str, x: object, mean: object, se: object, label: str | None = None) -> None:
+    """One calibration's frontier (mean ± 1 s.e. against ε) in the shared colours and styles."""
+    ax.errorbar(x, mean, yerr=se, capsize=3, color=_COLORS[calibration], label=label or _LABELS[calibration],
+                **_STYLES[calibration])
+
+
+def finish_frontier(fig: Any, ax: Any, levels: Sequence[float]) -> None:
+    """Room inside the frame for every horizontal reference ``levels`` (the trivial answer, the
+    non-private value: never drawn on the frame), and the legend below the axes, off the data."""
+    finite = [float(v) for v in levels if np.isfinite(v)]
+    if finite:
+        lo, hi = ax.get_ylim()
+        top, bottom = max(finite), min(finite)
+        if ax.get_yscale() in ("log", "symlog"):          # a factor of 2 of room on a log axis
+            hi = max(hi, top * 2.0 if top > 0 else top)
+            lo = min(lo, bottom / 2.0) if bottom > 0 and ax.get_yscale() == "log" else lo
+        else:
+            pad = 0.08 * (max(hi, top) - min(lo, bottom))
+            hi, lo = max(hi, top + pad), min(lo, bottom - pad)
+        ax.set_ylim(lo, hi)
+    fig.legend(loc="outside lower center", ncol=2, fontsize=8, frameon=False)
 
 
 @dataclass(frozen=True)
@@ -137,14 +164,14 @@ def plot_frontier(df: object, out_dir: str | Path, frontier: Frontier, *, title:
         part = table[table["calibration"] == calibration].sort_values("epsilon")
         if part.empty:
             continue
-        color = _COLORS[calibration]
         label = _LABELS[calibration]
         x = part["epsilon"].to_numpy(dtype=float)
         spent = part["epsilon_spent"].to_numpy(dtype=float)
         if np.any(np.isfinite(spent) & (spent > x * (1 + 1e-6))):
             x = np.where(np.isfinite(spent), spent, x)
             label += ", at the ε it spends"
-        ax.errorbar(x, part["mean"], yerr=part["se"], marker="o", capsize=3, color=color, label=label)
+        label += _coincides(table, calibration)
+        calibration_curve(ax, calibration, x, part["mean"], part["se"], label)
     ref = table[table["calibration"] == REFERENCE]
     if not ref.empty:
         mean, se = float(ref["mean"].mean()), float(ref["se"].max())
@@ -158,5 +185,15 @@ def plot_frontier(df: object, out_dir: str | Path, frontier: Frontier, *, title:
     ax.set_xlabel("ε (δ fixed; ρ budgets converted by the experiment)")
     ax.set_ylabel(f"{frontier.metric} ({'lower' if frontier.lower_is_better else 'higher'} is better)")
     ax.set_title(title or f"{frontier.algorithm}: privacy–utility frontier")
-    ax.legend(fontsize=7)
+    finish_frontier(fig, ax, [float(v) for v, _ in references] + ([] if ref.empty else [float(ref["mean"].mean())]))
     return save_figure(fig, out_dir, f"{frontier.experiment_id}")
+
+
+def _coincides(table: pd.DataFrame, calibration: str) -> str:
+    """`` (coincides with sound)`` when the paper's curve has the sound curve's means at every ε."""
+    if calibration != "paper":
+        return ""
+    paper, sound = (table[table["calibration"] == c].set_index("epsilon")["mean"] for c in ("paper", "sound"))
+    common = paper.index.intersection(sound.index)
+    same = len(common) and np.allclose(paper.loc[common], sound.loc[common], rtol=1e-9, atol=0.0)
+    return " — coincides with sound" if same else ""

@@ -43,7 +43,7 @@ from privrl.envs.synthetic_linear import (
 )
 from privrl.envs.tabular import from_gymnasium_toy_text
 from privrl.errors import PrivacyLeakWarning, UtilityWarning
-from privrl.experiments.frontier import Frontier, register_frontier
+from privrl.experiments.frontier import Frontier, calibration_curve, finish_frontier, register_frontier
 from privrl.experiments.registry import register
 from privrl.experiments.spec import Experiment, RunContext, RunResult
 from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, offline_statistics
@@ -449,29 +449,29 @@ def _plot_frontier(df: Any, out: Path, name: str, title: str) -> list[Path]:
 
     fig, ax = new_figure(width=5.2, height=3.6)
     gaps = df[df["metric"] == "gap"]
-    colors = {"paper": "tab:red", "sound": "tab:orange", "tight": "tab:blue"}
     for cal in CALIBRATIONS:
         part = gaps[gaps["calibration"] == cal]
         if part.empty:
             continue
         stats = part.groupby("epsilon")["value"].agg(["mean", "std", "count"]).reset_index()
         se = stats["std"].fillna(0.0) / np.sqrt(stats["count"])
-        ax.errorbar(stats["epsilon"], stats["mean"], yerr=se, marker="o", capsize=3, color=colors[cal],
-                    linestyle="--" if cal == "paper" else "-",
-                    label=f"{cal} calibration" + (" (as printed)" if cal == "paper" else ""))
+        calibration_curve(ax, cal, stats["epsilon"], stats["mean"], se)
     ref = gaps[gaps["calibration"] == "none"]
+    levels = []
     if len(ref):
-        m = float(ref["value"].mean())
-        ax.axhline(m, color="black", linestyle="--", label=f"non-private {ref['label'].iloc[0]}")
+        levels.append(float(ref["value"].mean()))
+        ax.axhline(levels[-1], color="black", linestyle="--", label=f"non-private {ref['label'].iloc[0]}")
     if len(gaps):
-        ax.axhline(float(gaps["trivial_gap"].iloc[0]), color="grey", linestyle=":", label="trivial policy (action 0)")
+        levels.append(float(gaps["trivial_gap"].iloc[0]))
+        ax.axhline(levels[-1], color="grey", linestyle=":", linewidth=1.5,
+                   label=f"trivial policy (action 0): gap {levels[-1]:.3g}")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=1e-3)     # gaps span 0 (optimal) to the trivial policy's
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("ε (δ = 1e-5)")
     ax.set_ylabel("sub-optimality gap (symlog; lower is better)")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    finish_frontier(fig, ax, levels)
     return save_figure(fig, out, name)
 
 
