@@ -417,14 +417,14 @@ def figure_fig2(df: pd.DataFrame, epsilon: float, panel: str) -> Figure:
         n = int(sub["n_samples"].max()) if len(sub) else N_SAMPLES["paper"]
         for (algo, cal), curve in sub.groupby(["algorithm", "calibration"], sort=True):
             label = str(curve["label"].iloc[0])
-            mean_se_band(ax, curve, "step", label=label, band="std", calibration=cal,
-                         color=colors[LABELS[algo]], linestyle=_LINESTYLE.get(cal, "-"))
+            mean_se_band(ax, curve, "step", label=label, band="std", calibration=cal, alpha=0.07,
+                         color=colors[LABELS[algo]], linestyle=_LINESTYLE.get(cal, "-"), linewidth=1.4)
         _random_line(ax)
         gone = refused[refused["config"] == config]
-        if len(gone):
+        if len(gone):      # below the axes, off the data
             names = sorted({str(lab).replace(", refused]", "]") for lab in gone["label"]})
-            ax.text(0.01, 0.01, "not drawn — calibration refuses to certify:\n" + "\n".join(names),
-                    transform=ax.transAxes, fontsize=6, va="bottom", color="darkred")
+            ax.text(0.0, -0.16, "not drawn — calibration refuses to certify: " + "; ".join(names),
+                    transform=ax.transAxes, fontsize=7, va="top", color="0.25", wrap=True)
         ax.set_xlabel("samples")
         ax.set_ylabel("return (50 steps)")
         ax.set_title(f"Fig. 2({panel}): ε = {epsilon:g}, δ = 1e-4 — {config} config, T = {n} samples",
