@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -394,7 +395,27 @@ def _plot_tabular(df: Any, out: Path) -> list[Path]:
             part = df[(df["benchmark"] == bench) & (df["constants"] == constants)]
             if len(part):
                 _plot_panels(axes[i, j], part, "n", f"{bench}: {constants} constants", logx=True)
+                _name_degenerate(axes[i, j], part)
+    fig.suptitle("DP-APVI against APVI (tabular). Degenerate: the privacy penalty or noise exceeds H and the fit "
+                 "plays the trivial policy (action 0).", fontsize=9)
     return save_figure(fig, out, "qiao2023-tabular")
+
+
+def _name_degenerate(ax: Any, part: Any) -> None:
+    """Say in the panel's title which curves lie on the trivial policy's line at every n (they overlap
+    there): degenerate output, the fit plays the trivial policy (the privacy penalty or noise exceeds H)."""
+    gaps = part[part["metric"] == "gap"]
+    if gaps.empty or "trivial_gap" not in gaps:
+        return
+    trivial = float(gaps["trivial_gap"].iloc[0])
+    means = gaps.groupby(["label", "n"])["value"].mean()
+    stuck = sorted(str(lab).replace(" (practical)", "") for lab, m in means.groupby(level=0)
+                   if np.allclose(m.to_numpy(), trivial, atol=1e-9))
+    private = {str(lab).replace(" (practical)", "") for lab in gaps["label"].unique() if "DP-" in str(lab)}
+    if stuck:
+        names = "every DP-APVI curve" if private and set(stuck) >= private else ", ".join(stuck)
+        ax.set_title(ax.get_title() + "\n" + textwrap.fill(f"on the trivial line at every n (degenerate): {names}",
+                                                            width=70), fontsize=9)
 
 
 TABULAR = register(Experiment(
