@@ -113,7 +113,7 @@ def plot(df, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure
 
-    fig, ax = new_figure()
+    fig, ax = new_figure(width=7.8)
     errors = df[df["metric"] == "abs_error"]
     for (epsilon, calibration), curve in errors.groupby(["epsilon", "calibration"], sort=True):
         if not (curve["value"] > 0).any():  # the non-private error is exactly 0: nothing on a log axis
@@ -123,7 +123,7 @@ def plot(df, out_dir: Path) -> list[Path]:
     ax.set_xlabel("n (records)")
     ax.set_ylabel("|released mean − mean|")
     ax.set_title("Gaussian mechanism, mean of n records in [0, 1]")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)   # beside the data
     return save_figure(fig, out_dir, "example-gaussian")
 
 
