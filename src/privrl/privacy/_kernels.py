@@ -6,14 +6,15 @@ NumPy's ``Generator.laplace(0, 1)`` draws one ``next_double`` ``U`` per number (
 :func:`laplace_from_uniforms` computes the same expressions, in the same order, with the same C
 library ``log`` (numba lowers ``math.log`` to a call of it), from the uniforms of
 ``Generator.random`` — so the numbers are NumPy's bit for bit — but in three loops (the argument,
-the logarithm, the sign and the scale) with no branch per number: about twice as fast as NumPy's
+the logarithm, the sign and the scale) with no branch per number (the caller passes blocks that
+fit in the cache): about twice as fast as NumPy's
 per-number sampler for large draws. It reports a ``U = 0`` (probability 2⁻⁵³ per number), which
 NumPy would have rejected: the caller then draws again with NumPy's own sampler from the saved
 state (:func:`privrl.privacy.noise.numpy_laplace`).
 
-The path is taken only when :func:`exact` holds: numba does not vectorise the logarithm with Intel's
-SVML (whose ``log`` is not the C library's) and the kernel reproduces NumPy's sampler on a seeded
-sample of 10⁵ numbers (checked once per process).
+The path is taken only where it is exact (:func:`privrl.privacy.noise.compiled_laplace_is_numpys`):
+numba does not vectorise the logarithm with Intel's SVML (whose ``log`` is not the C library's) and
+the kernel reproduces NumPy's sampler on a seeded sample of 10⁵ numbers (checked once per process).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from privrl._jit import compilers
 
 jit, inlined, COMPILED = compilers()
 
-__all__ = ["COMPILED", "exact", "laplace_from_uniforms"]
+__all__ = ["COMPILED", "laplace_from_uniforms"]
 
 
 @jit
@@ -47,21 +48,3 @@ def laplace_from_uniforms(u: np.ndarray, scale: float, out: np.ndarray) -> bool:
         out[i] = scale * ((0.0 - 1.0 * log) if u[i] >= 0.5 else (0.0 + 1.0 * log))
     return least == 0.0
 
-
-_EXACT: list[bool] = []
-
-
-def exact() -> bool:
-    """Whether :func:`laplace_from_uniforms` gives NumPy's numbers here (module doc; checked once)."""
-    if not _EXACT:
-        ok = COMPILED
-        if ok:
-            from numba import config
-
-            ok = not getattr(config, "USING_SVML", False)     # set by numba's config at import
-        if ok:
-            u, out = np.random.default_rng(0).random(100_000), np.empty(100_000)
-            ok = not laplace_from_uniforms(u, 1.0, out) and np.array_equal(
-                out.view(np.int64), np.random.default_rng(0).laplace(0.0, 1.0, size=100_000).view(np.int64))
-        _EXACT.append(bool(ok))
-    return _EXACT[0]

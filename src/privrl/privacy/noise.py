@@ -39,7 +39,7 @@ from privrl.privacy.draws import DrawLog
 from privrl.privacy.secure import check_secure_rng, secure_gaussian, secure_laplace
 
 __all__ = ["NoiseSource", "NumpyNoise", "SecureNoise", "ConstantNoise", "ScaledNoise", "KeyedNoise",
-           "guarded_keyed", "make_noise", "numpy_laplace", "triu_pairs"]
+           "guarded_keyed", "make_noise", "numpy_laplace", "compiled_laplace_is_numpys", "triu_pairs"]
 
 Shape = tuple[int, ...]
 
@@ -247,7 +247,7 @@ def numpy_laplace(rng: np.random.Generator, shape: Shape, scale: float = 1.0) ->
     if size >= FAST_LAPLACE_SIZE:
         from privrl.privacy import _kernels  # here: numba loads on the first large draw, not on import privrl
 
-        if _kernels.exact():
+        if compiled_laplace_is_numpys():
             saved = rng.bit_generator.state
             out, uniforms = np.empty(size), np.empty(min(size, LAPLACE_BLOCK))
             zero = False
@@ -260,6 +260,30 @@ def numpy_laplace(rng: np.random.Generator, shape: Shape, scale: float = 1.0) ->
             rng.bit_generator.state = saved
     draw = rng.laplace(0.0, 1.0, size=shape)
     return draw if scale == 1.0 else float(scale) * draw
+
+
+_EXACT: list[bool] = []
+
+
+def compiled_laplace_is_numpys() -> bool:
+    """Whether :func:`~privrl.privacy._kernels.laplace_from_uniforms` gives NumPy's numbers here: the
+    kernels compile, numba does not vectorise ``log`` with Intel's SVML (whose ``log`` is not the C
+    library's), and a seeded sample of 10⁵ numbers (public, not privacy noise) is NumPy's bit for
+    bit. Checked once per process."""
+    if not _EXACT:
+        from privrl.privacy import _kernels  # here: numba loads on the first large draw, not on import privrl
+
+        ok = _kernels.COMPILED
+        if ok:
+            from numba import config
+
+            ok = not getattr(config, "USING_SVML", False)     # set by numba's config at import
+        if ok:
+            u, out = np.random.default_rng(0).random(100_000), np.empty(100_000)
+            ok = not _kernels.laplace_from_uniforms(u, 1.0, out) and np.array_equal(
+                out.view(np.int64), np.random.default_rng(0).laplace(0.0, 1.0, size=100_000).view(np.int64))
+        _EXACT.append(bool(ok))
+    return _EXACT[0]
 
 
 class SecureNoise(NoiseSource):
