@@ -5,9 +5,10 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
 
 * ``tabular_online_fit`` — target (d): one K = 20 000 run of DP-UCBVI-JDP (ε = 1, Laplace tree) on
   RiverSwim (S = 6, H = 20) with pooled and with per-step counts (target ≤ 2 CPU-s), and 20 seeds in
-  lockstep (``fit_many``) with pooled counts (target ≤ 20 CPU-s); ``--paper`` adds 20 per-step seeds in
-  lockstep. ``noise_cpu_seconds`` is the part spent drawing the ``(K − 1)·D`` Laplace numbers of the
-  counters through the fit's noise source (the NumPy sampler alone, timed on the same count).
+  lockstep (``fit_many``) with pooled counts (target ≤ 20 CPU-s); ``--per-step`` (or ``--paper``) adds
+  20 per-step seeds in lockstep (target ≤ 20 CPU-s). ``noise_cpu_seconds`` is the part spent drawing
+  the ``(K − 1)·D`` Laplace numbers of the counters (the fit's sampler, seeded NumPy noise, alone:
+  timed on the same count in the same chunks).
 * ``tabular_online_error_bound`` — target (a)'s derivation: E_{ε,β} of the Laplace tree at K and
   K/10 against the visits per (s, a) pair ``K·H/(S·A)`` (pooled counts).
 * ``tabular_online_target`` — targets (a)–(c) as measured in the committed paper-scale evidence
@@ -17,7 +18,7 @@ process CPU time; the machine is shared, so CPU time is the steadier figure):
   (every setting and seed, ``run_sweep`` with two jobs) in a temporary directory: its CPU seconds
   (target: at most about 80, i.e. 40 s of wall on 2 cores).
 
-    .venv/bin/python benchmarks/bench_tabular_online.py [--paper]
+    .venv/bin/python benchmarks/bench_tabular_online.py [--per-step] [--paper]
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from _util import cpu_seconds, emit  # noqa: E402
 
 from privrl import DPUCBVI, PrivacyBudget  # noqa: E402
 from privrl.envs.river_swim import river_swim  # noqa: E402
+from privrl.privacy import NumpyNoise  # noqa: E402
 from privrl.tabular_online import count_noise  # noqa: E402
-from privrl.tabular_online.engine import fit_many  # noqa: E402
+from privrl.tabular_online.engine import chunk_size, fit_many  # noqa: E402
 
 K = 20_000
 S, A, H = 6, 2, 20
@@ -56,11 +58,11 @@ def bench_fit(pooled: bool, seeds: int) -> None:
     fit_many([_estimator(pooled) for _ in range(seeds)], model, list(range(seeds)))
     seconds, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     D = S * A * (S + 1) * (1 if pooled else H)
-    gen = np.random.default_rng(0)
+    source, step = NumpyNoise(np.random.default_rng(0)), chunk_size(seeds, D)
     noise = cpu_seconds()
     for _ in range(seeds):
-        for k0 in range(0, K - 1, 512):
-            gen.laplace(0.0, 1.0, size=(min(512, K - 1 - k0), D))
+        for k0 in range(0, K - 1, step):
+            source.laplace((min(step, K - 1 - k0), D), 1.0)
     noise = cpu_seconds() - noise
     emit("tabular_online_fit", algorithm="DPUCBVI", privatizer="central", epsilon=1.0, env="riverswim", S=S, A=A,
          H=H, episodes=K, pooled=pooled, seeds=seeds, seconds=seconds, cpu_seconds=cpu,
@@ -135,12 +137,13 @@ def bench_experiment() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-step", action="store_true", help="also 20 per-step seeds in lockstep")
     ap.add_argument("--paper", action="store_true", help="also 20 per-step seeds and the whole paper sweep")
     args = ap.parse_args()
     bench_fit(True, 1)
     bench_fit(False, 1)
     bench_fit(True, 20)
-    if args.paper:
+    if args.per_step or args.paper:
         bench_fit(False, 20)
     bench_error_bound()
     bench_targets()

@@ -562,3 +562,32 @@ def test_a_plugin_declaring_nothing_is_audited_black_box_with_its_reach():
                    "audit_trials": 16.0, "audit_max_epsilon_lower": row["epsilon_lower_max"],
                    "audit_verdict": row["verdict"], "status": "ok"})
     assert f"black-box, 16 fits per input: ε_lower ≤ {row['epsilon_lower_max']:.1f} at most" in cell
+
+
+def test_the_random_mdp_task_is_the_tabular_experiments_larger_instance_for_the_tabular_learners():
+    """``random-mdp-s20``: the tabular online experiment's ``random-20`` instance at its K, its tabular
+    learners scored from uniform play (0) to UCBVI (100), which clearly beats it; the LinOpt learners
+    are left out (d1 = 800)."""
+    import numpy as np
+
+    from privrl.bench.entries.tabular_online import tabular_model
+    from privrl.bench.instances import score_regret
+    from privrl.bench.running import left_out
+    from privrl.tabular_online.experiments import instance_model
+
+    task = get_task("random-mdp-s20")
+    inst = task.build(task.sizes["full"], np.random.default_rng(0))
+    model, ref = tabular_model(inst.input.model), instance_model("random-20")
+    assert (inst.input["n_episodes"], model.n_states, model.n_actions, model.horizon) == (4000, 20, 2, 10)
+    np.testing.assert_allclose(model.P, ref.P, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(model.r, ref.r)
+    np.testing.assert_array_equal(model.initial, ref.initial)
+    assert (task.trivial, task.reference) == ("uniform-play", "ucbvi")
+    tabular = [n for n, e in all_entries().items() if e.fit.__module__ == "privrl.bench.entries.tabular_online"]
+    assert len(tabular) == 7 and all(get_entry(n).why_not(task) is None for n in tabular)
+    linopt = left_out(task, all_entries().values())
+    assert {"ucrl-vtr", "linopt-vi", "linopt-po[local]"} <= set(linopt)
+    assert all("d1 = 800" in why for why in linopt.values())
+    regret = {name: score_regret(inst.truth, get_entry(name).fit(inst.input, None, np.random.default_rng(1)).output)
+              ["regret"] for name in ("uniform-play", "ucbvi")}
+    assert regret["ucbvi"] < 0.5 * regret["uniform-play"], regret           # a scale that is not degenerate

@@ -194,3 +194,26 @@ def test_lemma_5_8_post_processed_counts_meet_assumption_3_1(seed):
     np.testing.assert_allclose(out_sa, out_sas.reshape(-1, S_).sum(axis=1))     # Ñ(s, a) = Σ Ñ(s, a, ·)
     assert np.all(out_sas > 0) and np.all(out_sa >= n_sa - 1e-9)                 # Ñ > 0, Ñ(s, a) ≥ N(s, a)
     assert np.max(np.abs(out_sas - n_sas)) <= E + 1e-9 and np.max(np.abs(out_sa - n_sa)) <= E + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_post_processing_skips_the_search_for_t_only_where_the_clipped_counts_are_already_feasible(seed):
+    """postprocess leaves out project_row's search for t where max(n̂, 0) already meets the sum
+    constraint; every Ñ is still project_row's, bit for bit, on rows of both kinds."""
+    rng = np.random.default_rng(300 + seed)
+    Hc, S_, A_, E = 3, 5, 2, 40.0
+    rows = Hc * S_ * A_
+    nhat = np.concatenate([rng.normal(20.0, 15.0, size=rows), rng.normal(4.0, 6.0, size=rows * S_)])
+    out_sa, out_sas = np.empty(rows), np.empty(rows * S_)
+    kern.postprocess(nhat, Hc, S_, A_, E, out_sa, out_sas)
+    feasible = 0
+    for i in range(rows):
+        row, x = nhat[rows + i * S_: rows + (i + 1) * S_].copy(), np.empty(S_)
+        feasible += bool(kern._already_feasible(row, nhat[i], E / 4.0, np.empty(S_)))
+        kern.project_row(row, nhat[i], E / 4.0, x, np.empty(S_))
+        total = 0.0
+        for value in x:
+            total += value
+        np.testing.assert_array_equal(out_sas[i * S_: (i + 1) * S_], x + E / (2.0 * S_))
+        assert out_sa[i] == total + E / 2.0
+    assert 0 < feasible < rows                         # both paths ran

@@ -20,7 +20,9 @@ Online learning (one user = one episode, replaced; cumulative regret, exact):
 
 * ``e1-hard`` — Zhou's E1, the hard instance (d = 5, H = 6); ``e2-random`` — E2, a random
   mixture (S = 6, A = 4, H = 5, d = 3); ``riverswim`` — RiverSwim (6 states, H = 20) as a linear
-  mixture with one-hot features on the kernel's support (d1 = 22, d2 = 12).
+  mixture with one-hot features on the kernel's support (d1 = 22, d2 = 12); ``random-mdp-s20`` — the
+  larger instance of the tabular online experiment, a time-homogeneous random MDP (S = 20, A = 2,
+  H = 10, K = 4 000), for the tabular learners (UCBVI the reference).
 
 Continuous control (the reward function, sup-norm neighbours; return of the released policy):
 
@@ -68,6 +70,7 @@ from privrl.envs.sparse_tabular import SparseTabularMDP, sparse_tabular
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
 from privrl.privacy.budget import Neighboring, PrivacyUnit
+from privrl.tabular_online.experiments import instance_model as tabular_online_instance
 
 __all__ = ["register_task", "get_task", "all_tasks", "pe_neighbour", "data_seed"]
 
@@ -414,6 +417,33 @@ register_task(Task(
     score=score_regret, optimum=0.0, optimum_label="zero regret",
     notes=(_ONLINE_NOTE, "Episodic RiverSwim (start in state 0, 20 steps) rather than the average-reward one; "
            "K = 1000 episodes and 3 seeds (the learners' cost grows as d1³ per step)."),
+))
+
+
+#: the tabular online experiment's larger instance (privrl.tabular_online.experiments)
+RANDOM_MDP_INSTANCE = "random-20"
+
+
+@functools.lru_cache(maxsize=1)
+def _random_mdp_model() -> LinearMixtureMDP:
+    return tabular_as_mixture(tabular_online_instance(RANDOM_MDP_INSTANCE), support="reachable")
+
+
+register_task(Task(
+    name="random-mdp-s20", dims={"S": 20, "A": 2, "H": 10, "d": 800},
+    title="Random MDP (S = 20, A = 2, H = 10), time-homogeneous", setting="online-learning",
+    source="the larger instance of the tabular online experiment (Qiao & Wang 2023; Chowdhury & Zhou 2022): one "
+           "step's kernel of privrl.envs.random_tabular_mdp (S = 20, A = 2, Dirichlet(0.5) transitions, U[0, 1] "
+           "rewards, uniform start, instance 0) at every step, cast by tabular_as_mixture (d1 = 800, d2 = 40)",
+    logging_policy="none (online: the learner's own policy)", units="users",
+    privacy_unit=_USER[0], neighboring=_USER[1], metric=REGRET, trivial="uniform-play", reference="ucbvi",
+    sizes={"quick": {"K": 500, "seeds": 2}, "full": {"K": 4000, "seeds": 5}},
+    build=_online("random-mdp-s20", lambda sizes, rng: _random_mdp_model()),
+    score=score_regret, optimum=0.0, optimum_label="zero regret",
+    notes=("The tabular learners only (counts pooled over the steps, practical constants): the LinOpt learners' "
+           "cost grows as d1³ per step. The reference (100) is the non-private UCBVI; the uniform-play baseline "
+           "never learns (a stuck learner).",
+           "K = 4000 episodes as in the experiment, which runs ε = 1 only; 5 seeds (the experiment: 20)."),
 ))
 
 

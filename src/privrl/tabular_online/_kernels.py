@@ -102,10 +102,23 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray,
     return t
 
 
+@inlined
+def _already_feasible(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray) -> bool:
+    """Writes ``max(n̂, 0)`` to ``out`` and says whether its sum meets ``|Σ x − n̂| ≤ E/4``: then it is
+    :func:`project_row`'s ``x`` whatever its t (the same values, summed in the same order), and the
+    search for t can be skipped — the common case under the union-bound E."""
+    s0 = 0.0
+    for j in range(nhat.shape[0]):
+        out[j] = nhat[j] if nhat[j] > 0.0 else 0.0
+        s0 += out[j]
+    return total - quarter <= s0 <= total + quarter
+
+
 @jit
 def postprocess(nhat: np.ndarray, H: int, S: int, A: int, E: float, n_sa: np.ndarray, n_sas: np.ndarray) -> None:
     """§5.3 for every ``(h, s, a)`` of a released item-shaped vector ``nhat`` (layout above):
-    ``Ñ(s, a, s′) = x_{s′} + E/(2S)``, ``Ñ(s, a) = Σ x + E/2``."""
+    ``Ñ(s, a, s′) = x_{s′} + E/(2S)``, ``Ñ(s, a) = Σ x + E/2`` (x of :func:`project_row`, which runs
+    only when ``max(n̂, 0)`` is not already feasible)."""
     x = np.empty(S)
     row = np.empty(S)
     scratch = np.empty(S)
@@ -113,7 +126,8 @@ def postprocess(nhat: np.ndarray, H: int, S: int, A: int, E: float, n_sa: np.nda
     for i in range(H * S * A):
         for j in range(S):
             row[j] = nhat[base + i * S + j]
-        project_row(row, nhat[i], E / 4.0, x, scratch)
+        if not _already_feasible(row, nhat[i], E / 4.0, x):
+            project_row(row, nhat[i], E / 4.0, x, scratch)
         tot = 0.0
         for j in range(S):
             n_sas[i * S + j] = x[j] + E / (2.0 * S)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privrl.bench.entries import REFUSALS, estimator_fit, register_entry
-from privrl.bench.spec import Entry, Fitted, Output, TaskInput
+from privrl.bench.spec import Entry, Fitted, Output, Task, TaskInput
 from privrl.linear_mixture import LinOptPO, LinOptVI
 from privrl.linear_mixture.engine import fit_many
 from privrl.privacy.budget import PrivacyBudget, PrivacyUnit
@@ -28,9 +28,19 @@ from privrl.privacy.budget import PrivacyBudget, PrivacyUnit
 if TYPE_CHECKING:  # annotations only
     from privrl.privacy.noise import NoiseSource
 
-__all__: list[str] = []
+__all__ = ["MAX_D1"]
 
 _ON = ("online-learning",)
+#: the largest transition feature dimension d1 a task may have for the LinOpt entries: their cost
+#: grows as d1³ per step (RiverSwim's d1 = 22 takes most of the suite's online time)
+MAX_D1 = 100
+
+
+def _applies(task: Task) -> str | None:
+    d1 = task.dims.get("d")
+    if d1 is not None and d1 > MAX_D1:
+        return f"its features have d1 = {d1} > {MAX_D1} (cost d1³ per step)"
+    return None
 
 
 def _read(est: Any) -> Output:
@@ -102,7 +112,7 @@ for _cls, _alg, _base in ((LinOptVI, "vi", "ucrl-vtr"), (LinOptPO, "po", "oppo")
     _label = f"LinOpt-{_alg.upper()}"
     _BUILDERS[_base] = (_cls, "none", "tight")
     register_entry(Entry(_base, "UCRL-VTR" if _alg == "vi" else "OPPO", _ON, "non-private",
-                         _learner(_cls, "none", "tight"), batch_group="linopt", fit_batch=fit_batch,
+                         _learner(_cls, "none", "tight"), batch_group="linopt", fit_batch=fit_batch, applies=_applies,
                          description=f"the non-private learner of {_label} (practical constants)"))
     for _priv, _cal, _suffix, _target, _budgets in (
             ("central", "tight", "", "linopt-central-factorization", ("eps", "rho")),
@@ -113,6 +123,6 @@ for _cls, _alg, _base in ((LinOptVI, "vi", "ucrl-vtr"), (LinOptPO, "po", "oppo")
             f"linopt-{_alg}{_suffix}", f"{_label} {'JDP' if _priv == 'central' else 'LDP'}"
             + (" [paper]" if _cal == "paper" else ""), _ON, "private", _learner(_cls, _priv, _cal),
             budgets=_budgets, calibration=_cal, counterpart=_base, audit_target=_target,
-            privacy_unit=PrivacyUnit.USER_EPISODE, batch_group="linopt", fit_batch=fit_batch,
+            privacy_unit=PrivacyUnit.USER_EPISODE, batch_group="linopt", fit_batch=fit_batch, applies=_applies,
             description=f"{_label}, {_priv} privatizer ({'JDP' if _priv == 'central' else 'LDP'}), {_cal} "
                         "calibration, practical constants"))
