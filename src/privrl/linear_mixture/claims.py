@@ -170,13 +170,20 @@ def non_private_rate(runs: _Regret) -> Outcome:
 
 
 def jdp_rate(runs: _Regret) -> Outcome:
-    """The JDP learners at the rate √T (Theorem 6.5); the paper-calibration slopes quoted."""
+    """The JDP learners at the rate √T (Theorem 6.5), judged on the paper's calibration where it ran
+    (its printed σ; practical constants), else on the tight one; the other calibration's slopes and
+    verdict quoted beside."""
     tight = _tight(runs)
-    v, cells = _rate(runs, tight[tight["label"].str.contains("JDP")])
+    tight_v, tight_cells = _rate(runs, tight[tight["label"].str.contains("JDP")])
     slopes = runs.slopes
-    paper_cal = slopes[(slopes["calibration"] == "paper") & slopes["label"].str.contains("JDP")]
-    return Outcome(v, values={"tight_value": cells, "paper_calibration_value": ", ".join(
-        f"{r.label} {r.env} {r.slope_mean:.2f} [{r.slope_lo:.2f}, {r.slope_hi:.2f}]" for _, r in paper_cal.iterrows())})
+    paper_cal = slopes[(slopes["calibration"] == "paper") & (slopes["constants"] == "practical")
+                       & slopes["label"].str.contains("JDP")]
+    if paper_cal.empty:
+        return Outcome(tight_v, values={"tight_value": tight_cells})
+    paper_v, paper_cells = _rate(runs, paper_cal)
+    measured = (f"paper calibration: {paper_v.detail} — tight calibration ({tight_v.verdict}): {tight_v.detail}")
+    return Outcome(paper_v, measured=measured, values={"tight_value": tight_cells,
+                                                       "paper_calibration_value": paper_cells})
 
 
 def _pooled(runs: _Regret, verdict_list: list[tuple[str, Verdict]], parts: list[str]) -> Verdict:
@@ -263,15 +270,18 @@ CLAIMS = [
               **paper_source("Remark 6.7", "The non-private value-based algorithm UCRL-VTR (Jia et al., 2020) "
                              "enjoys a regret upper bound Õ(d√(H³T))")),
     ClaimSpec("Private-LinOpt-VI / -PO under JDP have regret Õ(√T)/√ε: the slope over the last decade of K, "
-              "95 % CI over seeds, against 0.5 (E2, tight calibration, practical constants).",
+              "95 % CI over seeds, against 0.5 (E2, practical constants; judged in the paper's calibration, which "
+              "ran at ε = 1, with the tight calibration's verdict beside).",
               rule=jdp_rate, inputs=_whole, paper_value="slope 0.5 (Õ(d^{7/4}√(TH⁴)/√ε))", headline=True,
               **paper_source("Theorem 6.5; Remark 6.7", "Private-LinOpt-VI has a regret bound "
                              "Õ(d^{7/4}√(TH⁴)(log(H/δ)^{1/4})√(1/ε))")),
     ClaimSpec("The JDP regret decreases as ε grows (privacy cost ∝ 1/√ε, Thm 6.5); decided on the practical "
-              "constants, paired by seed.", rule=jdp_decreases_in_epsilon, inputs=_whole, **paper_source(
+              "constants in the tight calibration (the paper's ran at ε = 1 only), paired by seed.",
+              rule=jdp_decreases_in_epsilon, inputs=_whole, **paper_source(
                   "Theorem 6.5; Remark 6.8", "ours have a multiplicative factor 1/√ε under (ε,δ)-JDP")),
     ClaimSpec("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived in "
-              "docs/linear_mixture.md, Regret); practical constants, paired by seed.", rule=ldp_costs_more,
+              "docs/linear_mixture.md, Regret); practical constants, tight calibration (the paper's ran under JDP "
+              "only), paired by seed.", rule=ldp_costs_more,
               inputs=_whole, **paper_source(
                   "Remark 6.9", "a local Privatizer at each user's side is used to inject independent Gaussian noise "
                   "[...] under stronger noise in the LDP setting")),
