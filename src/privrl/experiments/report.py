@@ -240,6 +240,15 @@ def _verdict_summary(ids: Sequence[str], evaluated: Mapping[str, _Claims],
                            "privrl's claims: holds / fails / undecided", "Fragile", "Why undecided"], rows) + [""]
 
 
+def _verbs(counts: Mapping[str, int]) -> str:
+    """``"14 hold, 1 fails and 3 cannot be decided"``: the counts with their verbs in agreement."""
+    def verb(n: int, one: str, many: str) -> str:
+        return f"{n} {one if n == 1 else many}"
+
+    return (f"{verb(counts['holds'], 'holds', 'hold')}, {verb(counts['fails'], 'fails', 'fail')} and "
+            f"{verb(counts['undecided'], 'cannot be decided', 'cannot be decided')}")
+
+
 def _counts_text(counts: Mapping[str, int]) -> str:
     return f"{counts['holds']} / {counts['fails']} / {counts['undecided']}" if sum(counts.values()) else "—"
 
@@ -297,12 +306,14 @@ def headline_tables(out_dir: str | os.PathLike, experiment_ids: Sequence[str] | 
         if info.get("wall_seconds") is not None:
             sweep = (f", in {float(info['wall_seconds']) / 60:.0f} minutes of wall time"
                      + (f" on {cores} cores" if cores else ""))
+    paper, own = counts["paper"], counts["privrl"]
+    fragile = sum(bool(c.robustness) for e in ids for c in evaluated[e].claims or ())
     lines = [f"The committed evidence: {len(every)} runs of {len(ids)} experiments at {', '.join(scales) or '?'} "
-             f"scale{sweep}. Of the {sum(counts['paper'].values())} claims of the papers, {counts['paper']['holds']} "
-             f"hold, {counts['paper']['fails']} fail and {counts['paper']['undecided']} cannot be decided; of the "
-             f"{sum(counts['privrl'].values())} claims privrl makes about its own design, {counts['privrl']['holds']} "
-             f"hold, {counts['privrl']['fails']} fail and {counts['privrl']['undecided']} cannot be decided. Every "
-             "undecided claim says why; the full tables open the report.", ""]
+             f"scale{sweep}. Regenerating it reruns every experiment; whether each paper's claim holds is a "
+             f"computed verdict, not a given. Of the {sum(paper.values())} claims of the papers, {_verbs(paper)}; of "
+             f"the {sum(own.values())} claims privrl makes about its own design, {_verbs(own)}. Every undecided claim "
+             f"says why; {fragile} verdicts change under a perturbed rule and say so; the full tables open the "
+             "report.", ""]
     for src, title, header in (
             ("paper", "**The papers' claims** (a few; the papers' words are in the report):",
              ["paper (where)", "privrl tests", "paper's number", "privrl, paper calibration",
