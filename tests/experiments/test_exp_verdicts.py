@@ -187,7 +187,7 @@ def test_too_few_seeds_and_near_trivial_pairs_are_undecided():
     # two predictors whose error is the zero estimate's error (1.0) within 10 %
     v = compare_curves([0.97, 0.98, 0.99], [1.01, 1.02, 1.03], claim="less", trivial=1.0, rel_tol=0.1,
                        lower_is_better=True, names=("A", "B"), baseline="the zero predictor")
-    assert v.verdict == "undecided" and v.reason == "A and B no better than the zero predictor (1)"
+    assert v.verdict == "undecided" and v.reason == "A no better than the zero predictor (1)"   # the winner
     # the same comparison far from trivial is decided
     assert compare_curves([0.07, 0.08, 0.09], [0.51, 0.52, 0.53], claim="less", trivial=1.0,
                           lower_is_better=True).verdict == "holds"
@@ -258,8 +258,24 @@ def test_trivial_guard_is_undecided_when_either_side_is_no_better_than_trivial()
     # errors: lower is better; an error above the zero predictor's is no better than it
     assert trivial_guard({"tight": [2.1, 2.2]}, 0.7, lower_is_better=True).verdict == "undecided"
     assert trivial_guard({"tight": [0.01, 0.02]}, 0.7, lower_is_better=True) is None
-    # compare_curves applies it to both sides: a learner beating one that walks into a wall decides nothing
-    assert compare_curves(good, worse, claim="greater", trivial=10.86, lower_is_better=False).verdict == "undecided"
+    # compare_curves applies it to the side its verdict finds better: beating an answer no better than
+    # random play is a result, a win by such an answer is not; guard="both" (and "equal") check both sides
+    assert compare_curves(good, worse, claim="greater", trivial=10.86, lower_is_better=False).verdict == "holds"
+    v = compare_curves(good, worse, claim="greater", trivial=10.86, lower_is_better=False, guard="both",
+                       names=("A", "B"), baseline="random play")
+    assert v.verdict == "undecided" and v.reason == "B no better than random play (10.86)"
+    v = compare_curves(useless, worse, claim="greater", trivial=10.86, lower_is_better=False, names=("A", "B"),
+                       baseline="random play")
+    assert v.verdict == "undecided" and v.reason == "A no better than random play (10.86)"
+    # the claim fails (B is better) but B is trivial: undecided; B good: fails
+    v = compare_curves(worse, useless, claim="greater", trivial=10.86, lower_is_better=False, names=("A", "B"))
+    assert v.verdict == "undecided" and v.reason.startswith("B no better")
+    assert compare_curves(worse, good, claim="greater", trivial=10.86, lower_is_better=False).verdict == "fails"
+    # lower is better (errors): A < B claimed, A the better side
+    assert compare_curves([0.1, 0.11, 0.12], [0.9, 0.95, 1.0], claim="less", trivial=0.7,
+                          lower_is_better=True).verdict == "holds"
+    assert compare_curves(good, good, claim="equal", tol=0.5, trivial=30.0, lower_is_better=False).verdict \
+        == "undecided"
     assert compare_curves(good, worse, claim="greater").verdict == "holds"
 
 

@@ -9,16 +9,17 @@ flag, so that every family states the same test the same way::
                             trivial=zero_rmse, lower_is_better=True, baseline="the zero predictor")
     out.append(v.claim("DP-LSW is worse than LSW for small batches.", source="paper", ...))
 
-**One rule for trivial baselines** (:func:`trivial_guard`): a comparison where either side is no
-better than the trivial answer — random play, the zero predictor, the logging or tie-break
-policy, a stuck learner — is undecided, and the reason names the curve and the trivial value.
-"No better" means the mean over seeds is within ``rel_tol`` (10 %) of the trivial value or on its
-wrong side. :func:`compare_curves` applies it to both of its sides when given ``trivial``; a
-claim that compares several curves applies it to every curve of each comparison it makes (a
-trend over noise levels or budgets is judged on the levels that are better than trivial). A claim
-whose comparator *is* the trivial answer ("some budget beats random play") is guarded by the
-non-private learner of the same loop: when even it is no better than the trivial answer the loop
-cannot learn and the claim is undecided.
+**One rule for trivial baselines** (:func:`trivial_guard`): a comparison won by an answer no better
+than the trivial one — random play, the zero predictor, the logging or tie-break policy, a stuck
+learner — is undecided, and the reason names the curve and the trivial value. "No better" means
+the mean over seeds is within ``rel_tol`` (10 %) of the trivial value or on its wrong side.
+:func:`compare_curves` applies it, when given ``trivial``, to the side its verdict finds better (a
+win by a trivial answer says nothing; beating one is a result), and to both sides of an equality or
+when asked (``guard="both"``). A claim that compares several curves applies it to every curve of
+each comparison it makes (a trend over noise levels or budgets is judged on the levels that are
+better than trivial). A claim whose comparator *is* the trivial answer ("some budget beats random
+play") is guarded by the non-private learner of the same loop: when even it is no better than the
+trivial answer the loop cannot learn and the claim is undecided.
 
 The checks:
 
@@ -75,6 +76,8 @@ REASON_DEGENERATE = "all budgets give the same curve"
 REASON_BOUNDARY = "best {name} on the grid boundary"
 
 TESTS = ("welch", "paired", "2se")
+#: which sides of a comparison the trivial-baseline rule checks: the side the verdict finds better, or both
+GUARDS = ("winner", "both")
 CLAIMS = ("less", "greater", "equal")
 
 
@@ -387,7 +390,7 @@ def _fmt(x: float) -> str:
 def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "welch", alpha: float = 0.05,
                    tol: float = 0.0, min_n: int = 2, names: tuple[str, str] = ("A", "B"),
                    trivial: float | None = None, lower_is_better: bool | None = None,
-                   baseline: str = "the trivial answer", rel_tol: float = 0.1) -> Verdict:
+                   baseline: str = "the trivial answer", rel_tol: float = 0.1, guard: str = "winner") -> Verdict:
     """Decide a claim about two curves from one number per seed each (see :func:`per_seed`).
 
     ``claim``: ``"less"`` (A < B), ``"greater"`` (A > B) or ``"equal"`` (|A − B| ≤ ``tol``).
@@ -405,8 +408,11 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
 
     Undecided as well with fewer than ``min_n`` (≥ 2) seeds on a side, and, when ``trivial`` (the
     trivial answer's value, named ``baseline``; ``lower_is_better`` says which way is good) is
-    given, when either curve is no better than it (:func:`trivial_guard`, the one rule for trivial
-    baselines). Equal constants on both sides (no noise) are decided exactly.
+    given, when the curve the verdict finds better is no better than it (:func:`trivial_guard`, the
+    one rule for trivial baselines: a win by a trivial answer says nothing, while beating a trivial
+    answer is a result). ``guard="both"`` checks both sides first, for a comparison that needs both
+    to be non-trivial; an ``"equal"`` claim always does. Equal constants on both sides (no noise)
+    are decided exactly.
     """
     check_option(claim, "claim", CLAIMS, owner="compare_curves")
     check_option(test, "test", TESTS, owner="compare_curves")
@@ -426,17 +432,34 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
     detail = (f"{names[0]} {_fmt(ma)} ± {_fmt(sa)} vs {names[1]} {_fmt(mb)} ± {_fmt(sb)} "
               f"(mean ± s.e., {na}/{nb} seeds; {label}")
     if min(na, nb) < min_n:
-        guard = min_seeds(min(na, nb), min_n)
-        assert guard is not None
-        return undecided(guard.reason, detail + ")")
+        few = min_seeds(min(na, nb), min_n)
+        assert few is not None
+        return undecided(few.reason, detail + ")")
+    check_option(guard, "guard", GUARDS, owner="compare_curves")
+    both = claim == "equal" or guard == "both"
     if trivial is not None:
         if lower_is_better is None:
             raise param_error("lower_is_better", "compare_curves", "True or False when 'trivial' is given", None)
-        guard = trivial_guard({names[0]: va, names[1]: vb}, trivial, lower_is_better=lower_is_better,
-                              baseline=baseline, rel_tol=rel_tol, detail=detail + ")")
-        if guard is not None:
-            return guard
+        if both:
+            stuck = trivial_guard({names[0]: va, names[1]: vb}, trivial, lower_is_better=lower_is_better,
+                                  baseline=baseline, rel_tol=rel_tol, detail=detail + ")")
+            if stuck is not None:
+                return stuck
+    verdict = _compared(claim, test, alpha, tol, va, vb, detail)
+    if trivial is None or both or verdict.verdict == "undecided":
+        return verdict
+    # the side the verdict finds better must beat the trivial answer: a win by a trivial answer says nothing
+    a_claimed_better = (claim == "less") == bool(lower_is_better)
+    a_wins = a_claimed_better if verdict.verdict == "holds" else not a_claimed_better
+    winner = (names[0], va) if a_wins else (names[1], vb)
+    stuck = trivial_guard({winner[0]: winner[1]}, trivial, lower_is_better=bool(lower_is_better), baseline=baseline,
+                          rel_tol=rel_tol, detail=verdict.detail)
+    return verdict if stuck is None else stuck
 
+
+def _compared(claim: str, test: str, alpha: float, tol: float, va: np.ndarray, vb: np.ndarray, detail: str) -> Verdict:
+    """:func:`compare_curves`' test of the per-seed values ``va`` against ``vb``."""
+    (ma, sa, na), (mb, sb, nb) = _stats(va), _stats(vb)
     if test == "paired":
         d = va - vb
         diff, se, dof = float(d.mean()), float(d.std(ddof=1)) / math.sqrt(d.size), d.size - 1.0
