@@ -251,9 +251,11 @@ def sqrt_schedule(runs: _Runs) -> Verdict:
         for sched in ("sqrt", "linear"):
             if runs.edge(("paper", feats, runs.f_np, "DP-LSL", sched)):
                 why.append(_boundary(f"c of λ ∝ {'√m' if sched == 'sqrt' else 'm'} ({feats})"))
-        why += [runs.useless(f"DP-LSL with λ ∝ {name} ({feats}) at every m") for name, c in (("√m", s), ("m", lin))
-                if runs.trivial(c)]
-        verdicts.append(bool(s.mean() <= lin.mean()))
+        sqrt_wins = bool(s.mean() <= lin.mean())
+        # the trivial rule on the winner: a schedule no better than the zero predictor can lose, not win
+        winner = ("√m", s) if sqrt_wins else ("m", lin)
+        why += [runs.useless(f"DP-LSL with λ ∝ {winner[0]} ({feats}) at every m")] if runs.trivial(winner[1]) else []
+        verdicts.append(sqrt_wins)
         parts.append(f"{feats}: mean RMSE √m {s.mean():.3g} vs m {lin.mean():.3g} (best c each; {_ZERO} "
                      f"{runs.zero:.3g}); √m better at {int((s <= lin).sum())}/{len(s)} batch sizes")
     return _judged(parts, all(verdicts) if verdicts else None, why)
