@@ -25,11 +25,14 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl.deep.dpsgd import clip_factors
+
+if TYPE_CHECKING:
+    from torch import nn
 
 __all__ = ["MLP", "StackedMLP", "build_network"]
 
@@ -154,7 +157,7 @@ class MLP:
         """Outputs at one state ``x`` of shape ``(in,)``."""
         return self._stack.point(np.asarray(x, float)[None])[0]
 
-    def to_torch(self):
+    def to_torch(self) -> nn.Sequential:
         """The same network as a ``torch.nn.Sequential`` (float64)."""
         import torch
 
@@ -166,10 +169,10 @@ class MLP:
         return net
 
 
-def _torch_mlp(sizes: tuple[int, ...]):
+def _torch_mlp(sizes: tuple[int, ...]) -> nn.Sequential:
     from torch import nn
 
-    layers: list[Any] = []
+    layers: list[nn.Module] = []
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers.append(nn.Linear(a, b).double())
         if i < len(sizes) - 2:
@@ -177,7 +180,7 @@ def _torch_mlp(sizes: tuple[int, ...]):
     return nn.Sequential(*layers)
 
 
-def build_network(in_dim: int, hidden: tuple[int, ...], out_dim: int, rng: np.random.Generator):
+def build_network(in_dim: int, hidden: tuple[int, ...], out_dim: int, rng: np.random.Generator) -> nn.Sequential:
     """ReLU MLP (torch) with PyTorch's default uniform init drawn from ``rng`` (no global torch seed);
     the same draws as :meth:`MLP.init`."""
     sizes = (in_dim, *hidden, out_dim)
