@@ -37,7 +37,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -258,8 +258,8 @@ class _QLearner(Estimator):
     def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: Any) -> _Fit:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _plan(self, env, cfg, privatizer, rngs, bounds, finish: Callable[[TrainResult], None],
-              trace: bool = False) -> _Fit:
+    def _plan(self, env: gym.Env, cfg: TrainingConfig, privatizer: Privatizer, rngs: dict[str, np.random.Generator],
+              bounds: tuple[float, float], finish: Callable[[TrainResult], None], trace: bool = False) -> _Fit:
         """The training run of this fit and what to do with its result (after :meth:`_store`)."""
         def done(res: TrainResult) -> None:
             self._store(res, env, cfg)
@@ -276,7 +276,7 @@ class _QLearner(Estimator):
         self.obs_dim_ = int(np.prod(env.observation_space.shape))
         self._trace = res.trace
 
-    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, **kw: Any):
+    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, **kw: Any) -> Self:
         """Train on ``env`` (default: the ``env`` parameter) with the random streams of ``rng``."""
         fit = self._start(env, rng, **kw)
         fit.finish(train_many([fit.run], backend=self._backend)[0])

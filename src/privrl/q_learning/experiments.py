@@ -113,7 +113,7 @@ def fig1_seeds(params: Mapping[str, Any], scale: str) -> int:
     return FIG1_SEEDS.get((params["config"], float(params["sigma"]), params["reset"]), _SEEDS["paper"])
 
 
-def fig2_seeds(epsilon: float):
+def fig2_seeds(epsilon: float) -> Callable[[Mapping[str, object], str], int]:
     def seeds(params: Mapping[str, Any], scale: str) -> int:
         """The seeds of one Figure 2 setting at ``scale`` (:data:`FIG2_SEEDS` at paper scale)."""
         if scale != "paper":
@@ -152,12 +152,12 @@ def fig1_settings(scale: str) -> list[dict[str, object]]:
     return out
 
 
-def fig2_settings(epsilon: float):
+def fig2_settings(epsilon: float) -> Callable[[str], list[dict[str, object]]]:
     def settings(scale: str) -> list[dict[str, object]]:
         n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
         configs = ("reference",) if scale == "smoke" else ("reference", "paper")
         algos = ("functional", "input_perturbation") if scale == "smoke" else ALGORITHMS
-        out = []
+        out: list[dict[str, object]] = []
         for config in configs:
             out.append({"algorithm": "non_private", "config": config, "epsilon": epsilon, "n_samples": n,
                         "hidden": list(hidden), "calibration": "none"})
@@ -395,7 +395,7 @@ def figure_fig1(df: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_fig1(df, out_dir: Path) -> list[Path]:
+def plot_fig1(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import save_figure
 
@@ -433,8 +433,8 @@ def figure_fig2(df: pd.DataFrame, epsilon: float, panel: str) -> Figure:
     return fig
 
 
-def _plot_fig2(name: str, epsilon: float, panel: str):
-    def plot(df, out_dir: Path) -> list[Path]:
+def _plot_fig2(name: str, epsilon: float, panel: str) -> Callable[[pd.DataFrame, Path], list[Path]]:
+    def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
         # here, not at the top: matplotlib loads only when a figure is drawn
         from privrl.experiments.plots import save_figure
 
@@ -547,7 +547,7 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 
-def plot_frontier_q(df, out_dir: Path) -> list[Path]:
+def plot_frontier_q(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     refused = df[df["metric"] == "certification_refused"] if len(df) else df
     title = (f"DP Q-learning (Alg. 1, CenterWalk, δ = 1e-4): mean return of the last half\n"
              f"(uniform random play: {RANDOM_RETURN})")
