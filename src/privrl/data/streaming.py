@@ -40,7 +40,7 @@ import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, Unpack, cast
+from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -51,6 +51,7 @@ from privrl.errors import InvalidDataError
 
 if TYPE_CHECKING:
     from minari import MinariDataset
+    from typing_extensions import Unpack  # annotations only (typing.Unpack: Python 3.11)
 
 __all__ = ["COLUMNS", "dataset_chunks", "write_parquet", "parquet_chunks", "parquet_declarations", "minari_chunks",
            "complete_episodes", "stream_statistics", "ray_statistics", "CountReducer", "SumReducer", "SAME"]

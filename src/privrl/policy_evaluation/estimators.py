@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -50,6 +50,9 @@ from privrl.policy_evaluation.bounds import (
 )
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # annotations only (typing.Self: Python 3.11)
 
 __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "sqrt_lambda_schedule", "lambda_schedule",
            "PRACTICAL_LAMBDA_COEF"]

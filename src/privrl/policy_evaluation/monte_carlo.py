@@ -59,7 +59,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -93,6 +93,7 @@ from privrl.privacy.release import Releaser
 
 if TYPE_CHECKING:
     from dp_accounting import DpEvent
+    from typing_extensions import NotRequired  # annotations only (typing.NotRequired: Python 3.11)
 
 __all__ = ["MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "ReturnStatistics", "ReturnRoute", "return_statistics",
            "group_sensitivity", "groups_per_trajectory", "MECHANISMS", "RELATIONS"]

@@ -37,7 +37,7 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -71,6 +71,7 @@ from privrl.q_learning.training import (
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Self  # annotations only (typing.Self: Python 3.11)
 
 __all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES", "fit_many"]
 
