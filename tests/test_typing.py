@@ -60,11 +60,8 @@ MYPY_EXCEPTED = frozenset({
     "privrl.bench.entries.tabular_online",
     "privrl.bench.tasks",
     "privrl.data.trajectories",
-    "privrl.deep.networks",
     "privrl.deep_offline.audit",
     "privrl.linear_mixture._kernels",
-    "privrl.offline.audit",
-    "privrl.policy_evaluation.audit",
     "privrl.tabular_online.audit",
 })
 #: modules whose import needs an optional extra that may be missing
