@@ -179,16 +179,16 @@ def _fit(est: _E, stats: VisitStatistics, noise_rng: np.random.Generator) -> _E:
         return est.fit_statistics(stats, rng=noise_rng)
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return _run(params, ctx, _Shared())
 
 
-def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+def batch_key(params: Mapping[str, object], seed: int) -> tuple:
     """The settings of one seed run together (:func:`run_batch`): they share its batches."""
     return ("seed", seed)
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """The runs of one seed (:func:`batch_key`), each exactly :func:`run`'s result: the nested
     batches are drawn once, and the non-private LSW / LSL fits, which do not depend on the
     calibration, are fitted once for the paper and the tight curve of a feature map."""
