@@ -307,7 +307,7 @@ def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
             tuple(params["hidden"]))
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Figure runs together: each estimator built as for one run and trained in lockstep with the
     others (:func:`~privrl.q_learning.training.train_many`: stacked networks, one OU batch, one
     CenterWalk batch), each on its own streams; each result is exactly :func:`run`'s."""
@@ -316,7 +316,7 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
     return _lockstep(jobs, quiet=False)
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_batch([params], [ctx])[0]
 
 
@@ -536,14 +536,14 @@ def _frontier_result(job: _Job) -> RunResult:
                                     extra={"certified": certified, "noise_std": noise})
 
 
-def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_frontier_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Frontier runs together (as :func:`run_batch`); each result is exactly :func:`run_frontier`'s."""
     jobs = [_start(_Job(params, ctx, _frontier_result), _frontier_estimator, quiet=True)
             for params, ctx in zip(params_list, ctxs)]
     return _lockstep(jobs, quiet=True)
 
 
-def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run_frontier(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 
