@@ -34,9 +34,9 @@ else:  # pragma: no cover
 SRC = Path(privrl.__file__).resolve().parent
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 #: the lines using ``Any`` now (908 when the ratchet landed; 695 after q_learning, linear_mixture,
-#: experiments, tabular_online and planning were typed; 498 after policy_evaluation, offline, data, envs,
-#: fitters and the public API's last untyped names); the target is ANY_TARGET
-ANY_CEILING = 498
+#: experiments, tabular_online and planning were typed; 485 after policy_evaluation, offline, data, envs,
+#: fitters, privacy and the public API's last untyped names); the target is ANY_TARGET
+ANY_CEILING = 485
 ANY_TARGET = 551
 #: public callables not yet fully annotated when this test was written: remove a name once it is
 #: annotated; never add one. Left: two dataset declarations typed ``int | None`` / ``tuple | None``
