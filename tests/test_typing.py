@@ -7,6 +7,9 @@
 * the public API — every function and public method reachable from a module's ``__all__`` annotates
   each of its parameters and its return type (mypy's ``disallow_untyped_defs`` checks the modules
   listed in ``pyproject.toml``; this test checks what users import, whichever module defines it).
+* mypy's strictness — ``pyproject.toml`` keeps ``check_untyped_defs``, ``disallow_untyped_defs`` and
+  ``disallow_incomplete_defs`` on, and the modules excepted from the last two (its override) may only
+  shrink: they are :data:`MYPY_EXCEPTED`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,61 +26,43 @@ import pytest
 
 import privrl
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 SRC = Path(privrl.__file__).resolve().parent
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 #: the lines using ``Any`` now (908 when the ratchet landed; 695 after q_learning, linear_mixture,
-#: experiments, tabular_online and planning were typed); the target is ANY_TARGET
-ANY_CEILING = 694
+#: experiments, tabular_online and planning were typed; 485 after policy_evaluation, offline, data, envs,
+#: fitters, privacy and the public API's last untyped names); the target is ANY_TARGET
+ANY_CEILING = 485
 ANY_TARGET = 551
-#: public callables not yet fully annotated when this test was written (lambda properties, plotting and
-#: claim helpers, modules other changes were editing): remove a name once it is annotated; never add one
+#: public callables not yet fully annotated when this test was written: remove a name once it is
+#: annotated; never add one. Left: two dataset declarations typed ``int | None`` / ``tuple | None``
+#: once ``privrl.bench`` (instances, tasks) narrows their None before use
 UNANNOTATED = frozenset({
-    "privrl.data._dataset.TrajectoryDataset.actions",
-    "privrl.data._dataset.TrajectoryDataset.episode_starts",
-    "privrl.data._dataset.TrajectoryDataset.horizon",
-    "privrl.data._dataset.TrajectoryDataset.n_actions",
     "privrl.data._dataset.TrajectoryDataset.n_states",
-    "privrl.data._dataset.TrajectoryDataset.next_observations",
-    "privrl.data._dataset.TrajectoryDataset.observations",
     "privrl.data._dataset.TrajectoryDataset.reward_bounds",
-    "privrl.data._dataset.TrajectoryDataset.rewards",
-    "privrl.data._dataset.TrajectoryDataset.terminals",
-    "privrl.data.minari_io.to_minari",
-    "privrl.deep.networks.MLP.to_torch",
-    "privrl.deep.networks.build_network",
-    "privrl.envs.center_walk.CenterWalkEnv.reset",
-    "privrl.envs.center_walk.CenterWalkEnv.step",
-    "privrl.envs.chain.chain_model",
-    "privrl.envs.chain.make_chain_env",
-    "privrl.envs.chain.sample_chain",
-    "privrl.envs.gym.TabularEnv.reset",
-    "privrl.envs.gym.TabularEnv.step",
-    "privrl.envs.sampling.sample_dataset",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.entry_reward",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.gamma",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.groups",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.horizon",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.initial",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.is_episodic",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.is_stationary",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.n_actions",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.n_states",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.next_states",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.probs",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.reward_bounds",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.reward_table",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.sample",
-    "privrl.envs.sparse_tabular.SparseTabularMDP.terminal_states",
-    "privrl.envs.tabular.TabularMDP.sample",
-    "privrl.experiments.locking.sweep_lock",
-    "privrl.experiments.plots.new_figure",
-    "privrl.linear_mixture.regularizers.Regularizer.items",
-    "privrl.q_learning.audit.dp_q_learning_release",
-    "privrl.q_learning.audit.functional_pair",
-    "privrl.q_learning.claims.claims_fig1",
-    "privrl.q_learning.claims.claims_fig2",
-    "privrl.q_learning.claims.frontier_claims",
-    "privrl.q_learning.experiments.fig2_settings",
-    "privrl.q_learning.training.train",
+})
+#: the modules mypy still lets define unannotated functions (pyproject.toml's override: local closures,
+#: numba kernels, audit samplers): take a module off both lists once its defs are annotated; never add one
+MYPY_EXCEPTED = frozenset({
+    "privrl.audit.broken",
+    "privrl.audit.cli",
+    "privrl.audit.targets_mechanisms",
+    "privrl.audit.targets_tree",
+    "privrl.bench.audit",
+    "privrl.bench.entries.linear_mixture",
+    "privrl.bench.entries.offline",
+    "privrl.bench.entries.policy_evaluation",
+    "privrl.bench.entries.q_learning",
+    "privrl.bench.entries.tabular_online",
+    "privrl.bench.tasks",
+    "privrl.data.trajectories",
+    "privrl.deep_offline.audit",
+    "privrl.linear_mixture._kernels",
+    "privrl.tabular_online.audit",
 })
 #: modules whose import needs an optional extra that may be missing
 OPTIONAL = ("gymnasium", "matplotlib", "minari", "torch")
@@ -177,3 +163,41 @@ def test_public_api_check_sees_the_api(public_api: dict[str, Callable[..., objec
         return x
 
     assert _unannotated(untyped) == ["x", "return"]
+
+
+def _mypy_config() -> dict[str, object]:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["mypy"]
+
+
+def _excepted(config: dict[str, object]) -> set[str]:
+    """The modules an override exempts from ``disallow_untyped_defs`` or ``disallow_incomplete_defs``."""
+    out: set[str] = set()
+    for override in config.get("overrides", []):
+        if override.get("disallow_untyped_defs") is False or override.get("disallow_incomplete_defs") is False:
+            modules = override["module"]
+            out.update([modules] if isinstance(modules, str) else modules)
+    return out
+
+
+def test_mypy_stays_strict() -> None:
+    config = _mypy_config()
+    loose = [flag for flag in ("check_untyped_defs", "disallow_untyped_defs", "disallow_incomplete_defs")
+             if config.get(flag) is not True]
+    assert not loose, f"pyproject.toml's [tool.mypy] must keep {loose} = true"
+    files = config.get("files")
+    assert isinstance(files, list) and "src/privrl" in files, "mypy must check src/privrl"
+
+
+def test_mypy_exceptions_only_shrink() -> None:
+    excepted = _excepted(_mypy_config())
+    new = sorted(excepted - MYPY_EXCEPTED)
+    assert not new, f"modules newly excepted from mypy's disallow_untyped_defs (annotate them instead): {new}"
+    done = sorted(MYPY_EXCEPTED - excepted)
+    assert not done, f"no longer excepted in pyproject.toml: remove them from MYPY_EXCEPTED: {done}"
+
+
+def test_mypy_exception_check_sees_the_override() -> None:
+    loose = {"overrides": [{"module": ["a", "b"], "disallow_untyped_defs": False},
+                           {"module": "c", "disallow_incomplete_defs": False},
+                           {"module": "d", "ignore_errors": True}]}
+    assert _excepted(loose) == {"a", "b", "c"}

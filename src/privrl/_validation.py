@@ -24,7 +24,7 @@ def _owner_part(owner: str | None) -> str:
     return f" of {owner}" if owner else ""
 
 
-def param_error(name: str, owner: str | None, allowed: str, value: Any) -> InvalidParameterError:
+def param_error(name: str, owner: str | None, allowed: str, value: object) -> InvalidParameterError:
     """Build the standard message: parameter, allowed range, value received."""
     return InvalidParameterError(
         f"The '{name}' parameter{_owner_part(owner)} must be {allowed}. Got {value!r} instead."

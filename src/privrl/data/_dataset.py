@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._io import atomic_write_bytes
 from privrl._validation import param_error
@@ -65,19 +66,19 @@ class TrajectoryDataset:
 
     def __init__(
         self,
-        observations: Any,
-        actions: Any,
-        rewards: Any,
-        next_observations: Any,
-        episode_starts: Any,
+        observations: ArrayLike,
+        actions: ArrayLike,
+        rewards: ArrayLike,
+        next_observations: ArrayLike,
+        episode_starts: ArrayLike,
         *,
-        terminals: Any = None,
+        terminals: ArrayLike | None = None,
         n_states: int | None = None,
         n_actions: int | None = None,
         horizon: int | None = None,
         reward_bounds: tuple[float, float] | None = (0.0, 1.0),
         clip_rewards: bool = False,
-        metadata: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, object] | None = None,
     ) -> None:
         n_states, n_actions, horizon, reward_bounds, metadata = checked_settings(
             n_states, n_actions, horizon, reward_bounds, clip_rewards, metadata)
@@ -103,15 +104,49 @@ class TrajectoryDataset:
     # ------------------------------------------------------------------ arrays and sizes
     # Read-only: the validated arrays and the declarations they were validated against
     # (privacy relies on reward_bounds, so it cannot be changed after validation).
-    observations = property(lambda self: self._obs, doc="``(n,)`` int or ``(n, k)`` float.")
-    actions = property(lambda self: self._act, doc="``(n,)`` int.")
-    rewards = property(lambda self: self._rew, doc="``(n,)`` float.")
-    next_observations = property(lambda self: self._next, doc="Same layout as observations.")
-    episode_starts = property(lambda self: self._starts, doc="CSR offsets ``(E+1,)``.")
-    terminals = property(lambda self: self._term, doc="``(n,)`` bool or None.")
+    @property
+    def observations(self) -> np.ndarray:
+        """``(n,)`` int or ``(n, k)`` float."""
+        return self._obs
+
+    @property
+    def actions(self) -> np.ndarray:
+        """``(n,)`` int."""
+        return self._act
+
+    @property
+    def rewards(self) -> np.ndarray:
+        """``(n,)`` float."""
+        return self._rew
+
+    @property
+    def next_observations(self) -> np.ndarray:
+        """Same layout as observations."""
+        return self._next
+
+    @property
+    def episode_starts(self) -> np.ndarray:
+        """CSR offsets ``(E+1,)``."""
+        return self._starts
+
+    @property
+    def terminals(self) -> np.ndarray | None:
+        """``(n,)`` bool or None."""
+        return self._term
+
+    # n_states and reward_bounds stay untyped until privrl.bench narrows their None (int | None, tuple | None)
     n_states = property(lambda self: self._n_states, doc="Size of the state set (tabular) or None.")
-    n_actions = property(lambda self: self._n_actions, doc="Size of the action set or None.")
-    horizon = property(lambda self: self._horizon, doc="Steps per episode (fixed-horizon data) or None.")
+
+    @property
+    def n_actions(self) -> int | None:
+        """Size of the action set or None."""
+        return self._n_actions
+
+    @property
+    def horizon(self) -> int | None:
+        """Steps per episode (fixed-horizon data) or None."""
+        return self._horizon
+
     reward_bounds = property(lambda self: self._reward_bounds, doc="Declared ``(low, high)`` or None.")
 
     @property

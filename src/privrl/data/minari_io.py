@@ -17,13 +17,19 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._validation import check_bounds, param_error
 from privrl.data.trajectories import BOUNDS_ALLOWED, TrajectoryDataset
 from privrl.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    import gymnasium as gym
+    from gymnasium.envs.registration import EnvSpec
+    from minari import MinariDataset
 
 __all__ = ["from_minari", "to_minari", "MinariNotFoundError"]
 
@@ -35,7 +41,7 @@ _META_KEY = "privrl"
 _UNSET = object()
 
 
-def _import_minari():
+def _import_minari() -> ModuleType:
     try:
         import minari
     except ImportError as exc:  # pragma: no cover - the extra is installed in the test env
@@ -47,13 +53,13 @@ def to_minari(
     dataset: TrajectoryDataset,
     dataset_id: str,
     *,
-    env: Any = None,
+    env: str | EnvSpec | gym.Env | None = None,
     algorithm_name: str | None = None,
     author: str | None = None,
     author_email: str | None = None,
     code_permalink: str | None = None,
     description: str | None = None,
-):
+) -> MinariDataset:
     """Write ``dataset`` as the local Minari dataset ``dataset_id`` and return the
     ``MinariDataset``. ``env`` (an id, spec or env) is recorded for ``recover_environment``.
 

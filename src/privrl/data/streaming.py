@@ -39,13 +39,19 @@ import json
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Generic, Protocol, TypedDict, TypeVar, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._validation import check_scalar, param_error
 from privrl.data.trajectories import MAX_EPISODE_LENGTH, TrajectoryDataset
 from privrl.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    from minari import MinariDataset
+    from typing_extensions import Unpack  # annotations only (typing.Unpack: Python 3.11)
 
 __all__ = ["COLUMNS", "dataset_chunks", "write_parquet", "parquet_chunks", "parquet_declarations", "minari_chunks",
            "complete_episodes", "stream_statistics", "ray_statistics", "CountReducer", "SumReducer", "SAME"]
@@ -58,6 +64,52 @@ _FIELDS = {"observation": "observations", "action": "actions", "reward": "reward
 #: the declarations a stream carries (keyword arguments of TrajectoryDataset, plus the length bound)
 DECLARATIONS = ("n_states", "n_actions", "horizon", "reward_bounds", "max_episode_length")
 _META_KEY = b"privrl"
+
+
+class Declarations(TypedDict, total=False):
+    """A stream's public declarations (:data:`DECLARATIONS`)."""
+
+    n_states: int | None
+    n_actions: int | None
+    horizon: int | None
+    reward_bounds: Sequence[float] | None
+    max_episode_length: int | None
+
+
+class CountStatistics(Protocol):
+    """Sparse count statistics :class:`CountReducer` sums (as ``privrl.offline.Statistics``)."""
+
+    @property
+    def keys(self) -> np.ndarray: ...
+    @property
+    def values(self) -> np.ndarray: ...
+    @property
+    def reward_sums(self) -> np.ndarray: ...
+    @property
+    def shape(self) -> tuple[int, int, int]: ...
+    @property
+    def n_episodes(self) -> int: ...
+    @property
+    def max_reward(self) -> float | None: ...
+    @property
+    def max_return(self) -> float | None: ...
+
+
+#: a statistic of a batch (what a reducer adds) and a reducer's result
+S_contra = TypeVar("S_contra", contravariant=True)
+R_co = TypeVar("R_co", covariant=True)
+C = TypeVar("C", bound=CountStatistics)
+D = TypeVar("D")
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+class Reducer(Protocol[S_contra, R_co]):
+    """What :func:`stream_statistics` reduces with: ``add`` each batch's statistic, then ``result()``."""
+
+    def add(self, stats: S_contra, /) -> None: ...
+
+    def result(self) -> R_co: ...
 
 
 # ---------------------------------------------------------------------------------------- readers
@@ -78,13 +130,13 @@ def dataset_chunks(dataset: TrajectoryDataset, rows: int, *, first_episode: int 
         yield {k: v[lo:lo + rows] for k, v in columns.items()}
 
 
-def _declarations(dataset: TrajectoryDataset) -> dict[str, Any]:
+def _declarations(dataset: TrajectoryDataset) -> Declarations:
     return {"n_states": dataset.n_states, "n_actions": dataset.n_actions, "horizon": dataset.horizon,
             "reward_bounds": None if dataset.reward_bounds is None else list(dataset.reward_bounds),
-            "max_episode_length": (dataset.metadata or {}).get(MAX_EPISODE_LENGTH)}
+            "max_episode_length": cast("int | None", (dataset.metadata or {}).get(MAX_EPISODE_LENGTH))}
 
 
-def _import_pyarrow() -> Any:
+def _import_pyarrow() -> tuple[ModuleType, ModuleType]:
     try:   # an optional extra, imported on use
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -128,7 +180,7 @@ def write_parquet(datasets: TrajectoryDataset | Iterable[TrajectoryDataset], pat
     return path
 
 
-def parquet_declarations(path: str | Path) -> dict[str, Any]:
+def parquet_declarations(path: str | Path) -> Declarations:
     """The declarations :func:`write_parquet` recorded in ``path`` (empty for another writer's file)."""
     _, pq = _import_pyarrow()
     meta = pq.read_schema(str(path)).metadata or {}
@@ -151,7 +203,7 @@ def parquet_chunks(paths: str | Path | Sequence[str | Path], *, batch_rows: int 
             yield {name: batch.column(name).to_numpy(zero_copy_only=False) for name in batch.schema.names}
 
 
-def minari_chunks(dataset: Any, *, episodes: int = 1000) -> Iterator[dict[str, np.ndarray]]:
+def minari_chunks(dataset: str | MinariDataset, *, episodes: int = 1000) -> Iterator[dict[str, np.ndarray]]:
     """Chunks of ``episodes`` episodes from a ``MinariDataset`` or a local Minari dataset id (read by
     :func:`~privrl.data.from_minari`, one block of episodes at a time; the declarations are those
     from_minari reads: give them to :func:`stream_statistics` as for any stream)."""
@@ -169,7 +221,7 @@ def minari_chunks(dataset: Any, *, episodes: int = 1000) -> Iterator[dict[str, n
 
 
 # ---------------------------------------------------------------------------------------- episodes
-def _columns(chunk: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _columns(chunk: Mapping[str, ArrayLike]) -> dict[str, np.ndarray]:
     missing = [c for c in COLUMNS if c not in chunk]
     if missing:
         raise InvalidDataError(f"{_OWNER}: a chunk lacks the columns {missing} (a stream has {COLUMNS}, optionally "
@@ -185,7 +237,7 @@ def _concat(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
-def _check_declared(declared: Mapping[str, Any], owner: str) -> None:
+def _check_declared(declared: Mapping[str, object], owner: str) -> None:
     unknown = sorted(set(declared) - set(DECLARATIONS))
     if unknown:
         raise param_error(unknown[0], owner, f"one of the declarations {DECLARATIONS}", declared[unknown[0]])
@@ -197,7 +249,7 @@ def _check_order(ids: np.ndarray) -> None:
                                "contiguous); some do not.")
 
 
-def _batch(rows: dict[str, np.ndarray], declared: Mapping[str, Any]) -> TrajectoryDataset:
+def _batch(rows: dict[str, np.ndarray], declared: Declarations) -> TrajectoryDataset:
     """A :class:`TrajectoryDataset` of whole episodes (contiguous ids), validated with the declarations."""
     ids = rows["episode"]
     _check_order(ids)
@@ -208,16 +260,18 @@ def _batch(rows: dict[str, np.ndarray], declared: Mapping[str, Any]) -> Trajecto
         if not np.array_equal(rows["step"], expected):
             raise InvalidDataError(f"{_OWNER}: the steps of an episode must run 0, 1, 2, ... in order; some do not "
                                    "(a missing, repeated or reordered transition).")
-    metadata = {} if declared.get("max_episode_length") is None else {
-        MAX_EPISODE_LENGTH: int(declared["max_episode_length"])}
+    length = declared.get("max_episode_length")
+    metadata = {} if length is None else {MAX_EPISODE_LENGTH: int(length)}
     bounds = declared.get("reward_bounds", (0.0, 1.0))
     return TrajectoryDataset(rows["observation"], rows["action"], rows["reward"], rows["next_observation"], starts,
                              terminals=rows.get("terminal"), n_states=declared.get("n_states"),
                              n_actions=declared.get("n_actions"), horizon=declared.get("horizon"),
-                             reward_bounds=None if bounds is None else tuple(bounds), metadata=metadata)
+                             reward_bounds=None if bounds is None else cast("tuple[float, float]", tuple(bounds)),
+                             metadata=metadata)
 
 
-def complete_episodes(chunks: Iterable[Mapping[str, Any]], **declared: Any) -> Iterator[TrajectoryDataset]:
+def complete_episodes(chunks: Iterable[Mapping[str, ArrayLike]],
+                      **declared: Unpack[Declarations]) -> Iterator[TrajectoryDataset]:
     """One :class:`TrajectoryDataset` of whole episodes per chunk (module docstring): the rows of the
     episode a chunk ends in wait for the next chunk (the last one is complete at the end of the
     stream). ``declared``: the stream's public ``n_states``, ``n_actions``, ``horizon``,
@@ -250,7 +304,7 @@ def complete_episodes(chunks: Iterable[Mapping[str, Any]], **declared: Any) -> I
 
 
 # ---------------------------------------------------------------------------------------- reducers
-class CountReducer:
+class CountReducer(Generic[C]):
     """Sums sparse count statistics — objects with ``keys`` (sorted unique int64 cell keys),
     ``values`` (counts), ``reward_sums``, ``shape`` ``(H, S, A)``, ``n_episodes``, ``max_reward``,
     ``max_return``, built as ``type(stats)(keys, counts, reward_sums, n_states=, n_actions=,
@@ -260,14 +314,14 @@ class CountReducer:
 
     def __init__(self, dense_cells: int = 1 << 25) -> None:
         self.dense_cells = check_scalar(dense_cells, "dense_cells", owner="CountReducer", kind=int, low=0)
-        self._type: Any = None
+        self._type: Callable[..., C] | None = None
         self._dense: np.ndarray | None = None
         self._keys = np.zeros(0, dtype=np.int64)
         self._values: np.ndarray = np.zeros(0)
         self._pending: list[tuple[np.ndarray, np.ndarray]] = []
         self._pending_size = 0
 
-    def add(self, stats: Any) -> None:
+    def add(self, stats: C) -> None:
         H, S, A = stats.shape
         if self._type is None:
             self._type, self._shape = type(stats), stats.shape
@@ -278,6 +332,8 @@ class CountReducer:
         elif stats.shape != self._shape:
             raise InvalidDataError(f"CountReducer: statistics of shape {stats.shape} after {self._shape}.")
         self._sums += stats.reward_sums
+        if stats.max_reward is None or stats.max_return is None:
+            raise InvalidDataError("CountReducer: statistics without max_reward and max_return cannot be summed.")
         self._episodes += int(stats.n_episodes)
         self._max_reward = max(self._max_reward, float(stats.max_reward))
         self._max_return = max(self._max_return, float(stats.max_return))
@@ -298,7 +354,7 @@ class CountReducer:
         self._values = np.bincount(inverse.ravel(), weights=values, minlength=self._keys.size)
         self._pending, self._pending_size = [], 0
 
-    def result(self) -> Any:
+    def result(self) -> C:
         if self._type is None:
             raise InvalidDataError("CountReducer: the stream had no complete episode.")
         if self._dense is not None:
@@ -317,16 +373,16 @@ class CountReducer:
 SAME = {"reduce": "same"}
 
 
-class SumReducer:
+class SumReducer(Generic[D]):
     """Sums dataclasses of sums field by field (ints, floats and arrays; a None field stays None), as
     ``privrl.policy_evaluation.monte_carlo.ReturnStatistics``; a field whose metadata is
     :data:`SAME` (e.g. the public choices the sums were built with) is kept, and must be equal in
     every part."""
 
     def __init__(self) -> None:
-        self._total: Any = None
+        self._total: D | None = None
 
-    def add(self, stats: Any) -> None:
+    def add(self, stats: D) -> None:
         if not dataclasses.is_dataclass(stats) or isinstance(stats, type):
             raise param_error("stats", "SumReducer.add", "a dataclass instance of sums", type(stats).__name__)
         if self._total is None:
@@ -343,20 +399,20 @@ class SumReducer:
             if (a is None) != (b is None):
                 raise InvalidDataError(f"SumReducer: the field {f.name!r} is None in some statistics only.")
             changes[f.name] = None if a is None else a + b
-        self._total = dataclasses.replace(self._total, **changes)
+        self._total = dataclasses.replace(self._total, **changes)  # type: ignore[type-var]  # a dataclass: checked
 
-    def result(self) -> Any:
+    def result(self) -> D:
         if self._total is None:
             raise InvalidDataError("SumReducer: the stream had no complete episode.")
         return self._total
 
 
-def _reducer(reducer: Any) -> Any:
-    return CountReducer() if reducer is None else reducer
+def _reducer(reducer: Reducer[S, R] | None) -> Reducer[S, R]:
+    return CountReducer() if reducer is None else reducer  # type: ignore[return-value]  # S: count statistics
 
 
-def stream_statistics(chunks: Iterable[Mapping[str, Any]], statistic: Callable[[TrajectoryDataset], Any], *,
-                      reducer: Any = None, **declared: Any) -> Any:
+def stream_statistics(chunks: Iterable[Mapping[str, ArrayLike]], statistic: Callable[[TrajectoryDataset], S], *,
+                      reducer: Reducer[S, R] | None = None, **declared: Unpack[Declarations]) -> R:
     """``reducer.add(statistic(batch))`` for every batch of whole episodes of the stream
     (:func:`complete_episodes` with the declarations), then ``reducer.result()``. ``reducer``
     default: a :class:`CountReducer` (counts equal to the in-memory path's)."""
@@ -367,8 +423,8 @@ def stream_statistics(chunks: Iterable[Mapping[str, Any]], statistic: Callable[[
 
 
 # ---------------------------------------------------------------------------------------- Ray Data
-def _map_block(rows: dict[str, np.ndarray], statistic: Callable[[TrajectoryDataset], Any],
-               declared: Mapping[str, Any]) -> tuple[Any, dict[str, np.ndarray]]:
+def _map_block(rows: dict[str, np.ndarray], statistic: Callable[[TrajectoryDataset], S],
+               declared: Declarations) -> tuple[S | None, dict[str, np.ndarray]]:
     """A block's statistic of its inner whole episodes (None if it has none) and, as fragments, the
     rows of its first and last episodes (possibly cut by the block's ends)."""
     rows = _columns(rows)
@@ -383,8 +439,8 @@ def _map_block(rows: dict[str, np.ndarray], statistic: Callable[[TrajectoryDatas
     return stats, {k: v[edge] for k, v in rows.items()}
 
 
-def _map_row_groups(items: dict[str, np.ndarray], statistic: Callable[[TrajectoryDataset], Any],
-                    declared: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _map_row_groups(items: dict[str, np.ndarray], statistic: Callable[[TrajectoryDataset], object],
+                    declared: Declarations) -> dict[str, np.ndarray]:
     """Ray Data map step: each item names one Parquet row group (a block of the log), read here, in
     the worker; its :func:`_map_block` result is pickled into one output row."""
     _, pq = _import_pyarrow()
@@ -396,8 +452,8 @@ def _map_row_groups(items: dict[str, np.ndarray], statistic: Callable[[Trajector
     return {"payload": np.array(out, dtype=object)}
 
 
-def ray_statistics(paths: str | Path | Sequence[str | Path], statistic: Callable[[TrajectoryDataset], Any], *,
-                   reducer: Any = None, **declared: Any) -> Any:
+def ray_statistics(paths: str | Path | Sequence[str | Path], statistic: Callable[[TrajectoryDataset], S], *,
+                   reducer: Reducer[S, R] | None = None, **declared: Unpack[Declarations]) -> R:
     """:func:`stream_statistics` of Parquet files as a Ray Data map/reduce: the map runs on the
     row groups (one block each, in parallel on the workers: the statistic of each block's inner whole
     episodes, plus its first and last episodes as fragments); the reduce adds the statistics, stitches

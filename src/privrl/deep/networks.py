@@ -25,11 +25,15 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl.deep.dpsgd import clip_factors
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
 
 __all__ = ["MLP", "StackedMLP", "build_network"]
 
@@ -154,7 +158,7 @@ class MLP:
         """Outputs at one state ``x`` of shape ``(in,)``."""
         return self._stack.point(np.asarray(x, float)[None])[0]
 
-    def to_torch(self):
+    def to_torch(self) -> nn.Sequential:
         """The same network as a ``torch.nn.Sequential`` (float64)."""
         import torch
 
@@ -166,10 +170,10 @@ class MLP:
         return net
 
 
-def _torch_mlp(sizes: tuple[int, ...]):
+def _torch_mlp(sizes: tuple[int, ...]) -> nn.Sequential:
     from torch import nn
 
-    layers: list[Any] = []
+    layers: list[nn.Module] = []
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         layers.append(nn.Linear(a, b).double())
         if i < len(sizes) - 2:
@@ -177,7 +181,7 @@ def _torch_mlp(sizes: tuple[int, ...]):
     return nn.Sequential(*layers)
 
 
-def build_network(in_dim: int, hidden: tuple[int, ...], out_dim: int, rng: np.random.Generator):
+def build_network(in_dim: int, hidden: tuple[int, ...], out_dim: int, rng: np.random.Generator) -> nn.Sequential:
     """ReLU MLP (torch) with PyTorch's default uniform init drawn from ``rng`` (no global torch seed);
     the same draws as :meth:`MLP.init`."""
     sizes = (in_dim, *hidden, out_dim)
@@ -306,7 +310,7 @@ class TorchLearner:
         else:
             self.opt = torch.optim.RMSprop(self.net.parameters(), lr=lr, alpha=_RMS_ALPHA, eps=1e-8)
 
-    def network(self, r: int):
+    def network(self, r: int) -> nn.Sequential:
         return self.net
 
     def act_q(self, obs: np.ndarray) -> np.ndarray:
@@ -352,7 +356,7 @@ class TorchLearner:
 
 
 # ------------------------------------------------------------------------------ torch reference kernels
-def _td_loss(td, kind: str):
+def _td_loss(td: torch.Tensor, kind: str) -> torch.Tensor:
     import torch
 
     if kind == "squared":
@@ -360,8 +364,8 @@ def _td_loss(td, kind: str):
     return torch.nn.functional.smooth_l1_loss(td, torch.zeros_like(td), reduction="none")
 
 
-def _dpsgd_grads(net, s, a, y, loss_kind: str, clip_norm: float,
-                 release: Callable[[np.ndarray], np.ndarray] | None) -> None:
+def _dpsgd_grads(net: nn.Sequential, s: torch.Tensor, a: torch.Tensor, y: torch.Tensor, loss_kind: str,
+                 clip_norm: float, release: Callable[[np.ndarray], np.ndarray] | None) -> None:
     """Per-sample gradients (torch.func), each clipped to ``clip_norm`` in l2, summed, plus the
     noise of ``release`` (released on zeros: the noise itself, in parameter order), divided by the
     batch size (Abadi et al. 2016). Reference for the closed form of :meth:`NumpyLearner.dpsgd_step`."""
@@ -370,11 +374,12 @@ def _dpsgd_grads(net, s, a, y, loss_kind: str, clip_norm: float,
 
     params = {k: v.detach() for k, v in net.named_parameters()}
 
-    def loss_one(p, si, onehot, yi):
+    def loss_one(p: dict[str, torch.Tensor], si: torch.Tensor, onehot: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
         q = (functional_call(net, p, (si[None, :],))[0] * onehot).sum()
         return _td_loss((q - yi)[None], loss_kind)[0]
 
-    onehot = torch.nn.functional.one_hot(a, int(net[-1].out_features)).double()
+    n_out = int(net[-1].out_features)  # type: ignore[arg-type]  # the last layer is an nn.Linear (_torch_mlp)
+    onehot = torch.nn.functional.one_hot(a, n_out).double()
     grads = vmap(grad(loss_one), in_dims=(None, 0, 0, 0))(params, s, onehot, y)
     n = s.shape[0]
     norms = torch.sqrt(sum((g.reshape(n, -1) ** 2).sum(1) for g in grads.values()))

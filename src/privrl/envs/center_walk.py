@@ -25,6 +25,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._validation import check_scalar, param_error
 from privrl.envs.registration import make_registered
@@ -37,7 +38,7 @@ __all__ = ["CenterWalkEnv", "CenterWalkBatch", "UnitBoxObservation", "threshold_
 REFERENCE_RETURNS = {"threshold": (20.71, 20.54), "uniform": (10.86, 10.90), "one_direction": (0.92, 1.17)}
 
 
-class CenterWalkEnv(gym.Env):
+class CenterWalkEnv(gym.Env[np.ndarray, int | np.int64]):
     """Wang & Hegde (2019), App. E.1."""
 
     metadata = {"render_modes": []}
@@ -52,13 +53,14 @@ class CenterWalkEnv(gym.Env):
         self._s = 0.0
         self._t = 0
 
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, object] | None = None) -> tuple[np.ndarray, dict[str, object]]:
         super().reset(seed=seed)
         self._s = float(self.np_random.uniform(0.0, 1.0))
         self._t = 0
         return np.array([self._s]), {}
 
-    def step(self, action: Any):
+    def step(self, action: int | np.int64) -> tuple[np.ndarray, float, bool, bool, dict[str, object]]:
         if action not in (0, 1):
             raise param_error("action", "CenterWalkEnv.step", "0 or 1", action)
         before = self._s
@@ -161,7 +163,8 @@ class UnitBoxObservation(gym.ObservationWrapper):
     :class:`~privrl.errors.InvalidDataError` unless ``clip=True``.
     """
 
-    def __init__(self, env: gym.Env, *, low: Any = None, high: Any = None, clip: bool = False) -> None:
+    def __init__(self, env: gym.Env, *, low: ArrayLike | None = None, high: ArrayLike | None = None,
+                 clip: bool = False) -> None:
         super().__init__(env)
         owner = "UnitBoxObservation"
         space = env.observation_space
@@ -205,7 +208,8 @@ def make_env(env_id: str, *, owner: str = "make_env", **kwargs: Any) -> gym.Env:
     return env
 
 
-def make_unit_env(env_id: str, *, low: object = None, high: object = None, **kwargs: object) -> gym.Env:
+def make_unit_env(env_id: str, *, low: ArrayLike | None = None, high: ArrayLike | None = None,
+                  **kwargs: object) -> gym.Env:
     """:func:`make_env` with observations rescaled to [0, 1]^d (:class:`UnitBoxObservation`)."""
     env = make_env(env_id, owner="make_unit_env", **kwargs)
     if env_id == "privrl/CenterWalk-v0":

@@ -82,7 +82,7 @@ def chain_visit_probabilities(n_states: int = 40) -> np.ndarray:
     return p
 
 
-def chain_model(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99):
+def chain_model(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99) -> TabularMDP:
     """The chain as a discounted :class:`~privrl.envs.tabular.TabularMDP` (one action, mean rewards)."""
     n, p, g = _check(n_states, stay_probability, gamma)
     P = chain_transition_matrix(n, p)[:, None, :]
@@ -94,7 +94,7 @@ def chain_model(n_states: int = 40, stay_probability: float = 0.5, gamma: float 
                       name=f"Chain(N={n}, p={p})")
 
 
-def make_chain_env(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99):
+def make_chain_env(n_states: int = 40, stay_probability: float = 0.5, gamma: float = 0.99) -> TabularEnv:
     """Gymnasium entry point of ``privrl/Chain-v0``: ``TabularEnv(chain_model(...))``."""
     return TabularEnv(chain_model(n_states, stay_probability, gamma))
 
@@ -124,7 +124,7 @@ def sample_chain_durations(n_trajectories: int, *, n_states: int = 40, stay_prob
 
 
 def sample_chain(n_trajectories: int, *, n_states: int = 40, stay_probability: float = 0.5,
-                 rng: RngLike = None, batch: ChainBatch | None = None):
+                 rng: RngLike = None, batch: ChainBatch | None = None) -> TrajectoryDataset:
     """A :class:`~privrl.data.TrajectoryDataset` of m chain trajectories (conventions above)."""
     b = batch if batch is not None else sample_chain_durations(
         n_trajectories, n_states=n_states, stay_probability=stay_probability, rng=rng)

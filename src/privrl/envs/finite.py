@@ -21,8 +21,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["backward_induction", "optimal_values", "evaluate_policy", "inverse_cdf", "inverse_cdf_rows", "sample_paths"]
+
 
 Step = np.ndarray | Callable[[np.ndarray], np.ndarray]
 
@@ -38,7 +40,7 @@ def _expect(step: Step, V_next: np.ndarray) -> np.ndarray:
 
 
 def backward_induction(P: np.ndarray | Sequence[Step], r: np.ndarray | Sequence[np.ndarray],
-                       policy: Any = None, *, value: Callable[[int, np.ndarray], np.ndarray] | None = None
+                       policy: ArrayLike | None = None, *, value: Callable[[int, np.ndarray], np.ndarray] | None = None
                        ) -> tuple[Any, Any]:
     """Exact finite-horizon backward induction.
 
@@ -88,7 +90,7 @@ def optimal_values(P: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return backward_induction(P, r)
 
 
-def evaluate_policy(P: np.ndarray, r: np.ndarray, policy: Any) -> np.ndarray:
+def evaluate_policy(P: np.ndarray, r: np.ndarray, policy: ArrayLike) -> np.ndarray:
     """``V^π`` ``(…, H+1, S)`` of a deterministic ``(…, H, S)`` int or stochastic ``(…, H, S, A)`` policy."""
     return backward_induction(P, r, policy)[1]
 

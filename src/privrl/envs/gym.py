@@ -14,9 +14,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import gymnasium as gym
+import numpy as np
 
 from privrl._validation import param_error
 from privrl.envs.tabular import TabularMDP
@@ -24,7 +23,7 @@ from privrl.envs.tabular import TabularMDP
 __all__ = ["TabularEnv"]
 
 
-class TabularEnv(gym.Env):
+class TabularEnv(gym.Env[int | np.int64, int | np.int64]):
     """A ``gymnasium.Env`` over ``model`` (exposed as ``.model``)."""
 
     metadata = {"render_modes": []}
@@ -40,7 +39,7 @@ class TabularEnv(gym.Env):
         self._step = 0
         self._done = True
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+    def reset(self, *, seed: int | None = None, options: dict[str, object] | None = None) -> tuple[int, dict[str, int]]:
         super().reset(seed=seed)
         initial = self.model.initial
         self._state = int(self.np_random.choice(initial.shape[0], p=initial / initial.sum()))
@@ -48,7 +47,7 @@ class TabularEnv(gym.Env):
         self._done = False
         return self._state, {"step": 0}
 
-    def step(self, action: Any):
+    def step(self, action: int | np.int64) -> tuple[int, float, bool, bool, dict[str, int]]:
         if self._done:
             raise gym.error.ResetNeeded("TabularEnv.step called before reset or after the episode ended; call reset().")
         if not self.action_space.contains(action):

@@ -11,9 +11,8 @@ The finite-horizon array helpers (:func:`backward_induction`, :func:`evaluate_po
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_array, check_scalar, param_error
@@ -25,7 +24,7 @@ from privrl.errors import InvalidDataError
 __all__ = ["LinearMDP", "backward_induction", "evaluate_policy", "sample_episodes", "policy_probabilities"]
 
 
-def policy_probabilities(policy: Any, horizon: int, n_states: int, n_actions: int) -> np.ndarray:
+def policy_probabilities(policy: ArrayLike, horizon: int, n_states: int, n_actions: int) -> np.ndarray:
     """A policy as ``(H, S, A)`` probabilities: ``(S,)``/``(H,S)`` int (deterministic) or
     ``(S,A)``/``(H,S,A)`` float (stochastic); stationary policies are broadcast over steps."""
     pol = np.asarray(policy)
@@ -50,13 +49,13 @@ def backward_induction(P: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, np.nda
     return finite.backward_induction(P, r)
 
 
-def evaluate_policy(P: np.ndarray, r: np.ndarray, policy: Any) -> np.ndarray:
+def evaluate_policy(P: np.ndarray, r: np.ndarray, policy: ArrayLike) -> np.ndarray:
     """``V^π`` ``(H+1, S)`` of any policy (see :func:`policy_probabilities`)."""
     H, S, A, _ = P.shape
     return finite.backward_induction(P, r, policy_probabilities(policy, H, S, A))[1]
 
 
-def sample_episodes(P: np.ndarray, r: np.ndarray, initial: np.ndarray, policy: Any, n_episodes: int,
+def sample_episodes(P: np.ndarray, r: np.ndarray, initial: np.ndarray, policy: ArrayLike, n_episodes: int,
                     *, rng: RngLike) -> dict[str, np.ndarray]:
     """``n_episodes`` fixed-horizon episodes as ``(K, H)`` arrays ``observations, actions, rewards,
     next_observations`` (rewards are the expected rewards ``r_h(s, a)``), by the models' shared
@@ -79,7 +78,7 @@ class LinearMDP:
     against it when given), ``atol`` for the probability/reward checks.
     """
 
-    def __init__(self, features: Any, nu: Any, theta: Any, *, initial: Any = None,
+    def __init__(self, features: ArrayLike, nu: ArrayLike, theta: ArrayLike, *, initial: ArrayLike | None = None,
                  feature_norm_bound: float | None = None, name: str | None = None, atol: float = 1e-9) -> None:
         owner = "LinearMDP"
         phi = check_array(features, "features", owner=owner, ndim=3)
@@ -114,7 +113,8 @@ class LinearMDP:
         self.name = name or "LinearMDP"
 
     @classmethod
-    def from_tabular(cls, P: object, r: object, *, initial: object = None, name: str | None = None) -> LinearMDP:
+    def from_tabular(cls, P: ArrayLike, r: ArrayLike, *, initial: ArrayLike | None = None,
+                     name: str | None = None) -> LinearMDP:
         """A tabular MDP as a linear MDP with one-hot features (d = S·A, ||φ|| = 1)."""
         P = check_array(P, "P", owner="LinearMDP.from_tabular", ndim=4)
         H, S, A, _ = P.shape
@@ -153,18 +153,18 @@ class LinearMDP:
     def optimal_value(self) -> float:
         return float(self.initial @ self.optimal_values()[0])
 
-    def evaluate(self, policy: Any) -> np.ndarray:
+    def evaluate(self, policy: ArrayLike) -> np.ndarray:
         return evaluate_policy(self.transitions, self.rewards, policy)
 
-    def value(self, policy: Any) -> float:
+    def value(self, policy: ArrayLike) -> float:
         return float(self.initial @ self.evaluate(policy)[0])
 
-    def sample(self, policy: Any, n_episodes: int, *, rng: RngLike) -> dict[str, np.ndarray]:
+    def sample(self, policy: ArrayLike, n_episodes: int, *, rng: RngLike) -> dict[str, np.ndarray]:
         """Episodes as a dict of ``(K, H)`` arrays (accepted by every offline algorithm; wrap with
         :func:`to_dataset` for a :class:`privrl.data.TrajectoryDataset`)."""
         return sample_episodes(self.transitions, self.rewards, self.initial, policy, n_episodes, rng=rng)
 
-    def to_tabular(self) -> Any:
+    def to_tabular(self) -> TabularMDP:
         """The same MDP as a :class:`privrl.envs.tabular.TabularMDP` (episodic)."""
         return TabularMDP(self.transitions, self.rewards, horizon=self.horizon, initial=self.initial,
                           name=self.name)
@@ -173,7 +173,8 @@ class LinearMDP:
         return f"LinearMDP(S={self.n_states}, A={self.n_actions}, d={self.dim}, H={self.horizon}, name={self.name!r})"
 
 
-def to_dataset(padded: dict[str, np.ndarray], *, n_states: int | None = None, n_actions: int | None = None) -> Any:
+def to_dataset(padded: dict[str, np.ndarray], *, n_states: int | None = None,
+               n_actions: int | None = None) -> TrajectoryDataset:
     """``(K, H)`` arrays as a fixed-horizon :class:`privrl.data.TrajectoryDataset`."""
     K, H = padded["actions"].shape
     return TrajectoryDataset(padded["observations"].ravel(), padded["actions"].ravel(), padded["rewards"].ravel(),

@@ -5,7 +5,7 @@ policy, an array run in lockstep or a callable ``(obs, step, rng) -> action``, a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,11 +17,33 @@ from privrl.errors import InvalidParameterError
 
 __all__ = ["resolve_max_steps", "sample_dataset"]
 
+class SampledModel(Protocol):
+    """What :func:`sample_dataset` reads of a tabular model."""
+
+    @property
+    def n_states(self) -> int: ...
+    @property
+    def n_actions(self) -> int: ...
+    @property
+    def horizon(self) -> int | None: ...
+    @property
+    def is_episodic(self) -> bool: ...
+    @property
+    def initial(self) -> np.ndarray: ...
+    @property
+    def terminal_states(self) -> np.ndarray: ...
+    @property
+    def reward_bounds(self) -> tuple[float, float]: ...
+    @property
+    def name(self) -> str | None: ...
+    def policy_probabilities(self, policy: object) -> np.ndarray: ...
+
+
 #: Safety cap on episode length when ``max_steps`` is None and episodes end only on termination.
 _MAX_UNBOUNDED_STEPS = 100_000
 
 
-def resolve_max_steps(model: Any, max_steps: int | None, owner: str) -> int | None:
+def resolve_max_steps(model: SampledModel, max_steps: int | None, owner: str) -> int | None:
     """The step limit of a model's sampler: ``max_steps`` (at most the horizon of an episodic model),
     the horizon by default, or None (until termination) for a discounted model with terminal states."""
     if model.is_episodic:
@@ -38,8 +60,8 @@ def resolve_max_steps(model: Any, max_steps: int | None, owner: str) -> int | No
     return check_scalar(max_steps, "max_steps", owner=owner, kind=int, low=1)
 
 
-def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, Any], *, rng: RngLike,
-                   max_steps: int | None, pad_to_horizon: int | None, owner: str):
+def sample_dataset(model: SampledModel, policy: object, n_episodes: int, kernel: dict[str, Any], *,
+                   rng: RngLike, max_steps: int | None, pad_to_horizon: int | None, owner: str) -> TrajectoryDataset:
     """The sampler of every tabular model (``TabularMDP.sample``): ``n_episodes`` episodes of
     ``policy`` from ``model`` (its ``n_states, n_actions, horizon, is_episodic, initial,
     terminal_states, reward_bounds, name`` and ``policy_probabilities``) as a
@@ -51,13 +73,14 @@ def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, A
         pad_to_horizon = check_scalar(pad_to_horizon, "pad_to_horizon", owner=owner, kind=int, low=1)
         if max_steps is None and not model.is_episodic:
             max_steps = pad_to_horizon
-        if max_steps is None and model.is_episodic and pad_to_horizon < model.horizon:
+        if max_steps is None and model.is_episodic and model.horizon is not None and pad_to_horizon < model.horizon:
             max_steps = pad_to_horizon
     gen = as_generator(rng)
     T = resolve_max_steps(model, max_steps, owner)
     S, A = model.n_states, model.n_actions
     terminal = np.asarray(model.terminal_states)
-    use_callable = callable(policy)
+    call = policy if callable(policy) else None
+    use_callable = call is not None
     # array policies: deterministic actions (H, S) or probabilities (H, S, A), per step h
     actions_at: np.ndarray | None = None
     cum_policy: np.ndarray | None = None
@@ -74,7 +97,7 @@ def sample_dataset(model: Any, policy: Any, n_episodes: int, kernel: dict[str, A
     def act(state: np.ndarray, h: int, active: np.ndarray) -> np.ndarray:
         action = np.zeros(n_episodes, dtype=np.int64)
         for i in np.flatnonzero(active):
-            action[i] = _check_action(policy(int(state[i]), h, gen), A, owner)
+            action[i] = _check_action(call(int(state[i]), h, gen), A, owner)  # type: ignore[misc]  # act runs only with a callable policy
         return action
 
     def too_long() -> Exception:

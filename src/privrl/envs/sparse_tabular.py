@@ -25,12 +25,13 @@ probability.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
+from privrl.data.trajectories import TrajectoryDataset
 from privrl.envs.finite import backward_induction
 from privrl.envs.sampling import sample_dataset
 from privrl.envs.tabular import (
@@ -75,9 +76,10 @@ class SparseTabularMDP:
         A label for ``repr`` and dataset metadata.
     """
 
-    def __init__(self, next_states: Any, probs: Any, *, horizon: int, entry_reward: Any, initial: Any = None,
-                 terminal_states: Any = None, groups: Any = None, logging_policy: Any = None,
-                 admissible: Any = None, name: str | None = None) -> None:
+    def __init__(self, next_states: ArrayLike, probs: ArrayLike, *, horizon: int, entry_reward: ArrayLike,
+                 initial: ArrayLike | None = None, terminal_states: ArrayLike | None = None,
+                 groups: ArrayLike | None = None, logging_policy: ArrayLike | None = None,
+                 admissible: ArrayLike | None = None, name: str | None = None) -> None:
         probs = _data_array(probs, "probs", owner=_OWNER, ndim=3)
         S, A, k = probs.shape
         nxt = np.asarray(next_states)
@@ -133,20 +135,75 @@ class SparseTabularMDP:
         self._optimal: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ properties
-    n_states = property(lambda self: int(self._probs.shape[0]))
-    n_actions = property(lambda self: int(self._probs.shape[1]))
-    horizon = property(lambda self: self._H, doc="Episode length H.")
-    gamma = property(lambda self: None, doc="None: the model is episodic (undiscounted).")
-    is_episodic = property(lambda self: True)
-    is_stationary = property(lambda self: True, doc="True: the dynamics do not depend on the step.")
-    next_states = property(lambda self: self._next, doc="``(S, A, k)`` listed next states.")
-    probs = property(lambda self: self._probs, doc="``(S, A, k)`` their probabilities.")
-    entry_reward = property(lambda self: self._entry, doc="``(S,)`` reward of entering each state.")
-    reward_table = property(lambda self: self._r, doc="``(S, A)`` expected reward ``E[entry_reward(s')|s, a]``.")
-    initial = property(lambda self: self._initial)
-    terminal_states = property(lambda self: self._terminal, doc="``(S,)`` bool mask of absorbing states.")
-    reward_bounds = property(lambda self: self._reward_bounds, doc="``(low, high)`` of the logged rewards.")
-    groups = property(lambda self: self._groups, doc="Public ``(S,)`` state groups (or None).")
+    @property
+    def n_states(self) -> int:
+        """The number of states S."""
+        return int(self._probs.shape[0])
+
+    @property
+    def n_actions(self) -> int:
+        """The number of actions A."""
+        return int(self._probs.shape[1])
+
+    @property
+    def horizon(self) -> int:
+        """Episode length H."""
+        return self._H
+
+    @property
+    def gamma(self) -> None:
+        """None: the model is episodic (undiscounted)."""
+        return None
+
+    @property
+    def is_episodic(self) -> bool:
+        """True: episodes have the horizon H."""
+        return True
+
+    @property
+    def is_stationary(self) -> bool:
+        """True: the dynamics do not depend on the step."""
+        return True
+
+    @property
+    def next_states(self) -> np.ndarray:
+        """``(S, A, k)`` listed next states."""
+        return self._next
+
+    @property
+    def probs(self) -> np.ndarray:
+        """``(S, A, k)`` their probabilities."""
+        return self._probs
+
+    @property
+    def entry_reward(self) -> np.ndarray:
+        """``(S,)`` reward of entering each state."""
+        return self._entry
+
+    @property
+    def reward_table(self) -> np.ndarray:
+        """``(S, A)`` expected reward ``E[entry_reward(s')|s, a]``."""
+        return self._r
+
+    @property
+    def initial(self) -> np.ndarray:
+        """``(S,)`` initial-state distribution."""
+        return self._initial
+
+    @property
+    def terminal_states(self) -> np.ndarray:
+        """``(S,)`` bool mask of absorbing states."""
+        return self._terminal
+
+    @property
+    def reward_bounds(self) -> tuple[float, float]:
+        """``(low, high)`` of the logged rewards."""
+        return self._reward_bounds
+
+    @property
+    def groups(self) -> np.ndarray | None:
+        """Public ``(S,)`` state groups (or None)."""
+        return self._groups
 
     @property
     def n_groups(self) -> int:
@@ -176,7 +233,7 @@ class SparseTabularMDP:
         return out
 
     # ------------------------------------------------------------------ exact solvers
-    def policy_probabilities(self, policy: Any) -> np.ndarray:
+    def policy_probabilities(self, policy: object) -> np.ndarray:
         """The policy as ``(H, S, A)`` action probabilities (a stationary one broadcast, no copy)."""
         return policy_probabilities(policy, self.n_states, self.n_actions, self._H, owner=_OWNER)
 
@@ -184,7 +241,7 @@ class SparseTabularMDP:
         """``P V`` ``(S, A)``: a gather over the listed next states."""
         return np.einsum("sak,sak->sa", self._probs, V[self._next])
 
-    def _solve(self, policy: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def _solve(self, policy: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
         Q, V = backward_induction([self._expect] * self._H, [self._r] * self._H, policy)
         V[self._H] = np.zeros(self.n_states)   # callables leave V_H to the caller
         return np.stack(Q), np.stack(V)
@@ -193,11 +250,11 @@ class SparseTabularMDP:
         """Q^π ``(H, S, A)`` by backward induction."""
         return self._solve(self.policy_probabilities(policy))[0]
 
-    def evaluate(self, policy: Any) -> np.ndarray:
+    def evaluate(self, policy: object) -> np.ndarray:
         """V^π ``(H+1, S)`` (last row 0) by backward induction."""
         return self._solve(self.policy_probabilities(policy))[1]
 
-    def value(self, policy: Any) -> float:
+    def value(self, policy: object) -> float:
         """Expected return (success probability) from the initial distribution: ``initial · V^π_0``."""
         return float(self._initial @ self.evaluate(policy)[0])
 
@@ -221,8 +278,8 @@ class SparseTabularMDP:
         return float(self._initial @ self._optimum()[1][0])
 
     # ------------------------------------------------------------------ sampling and conversion
-    def sample(self, policy: Any, n_episodes: int, *, rng: RngLike = None, max_steps: int | None = None,
-               pad_to_horizon: int | None = None):
+    def sample(self, policy: object, n_episodes: int, *, rng: RngLike = None, max_steps: int | None = None,
+               pad_to_horizon: int | None = None) -> TrajectoryDataset:
         """``n_episodes`` episodes of ``policy`` as a :class:`~privrl.data.TrajectoryDataset`.
 
         Episodes end on entering a terminal state (flagged in ``terminals``) or after ``max_steps``

@@ -30,9 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike
 from privrl._validation import check_array, check_bounds, check_scalar, param_error
+from privrl.data.trajectories import TrajectoryDataset
 from privrl.envs.finite import backward_induction
 from privrl.envs.sampling import resolve_max_steps as resolve_max_steps  # the sampler moved; names kept here
 from privrl.envs.sampling import sample_dataset as sample_dataset
@@ -73,7 +75,7 @@ def _check_distribution_rows(arr: np.ndarray, name: str, owner: str = _OWNER) ->
         )
 
 
-def policy_probabilities(policy: Any, n_states: int, n_actions: int, horizon: int | None,
+def policy_probabilities(policy: object, n_states: int, n_actions: int, horizon: int | None,
                          owner: str = _OWNER) -> np.ndarray:
     """An array policy (module docstring) as action probabilities: ``(H, S, A)`` when ``horizon``
     is given (a stationary policy broadcast over the steps, no copy), ``(S, A)`` otherwise. Shared
@@ -141,13 +143,13 @@ class TabularMDP:
 
     def __init__(
         self,
-        P: Any,
-        r: Any,
+        P: ArrayLike,
+        r: ArrayLike,
         *,
         horizon: int | None = None,
         gamma: float | None = None,
-        initial: Any = None,
-        terminal_states: Any = None,
+        initial: ArrayLike | None = None,
+        terminal_states: ArrayLike | None = None,
         reward_bounds: tuple[float, float] | None = None,
         name: str | None = None,
     ) -> None:
@@ -236,7 +238,7 @@ class TabularMDP:
     def _r_at(self, h: int) -> np.ndarray:
         return self._r if self._stationary else self._r[h]
 
-    def policy_probabilities(self, policy: Any) -> np.ndarray:
+    def policy_probabilities(self, policy: object) -> np.ndarray:
         """The policy as action probabilities: ``(H, S, A)`` (episodic) or ``(S, A)``.
 
         Accepts every array policy described in the module docstring; a stationary policy is
@@ -253,14 +255,14 @@ class TabularMDP:
         V = self._discounted_evaluate(probs)
         return self._r + self._g * (self._P @ V)
 
-    def evaluate(self, policy: Any) -> np.ndarray:
+    def evaluate(self, policy: object) -> np.ndarray:
         """V^π: ``(H+1, S)`` with last row 0 (episodic) or ``(S,)`` (discounted)."""
         probs = self.policy_probabilities(policy)
         if self.is_episodic:
             return self._episodic_evaluate(probs)[1]
         return self._discounted_evaluate(probs)
 
-    def value(self, policy: Any) -> float:
+    def value(self, policy: object) -> float:
         """Expected return from the initial distribution: ``initial · V^π_0``."""
         V = self.evaluate(policy)
         return float(self._initial @ (V[0] if self.is_episodic else V))
@@ -328,13 +330,13 @@ class TabularMDP:
     # ------------------------------------------------------------------ sampling
     def sample(
         self,
-        policy: Any,
+        policy: object,
         n_episodes: int,
         *,
         rng: RngLike = None,
         max_steps: int | None = None,
         pad_to_horizon: int | None = None,
-    ):
+    ) -> TrajectoryDataset:
         """Sample ``n_episodes`` episodes under ``policy`` as a :class:`TrajectoryDataset`.
 
         Array policies run all episodes in lockstep (one vectorised draw per step); a callable

@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from privrl.experiments.verdicts import (
 )
 from privrl.privacy import GaussianMechanism, Ledger, Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.calibration import calibrate_gaussian
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EXPERIMENT", "classical_gaussian_sigma", "sound_gaussian_sigma"]
 
@@ -109,7 +112,7 @@ def _curve_label(epsilon: float) -> str:
     return "non-private" if math.isinf(float(epsilon)) else f"ε = {float(epsilon):g}"
 
 
-def plot(df, out_dir: Path) -> list[Path]:
+def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure
 
@@ -127,7 +130,7 @@ def plot(df, out_dir: Path) -> list[Path]:
     return save_figure(fig, out_dir, "example-gaussian")
 
 
-def claims(df) -> list[Claim]:
+def claims(df: pd.DataFrame) -> list[Claim]:
     """The claims, decided with the shared checks of :mod:`privrl.experiments.verdicts` (a model for
     the paper modules): at least 3 seeds, then a paired t test on log10 of the error, paired by
     (seed, n) (the budgets of a seed share their data), between each pair of neighbouring ε levels."""

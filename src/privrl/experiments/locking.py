@@ -8,7 +8,7 @@ import contextlib
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -52,7 +52,7 @@ def _read_lock(path: Path) -> dict[str, object] | None:
 
 
 @contextlib.contextmanager
-def sweep_lock(out_dir: str | os.PathLike):
+def sweep_lock(out_dir: str | os.PathLike[str]) -> Iterator[Path]:
     """Hold ``OUT/.privrl-run.lock`` for the duration of a sweep; :class:`RunLockedError` (naming
     the holder's pid, host and start time) when another live process holds it.
 

@@ -210,9 +210,11 @@ def curve_colors(labels: Iterable[object], palette: str | Sequence[object] = "ta
     return out
 
 
-def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 5.0, height: float = 3.6, **kwargs: Any):
+def new_figure(ncols: int = 1, nrows: int = 1, *, width: float = 5.0, height: float = 3.6,
+               **kwargs: Any) -> tuple[Figure, Any]:
     """``plt.subplots`` with a size per panel and constrained layout (a suptitle, panel titles
-    and axis labels never overlap); returns ``(fig, axes)``."""
+    and axis labels never overlap); returns ``(fig, axes)``: an ``Axes``, or an array of them
+    (as ``plt.subplots``, whose type the axes keep)."""
     kwargs.setdefault("layout", "constrained")
     return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), **kwargs)
 

@@ -29,7 +29,7 @@ import io
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -187,7 +187,7 @@ def _archive_ids(out: Path, experiment_id: str | None) -> list[str]:
     return [experiment_id] if experiment_id is not None else archive_experiments(out)
 
 
-def _archived_frame(out: Path, experiment_id: str, include_failed: bool):
+def _archived_frame(out: Path, experiment_id: str, include_failed: bool) -> pd.DataFrame | None:
     """:func:`load_results` of one experiment of a metrics archive, column by column over the whole
     rows table (one parse, no per-run frames), with the rules of a results directory: the base
     columns win over row columns, a row column over a parameter of the same name (for the runs that
@@ -265,7 +265,7 @@ def _float_or_none(value: Any) -> float:
         return math.nan
 
 
-def _run_files(out: Path, experiment_id: str | None):
+def _run_files(out: Path, experiment_id: str | None) -> Iterator[tuple[dict[str, Any], pd.DataFrame | None]]:
     """``(manifest, rows or None)`` of every run directory under ``OUT``; rows of a successful run
     whose metrics file does not match its manifest's checksum raise :class:`InvalidDataError`."""
     import pandas as pd

@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -360,7 +360,7 @@ def _largest_first(groups: list[list[RunSpec]]) -> list[list[RunSpec]]:
     return sorted(groups, key=len, reverse=True)
 
 
-def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None):
+def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None) -> Iterator[RunOutcome]:
     groups = group_runs(specs)
     if jobs == 1:
         for group in groups:
@@ -444,7 +444,7 @@ def _host_port(address: str) -> tuple[str, int] | None:
 
 
 @contextlib.contextmanager
-def _quiet_stderr():
+def _quiet_stderr() -> Iterator[None]:
     """File descriptor 2 sent to the null device (C++ logging bypasses ``sys.stderr``)."""
     try:
         sys.stderr.flush()
@@ -497,7 +497,7 @@ def _connect_ray(ray: ModuleType, address: str, timeout: float) -> None:
         raise _ray_address_error(address, " ".join(str(error).split())[:200] or type(error).__name__)
 
 
-def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: str | None):
+def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: str | None) -> Iterator[RunOutcome]:
     try:
         import ray
     except ImportError:  # pragma: no cover - ray is an extra

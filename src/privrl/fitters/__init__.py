@@ -31,10 +31,16 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl import registry as _registry
 from privrl.errors import InvalidDataError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from privrl._params import Param
+    from privrl.base import Estimator
+    from privrl.data import TrajectoryDataset
+
 
 __all__ = ["FitCommand", "FitOutput", "register_fit", "all_fit_commands", "get_fit_command",
            "BUDGET_KINDS", "MAX_EPISODES", "MAX_TRANSITIONS", "count_type", "make_env",
@@ -56,7 +62,7 @@ class FitOutput:
     what defaults resolved to), ``mechanism`` (the noise chosen, when the estimator chose it) and
     ``note``; ``arrays`` are saved to ``OUT/result.npz``, ``summary`` to ``OUT/result.json``."""
 
-    estimator: Any
+    estimator: Estimator
     arrays: dict[str, object] = field(default_factory=dict)
     summary: dict[str, object] = field(default_factory=dict)
     extra: dict[str, object] = field(default_factory=dict)
@@ -126,7 +132,7 @@ OPTIONS_DEST = "estimator_options"
 _NOT_OPTIONS = ("budget", "array", "object")   # the command supplies these (--epsilon..., --data, --env)
 
 
-def estimator_options(estimator: type, *, exclude: Sequence[str] = ()) -> list[Any]:
+def estimator_options(estimator: type, *, exclude: Sequence[str] = ()) -> list[Param]:
     """The declared parameters (:class:`~privrl._params.Param`) of ``estimator`` that are options:
     all of ``estimator.params`` except kinds ``budget``/``array``/``object``, ``cli=False`` and the
     names in ``exclude``. An ``exclude`` name that is not declared is a ``ValueError`` (a typo
@@ -143,7 +149,7 @@ def estimator_options(estimator: type, *, exclude: Sequence[str] = ()) -> list[A
             and p.cli_option() is not None]
 
 
-def _cli_describe(p: Any) -> str:
+def _cli_describe(p: Param) -> str:
     """``Param.describe()`` without the "or None" a command line cannot express (omit the option)."""
     if p.kind == "bool":
         return "true or false"
@@ -151,7 +157,7 @@ def _cli_describe(p: Any) -> str:
     return text[: -len(" or None")] if p.none_ok and text.endswith(" or None") else text
 
 
-def _option_help(p: Any) -> str:
+def _option_help(p: Param) -> str:
     default = "required" if p.required else f"default {p.default!r}"
     text = f"{p.help} ({_cli_describe(p)}; {default})" if p.help else f"{_cli_describe(p)}; {default}"
     return text.replace("%", "%%")  # argparse formats help with %
@@ -167,7 +173,7 @@ def _bool_type(parse: Callable[[str], bool]) -> Callable[[str], bool]:
 
 
 def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
-                          exclude: Sequence[str] = ()) -> list[Any]:
+                          exclude: Sequence[str] = ()) -> list[Param]:
     """Add one ``--flag`` per option parameter of ``estimator`` (:func:`estimator_options`), in a
     group of their own; return those parameters.
 
@@ -186,7 +192,7 @@ def add_estimator_options(parser: argparse.ArgumentParser, estimator: type, *,
         f"parameters of {estimator.__name__}",
         f"declared in {estimator.__module__}.{estimator.__name__}.params; validated when the estimator is built")
     for p in params:
-        kwargs = dict(p.cli_option())
+        kwargs = dict(p.cli_option() or {})   # never None: estimator_options keeps CLI parameters only
         kwargs["help"] = _option_help(p)
         if p.kind == "bool":
             kwargs.update(nargs="?", const=True, type=_bool_type(kwargs["type"]))
@@ -234,7 +240,7 @@ def option_error(exc: InvalidParameterError, args: argparse.Namespace,
     ``budget`` parameter names ``budget_options``, and one about a declared parameter the command
     supplies from its own option of the same name (``args.env`` for ``env``, ``args.obs_low`` for
     ``obs_low``) names that option, as does one about a fit argument given by an option of its name
-    (``--reward FILE`` for ``reward``). Any other error is returned unchanged."""
+    (``--reward FILE`` for ``reward``). Other errors are returned unchanged."""
     match = _PARAM_MESSAGE.fullmatch(str(exc))
     if match is None:
         return exc
@@ -305,7 +311,7 @@ def make_env(env_id: str, option: str = "--env") -> Any:
 
 
 # --------------------------------------------------------------------------- datasets
-def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
+def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> TrajectoryDataset:
     """The dataset of ``--data`` (a ``.npz`` file or a local Minari id), with ``--reward-bounds LO
     HI`` declared for Minari data, with ``--truncate-to-horizon H`` episodes longer than ``H`` cut
     at ``H`` (:func:`privrl.data.truncate_to_horizon`) and then, with ``--pad-to-horizon H``,
@@ -350,7 +356,7 @@ def load_user_dataset(args: argparse.Namespace, option: str = "--data") -> Any:
     return data
 
 
-def _with_bounds(data: Any, bounds: tuple[float, float], source: str) -> Any:
+def _with_bounds(data: TrajectoryDataset, bounds: tuple[float, float], source: str) -> TrajectoryDataset:
     try:
         return data.with_reward_bounds(bounds)
     except InvalidDataError:
@@ -364,7 +370,7 @@ def _with_bounds(data: Any, bounds: tuple[float, float], source: str) -> Any:
         ) from None
 
 
-def _load_minari(source: str, bounds: Any, option: str) -> Any:
+def _load_minari(source: str, bounds: Sequence[float] | None, option: str) -> TrajectoryDataset:
     from privrl.data.minari_io import MinariNotFoundError, from_minari
 
     kwargs: dict[str, Any] = {} if bounds is None else {"reward_bounds": tuple(bounds)}

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from privrl.audit.core import Sampler
 from privrl.audit.neighbors import replace_one_user
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
@@ -164,7 +165,7 @@ def insert_all(reg: Any, contributions: tuple[np.ndarray, ...]) -> tuple[np.ndar
 def _central(epsilon: float, delta: float, broken: str | None, counter: str = "tree") -> AuditPair:
     claimed = _claimed("central", epsilon, delta, counter)
 
-    def on(which: int):
+    def on(which: int) -> Sampler:
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             reg = batched(privatizer("central", epsilon, delta, counter)[1], n)
             reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2,
@@ -187,7 +188,7 @@ def _local(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     assert isinstance(reg, LocalPrivatizer)
     reg.start(n_episodes=K, horizon=H, d1=D1, d2=D2, rel=Releaser(NumpyNoise(0), Ledger()))
 
-    def on(which: int):
+    def on(which: int) -> Sampler:
         items = reg.items(*user_contributions(which, *reg.bounds, opposite=worst_opposite(reg.plan)))
 
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -194,7 +194,8 @@ class _LinOpt(PrivateEstimator):
                                       alpha=p["alpha"], value_feature_bound=reg.bounds[0])
         return self._bound(c, bp, br, model, K, p["alpha"])
 
-    def _bound(self, consts, beta_p, beta_r, model, K, alpha) -> float:
+    def _bound(self, consts: cal.RegularityConstants, beta_p: ArrayLike, beta_r: ArrayLike, model: LinearMixtureMDP,
+               K: int, alpha: float) -> float:
         return cal.vi_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
                                    horizon=model.horizon, alpha=alpha)
 
@@ -249,6 +250,7 @@ class LinOptPO(_LinOpt):
     def _begin(self, model: LinearMixtureMDP, K: int, p: dict[str, Any]) -> None:
         self.eta_ = cal.po_step_size(model.n_actions, K, model.horizon) if p["eta"] is None else float(p["eta"])
 
-    def _bound(self, consts, beta_p, beta_r, model, K, alpha) -> float:
+    def _bound(self, consts: cal.RegularityConstants, beta_p: ArrayLike, beta_r: ArrayLike, model: LinearMixtureMDP,
+               K: int, alpha: float) -> float:
         return cal.po_regret_bound(consts, beta_p, beta_r, d1=model.d1, d2=model.d2, n_episodes=K,
                                    horizon=model.horizon, alpha=alpha, n_actions=model.n_actions)

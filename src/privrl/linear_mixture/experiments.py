@@ -181,7 +181,7 @@ def _shape(params: Mapping[str, Any]) -> tuple:
     return (params["env"], repr(sorted(params["env_params"].items())), int(params["K"]))
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Several (setting, seed) runs at once: one model per (environment, seed), shared by its
     settings (it comes from the seed's shared stream, so every setting builds the same one), and
     the learners advanced in lockstep (:func:`~privrl.linear_mixture.engine.fit_many`, planning only
@@ -191,7 +191,7 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
     return [_result(params, model, est) for params, model, est in zip(params_list, models, fitted)]
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_batch([params], [ctx])[0]
 
 
@@ -419,7 +419,7 @@ def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[
     return out
 
 
-def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run_frontier(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 

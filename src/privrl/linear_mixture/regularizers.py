@@ -146,7 +146,7 @@ class Regularizer:
         return self.statistics()
 
     # -- inputs
-    def _check(self, x_p, y_p, x_r, y_r):
+    def _check(self, x_p: ArrayLike, y_p: ArrayLike, x_r: ArrayLike, y_r: ArrayLike) -> tuple[np.ndarray, ...]:
         """Enforce the bounds privacy relies on (see :func:`check_contributions`)."""
         xb, yb = self.bounds
         out = check_contributions(np.asarray(x_p, float)[None], np.asarray(y_p, float)[None],
@@ -155,7 +155,7 @@ class Regularizer:
         return tuple(x[0] for x in out)
 
     @staticmethod
-    def items(x_p, y_p, x_r, y_r) -> list[np.ndarray]:
+    def items(x_p: np.ndarray, y_p: np.ndarray, x_r: np.ndarray, y_r: np.ndarray) -> list[np.ndarray]:
         """One user's 4 stream items (per step; a leading axis of users is allowed): ``x_p x_pᵀ``,
         ``x_p·y_p``, ``x_r x_rᵀ``, ``x_r·y_r``."""
         return [x_p[..., :, None] * x_p[..., None, :], x_p * y_p[..., None], x_r[..., :, None] * x_r[..., None, :],

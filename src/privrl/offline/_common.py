@@ -15,12 +15,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
 from privrl._validation import check_array, param_error
 from privrl.errors import InvalidDataError, UtilityWarning
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 __all__ = ["padded_episodes", "greedy", "Route", "Statistics", "transition_statistics", "offline_statistics",
            "check_statistics", "check_reward_bounds", "check_public_shape", "public_reward",
@@ -32,7 +35,7 @@ _PAD_HINT = ("pad episodes that end in a terminal state with absorbing zero-rewa
              "(privrl.data's padding helper), or sample from the model without terminal states")
 
 
-def padded_episodes(data: Any, owner: str, *, n_states: int, n_actions: int,
+def padded_episodes(data: object, owner: str, *, n_states: int, n_actions: int,
                     horizon: int | None = None, reward_bounds: tuple[float, float] = (0.0, 1.0)
                     ) -> dict[str, np.ndarray]:
     """``(K, H)`` arrays ``observations, actions, rewards, next_observations`` of fixed-horizon data.
@@ -167,7 +170,7 @@ class Statistics:
         self.n_sa = np.bincount(self.keys // S, weights=self.values, minlength=H * S * self.shape[2]
                                 ).reshape(self.shape)
         self._bounds = np.searchsorted(self.keys, np.arange(H + 1) * (S * self.shape[2] * S))
-        self._steps: dict[int, Any] = {}
+        self._steps: dict[int, csr_matrix] = {}
         self.route = Route(None, False, None, H, S) if route is None else route
 
     def with_route(self, route: Route) -> Statistics:
@@ -184,7 +187,7 @@ class Statistics:
     def nnz(self) -> int:
         return int(self.keys.size)
 
-    def step(self, h: int) -> Any:
+    def step(self, h: int) -> csr_matrix:
         """The counts of step ``h`` as a ``scipy.sparse`` CSR matrix ``(S·A, S)`` (row ``s·A + a``),
         built once per step and kept (read-only: every fit on these statistics reads the same one)."""
         matrix = self._steps.get(h)
@@ -274,16 +277,16 @@ def transition_statistics(data: Mapping[str, np.ndarray], n_states: int, n_actio
 
 
 @overload
-def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: None = None, *,
+def offline_statistics(dataset: object, n_states: int, n_actions: int, sizes: None = None, *,
                        owner: str = ...) -> Statistics: ...
 
 
 @overload
-def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int], *,
+def offline_statistics(dataset: object, n_states: int, n_actions: int, sizes: Sequence[int], *,
                        owner: str = ...) -> list[Statistics]: ...
 
 
-def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Sequence[int] | None = None,
+def offline_statistics(dataset: object, n_states: int, n_actions: int, sizes: Sequence[int] | None = None,
                        *, owner: str = "offline_statistics") -> Statistics | list[Statistics]:
     """Validated :class:`Statistics` of a fixed-horizon dataset (see :func:`padded_episodes`), or of
     its first ``k`` trajectories for every ``k`` in ``sizes``. Every estimator of the family accepts
@@ -292,14 +295,14 @@ def offline_statistics(dataset: Any, n_states: int, n_actions: int, sizes: Seque
     return transition_statistics(data, n_states, n_actions, sizes)
 
 
-def check_public_shape(dataset: Any, n_states: int, n_actions: int, name: str, shape: str, got: tuple[int, ...],
+def check_public_shape(dataset: object, n_states: int, n_actions: int, name: str, shape: str, got: tuple[int, ...],
                        owner: str) -> None:
     """The public table ``name`` (the reward function, the features) sized ``(n_states, n_actions)``
     against the data's own declaration — :class:`Statistics`' shape, a dataset's ``n_states`` /
     ``n_actions`` — so that a table of the wrong shape is named, not the data's indices. ``shape``
     is the allowed form, e.g. ``"(H, {S}, {A}) or ({S}, {A})"``, ``got`` the table's shape."""
     if isinstance(dataset, Statistics):
-        declared: tuple[Any, Any] = (dataset.route.n_states, dataset.shape[2])
+        declared: tuple[int | None, int | None] = (dataset.route.n_states, dataset.shape[2])
     else:
         declared = (getattr(dataset, "n_states", None), getattr(dataset, "n_actions", None))
     want = tuple(int(d) if d is not None else size for d, size in zip(declared, (n_states, n_actions)))
@@ -370,7 +373,7 @@ def check_reward_bounds(stats: Statistics, owner: str, *, r_max: float, F_max: f
                                "(privacy relies on it); some trajectory's is larger.")
 
 
-def public_reward(reward: Any, owner: str) -> np.ndarray:
+def public_reward(reward: object, owner: str) -> np.ndarray:
     """The public reward function: an ``(H,S,A)``/``(S,A)`` array in [0, 1], or a model carrying it
     (a :class:`~privrl.envs.linear.LinearMDP`'s ``rewards``, an episodic
     :class:`~privrl.envs.tabular.TabularMDP`'s or :class:`~privrl.envs.SparseTabularMDP`'s ``r`` —
@@ -398,13 +401,13 @@ def one_hot_features(n_states: int, n_actions: int) -> np.ndarray:
     return np.eye(n_states * n_actions).reshape(n_states, n_actions, n_states * n_actions)
 
 
-def public_features(features: Any, owner: str) -> np.ndarray:
+def public_features(features: object, owner: str) -> np.ndarray:
     """The public feature table ``(S, A, d)``: an array, a model with ``.features`` (LinearMDP) or a
     :class:`~privrl.envs.tabular.TabularMDP` (one-hot features)."""
     if not isinstance(features, np.ndarray):
         if hasattr(features, "features"):
             features = features.features
-        elif hasattr(features, "P") and hasattr(features, "n_states"):
+        elif hasattr(features, "P") and hasattr(features, "n_states") and hasattr(features, "n_actions"):
             features = one_hot_features(features.n_states, features.n_actions)
     return check_array(features, "features", owner=owner, ndim=3)
 

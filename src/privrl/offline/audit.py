@@ -52,9 +52,12 @@ a shift of only 0.65 of what the claim allows, docs/audit.md.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from privrl.audit.broken import scaled_source
+from privrl.audit.core import Sampler
 from privrl.audit.neighbors import rarest_episode, replace_one_trajectory
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
@@ -68,6 +71,9 @@ from privrl.offline.grouping import grouped_statistics
 from privrl.offline.linear import MATRIX_STREAMS, linear_pessimistic_vi, release_statistic
 from privrl.offline.tabular import count_statistics, release_counts
 from privrl.privacy import Ledger, PrivacyBudget, Releaser
+from privrl.privacy.draws import NoiseDeclaration
+from privrl.privacy.noise import NoiseSource
+from privrl.privacy.release import Release
 
 H, S, A = 2, 2, 2
 #: the public shift of the batched count releases, in noise scales (no clipping at 0)
@@ -176,14 +182,15 @@ def _apvi_logged(epsilon: float, delta: float, broken: str | None) -> AuditPair:
                 for k in range(len(d["actions"]))]
     est.fit(TrajectoryDataset.from_episodes(episodes, n_states=S, n_actions=A, horizon=H), None, rng=0)
     plan = est.count_noise(H, S, A, d["actions"].shape[0], logged_rewards=True)
-    def on(data: dict):
+    def on(data: dict) -> Sampler:
         stats = grouped_statistics(data, None, S, A)
         return lambda n, rng: batched_logged(stats, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), est.privacy_spent(delta), delta,
                      note="logged rewards: counts and reward sums released")
 
 
-def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datasets, n_states: int = S,
+def _apvi(epsilon: float, delta: float, broken: str | None,
+          pair: Callable[[], tuple[dict, dict]] = _tabular_datasets, n_states: int = S,
           n_actions: int = A) -> AuditPair:
     d, d2 = pair()
     est = DPAPVI(budget=_budget(epsilon, delta), constants="practical")
@@ -195,7 +202,7 @@ def _apvi(epsilon: float, delta: float, broken: str | None, pair=_tabular_datase
     else:   # pure ε-DP: the ledger's Laplace events compose additively
         claimed = float(sum(1.0 / e.noise_multiplier for e in est.privacy_ledger_.events))
 
-    def on(data):
+    def on(data: dict) -> Sampler:
         counts = _counts(data, n_states, n_actions)
         return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     return AuditPair(on(d), on(d2), claimed, delta or 0.0,
@@ -232,7 +239,7 @@ def _apvi_pooled(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     plan = est.count_noise(H, S, A, d["actions"].shape[0])
     claimed = est.privacy_spent(delta)
 
-    def on(data):
+    def on(data: dict) -> Sampler:
         stats = grouped_statistics(data, None, S, A, stationary=True, max_visits=1)
         counts = (stats.n_sa, stats.counts)
         return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
@@ -267,7 +274,7 @@ def _apvi_groups(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", state_groups=STATE_GROUPS)
     est.fit(d, np.zeros((H, 4, A)), rng=0)
     plan = est.count_noise(H, int(STATE_GROUPS.max()) + 1, A, d["actions"].shape[0])
-    def on(counts: tuple[np.ndarray, np.ndarray]):
+    def on(counts: tuple[np.ndarray, np.ndarray]) -> Sampler:
         return lambda n, rng: batched_counts(counts, plan, n, rng, broken)
     c, c2 = grouped_neighbours()
     return AuditPair(on(c), on(c2), est.privacy_spent(delta), delta, note="counts of 2 public state groups (S = 4)")
@@ -301,11 +308,11 @@ def linear_neighbours() -> tuple[dict, dict]:
 class _Recording(Releaser):
     """A releaser that also keeps every released value (the audited transcript)."""
 
-    def __init__(self, noise, ledger) -> None:
+    def __init__(self, noise: NoiseSource, ledger: Ledger) -> None:
         super().__init__(noise, ledger)
         self.log: list[np.ndarray] = []
 
-    def _keep(self, release, declared=None):
+    def _keep(self, release: Release, declared: NoiseDeclaration | None = None) -> np.ndarray:
         out = super()._keep(release, declared)
         self.log.append(np.asarray(out, float).ravel())
         return out
@@ -324,10 +331,10 @@ def _vapvi(epsilon: float, delta: float, broken: str | None, calibration: str) -
     claimed = est.privacy_spent(delta)
     plan = est.linear_noise(H, D_FEAT)
 
-    def on(data):
+    def on(data: dict) -> Sampler:
         stats = transition_statistics(data, S, A)
 
-        def once(rng):
+        def once(rng: np.random.Generator) -> np.ndarray:
             rel = _Recording(scaled_source(rng, broken), Ledger())
             linear_pessimistic_vi(phi, stats, stats, lam=1.0, penalty_coef=0.0, additive=0.0, noise=plan, rel=rel)
             return np.concatenate(rel.log)
@@ -348,7 +355,7 @@ def _vapvi_release_point(epsilon: float, delta: float, broken: str | None, calib
     releases = [(k, h) for h in range(H) for k in range(plan.std.shape[0]) if plan.released(k, h)]
     upper = np.triu_indices(D_FEAT)
 
-    def on(shifted: bool):
+    def on(shifted: bool) -> Sampler:
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             rel, parts = Releaser(scaled_source(rng, broken), Ledger()), []
             for k, h in releases:

@@ -14,13 +14,16 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privrl.experiments.claimsets import Case, ClaimSpec, Outcome, evaluate, paper_source
 from privrl.experiments.spec import Claim
 from privrl.experiments.verdicts import Verdict, decide, no_better_than, threshold
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["linear_claims", "tabular_claims", "frontier_claims", "FIG1_WHY", "LINEAR_CLAIMS", "TABULAR_CLAIMS",
            "FRONTIER_CLAIMS"]
@@ -44,13 +47,13 @@ def curve_order(label: str, calibration: str) -> tuple:
     return (1, head, float(tail.split()[0]), label, calibration)
 
 
-def _per_seed(df: Any, label: str, x: str) -> Any:
+def _per_seed(df: pd.DataFrame, label: str, x: str) -> pd.DataFrame:
     """``(x × seed)`` table of the gap of one curve."""
     part = df[(df["metric"] == "gap") & (df["label"] == label)]
     return part.pivot_table(index=x, columns="seed", values="value", aggfunc="mean")
 
 
-def _scale_ok(df: Any, x: str) -> tuple[bool, str]:
+def _scale_ok(df: pd.DataFrame, x: str) -> tuple[bool, str]:
     seeds = df["seed"].nunique() if len(df) else 0
     top = float(df[x].max()) if len(df) else 0.0
     if seeds < _DECIDING["seeds"] or top < _DECIDING[x]:
@@ -59,18 +62,18 @@ def _scale_ok(df: Any, x: str) -> tuple[bool, str]:
     return True, ""
 
 
-def _few_seeds(df: Any) -> str:
+def _few_seeds(df: pd.DataFrame) -> str:
     """'' when there are at least 3 seeds, else the reason a claim stays undecided."""
     n = df["seed"].nunique() if len(df) else 0
     return "" if n >= 3 else f" — undecided: {n} seed(s), at least 3 needed for a band"
 
 
-def _mean_se(table: Any) -> tuple[Any, Any]:
+def _mean_se(table: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     n = table.notna().sum(axis=1).clip(lower=1)
     return table.mean(axis=1), table.std(axis=1).fillna(0.0) / np.sqrt(n)
 
 
-def _small_k_headline(gaps: Any, labels: list[str], vapvi: Any) -> dict[str, Any]:
+def _small_k_headline(gaps: pd.DataFrame, labels: list[str], vapvi: pd.Series) -> dict[str, str]:
     """Headline cells of the Figure 1 claim (keyword arguments of its :class:`Claim`): per
     calibration, the largest mean gap difference to VAPVI over K ≤ 1000 of each budget's curve."""
     cells = {}
@@ -97,7 +100,7 @@ def is_printed(label: str) -> bool:
     return "(paper calibration:" in label
 
 
-def _useless(mean: Any, trivial: float) -> bool:
+def _useless(mean: pd.Series, trivial: float) -> bool:
     """No better than the trivial policy: a mean gap within 10 % of its gap, or larger."""
     return bool(len(mean)) and no_better_than(mean, trivial, lower_is_better=True)
 
@@ -114,12 +117,12 @@ class _Linear:
     DP curves (all, theory constants, tight, printed, and the ones a claim is judged on) and whether
     the grid decides convergence (``why``: the reason it does not)."""
 
-    gaps: Any
+    gaps: pd.DataFrame
     labels: list[str]
     compare_pevi: bool
     decidable: bool
     why: str
-    vapvi: Any
+    vapvi: pd.Series
     trivial: float
     dp: list[str]
     theory: list[str]
@@ -134,7 +137,7 @@ class _Linear:
     def scale_note(self) -> str:
         return "" if self.decidable else f" — {self.why}"
 
-    def mean(self, label: str, part: Any = None) -> Any:
+    def mean(self, label: str, part: pd.DataFrame | None = None) -> pd.Series:
         """Mean gap by K of one curve (of ``part`` when given, else of every row of its label)."""
         rows = self.gaps[self.gaps["label"] == label] if part is None else part
         return _mean_se(_per_seed(rows, label, "K"))[0]
@@ -149,7 +152,7 @@ class _Linear:
                                    or "not decided at this scale")
 
 
-def _linear(df: Any, compare_pevi: bool) -> _Linear | None:
+def _linear(df: pd.DataFrame, compare_pevi: bool) -> _Linear | None:
     gaps = df[df["metric"] == "gap"] if len(df) else df
     labels = sorted(gaps["label"].unique()) if len(gaps) else []
     if "VAPVI" not in labels:
@@ -185,7 +188,7 @@ def converges(runs: _Linear) -> Verdict:
     return runs.reasoned(decide(all(converge) if runs.decidable and not stuck else None, measured, reason=reason))
 
 
-def _small_k_inputs(runs: _Linear) -> Mapping[str, Any] | None:
+def _small_k_inputs(runs: _Linear) -> Mapping[str, object] | None:
     """The largest mean gap difference to VAPVI over K ≤ 1000 of each judged curve, and the
     curves no better than the trivial policy there (None when no judged curve reaches K ≤ 1000)."""
     gaps, worst, stuck = runs.gaps, {}, []
@@ -264,7 +267,7 @@ def beats_pevi(runs: _Linear) -> Verdict:
                                 else None, ", ".join(texts) + runs.scale_note, reason=reason))
 
 
-def _decay_slopes(runs: _Linear) -> Mapping[str, Any] | None:
+def _decay_slopes(runs: _Linear) -> Mapping[str, object] | None:
     """Per tight curve, the log–log slope of its gap difference to VAPVI for K ≥ 1000 (where it is
     above 1e-6 at ≥ 3 points), and the curves no better than the trivial policy there."""
     slopes, stuck = [], []
@@ -329,14 +332,14 @@ def linear_claims(df: object, *, compare_pevi: bool) -> list[Claim]:
 
 
 # --------------------------------------------------------------------------- tabular (Theorem 3.4)
-def _apvi_curve(part: Any) -> Case | None:
+def _apvi_curve(part: pd.DataFrame) -> Case | None:
     """One benchmark's APVI curve (None without one: then the benchmark makes no claim)."""
     if "APVI" not in set(part["label"]):
         return None
     return Case({"part": part}, {"bench": part["benchmark"].iloc[0]})
 
 
-def apvi_learns(part: Any) -> Verdict:
+def apvi_learns(part: pd.DataFrame) -> Verdict:
     """APVI's gap falls by more than 2 SE from the smallest to the largest n (≥ 3 seeds)."""
     trivial = float(part["trivial_gap"].iloc[0])
     apvi, se = _mean_se(_per_seed(part, "APVI", "n"))
@@ -348,7 +351,7 @@ def apvi_learns(part: Any) -> Verdict:
                   reason=few.removeprefix(" — undecided: "))
 
 
-def _dp_apvi_curves(part: Any) -> list[Case]:
+def _dp_apvi_curves(part: pd.DataFrame) -> list[Case]:
     """Per constants preset with DP-APVI curves: the curves and the name of their non-private
     baseline (APVI under the same constants)."""
     if "APVI" not in set(part["label"]):
@@ -366,7 +369,8 @@ def _dp_apvi_curves(part: Any) -> list[Case]:
     return cases
 
 
-def _distance(sub: Any, dp: list[str], base: Any, base_label: str, trivial: float) -> tuple[list, list, list]:
+def _distance(sub: pd.DataFrame, dp: list[str], base: pd.Series, base_label: str,
+              trivial: float) -> tuple[list[str], list[str], list[str]]:
     """``(texts, stuck, far)``: each DP-APVI curve's gap difference to the baseline, the curves
     that never left the trivial policy's gap and those that learned yet stay far from APVI."""
     degenerate = sub[sub["label"].isin(dp)].groupby("label")["degenerate"].mean()
@@ -386,7 +390,8 @@ def _distance(sub: Any, dp: list[str], base: Any, base_label: str, trivial: floa
     return parts, stuck, far
 
 
-def _tabular_headline(sub: Any, dp: list[str], base: Any, trivial: float, top: str) -> dict[str, Any]:
+def _tabular_headline(sub: pd.DataFrame, dp: list[str], base: pd.Series, trivial: float,
+                      top: str) -> dict[str, object]:
     """The README's cells of the random MDP's practical-constants claim."""
     last = {lbl: _mean_se(_per_seed(sub, lbl, "n"))[0] for lbl in dp}
     return dict(paper_value="privacy cost lower order (Thm 3.4; no experiment)", headline=True,
@@ -396,7 +401,8 @@ def _tabular_headline(sub: Any, dp: list[str], base: Any, trivial: float, top: s
                     for lbl in dp) + f" (trivial {trivial:.3g})")
 
 
-def privacy_cost_lower_order(part: Any, sub: Any, dp: list[str], base_label: str, headline: bool) -> Outcome:
+def privacy_cost_lower_order(part: pd.DataFrame, sub: pd.DataFrame, dp: list[str], base_label: str,
+                             headline: bool) -> Outcome:
     """DP-APVI's gap difference to APVI within a quarter of the trivial gap at the largest n;
     undecided when every budget is degenerate, below the deciding scale, or when a curve stayed at
     the trivial policy's gap and none is far."""
@@ -436,7 +442,7 @@ TABULAR_CLAIMS = [
 ]
 
 
-def tabular_claims(df: Any) -> list[Claim]:
+def tabular_claims(df: pd.DataFrame) -> list[Claim]:
     """Theorem 3.4's lower-order cost, per benchmark and constants (:data:`TABULAR_CLAIMS`):
     DP-APVI's gap approaches APVI's. Undecided when every budget returns the all-zero value function
     (degenerate), below the deciding scale, or when a budget — or APVI — is no better than the
@@ -448,7 +454,7 @@ def tabular_claims(df: Any) -> list[Claim]:
 
 
 # --------------------------------------------------------------------------- frontiers
-def _not_worse(per_seed: Any, eps: float) -> bool:
+def _not_worse(per_seed: pd.Series, eps: float) -> bool:
     """Tight's gap not larger than sound's at ``eps`` beyond seed noise: the mean of the paired
     differences (same seed, same data) at most twice their standard error."""
     pair = per_seed.loc[["tight", "sound"], eps].unstack("calibration").dropna()
@@ -457,7 +463,7 @@ def _not_worse(per_seed: Any, eps: float) -> bool:
     return bool(np.mean(diff) <= 2.0 * se + 1e-9)
 
 
-def _frontier_table(df: Any) -> Mapping[str, Any] | None:
+def _frontier_table(df: pd.DataFrame) -> Mapping[str, object] | None:
     """The gap rows and their mean by (calibration, ε) (None without both tight and sound)."""
     gaps = df[df["metric"] == "gap"] if len(df) else df
     if gaps.empty:
@@ -466,7 +472,7 @@ def _frontier_table(df: Any) -> Mapping[str, Any] | None:
     return {"gaps": gaps, "table": table} if {"tight", "sound"} <= set(table.index) else None
 
 
-def tight_as_useful(gaps: Any, table: Any) -> Verdict:
+def tight_as_useful(gaps: pd.DataFrame, table: pd.DataFrame) -> Verdict:
     """Tight not worse than sound (paired by seed, beyond 2 SE) at ≥ 2/3 of the ε where neither is
     trivial; needs ≥ 10 seeds."""
     measured = "; ".join(f"{cal}: " + ", ".join(f"ε={e:g}: {v:.3g}" for e, v in row.items())

@@ -28,9 +28,9 @@ import functools
 import math
 import textwrap
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -53,6 +53,10 @@ from privrl.offline.calibration import linear_noise
 from privrl.offline.claims import FIG1_WHY, curve_order, frontier_claims, is_printed, linear_claims, tabular_claims
 from privrl.offline.linear import LINEAR_PRESETS, linear_pessimistic_vi
 from privrl.privacy import NumpyNoise, PrivacyBudget, Releaser
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
 
 __all__ = ["FIG1A", "FIG1B", "TABULAR", "FRONTIER_TABULAR", "FRONTIER_LINEAR", "tabular_benchmark",
            "linear_instance", "make_estimator", "trivial_gap", "batch_key"]
@@ -140,7 +144,7 @@ def trivial_gap(mdp: LinearMDP) -> float:
 
 
 @functools.lru_cache(maxsize=4)
-def _statistics(kind: str, instance: Any, data_seed: int, sizes: tuple[int, ...]) -> tuple:
+def _statistics(kind: str, instance: int | str, data_seed: int, sizes: tuple[int, ...]) -> tuple:
     """Prefix statistics of one seed's dataset (cached: every configuration of a seed shares it)."""
     if kind == "linear":
         mdp, mu = linear_instance(int(instance)), synthetic_behaviour_policy()
@@ -160,16 +164,19 @@ def batch_key(params: Mapping[str, object], seed: int) -> tuple:
     return ("seed", seed)
 
 
-def _batch(run: Any) -> Any:
+def _batch(run: Callable[[Mapping[str, object], RunContext], RunResult]
+           ) -> Callable[[Sequence[Mapping[str, object]], Sequence[RunContext]], list[RunResult]]:
     """``run_batch`` of an experiment whose runs share work through :func:`_statistics`: each
     result is exactly ``run``'s."""
-    def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+    def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
         return [run(params, ctx) for params, ctx in zip(params_list, ctxs)]
     return run_batch
 
 
 # --------------------------------------------------------------------------- estimators
 _CLASSES = {"pevi": PEVI, "vapvi": VAPVI, "dp-vapvi": DPVAPVI, "apvi": APVI, "dp-apvi": DPAPVI}
+#: the estimators of the family's experiments
+_Offline = PEVI | VAPVI | DPVAPVI | APVI | DPAPVI
 _NAMES = {"pevi": "PEVI", "vapvi": "VAPVI", "dp-vapvi": "DP-VAPVI", "apvi": "APVI", "dp-apvi": "DP-APVI"}
 
 
@@ -182,7 +189,7 @@ def _budget(params: Mapping[str, Any]) -> PrivacyBudget | None:
     return None
 
 
-def make_estimator(params: Mapping[str, Any]) -> Any:
+def make_estimator(params: Mapping[str, Any]) -> _Offline:
     """The estimator of a setting (``algorithm``, ``rho``/``epsilon``/``delta``, ``calibration``,
     ``constants``); the linear algorithms use no split (as in the paper's experiments) and, under the
     theory constants, λ = 1 on the raw features."""
@@ -220,11 +227,14 @@ def _label(params: Mapping[str, Any]) -> str:
     return name
 
 
-def _fit_grid(params: Mapping[str, Any], ctx: RunContext, kind: str, instance: Any, public: Any,
-              mdp: LinearMDP, sizes: Sequence[int], size_key: str) -> tuple[list[dict[str, Any]], Any]:
+def _fit_grid(params: Mapping[str, Any], ctx: RunContext, kind: str, instance: int | str, public: object,
+              mdp: LinearMDP, sizes: Sequence[int], size_key: str
+              ) -> tuple[list[dict[str, object]], _Offline]:
+    if not sizes:
+        raise param_error(f"{size_key}_grid", "an offline experiment", "at least one dataset size", list(sizes))
     stats = _statistics(kind, instance, _data_seed(ctx), tuple(int(s) for s in sizes))
     v_star, trivial = mdp.optimal_value(), trivial_gap(mdp)
-    rows, est = [], None
+    rows: list[dict[str, object]] = []
     label = _label(params)
     for size, st in zip(sizes, stats):
         est = make_estimator(params)
@@ -240,16 +250,21 @@ def _fit_grid(params: Mapping[str, Any], ctx: RunContext, kind: str, instance: A
     return rows, est
 
 
-def _result(rows: list[dict[str, Any]], est: Any, params: Mapping[str, Any]) -> RunResult:
+def _noise_std_max(est: _Offline) -> float | None:
+    """The largest noise std of a fit of a private class (None for a non-private class)."""
+    return float(np.max(est.noise_std_)) if isinstance(est, (DPVAPVI, DPAPVI)) else None
+
+
+def _result(rows: list[dict[str, object]], est: _Offline, params: Mapping[str, object]) -> RunResult:
     private = est.is_private
     return RunResult.from_estimator(est, rows, calibration=str(params.get("calibration", "tight")) if private else None,
-                                    extra={"noise_std_max": float(np.max(est.noise_std_)) if private else None})
+                                    extra={"noise_std_max": _noise_std_max(est) if private else None})
 
 
 # --------------------------------------------------------------------------- linear (Figure 1)
-def _linear_settings(configs: Sequence[tuple]):
+def _linear_settings(configs: Sequence[tuple]) -> Callable[[str], list[dict[str, object]]]:
     """Settings from ``(algorithm, rho, calibration, constants[, extra params])`` tuples."""
-    def settings(scale: str) -> list[dict[str, Any]]:
+    def settings(scale: str) -> list[dict[str, object]]:
         return [{"algorithm": c[0], "rho": c[1], "calibration": c[2], "constants": c[3], "K_grid": list(_K_GRID[scale]),
                  **(c[4] if len(c) > 4 else {})} for c in configs]
     return settings
@@ -295,7 +310,7 @@ def _run_printed_raw(params: Mapping[str, Any], ctx: RunContext, instance: int, 
                 "epsilon is claimed"})
 
 
-def _plot_panels(ax, df: Any, x: str, title: str, *, logx: bool, xmax: float | None = None) -> None:
+def _plot_panels(ax: Axes, df: pd.DataFrame, x: str, title: str, *, logx: bool, xmax: float | None = None) -> None:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import mean_se_band
 
@@ -383,7 +398,7 @@ def run_tabular(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
     return _result(rows, est, params)
 
 
-def _plot_tabular(df: Any, out: Path) -> list[Path]:
+def _plot_tabular(df: pd.DataFrame, out: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 
@@ -436,10 +451,10 @@ TABULAR = register(Experiment(
 
 
 # --------------------------------------------------------------------------- frontiers
-def _frontier_settings(kind: str):
+def _frontier_settings(kind: str) -> Callable[[str], list[dict[str, object]]]:
     private, reference = ("dp-apvi", "apvi") if kind == "tabular" else ("dp-vapvi", "vapvi")
 
-    def settings(scale: str) -> list[dict[str, Any]]:
+    def settings(scale: str) -> list[dict[str, object]]:
         size = _FRONTIER_SIZE[scale][kind]
         grid = [{"algorithm": private, "calibration": cal, "epsilon": eps, "delta": DELTA_DP, "constants": "practical",
                  "size": size} for cal in CALIBRATIONS for eps in FRONTIER_EPSILONS]
@@ -460,11 +475,11 @@ def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
         rows, est = _fit_grid(params, ctx, "linear", instance, mdp.features, mdp, [size], "K")
     budget = getattr(est, "budget", None)
     for row in rows:
-        row["noise_std"] = float(np.max(est.noise_std_)) if budget is not None and budget.is_private else 0.0
+        row["noise_std"] = _noise_std_max(est) if budget is not None and budget.is_private else 0.0
     return _result(rows, est, params)
 
 
-def _plot_frontier(df: Any, out: Path, name: str, title: str) -> list[Path]:
+def _plot_frontier(df: pd.DataFrame, out: Path, name: str, title: str) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import new_figure, save_figure
 

@@ -26,6 +26,7 @@ DP-APVI, the noise chosen (``mechanism``: what ``--mechanism auto`` meant for th
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -203,7 +204,7 @@ def _source(args: argparse.Namespace, linear: bool) -> tuple[Any, Any, Any, tupl
 
 
 def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutput:
-    summary: dict[str, Any] = {"horizon": int(est.policy_.shape[0]), "n_states": int(est.policy_.shape[1])}
+    summary: dict[str, object] = {"horizon": int(est.policy_.shape[0]), "n_states": int(est.policy_.shape[1])}
     if rmap is not None:
         summary["reward_rescaled_from"] = list(rmap)
     if model is not None:
@@ -234,11 +235,11 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
                      summary=summary, extra=extra, mechanism=mechanism)
 
 
-def _run(estimator: type, linear: bool) -> Any:
+def _run(estimator: type, linear: bool) -> Callable[[argparse.Namespace], FitOutput]:
     def run(args: argparse.Namespace) -> FitOutput:
         groups = getattr(args, "state_groups", None)
         maps = [] if groups is None else [_load_public(g, "--state-groups") for g in groups]
-        given: dict[str, Any] = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
+        given: dict[str, object] = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
         if getattr(args, "baseline_groups", None) is not None:
             given["baseline_groups"] = _load_public(args.baseline_groups, "--baseline-groups")
         est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read

@@ -179,7 +179,7 @@ def stream_statistics(chunks: Any, n_states: int, n_actions: int, *,
         raise param_error("horizon", owner, "the stream's declared fixed horizon H (an int)", None)
     statistic = functools.partial(route_statistics, n_states=S, n_actions=A, state_groups=groups,
                                   stationary=bool(stationary), max_visits=cap, owner=owner)
-    reducer = streaming.CountReducer(dense_cells)
+    reducer: streaming.CountReducer[Statistics] = streaming.CountReducer(dense_cells)
     if ray:
         stats = streaming.ray_statistics(chunks, statistic, reducer=reducer, n_states=S, n_actions=A, **declared)
     else:

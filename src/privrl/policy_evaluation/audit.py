@@ -42,16 +42,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from privrl.audit.broken import scaled_source
+from privrl.audit.core import Sampler
 from privrl.audit.registry import AuditPair, AuditTarget, BrokenVariant, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, claimed_epsilon
 from privrl.least_squares.mechanism import DPLSLMechanism, DPLSWMechanism
 from privrl.least_squares.smooth_sensitivity import phi_w, psi_w
-from privrl.least_squares.statistics import first_visit_statistics
+from privrl.least_squares.statistics import VisitStatistics, first_visit_statistics
 from privrl.privacy import PrivacyBudget
+
+if TYPE_CHECKING:
+    from privrl.policy_evaluation.monte_carlo import ReturnStatistics
 
 GAMMA = 0.5
 F_MAX = 1.0 / (1.0 - GAMMA)
@@ -68,7 +73,7 @@ def _flat(episodes: list[tuple[list[int], list[float]]]) -> tuple[np.ndarray, np
     return obs, rew, starts
 
 
-def neighbouring_statistics(kind: str = "tight"):
+def neighbouring_statistics(kind: str = "tight") -> list[VisitStatistics]:
     """First-visit statistics of D and of its worst-case neighbour D' (see module docstring)."""
     if kind in ("tight", "single"):
         base, n_states = [([0], [0.0])] * (M_TIGHT if kind == "tight" else M_SINGLE), 1
@@ -87,21 +92,21 @@ class _LocalSensitivity(DPLSWMechanism):
     """DP-LSW with σ from the local bound φ^w(⟨X⟩) instead of its smooth bound ψ^w (the bug the
     smoothing exists to prevent): σ_local = σ_X · √(φ^w/ψ^w)."""
 
-    def noise_scale(self, counts, m):
+    def noise_scale(self, counts: np.ndarray, m: int) -> float:
         ratio = phi_w(counts, self.weights) / psi_w(counts, self.weights, self.smoothed.beta)
         return super().noise_scale(counts, m) * math.sqrt(ratio)
 
 
-def _pair(mech, broken: str | None, delta: float, kind: str) -> AuditPair:
+def _pair(mech: DPLSWMechanism | DPLSLMechanism, broken: str | None, delta: float, kind: str) -> AuditPair:
     stats = neighbouring_statistics(kind)
     claimed = claimed_epsilon(mech.event, delta)
     if broken == "local-sensitivity":
         mech = _LocalSensitivity(**{f.name: getattr(mech, f.name) for f in dataclasses.fields(mech)})
 
-    def on(st):
+    def on(st: VisitStatistics) -> Sampler:
         theta = mech.solve(st)
 
-        def sample(n, rng):
+        def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             return mech.release(np.broadcast_to(theta, (n, theta.size)), st.counts, st.n_trajectories,
                                 noise=scaled_source(rng, broken)).value
         return sample
@@ -155,7 +160,7 @@ M_MONTE_CARLO = 1000
 MC_GROUPS, MC_CAP = 4, 2
 
 
-def monte_carlo_statistics(kind: str = "value"):
+def monte_carlo_statistics(kind: str = "value") -> tuple[ReturnStatistics, ReturnStatistics]:
     """The statistics of D and of its worst-case neighbour D' for the Monte Carlo release.
 
     ``"value"``: every trajectory of D has return 0; D' replaces one by a trajectory of return
@@ -165,7 +170,7 @@ def monte_carlo_statistics(kind: str = "value"):
     normalised group statistic moves by 2·min(2k, G) = 8 in squared ℓ2 and in ℓ1 (the bound)."""
     from privrl.policy_evaluation.monte_carlo import return_statistics
 
-    def flat(episodes):
+    def flat(episodes: list[tuple[list[int], list[float]]]) -> ReturnStatistics:
         obs, rew, starts = _flat(episodes)
         if kind == "value":
             return return_statistics(rew, starts, 1.0, 1.0)
@@ -191,10 +196,10 @@ def _monte_carlo_pair(kind: str, epsilon: float, delta: float, broken: str | Non
         ledger.append(event)
     claimed = float(ledger.epsilon(delta))
 
-    def on(stats):
+    def on(stats: ReturnStatistics) -> Sampler:
         value, group = mech.statistic(stats)
 
-        def sample(n, rng):
+        def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             v, g = mech.release(np.broadcast_to(value, (n, value.size)),
                                 None if group is None else np.broadcast_to(group, (n, group.size)),
                                 rel=Releaser(scaled_source(rng, broken), Ledger()))

@@ -14,7 +14,8 @@ for clipping (a per-trajectory, data-independent map that keeps the guarantee).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -26,7 +27,20 @@ __all__ = ["dataset_arrays", "reward_bound", "return_bound", "checked_rewards", 
            "distinct_states_bound"]
 
 
-def dataset_arrays(dataset: Any, owner: str, *, tabular: bool = True) -> dict[str, Any]:
+class DatasetArrays(TypedDict):
+    """What :func:`dataset_arrays` reads from a dataset: its arrays and public declarations."""
+
+    observations: np.ndarray
+    rewards: np.ndarray
+    episode_starts: np.ndarray
+    terminals: np.ndarray | None
+    next_observations: np.ndarray | None
+    n_states: int | None
+    reward_bounds: Sequence[float] | None
+    max_length: int | None
+
+
+def dataset_arrays(dataset: Any, owner: str, *, tabular: bool = True) -> DatasetArrays:
     """The arrays and public declarations of a :class:`~privrl.data.TrajectoryDataset`.
     ``tabular``: the observations must be integer states, one per transition."""
     try:
@@ -51,7 +65,7 @@ def dataset_arrays(dataset: Any, owner: str, *, tabular: bool = True) -> dict[st
             "max_length": max_episode_length(dataset)}
 
 
-def reward_bound(r_max: float | None, declared: Any, owner: str) -> float:
+def reward_bound(r_max: float | None, declared: Sequence[float] | None, owner: str) -> float:
     """R_max: ``r_max`` when given, else the dataset's declared upper reward bound (whose lower
     bound must be ≥ 0: the privacy proofs use r ≥ 0)."""
     if r_max is not None:
@@ -97,7 +111,7 @@ def checked_rewards(rewards: np.ndarray, r_max: float, clip: bool, owner: str) -
     return rewards
 
 
-def terminal_states(arrays: dict[str, Any], n_states: int, owner: str) -> np.ndarray | None:
+def terminal_states(arrays: DatasetArrays, n_states: int, owner: str) -> np.ndarray | None:
     """Per episode, the terminal state its last transition entered (−1 when none), or None when
     the dataset records no terminals."""
     if arrays["terminals"] is None or arrays["next_observations"] is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,6 +33,10 @@ from privrl.experiments.verdicts import (
     trivial_guard,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+
 __all__ = ["claims", "frontier_claims", "best_coefficients", "CLAIMS", "FRONTIER_CLAIMS"]
 
 _CALIBRATIONS = ("paper", "tight")
@@ -45,14 +49,14 @@ _FRONTIER_CALIBRATIONS = ("paper", "sound", "tight")
 _ZERO = "the zero predictor"
 
 
-def _curves(df: Any, metric: str = "rmse") -> Any:
+def _curves(df: pd.DataFrame, metric: str = "rmse") -> pd.DataFrame:
     """Mean over seeds per (calibration, features, F_max, algorithm, schedule, lam_coef, m)."""
     sub = df[df["metric"] == metric]
     keys = ["calibration", "features", "F_max", "algorithm", "schedule", "lam_coef", "m"]
     return sub.groupby(keys, sort=True)["value"].mean().reset_index()
 
 
-def best_coefficients(df: Any) -> dict[tuple, float]:
+def best_coefficients(df: pd.DataFrame) -> dict[tuple, float]:
     """c with the smallest mean RMSE over the batch grid, per (calibration, features, F_max,
     algorithm, schedule)."""
     cur = _curves(df)
@@ -61,9 +65,9 @@ def best_coefficients(df: Any) -> dict[tuple, float]:
     return {key: float(grp.idxmin()[-1]) for key, grp in avg.groupby(level=[0, 1, 2, 3, 4])}
 
 
-def select(df: Any, features: str, f_max: float, algorithm: str, metric: str = "rmse",
+def select(df: pd.DataFrame, features: str, f_max: float, algorithm: str, metric: str = "rmse",
             schedule: str = "sqrt", best: dict | None = None, coef: float | None = None,
-            calibration: str = "paper") -> Any:
+            calibration: str = "paper") -> pd.DataFrame:
     sub = df[(df["metric"] == metric) & (df["features"] == features) & (df["F_max"] == f_max)
              & (df["algorithm"] == algorithm) & (df["calibration"] == calibration)]
     if algorithm in ("LSL", "DP-LSL"):
@@ -74,11 +78,11 @@ def select(df: Any, features: str, f_max: float, algorithm: str, metric: str = "
     return sub
 
 
-def mean_by_m(sub: Any) -> Any:
+def mean_by_m(sub: pd.DataFrame) -> pd.Series:
     return sub.groupby("m")["value"].mean().sort_index()
 
 
-def _se_by_m(sub: Any) -> Any:
+def _se_by_m(sub: pd.DataFrame) -> pd.Series:
     per_seed = sub.groupby(["m", "seed"])["value"].mean()
     return per_seed.groupby(level=0).agg(lambda v: float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1
                                          else math.inf).sort_index()
@@ -89,7 +93,7 @@ def zero_rmse() -> float:
     return float(np.sqrt(np.mean(chain_values() ** 2)))
 
 
-def _lam_grid(df: Any) -> list[float]:
+def _lam_grid(df: pd.DataFrame) -> list[float]:
     return sorted(float(c) for c in df.loc[df["algorithm"] == "DP-LSL", "lam_coef"].unique())
 
 
@@ -99,7 +103,7 @@ def _lam_grid(df: Any) -> list[float]:
 class _Runs:
     """What every claim of the figure reads from the results frame."""
 
-    df: Any
+    df: pd.DataFrame
     best: dict[tuple, float]
     f_np: float
     few: list[str]
@@ -107,7 +111,7 @@ class _Runs:
     zero: float
     grid: list[float]
 
-    def trivial(self, series: Any) -> bool:
+    def trivial(self, series: pd.Series) -> bool:
         return bool(len(series)) and bool((series >= 0.9 * self.zero).all())
 
     def useless(self, name: str) -> str:
@@ -117,12 +121,14 @@ class _Runs:
         c = self.best.get(key)
         return c is not None and bool(self.grid) and c in (self.grid[0], self.grid[-1])
 
-    def curve(self, feats: str, algorithm: str, **kwargs: Any) -> Any:
+    def curve(self, feats: str, algorithm: str, *, schedule: str = "sqrt", coef: float | None = None,
+              calibration: str = "paper") -> pd.Series:
         """Mean RMSE by m of one curve (best c unless ``coef`` is given)."""
-        return mean_by_m(select(self.df, feats, self.f_np, algorithm, best=self.best, **kwargs))
+        return mean_by_m(select(self.df, feats, self.f_np, algorithm, schedule=schedule, best=self.best, coef=coef,
+                                calibration=calibration))
 
 
-def _runs(df: Any) -> _Runs:
+def _runs(df: pd.DataFrame) -> _Runs:
     guard = min_seeds(int(df["seed"].nunique()) if "seed" in df.columns else 1, 3)
     f_np = 1.0 if (df["F_max"] == 1.0).any() else float(df["F_max"].iloc[0])
     return _Runs(df=df, best=best_coefficients(df), f_np=f_np,
@@ -342,7 +348,7 @@ CLAIMS = [
 ]
 
 
-def claims(df: Any) -> list[Claim]:
+def claims(df: pd.DataFrame) -> list[Claim]:
     """The paper's claims of Figure 1 (:data:`CLAIMS`; the module docstring says when each is
     undecided)."""
     return evaluate(CLAIMS, _runs(df))
@@ -353,10 +359,10 @@ def claims(df: Any) -> list[Claim]:
 class _Frontier:
     """What the frontier's claims read: the runs and the zero predictor's RMSE on their chain."""
 
-    df: Any
+    df: pd.DataFrame
     zero: float
 
-    def per_seed(self, cal: str, eps: float, metric: str = "rmse") -> Any:
+    def per_seed(self, cal: str, eps: float, metric: str = "rmse") -> pd.Series:
         df = self.df
         sub = df[(df["metric"] == metric) & (df["calibration"] == cal) & (df["epsilon"] == eps)]
         return sub.groupby("seed")["value"].mean()
@@ -366,7 +372,7 @@ class _Frontier:
         return float(values.mean()) if len(values) else math.nan
 
 
-def _frontier(df: Any) -> Case:
+def _frontier(df: pd.DataFrame) -> Case:
     first = df.iloc[0] if len(df) else {}
     zero = float(np.sqrt(np.mean(chain_values(int(first.get("n_states", 40)), float(first.get("stay_probability", 0.5)),
                                               float(first.get("gamma", 0.99))) ** 2)))

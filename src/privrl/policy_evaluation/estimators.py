@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privrl._rng import child_rngs
+from privrl._rng import RngLike, child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.errors import InvalidDataError
@@ -50,6 +50,9 @@ from privrl.policy_evaluation.bounds import (
 )
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # annotations only (typing.Self: Python 3.11)
 
 __all__ = ["LSW", "LSL", "DPLSW", "DPLSL", "sqrt_lambda_schedule", "lambda_schedule",
            "PRACTICAL_LAMBDA_COEF"]
@@ -79,7 +82,7 @@ def lambda_schedule(m: int, features: np.ndarray, relevance: np.ndarray, *, cons
 
 
 # =========================================================================== declared parameters
-def _features(value: Any, name: str, owner: str) -> np.ndarray:
+def _features(value: object, name: str, owner: str) -> np.ndarray:
     return check_features(value, name, owner)
 
 
@@ -99,7 +102,7 @@ def _deprecated_relevance(value: object, name: str, owner: str) -> np.ndarray:
 
 
 
-def _approx_budget(value: Any, name: str, owner: str) -> PrivacyBudget:
+def _approx_budget(value: PrivacyBudget, name: str, owner: str) -> PrivacyBudget:
     if value.is_zcdp:
         raise param_error(name, owner, "a PrivacyBudget(epsilon=..., delta=...) (Lemma 1 is an (epsilon, "
                           "delta) guarantee)", value)
@@ -137,7 +140,7 @@ class _PolicyEvaluation(Estimator):
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
 
-    def _prepare(self, dataset: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float, int]:
+    def _prepare(self, dataset: object, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float, int]:
         """(first-visit statistics (private), Φ, F_max, a public bound on the distinct states one
         trajectory visits)."""
         owner = type(self).__name__
@@ -166,7 +169,7 @@ class _PolicyEvaluation(Estimator):
         visits = distinct_states_bound(arrays["max_length"], n_states, p["record_terminal"])
         return stats, phi, f_max, visits
 
-    def _from_statistics(self, stats: Any, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
+    def _from_statistics(self, stats: object, p: dict[str, Any]) -> tuple[VisitStatistics, np.ndarray, float]:
         """The public Φ and F_max for first-visit statistics given directly, with the checks the
         statistics allow (their per-trajectory returns were bounded when they were computed)."""
         owner = type(self).__name__
@@ -207,7 +210,7 @@ class _PolicyEvaluation(Estimator):
         self.mechanism_ = mech
 
     def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, object],
-                      privacy_rng: object, visits: int) -> object:
+                      privacy_rng: RngLike, visits: int) -> Self:
         """The non-private fit: θ_X exactly, an empty ledger (``visits``: a public bound on the
         distinct states one trajectory visits, for the utility diagnostics)."""
         mech = self._mechanism(phi, f_max, {**p, "budget": PrivacyBudget.non_private()}, stats.n_trajectories)
@@ -216,15 +219,15 @@ class _PolicyEvaluation(Estimator):
         self.privacy_ledger_ = Ledger()
         return self
 
-    def _fit_rng(self, rng: Any) -> Any:
+    def _fit_rng(self, rng: RngLike) -> RngLike:
         return rng
 
-    def _fit_non_private(self, dataset: Any) -> Any:
+    def _fit_non_private(self, dataset: object) -> Self:
         p = self._validated()
         stats, phi, f_max, visits = self._prepare(dataset, p)
         return self._fit_prepared(stats, phi, f_max, p, None, visits)
 
-    def fit_statistics(self, statistics: VisitStatistics, *, rng: Any = None) -> Any:
+    def fit_statistics(self, statistics: VisitStatistics, *, rng: RngLike = None) -> Self:
         """Fit on the first-visit statistics of a batch (§2.2: the counts |X_s|, the mean
         first-visit returns F_X and m) instead of a dataset — e.g. one fit per nested prefix
         X_{m_1} ⊂ X_{m_2} ⊂ … drawn in one pass by
@@ -243,7 +246,7 @@ class _PolicyEvaluation(Estimator):
         stats, phi, f_max = self._from_statistics(statistics, p)
         return self._fit_prepared(stats, phi, f_max, p, rng, phi.shape[0])
 
-    def predict(self, states: Any) -> np.ndarray:
+    def predict(self, states: ArrayLike) -> np.ndarray:
         """V̂(s) = φ_sᵀθ̂ for an array of state indices."""
         values = check_is_fitted(self, "values_")
         return values[np.asarray(states, dtype=np.int64)]
@@ -310,7 +313,7 @@ class LSW(_PolicyEvaluation):
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsw_mechanism(self, phi, f_max, p)
 
-    def fit(self, dataset: Any, *, rng: Any = None) -> LSW:
+    def fit(self, dataset: object, *, rng: RngLike = None) -> LSW:
         """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations); deterministic."""
         return self._fit_non_private(dataset)
 
@@ -336,7 +339,7 @@ class LSL(_PolicyEvaluation):
     def _mechanism(self, phi: np.ndarray, f_max: float, p: dict[str, Any], m: int) -> _SmoothedRelease:
         return _lsl_mechanism(self, phi, f_max, p, m)
 
-    def fit(self, dataset: Any, *, rng: Any = None) -> LSL:
+    def fit(self, dataset: object, *, rng: RngLike = None) -> LSL:
         """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations); deterministic."""
         return self._fit_non_private(dataset)
 
@@ -352,7 +355,7 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
                            "with constants='theory' it sets β", default="main_text", kind="option",
                            options=SMOOTHINGS)
 
-    def fit(self, dataset: Any, *, rng: Any = None) -> Any:
+    def fit(self, dataset: object, *, rng: RngLike = None) -> Self:
         """Fit and release θ̂ = θ_X + N(0, σ_X² I_d) (one event in ``privacy_ledger_``)."""
         p = self._validated()
         rng = self._fit_rng(rng)
@@ -361,7 +364,7 @@ class _PrivatePolicyEvaluation(PrivateEstimator, _PolicyEvaluation):
                                   visits)
 
     def _fit_prepared(self, stats: VisitStatistics, phi: np.ndarray, f_max: float, p: dict[str, Any],
-                      privacy_rng: Any, visits: int) -> Any:
+                      privacy_rng: RngLike, visits: int) -> Self:
         m = stats.n_trajectories
         mech = self._mechanism(phi, f_max, p, m)
         rel = self._privacy(privacy_rng, n_units=m)

@@ -40,9 +40,10 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 import numpy as np
 
@@ -67,13 +68,18 @@ from privrl.policy_evaluation.claims import (
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW, LSL, LSW
 from privrl.privacy import PrivacyBudget
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["EXPERIMENT", "FRONTIER", "FRONTIER_SPEC", "settings", "run", "run_batch", "batch_key", "plot", "claims",
            "frontier_settings", "frontier_run", "frontier_plot", "frontier_claims", "chain_rmse_point"]
 
 _COMMON = {"n_states": 40, "stay_probability": 0.5, "gamma": 0.99, "epsilon": 0.1, "delta": 0.1,
            "smoothing": "main_text", "constants": "theory"}
+#: a fit of one batch (:func:`_fit`)
+_E = TypeVar("_E", LSW | DPLSW, LSL | DPLSL)
 _M_GRID = [10, 50, 100, 500, 1000, 5000, 10**4, 5 * 10**4, 10**5, 5 * 10**5, 10**6]
-_GRID: dict[str, dict[str, Any]] = {
+_GRID: dict[str, dict[str, Sequence[float]]] = {
     "smoke": {"batch_sizes": [10, 100], "lam_coefs": [0.1, 10.0], "panel2": [10, 100]},
     "quick": {"batch_sizes": [10, 100, 1000, 10**4, 10**5, 10**6],
               "lam_coefs": [1e-4, 1e-3, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 1e4], "panel2": [100, 1000]},
@@ -86,7 +92,7 @@ _PAPER_EXTRA_M = [3 * 10**6, 10**7]
 
 
 def _batch_sizes(scale: str, f_max: float) -> list[int]:
-    ms = list(_GRID[scale]["batch_sizes"])
+    ms = [int(m) for m in _GRID[scale]["batch_sizes"]]
     return ms + _PAPER_EXTRA_M if scale == "paper" and f_max == 1.0 else ms
 
 
@@ -101,7 +107,7 @@ def _scale_deviations(scale: str) -> list[str]:
     return [text + "."]
 
 
-def settings(scale: str) -> list[dict[str, Any]]:
+def settings(scale: str) -> list[dict[str, object]]:
     grid = _GRID[scale]
     combos = [(calibration, features, f_max) for calibration in _CALIBRATIONS for features in ("tabular", "pairs")
               for f_max in (1.0, 100.0)]
@@ -123,14 +129,22 @@ def _rmse(values: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
     return float(math.sqrt(err.mean())), float(math.sqrt(err[:-1].mean()))
 
 
-def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int],
-             shared: dict[Any, Any]) -> list[VisitStatistics]:
+@dataclass
+class _Shared:
+    """What the runs of one seed share (:func:`run_batch`): the longest grid of nested batches drawn
+    so far, and the non-private θ of each (batch, algorithm, λ)."""
+
+    batches: dict[tuple[object, ...], tuple[tuple[int, ...], list[VisitStatistics]]] = field(default_factory=dict)
+    thetas: dict[tuple[object, ...], np.ndarray] = field(default_factory=dict)
+
+
+def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int], shared: _Shared) -> list[VisitStatistics]:
     """The seed's nested batches of ``sizes``, from its shared data stream. ``shared`` (one per
     :func:`run_batch` call: the settings of one seed) keeps the longest grid drawn so far: the
     batches of a grid that is a prefix of it are the same draws (one pass draws the increments in
     order), so they are read, not drawn again."""
     key = ("batches", ctx.seed, float(params["gamma"]), int(params["n_states"]), float(params["stay_probability"]))
-    have = shared.get(key)
+    have = shared.batches.get(key)
     if have is not None and have[0][:len(sizes)] == tuple(sizes):
         return have[1][:len(sizes)]
     nested = sample_chain_statistics_nested(sizes, float(params["gamma"]), n_states=int(params["n_states"]),
@@ -138,11 +152,12 @@ def _batches(params: Mapping[str, Any], ctx: RunContext, sizes: list[int],
                                             rng=ctx.shared_rng("data"))
     out = [VisitStatistics(counts=c, mean_returns=f, n_trajectories=m) for m, (c, f) in zip(sizes, nested)]
     if have is None or len(sizes) > len(have[0]):
-        shared[key] = (tuple(sizes), out)
+        shared.batches[key] = (tuple(sizes), out)
     return out
 
 
-def _estimators(params: Mapping[str, Any], phi: np.ndarray) -> tuple[Any, Any]:
+def _estimators(params: Mapping[str, Any],
+                phi: np.ndarray) -> tuple[Callable[[], LSW | DPLSW], Callable[[float], LSL | DPLSL]]:
     """(DP-LSW, DP-LSL(λ)) factories of the setting: its budget, calibration and public bounds;
     weights and relevance are the estimators' default, uniform 1/N."""
     budget = PrivacyBudget(epsilon=float(params["epsilon"]), delta=float(params["delta"]))
@@ -155,7 +170,7 @@ def _estimators(params: Mapping[str, Any], phi: np.ndarray) -> tuple[Any, Any]:
     return (lambda: DPLSW(**private, **common)), (lambda lam: DPLSL(lam=lam, **private, **common))
 
 
-def _fit(est: Any, stats: VisitStatistics, noise_rng: Any) -> Any:
+def _fit(est: _E, stats: VisitStatistics, noise_rng: np.random.Generator) -> _E:
     """``est`` fitted on one batch's statistics, its noise drawn in turn from ``noise_rng``; the
     utility and δ ≥ 1/m warnings are the figure's subject, recorded in its rows, not printed."""
     with warnings.catch_warnings():
@@ -164,24 +179,24 @@ def _fit(est: Any, stats: VisitStatistics, noise_rng: Any) -> Any:
         return est.fit_statistics(stats, rng=noise_rng)
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
-    return _run(params, ctx, {})
+def run(params: Mapping[str, object], ctx: RunContext) -> RunResult:
+    return _run(params, ctx, _Shared())
 
 
-def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
+def batch_key(params: Mapping[str, object], seed: int) -> tuple:
     """The settings of one seed run together (:func:`run_batch`): they share its batches."""
     return ("seed", seed)
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """The runs of one seed (:func:`batch_key`), each exactly :func:`run`'s result: the nested
     batches are drawn once, and the non-private LSW / LSL fits, which do not depend on the
     calibration, are fitted once for the paper and the tight curve of a feature map."""
-    shared: dict[Any, Any] = {}
+    shared = _Shared()
     return [_run(params, ctx, shared) for params, ctx in zip(params_list, ctxs)]
 
 
-def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> RunResult:
+def _run(params: Mapping[str, Any], ctx: RunContext, shared: _Shared) -> RunResult:
     n = int(params["n_states"])
     f_max = float(params["F_max"])
     phi = _features(str(params["features"]), n)
@@ -189,14 +204,14 @@ def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> 
     uniform = np.full(n, 1.0 / n)
     truth = chain_values(n, float(params["stay_probability"]), float(params["gamma"]))
     dp_lsw, dp_lsl = _estimators(params, phi)
-    public: dict[str, Any] = {"gamma": float(params["gamma"]), "features": phi, "F_max": f_max}
+    gamma = float(params["gamma"])
     lam_low = lambda_min(phi, uniform)
     gram_w = phi.T @ (uniform[:, None] * phi)
     sizes = [int(m) for m in params["batch_sizes"]]
-    rows: list[dict[str, Any]] = []
-    private: list[Any] = []
+    rows: list[dict[str, object]] = []
+    private: list[LSW | DPLSW | LSL | DPLSL] = []
 
-    def record(m: int, algorithm: str, theta: np.ndarray, **labels: Any) -> None:
+    def record(m: int, algorithm: str, theta: np.ndarray, **labels: float | str) -> None:
         rmse, rmse_inner = _rmse(phi @ theta, truth)
         base = {"step": m, "m": m, "algorithm": algorithm, "schedule": labels.get("schedule", "none"),
                 "lam_coef": labels.get("lam_coef", 0.0), "lam": labels.get("lam", 0.0), "d": d}
@@ -206,16 +221,17 @@ def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> 
             rows.append({**base, "metric": "excess_risk", "value": labels["excess"]})
             rows.append({**base, "metric": "sigma_diagnostic", "value": labels["sigma"]})
 
-    def non_private(i: int, stats: VisitStatistics, lam: float | None = None, *labels: Any) -> np.ndarray:
+    def non_private(i: int, stats: VisitStatistics, lam: float | None = None, *labels: float | str) -> np.ndarray:
         """θ of the non-private LSW (``lam`` None) or LSL(λ) on batch ``i``, shared by the
         calibrations of a seed (``labels``: what fixes λ). The batch is fixed by the seed, the
         chain and the grid up to it (nested draws)."""
         key = ("theta", ctx.seed, n, float(params["stay_probability"]), float(params["gamma"]),
                tuple(sizes[:i + 1]), str(params["features"]), f_max, *labels)
-        if key not in shared:
-            est = LSW(**public) if lam is None else LSL(lam=lam, **public)
-            shared[key] = est.fit_statistics(stats).theta_
-        return shared[key]
+        if key not in shared.thetas:
+            est = (LSW(gamma=gamma, features=phi, F_max=f_max) if lam is None
+                   else LSL(lam=lam, gamma=gamma, features=phi, F_max=f_max))
+            shared.thetas[key] = est.fit_statistics(stats).theta_
+        return shared.thetas[key]
 
     # one fit per (batch, algorithm, λ), every release drawn in turn from the run's private stream
     for i, (m, stats) in enumerate(zip(sizes, _batches(params, ctx, sizes, shared))):
@@ -252,12 +268,12 @@ def _run(params: Mapping[str, Any], ctx: RunContext, shared: dict[Any, Any]) -> 
 
 
 # =========================================================================== the figure
-def _np(sub: Any) -> Any:
+def _np(sub: pd.DataFrame) -> pd.DataFrame:
     """Rows without the calibration column (non-private curves are not 'paper calibration')."""
     return sub.drop(columns=["calibration"]) if "calibration" in sub.columns else sub
 
 
-def plot(df: Any, out_dir: Path) -> list[Path]:
+def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from matplotlib import colormaps
 
@@ -326,7 +342,7 @@ def plot(df: Any, out_dir: Path) -> list[Path]:
     return save_figure(fig, out_dir, "balle2016-fig1")
 
 
-def _panel2_sizes(df: Any) -> list[int]:
+def _panel2_sizes(df: pd.DataFrame) -> list[int]:
     if "panel2" not in df.columns or not len(df):
         return []
     value = df["panel2"].iloc[0]
@@ -390,7 +406,7 @@ _FRONTIER_M = {"smoke": 1000, "quick": 10**4, "paper": 10**5}
 FRONTIER_EPSILONS = (0.1, 1.0, 10.0)
 
 
-def frontier_settings(scale: str) -> list[dict[str, Any]]:
+def frontier_settings(scale: str) -> list[dict[str, object]]:
     """One setting per (calibration, ε) and the non-private reference (``calibration="none"``)."""
     common = {"n_states": 40, "stay_probability": 0.5, "gamma": 0.99, "features": "tabular", "F_max": 1.0,
               "m": _FRONTIER_M[scale], "delta": 1e-5, "constants": "theory", "smoothing": "main_text"}
@@ -400,7 +416,21 @@ def frontier_settings(scale: str) -> list[dict[str, Any]]:
     return grid
 
 
-def chain_rmse_point(params: Mapping[str, Any], data_rng: Any, noise_rng: Any) -> dict[str, Any]:
+class ChainPoint(TypedDict):
+    """One frontier point (:func:`chain_rmse_point`): the RMSEs, the fitted estimator and its public
+    release constants."""
+
+    rmse: float
+    rmse_lsw: float
+    estimator: LSW | DPLSW
+    alpha: float
+    beta: float
+    noise_bound: float
+    private: bool
+
+
+def chain_rmse_point(params: Mapping[str, Any], data_rng: np.random.Generator,
+                     noise_rng: np.random.Generator) -> ChainPoint:
     """One DP-LSW fit (on the batch's first-visit statistics) and the non-private LSW on one chain
     batch: RMSEs over the N states, and the fitted estimator (its ledger and public release
     constants α, β, the data-independent noise bound). ``epsilon = inf`` gives the non-private LSW
@@ -433,7 +463,7 @@ def frontier_run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
                                     extra={"alpha": point["alpha"], "beta": point["beta"]})
 
 
-def frontier_plot(df: Any, out_dir: Path) -> list[Path]:
+def frontier_plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     m = int(df["m"].iloc[0]) if "m" in df.columns and len(df) else 0
     return plot_frontier(df, out_dir, FRONTIER_SPEC,
                          title=f"DP-LSW frontier: chain N=40, tabular, F_max=1, m={m:g}, δ=1e-5", logy=True,

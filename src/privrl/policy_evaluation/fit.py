@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -53,6 +54,12 @@ from privrl.policy_evaluation.estimators import (
 )
 from privrl.policy_evaluation.monte_carlo import DPMonteCarlo, MonteCarlo
 from privrl.policy_evaluation.monte_carlo import utility_text as monte_carlo_utility_text
+
+if TYPE_CHECKING:
+    from privrl.data import TrajectoryDataset
+
+#: the estimators of this family's fit commands
+_Fitted = LSW | LSL | DPLSW | DPLSL | MonteCarlo | DPMonteCarlo
 
 __all__: list[str] = []
 
@@ -168,12 +175,12 @@ def _weights(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray | None
     return w.astype(float), f"file:{args.weights}"
 
 
-def _r_max(est: Any, dataset: Any) -> float:
+def _r_max(est: _Fitted, dataset: TrajectoryDataset) -> float:
     """The R_max the fit used: ``--r-max``, else the dataset's declared upper reward bound (public)."""
     return float(est.r_max) if est.r_max is not None else float(dataset.reward_bounds[1])
 
 
-def _bound_error(exc: InvalidDataError, est: Any, dataset: Any, source: str) -> InvalidDataError:
+def _bound_error(exc: InvalidDataError, est: _Fitted, dataset: TrajectoryDataset, source: str) -> InvalidDataError:
     """The estimator's out-of-bounds error in command-line terms: it names the public bound that
     broke and how to fix it, never the private reward or return."""
     r_max = _r_max(est, dataset)
@@ -191,7 +198,7 @@ def _bound_error(exc: InvalidDataError, est: Any, dataset: Any, source: str) -> 
         "bounds that hold for every reward, or give --clip-returns to clip rewards into them.")
 
 
-def _run(cls: type) -> Any:
+def _run(cls: type[LSW | LSL | DPLSW | DPLSL]) -> Callable[[argparse.Namespace], FitOutput]:
     private = cls in (DPLSW, DPLSL)
 
     def run(args: argparse.Namespace) -> FitOutput:
@@ -219,7 +226,7 @@ def _run(cls: type) -> Any:
     return run
 
 
-def _fit_within_bounds(est: Any, dataset: Any, args: argparse.Namespace) -> None:
+def _fit_within_bounds(est: _Fitted, dataset: TrajectoryDataset, args: argparse.Namespace) -> None:
     """``est.fit(dataset)``; an out-of-bounds error (the estimator's ``clip_returns`` hint) becomes
     the command line's :func:`_bound_error`. Shared by the LSW/LSL and the Monte Carlo commands."""
     try:
@@ -230,11 +237,11 @@ def _fit_within_bounds(est: Any, dataset: Any, args: argparse.Namespace) -> None
         raise _bound_error(exc, est, dataset, args.data) from None
 
 
-def _output(est: Any, dataset: Any, feature_name: str, weight_name: str,
+def _output(est: LSW | LSL | DPLSW | DPLSL, dataset: TrajectoryDataset, feature_name: str, weight_name: str,
             coef: float | None, private: bool) -> FitOutput:
     # what the defaults resolved to (public: declared bounds, m, the λ schedule of public inputs)
     r_max = _r_max(est, dataset)
-    extra: dict[str, Any] = {"features": feature_name, "weights": weight_name, "n_states": int(est.values_.shape[0]),
+    extra: dict[str, object] = {"features": feature_name, "weights": weight_name, "n_states": int(est.values_.shape[0]),
                              "n_features": int(est.n_features_), "r_max": float(r_max),
                              "F_max": float(est.F_max_), "n_trajectories": int(est.n_trajectories_)}
     if isinstance(est, (LSL, DPLSL)):    # DP-LSL's lam_ is the λ used (the preset's when lam is None)
@@ -254,19 +261,19 @@ def _add_monte_carlo_inputs(p: argparse.ArgumentParser) -> None:
                         "looking at the data: also release each group's mean first-visit return")
 
 
-def _run_monte_carlo(name: str, cls: type) -> Any:
+def _run_monte_carlo(name: str, cls: type[MonteCarlo | DPMonteCarlo]) -> Callable[[argparse.Namespace], FitOutput]:
     def run(args: argparse.Namespace) -> FitOutput:
         build_estimator(args, cls)            # a bad option fails before any data are read
         groups = None if args.groups is None else _load_array("--groups", args.groups)
         est = build_estimator(args, cls, groups=groups)
         dataset = load_user_dataset(args)
         _fit_within_bounds(est, dataset, args)
-        extra: dict[str, Any] = {"r_max": _r_max(est, dataset), "F_max": float(est.F_max_),
+        extra: dict[str, object] = {"r_max": _r_max(est, dataset), "F_max": float(est.F_max_),
                                  "groups": "none" if groups is None else f"file:{args.groups}"}
         if est.n_trajectories_ is not None:
             extra["n_trajectories"] = int(est.n_trajectories_)
-        arrays: dict[str, Any] = {"value": np.array(est.value_), "value_std": np.array(est.value_std_)}
-        summary: dict[str, Any] = {**extra, "value": float(est.value_), "value_std": float(est.value_std_),
+        arrays: dict[str, object] = {"value": np.array(est.value_), "value_std": np.array(est.value_std_)}
+        summary: dict[str, object] = {**extra, "value": float(est.value_), "value_std": float(est.value_std_),
                                    "utility": monte_carlo_utility_text(est.utility_), "diagnostics": est.utility_}
         if groups is not None:
             arrays.update(group_values=est.group_values_, group_counts=est.group_counts_,

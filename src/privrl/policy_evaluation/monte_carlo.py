@@ -57,13 +57,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from privrl._rng import child_rngs
+from privrl._rng import RngLike, child_rngs
 from privrl._validation import (
     check_array,
     check_group_map,
@@ -89,6 +90,10 @@ from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.calibration import gaussian_mu, split_gaussian_streams
 from privrl.privacy.release import Releaser
+
+if TYPE_CHECKING:
+    from dp_accounting import DpEvent
+    from typing_extensions import NotRequired  # annotations only (typing.NotRequired: Python 3.11)
 
 __all__ = ["MonteCarlo", "DPMonteCarlo", "MonteCarloMechanism", "ReturnStatistics", "ReturnRoute", "return_statistics",
            "group_sensitivity", "groups_per_trajectory", "MECHANISMS", "RELATIONS"]
@@ -177,6 +182,18 @@ def group_sensitivity(n_groups: int, max_groups: int, relation: str) -> float:
 
 
 # =========================================================================== mechanism
+class Estimate(TypedDict):
+    """The post-processed release (:meth:`MonteCarloMechanism.estimate`): Ĵ, its noise std and the
+    count it divides by; with groups, the group values, their released counts and noise stds."""
+
+    value: float
+    value_std: float
+    count: float
+    group_values: NotRequired[np.ndarray]
+    group_counts: NotRequired[np.ndarray]
+    group_std: NotRequired[np.ndarray]
+
+
 @dataclass(frozen=True)
 class MonteCarloMechanism:
     """The public noise plan of one Monte Carlo release (module docstring) and its release step.
@@ -240,7 +257,7 @@ class MonteCarloMechanism:
         factor = math.sqrt(2.0) if self.kind == "laplace" else 1.0
         return tuple(factor * s for s in self.scales)
 
-    def events(self) -> list[Any]:
+    def events(self) -> list[DpEvent]:
         """The ledger entries of one release, one per stream (what :meth:`release` appends)."""
         if not self.is_private:
             return []
@@ -264,7 +281,8 @@ class MonteCarloMechanism:
             raise InvalidDataError("The statistics of a group release need group sums and counts.")
         return value, np.concatenate([stats.group_sums / self.F_max, stats.group_counts])
 
-    def release(self, value: Any, groups: Any, rel: Releaser) -> tuple[np.ndarray, np.ndarray | None]:
+    def release(self, value: ArrayLike, groups: ArrayLike | None,
+                rel: Releaser) -> tuple[np.ndarray, np.ndarray | None]:
         """The noisy normalised statistics (leading batch axes allowed: one draw per row), one
         event per stream appended to ``rel``'s ledger. A pure function of the public plan, the
         statistics and the noise source (audits call it many times)."""
@@ -273,7 +291,7 @@ class MonteCarloMechanism:
         out = self._draw(np.asarray(value, dtype=float), 0, rel)
         return out, None if groups is None else self._draw(np.asarray(groups, dtype=float), 1, rel)
 
-    def estimate(self, value: np.ndarray, groups: np.ndarray | None, n: int | None) -> dict[str, Any]:
+    def estimate(self, value: np.ndarray, groups: np.ndarray | None, n: int | None) -> Estimate:
         """Post-processing of the released statistics: Ĵ, its noise std (public under replace one,
         a delta-method estimate from the released count under add/remove) and the group values
         V̂_g = F_max·S̃_g/Ñ_g clipped to [0, F_max] (F_max/2, the trivial estimate, where Ñ_g < 1),
@@ -290,7 +308,7 @@ class MonteCarloMechanism:
             count = max(float(value[1]), 1.0)
             j = f * float(value[0]) / count
             j_std = f * std[0] * math.sqrt(1.0 + min(max(j / f, 0.0), 1.0) ** 2) / count
-        out: dict[str, Any] = {"value": j, "value_std": j_std, "count": count}
+        out: Estimate = {"value": j, "value_std": j_std, "count": count}
         if groups is not None:
             g = self.n_groups
             sums, counts = groups[:g], groups[g:]
@@ -298,13 +316,13 @@ class MonteCarloMechanism:
             ratio = np.divide(sums, counts, out=np.full(g, 0.5), where=ok)
             vals = f * np.clip(ratio, 0.0, 1.0)
             spread = f * std[1] * np.sqrt(1.0 + (vals / f) ** 2) if self.is_private else np.zeros(g)
-            out.update(group_values=vals, group_counts=counts,
-                       group_std=np.divide(spread, counts, out=np.full(g, math.inf), where=ok))
+            out["group_values"], out["group_counts"] = vals, counts
+            out["group_std"] = np.divide(spread, counts, out=np.full(g, math.inf), where=ok)
         return out
 
 
 # =========================================================================== estimators
-def _groups(value: Any, name: str, owner: str) -> np.ndarray:
+def _groups(value: object, name: str, owner: str) -> np.ndarray:
     arr = check_array(value, name, owner=owner, ndim=1, low=-1.0)
     if arr.size == 0 or not np.all(arr == np.floor(arr)) or arr.max() < 0:
         raise param_error(name, owner, "a non-empty (n_states,) array of group indices (ints ≥ 0; −1 for a state "
@@ -337,7 +355,7 @@ class _MonteCarlo(Estimator):
     clip_returns: bool = CLIP_RETURNS
     record_terminal: bool = RECORD_TERMINAL
 
-    def statistics(self, dataset: Any) -> ReturnStatistics:
+    def statistics(self, dataset: object) -> ReturnStatistics:
         """The sums a fit reads from ``dataset`` — **private**: never store or print them — with the
         public choices they were built with (``route``). Sums of disjoint batches add: a log of any
         size is ``privrl.data.streaming.stream_statistics(chunks, est.statistics,
@@ -345,7 +363,7 @@ class _MonteCarlo(Estimator):
         group cap and the return bound see each one whole), and ``fit`` takes the result."""
         return self._statistics(dataset, self._validated())[0]
 
-    def _statistics(self, dataset: Any, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
+    def _statistics(self, dataset: object, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
         """(private statistics with their route, F_max, number of groups G, per-trajectory group bound k)."""
         owner = type(self).__name__
         groups = p["groups"]
@@ -380,7 +398,7 @@ class _MonteCarlo(Estimator):
         route_groups = tuple(int(g) for g in groups)
         return replace(stats, route=ReturnRoute(groups=route_groups, max_groups=k, **route)), f_max, n_groups, k
 
-    def _prepared(self, data: Any, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
+    def _prepared(self, data: object, p: dict[str, Any]) -> tuple[ReturnStatistics, float, int, int]:
         """:meth:`_statistics` of a dataset, or given :class:`ReturnStatistics` checked against the
         fit's parameters (their route: the sensitivities depend on F_max, G and k)."""
         if not isinstance(data, ReturnStatistics):
@@ -390,9 +408,10 @@ class _MonteCarlo(Estimator):
         if route is None:
             raise InvalidDataError(f"{owner}: these ReturnStatistics do not record the public choices they were "
                                    f"built with (route is None): build them with {owner}(...).statistics(dataset).")
-        own: dict[str, Any] = {"gamma": float(p["gamma"]), "max_groups_per_trajectory": p["max_groups_per_trajectory"],
-                               "record_terminal": bool(p["record_terminal"]), "clip_returns": bool(p["clip_returns"]),
-                               "groups": None if p["groups"] is None else tuple(int(g) for g in p["groups"])}
+        own: dict[str, object] = {
+            "gamma": float(p["gamma"]), "max_groups_per_trajectory": p["max_groups_per_trajectory"],
+            "record_terminal": bool(p["record_terminal"]), "clip_returns": bool(p["clip_returns"]),
+            "groups": None if p["groups"] is None else tuple(int(g) for g in p["groups"])}
         own.update({k: float(p[k]) for k in ("r_max", "F_max") if p[k] is not None})
         diff = [f"{k} ({'a group map' if k == 'groups' and v is not None else repr(v)} / "
                 f"{'a different group map' if k == 'groups' and own[k] is not None else repr(own[k])})"
@@ -404,7 +423,7 @@ class _MonteCarlo(Estimator):
         n_groups = 0 if route.groups is None else max(route.groups) + 1
         return data, route.F_max, n_groups, route.max_groups
 
-    def _store(self, est: dict[str, Any], mech: MonteCarloMechanism, groups: np.ndarray | None,
+    def _store(self, est: Estimate, mech: MonteCarloMechanism, groups: np.ndarray | None,
                n: int | None) -> None:
         self.value_ = est["value"]
         self.value_std_ = est["value_std"]
@@ -421,7 +440,7 @@ class _MonteCarlo(Estimator):
             self.values_ = np.where(groups >= 0, self.group_values_[np.maximum(groups, 0)], np.nan)
         self.utility_ = _utility(est, mech, entered)
 
-    def predict(self, states: Any) -> np.ndarray:
+    def predict(self, states: ArrayLike) -> np.ndarray:
         """V̂ of the group of each state (group values only; NaN for a state in no group)."""
         values = check_is_fitted(self, "values_")
         return values[np.asarray(states, dtype=np.int64)]
@@ -436,7 +455,7 @@ def _entered(groups: np.ndarray, n_groups: int, counts: np.ndarray) -> np.ndarra
     return has_state & (np.asarray(counts) >= 1.0)
 
 
-def _utility(est: dict[str, Any], mech: MonteCarloMechanism, entered: np.ndarray | None = None) -> dict[str, Any]:
+def _utility(est: Estimate, mech: MonteCarloMechanism, entered: np.ndarray | None = None) -> dict[str, float]:
     """Public diagnostics: the noise std of Ĵ and whether it reaches F_max/2 (then Ĵ is no better
     than the trivial F_max/2, whose error is at most F_max/2 for every value in [0, F_max]); over the
     **entered** groups (:func:`_entered`; the others have no estimate), how many have a noise std
@@ -450,7 +469,7 @@ def _utility(est: dict[str, Any], mech: MonteCarloMechanism, entered: np.ndarray
     :func:`~privrl.least_squares.diagnostics.noise_exceeds_signal`) — post-processing of the
     release and the public noise scale only."""
     half = mech.F_max / 2.0
-    out: dict[str, Any] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}
+    out: dict[str, float] = {"value_std": est["value_std"], "noise_dominated": bool(est["value_std"] >= half)}
     if "group_std" in est:
         on = np.ones(mech.n_groups, dtype=bool) if entered is None else entered
         std = np.minimum(est["group_std"][on], 1e154)
@@ -466,7 +485,7 @@ def _utility(est: dict[str, Any], mech: MonteCarloMechanism, entered: np.ndarray
     return out
 
 
-def utility_text(utility: dict[str, Any]) -> str:
+def utility_text(utility: Mapping[str, float]) -> str:
     """The main utility diagnostic in one line (the ``privrl fit`` summary prints it)."""
     text = f"noise std of J = {utility['value_std']:.3g}" + (" (≥ F_max/2: noise-dominated)"
                                                               if utility["noise_dominated"] else "")
@@ -492,7 +511,7 @@ class MonteCarlo(_MonteCarlo):
     ``group_values_``, ``group_counts_``, ``values_`` (per state); an empty ``privacy_ledger_``.
     """
 
-    def fit(self, dataset: Any, *, rng: Any = None) -> MonteCarlo:
+    def fit(self, dataset: object, *, rng: RngLike = None) -> MonteCarlo:
         """Fit on a :class:`~privrl.data.TrajectoryDataset` (tabular observations only with groups), or
         on :class:`ReturnStatistics` from :meth:`statistics` (e.g. summed over a stream) built with
         this estimator's parameters (checked)."""
@@ -539,7 +558,7 @@ class DPMonteCarlo(_MonteCarlo, PrivateEstimator):
         budget = getattr(self, "budget", None)
         return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
-    def fit(self, dataset: Any, *, rng: Any = None) -> DPMonteCarlo:
+    def fit(self, dataset: object, *, rng: RngLike = None) -> DPMonteCarlo:
         """Fit and release Ĵ (and the group values) through one Releaser; ``dataset`` as
         :meth:`MonteCarlo.fit` (a dataset, or the :class:`ReturnStatistics` of :meth:`statistics`)."""
         p = self._validated()
@@ -561,7 +580,7 @@ class DPMonteCarlo(_MonteCarlo, PrivateEstimator):
         return self
 
 
-def _warn_utility(est: Any) -> None:
+def _warn_utility(est: DPMonteCarlo) -> None:
     utility = est.utility_
     owner = type(est).__name__
     if utility["noise_dominated"]:

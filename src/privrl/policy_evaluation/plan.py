@@ -67,7 +67,7 @@ def _params(pub: Public, owner: str, **inputs: Any) -> dict[str, Any]:
     return params
 
 
-def _f_max(est: Any, pub: Public, owner: str) -> float:
+def _f_max(est: DPMonteCarlo | DPLSW | DPLSL, pub: Public, owner: str) -> float:
     p = est.get_params()
     r_max = 1.0 if p["r_max"] is None else float(p["r_max"])
     return return_bound(r_max, float(p["gamma"]), p["F_max"], pub.horizon, owner)
@@ -106,7 +106,7 @@ def plan_dp_monte_carlo(pub: Public) -> Assessment:
     return Assessment(tuple(rows), tuple(notes))
 
 
-def _features(pub: Public, est: Any) -> tuple[np.ndarray | None, int]:
+def _features(pub: Public, est: str) -> tuple[np.ndarray | None, int]:
     """(features or None for one-hot over S, S): one-hot over G equal public groups with ``groups``."""
     S = int(pub.states)  # type: ignore[arg-type]
     if pub.groups is None:

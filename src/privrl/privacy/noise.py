@@ -88,7 +88,7 @@ class NoiseSource:
             self.log.drew(kind, float(scale), out.size)
         return out
 
-    def gaussian(self, shape: Any, std: float) -> np.ndarray:
+    def gaussian(self, shape: object, std: float) -> np.ndarray:
         """i.i.d. ``N(0, std²)`` of ``shape`` (zeros when ``std == 0``, no draw)."""
         return self._counted("gaussian", shape, std)
 
@@ -96,7 +96,7 @@ class NoiseSource:
         """i.i.d. ``Lap(scale)`` of ``shape`` (zeros when ``scale == 0``, no draw)."""
         return self._counted("laplace", shape, scale)
 
-    def symmetric_gaussian(self, shape: Any, std: float) -> np.ndarray:
+    def symmetric_gaussian(self, shape: object, std: float) -> np.ndarray:
         """Symmetric Gaussian matrices of ``shape = (..., n, n)``: the upper triangle (diagonal
         included) i.i.d. ``N(0, std²)``, mirrored below (the diagonal has variance std², not 2std²)."""
         shape = _shape(shape)
@@ -152,7 +152,7 @@ class KeyedNoise:
         self._kept: dict[int, np.ndarray] = {}
         self._stream = log.new_stream() if log is not None else 0
 
-    def _read(self, kind: str, key: Any, shape: Any, scale: float) -> np.ndarray:
+    def _read(self, kind: str, key: int, shape: object, scale: float) -> np.ndarray:
         shape, key, scale = _shape(shape), int(key), float(scale)
         if key < 0:
             raise param_error("key", "KeyedNoise", "an int >= 0", key)
@@ -180,7 +180,7 @@ class KeyedNoise:
         self._seen[key] = (kind, shape, scale)
         return out
 
-    def gaussian(self, key: int, shape: Any, std: float) -> np.ndarray:
+    def gaussian(self, key: int, shape: object, std: float) -> np.ndarray:
         """i.i.d. ``N(0, std²)`` for block ``key`` (zeros, no draw, when ``std == 0``)."""
         return self._read("gaussian", key, shape, std)
 

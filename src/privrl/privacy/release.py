@@ -114,13 +114,13 @@ class StreamedRelease:
     def __init__(self, noise: KeyedNoise, kind: str, scale: float) -> None:
         self._noise, self._kind, self.scale = noise, kind, scale
 
-    def noise(self, key: int, shape: Any) -> np.ndarray:
+    def noise(self, key: int, shape: object) -> np.ndarray:
         """The noise of block ``key``."""
         if self._kind == "gaussian":
             return self._noise.gaussian(key, shape, self.scale)
         return self._noise.laplace(key, shape, self.scale)
 
-    def release(self, key: int, block: Any) -> np.ndarray:
+    def release(self, key: int, block: object) -> np.ndarray:
         """``block + noise`` of block ``key`` (a new array)."""
         arr = _finite(block, "StreamedRelease.release")
         arr += self.noise(key, arr.shape)
@@ -148,7 +148,7 @@ class Releaser:
     declaration of what its release drew.
     """
 
-    def __init__(self, noise: NoiseSource, ledger: Any) -> None:
+    def __init__(self, noise: NoiseSource, ledger: Ledger | list[DpEvent]) -> None:
         self.noise = _check_source(noise, "Releaser")
         self.ledger = ledger
         draws = getattr(ledger, "draws", None)
@@ -166,7 +166,7 @@ class Releaser:
         else:
             self.ledger.append(event)
 
-    def gaussian(self, value: Any, *, sensitivity: float, std: float, symmetric: bool = False) -> np.ndarray:
+    def gaussian(self, value: object, *, sensitivity: float, std: float, symmetric: bool = False) -> np.ndarray:
         out = release_gaussian(value, sensitivity=sensitivity, std=std, noise=self.noise, symmetric=symmetric)
         return self._keep(out, _declared("gaussian", std, _size(value, symmetric), sensitivity))
 

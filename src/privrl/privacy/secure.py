@@ -9,6 +9,8 @@ error.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
 from privrl.errors import InvalidParameterError
@@ -25,7 +27,7 @@ def check_secure_rng(rng: object, owner: str) -> None:
         )
 
 
-def _opendp():
+def _opendp() -> ModuleType:
     try:
         import opendp.prelude as dp
     except ImportError as exc:  # pragma: no cover - exercised only without the extra

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar, param_error
@@ -106,7 +107,7 @@ class NodeNoise:
         return scaled_noise(self.source, shape, symmetric, row_scales(self.sigma, shape[0]))
 
 
-def scaled_noise(source: NoiseSource, shape: tuple, symmetric: bool, sigma: Any, axis: int = 0) -> np.ndarray:
+def scaled_noise(source: NoiseSource, shape: tuple, symmetric: bool, sigma: ArrayLike, axis: int = 0) -> np.ndarray:
     """Noise of ``shape`` whose std is ``sigma[i]`` along ``axis`` (symmetric matrices in the last
     two axes when ``symmetric``): the indices with ``σ_i > 0`` draw ``source``'s standard normals
     (``std = 1``; along ``axis = 0`` row by row, in order) scaled by their σ_i; the others draw
@@ -214,7 +215,7 @@ class BinaryCounter:
 
     def __init__(self, shape: tuple[int, ...], *, n_items: int, sigma: float = 0.0, symmetric: bool = False,
                  shift: float = 0.0, noise: NodeNoiseFn | None = None, rng: RngLike = None,
-                 sensitivity: Any = None) -> None:
+                 sensitivity: ArrayLike | None = None) -> None:
         owner = "BinaryCounter"
         self.shape, self.n_items, self.sigma, self.symmetric, self.shift = counter_settings(
             owner, shape, n_items, sigma, symmetric, shift)
@@ -234,7 +235,7 @@ class BinaryCounter:
         self._release: np.ndarray | None = None
 
     # -- stream
-    def insert(self, item: Any) -> None:
+    def insert(self, item: ArrayLike) -> None:
         """Insert item ``t + 1``: close the node at level ``ctz(t + 1)`` with fresh noise."""
         x = np.asarray(item, dtype=float)
         if x.shape != self.shape:
@@ -279,7 +280,7 @@ class BinaryCounter:
         return self._release
 
     # -- privacy
-    def noise_multiplier(self) -> Any:
+    def noise_multiplier(self) -> float | np.ndarray:
         """σ/Δ of each node (∞ when Δ = 0, i.e. the counter touches no data); per counter of the
         stack when σ or Δ is given per counter."""
         return noise_multipliers(self.sigma, self.sensitivity, owner="BinaryCounter")
@@ -299,7 +300,8 @@ def with_shift(out: np.ndarray, shift: float) -> np.ndarray:
     return out + shift * np.eye(out.shape[-1]) if shift else out
 
 
-def noise_multipliers(sigma: object, sensitivity: object, *, owner: str, factor: float = 1.0) -> object:
+def noise_multipliers(sigma: ArrayLike, sensitivity: ArrayLike | None, *, owner: str,
+                      factor: float = 1.0) -> float | np.ndarray:
     """``σ / (factor · Δ)`` per counter of a stack (∞ where Δ = 0: the counter touches no data);
     ``factor`` is how much of Δ one release carries beyond one item (1 for a tree node, ``s_n`` for
     the factorization's one release of ``A x``)."""

@@ -37,13 +37,15 @@ values on the grid). Negative controls of both, ``noise-div-2`` (release point) 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 
 from privrl.audit.broken import scaled_source
+from privrl.audit.core import Sampler
 from privrl.audit.registry import AuditPair, AuditTarget, register_target, stack
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10, claimed_epsilon
-from privrl.privacy import PrivacyBudget, calibrate_gaussian
+from privrl.privacy import NoiseSource, PrivacyBudget, calibrate_gaussian
 from privrl.privacy.mechanisms import GaussianMechanism
 from privrl.q_learning.estimators import DPQLearning
 from privrl.q_learning.gaussian_process import OUPath
@@ -61,16 +63,17 @@ N_ACTIONS = 2
 class _Paths:
     """A sampler of noise values at states: ``reset()`` (fresh paths) and ``query(xs)``."""
 
-    def __init__(self, reset, query) -> None:
+    def __init__(self, reset: Callable[[], object], query: Callable[[np.ndarray], np.ndarray]) -> None:
         self.reset, self.query = reset, query
 
 
-def functional_pair(grid: np.ndarray, h: np.ndarray, make_path, broken: str | None = None) -> tuple:
+def functional_pair(grid: np.ndarray, h: np.ndarray, make_path: Callable[[NoiseSource], _Paths],
+                    broken: str | None = None) -> tuple[Sampler, Sampler]:
     """Samplers of ``0 + g`` and ``h + g`` on ``grid``: one path object per batch on the batch's
     noise source, ``reset()`` before every trial (a fresh independent path), the grid queried in a
     random order. ``make_path(noise)`` builds a :class:`_Paths`; ``h`` is ``(len(grid),)`` or
     ``(len(grid), m)``."""
-    def on(f: np.ndarray):
+    def on(f: np.ndarray) -> Sampler:
         def sample(n: int, rng: np.random.Generator) -> np.ndarray:
             path = make_path(scaled_source(rng, broken))
 
@@ -90,7 +93,7 @@ def _gp(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     claimed = claimed_epsilon(GaussianMechanism(sensitivity=1.0, noise_std=sigma).event(), delta)
     h = np.exp(-BETA * np.abs(GRID - X0))
 
-    def make_path(noise):
+    def make_path(noise: NoiseSource) -> _Paths:
         path = OUPath(beta=BETA, sigma=sigma, noise=noise)
         return _Paths(path.reset, path.query)
 
@@ -98,7 +101,7 @@ def _gp(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     return AuditPair(a, b, claimed, delta)
 
 
-def dp_q_learning_release(epsilon: float, delta: float, calibration: str = "tight"):
+def dp_q_learning_release(epsilon: float, delta: float, calibration: str = "tight") -> DPQLearning:
     """A :class:`~privrl.q_learning.DPQLearning` fitted for one update at (ε, δ) (module docstring):
     its ``calibration_`` and ``privacy_spent(delta)`` are what the audit uses."""
     with warnings.catch_warnings():
@@ -110,13 +113,14 @@ def dp_q_learning_release(epsilon: float, delta: float, calibration: str = "tigh
 def _q(epsilon: float, delta: float, broken: str | None, calibration: str = "tight") -> AuditPair:
     est = dp_q_learning_release(epsilon, delta, calibration)
     cal = est.calibration_
+    assert cal is not None  # a private fit calibrates its noise
     claimed = est.privacy_spent(delta)
     # grid: x0 and its neighbours at the kernel's length scale 1/beta, plus far points
     grid = np.unique(np.clip(np.concatenate([X0 + np.arange(-3, 4) / cal.beta, np.linspace(0, 1, 5)]), 0, 1))
     h = np.zeros((len(grid), N_ACTIONS))
     h[:, 0] = cal.sensitivity * np.exp(-cal.beta * np.abs(grid - X0))
 
-    def make_path(noise):
+    def make_path(noise: NoiseSource) -> _Paths:
         paths = functional_noise(1, N_ACTIONS, cal.beta, cal.sigma, noise)
         return _Paths(paths.reset, lambda xs: paths(xs[:, None]))
 

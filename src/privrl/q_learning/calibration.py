@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -242,8 +243,9 @@ class FunctionalNoiseCalibration:
         return asdict(self)
 
 
-def _check_inputs(epsilon, delta, n_samples, batch_size, learning_rate, lipschitz, n_actions, calibration,
-                  kappa, owner):
+def _check_inputs(epsilon: float, delta: float, n_samples: int, batch_size: int, learning_rate: float,
+                  lipschitz: float, n_actions: int, calibration: str, kappa: float | str, owner: str
+                  ) -> tuple[float, float, int, int, float, float, int, float | str]:
     epsilon = check_scalar(epsilon, "epsilon", owner=owner, low=0.0, closed="neither")
     delta = check_scalar(delta, "delta", owner=owner, low=0.0, high=1.0, closed="neither")
     T = check_scalar(n_samples, "n_samples", owner=owner, kind=int, low=1)
@@ -277,7 +279,8 @@ def calibrate_functional_noise(epsilon: float, delta: float, *, n_samples: int, 
     return _sound(epsilon, delta, T, B, alpha, L, m, kappa)
 
 
-def _paper(epsilon, delta, T, B, alpha, L, m, k) -> FunctionalNoiseCalibration:
+def _paper(epsilon: float, delta: float, T: int, B: int, alpha: float, L: float, m: int,
+           k: float) -> FunctionalNoiseCalibration:
     T_prime = T / B
     J = math.floor(T / B)
     v = kernel_v(alpha, k, B)
@@ -295,7 +298,8 @@ def _paper(epsilon, delta, T, B, alpha, L, m, k) -> FunctionalNoiseCalibration:
                + "; the ledger records the corrected sensitivity at the paper's (k, beta)",))
 
 
-def _sound(epsilon, delta, T, B, alpha, L, m, kappa) -> FunctionalNoiseCalibration:
+def _sound(epsilon: float, delta: float, T: int, B: int, alpha: float, L: float, m: int,
+           kappa: float | str) -> FunctionalNoiseCalibration:
     T_prime = math.ceil(T / B)
     sigma_unit = calibrate_gaussian(epsilon, delta / 2, sensitivity=1.0, compositions=T_prime)
 
@@ -349,7 +353,8 @@ def _mu(epsilon: float, delta_gauss: float) -> float:
 class _Search:
     """sigma as a function of (delta_g fraction, log beta) for fixed public parameters."""
 
-    def __init__(self, epsilon, delta, T, alpha, L, m, kappa):
+    def __init__(self, epsilon: float, delta: float, T: int, alpha: float, L: float, m: int,
+                 kappa: float | str) -> None:
         self.epsilon, self.delta, self.T, self.alpha, self.L, self.m, self.kappa = \
             epsilon, delta, T, alpha, L, m, kappa
         self.w = 4.0 * alpha * L
@@ -371,12 +376,13 @@ class _Search:
                 return math.inf, beta, z, dg
             sigma = (c * z + math.sqrt(c * c * z * z + a * (c + e))) / a
         else:
-            sigma = math.sqrt(self.T) * rkhs_sensitivity(self.L, self.alpha, self.kappa, beta) / mu
-            if sigma * z > self.kappa:
+            kappa = float(self.kappa)
+            sigma = math.sqrt(self.T) * rkhs_sensitivity(self.L, self.alpha, kappa, beta) / mu
+            if sigma * z > kappa:
                 return math.inf, beta, z, dg
         return sigma, beta, z, dg
 
-    def __call__(self, x) -> float:
+    def __call__(self, x: Sequence[float]) -> float:
         return self.parts(float(x[0]), float(x[1]))[0]
 
 
@@ -461,7 +467,7 @@ def tight_epsilon_for_sigma(sigma: float, delta: float, *, n_releases: int, lear
     ``beta`` is None, the kernel width (else at the given beta, e.g. the beta = 1 of Figure 1)."""
     T, m = int(n_releases), int(n_actions)
 
-    def eps(x) -> float:
+    def eps(x: Sequence[float]) -> float:
         frac = min(max(float(x[0]), 1e-6), 1.0 - 1e-6)
         b = math.exp(float(x[1])) if beta is None else float(beta)
         dg = frac * delta

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl.errors import CertificationError
 from privrl.experiments.claimsets import Case, ClaimSpec, Outcome, evaluate, paper_source
@@ -37,6 +38,7 @@ from privrl.experiments.verdicts import (
 )
 from privrl.q_learning.calibration import (
     PAPER_SUP_CONSTANT,
+    FunctionalNoiseCalibration,
     calibrate_functional_noise,
     dpsgd_noise_multiplier,
     input_perturbation_std,
@@ -73,35 +75,35 @@ FRONTIER_EPSILONS = (0.45, 0.9, 2.0, 5.0, 20.0)
 
 
 @functools.lru_cache(maxsize=32)
-def functional_calibration(epsilon: float, calibration: str, n_samples: int = 5000):
+def functional_calibration(epsilon: float, calibration: str, n_samples: int = 5000) -> FunctionalNoiseCalibration:
     """Algorithm 1's calibration at (ε, 1e-4) for ``n_samples`` (App. E.3's B, alpha, L)."""
     return calibrate_functional_noise(epsilon, DELTA, calibration=calibration, n_samples=n_samples, **E3)
 
 
-def second_half(df):
+def second_half(df: pd.DataFrame) -> pd.Series:
     """Per seed: the mean return over the second half of the episodes (51-100 at T = 5000)."""
     r = df[df["metric"] == "return"]
     half = r.groupby("seed")["step"].transform("max") / 2
     return r[r["step"] > half].groupby("seed")["value"].mean()
 
 
-def _final(df, n_last: int = 10):
+def _final(df: pd.DataFrame, n_last: int = 10) -> pd.Series:
     """Per seed: mean return over the last ``n_last`` episodes."""
     r = df[df["metric"] == "return"]
     last = r.groupby("seed")["step"].transform("max")
     return r[r["step"] > last - 50 * n_last].groupby("seed")["value"].mean()
 
 
-def _first(df, n_first: int = 10):
+def _first(df: pd.DataFrame, n_first: int = 10) -> pd.Series:
     r = df[df["metric"] == "return"]
     return r[r["step"] <= 50 * n_first].groupby("seed")["value"].mean()
 
 
-def _auc(df):
+def _auc(df: pd.DataFrame) -> pd.Series:
     return df[df["metric"] == "return"].groupby("seed")["value"].mean()
 
 
-def _ms(x) -> str:
+def _ms(x: ArrayLike) -> str:
     x = np.asarray(x, float)
     return f"{x.mean():.2f} ± {x.std(ddof=1) / math.sqrt(len(x)):.2f}" if len(x) > 1 else f"{x.mean():.2f}"
 
@@ -309,7 +311,7 @@ FIG1_CLAIMS = [
 ]
 
 
-def claims_fig1(df) -> list[Claim]:
+def claims_fig1(df: pd.DataFrame) -> list[Claim]:
     """Figure 1's claims (§4) per configuration (:data:`FIG1_CLAIMS`); the trade-off is judged on
     the noise levels that still learn."""
     scale = scale_of(df)
@@ -413,7 +415,7 @@ def flat_training(runs: _Fig2, key: tuple[str, str]) -> Outcome:
                           reason="improvement within 2 SE of 1"), detail)
 
 
-def _baselines_where(paper_says: bool):
+def _baselines_where(paper_says: bool) -> Callable[[_Fig2], list[Case]]:
     """:func:`_baselines` at the ε the paper speaks of (0.45) or at the others."""
     def inputs(runs: _Fig2) -> list[Case]:
         return _baselines(runs) if (runs.epsilon == 0.45) == paper_says else []
@@ -469,7 +471,7 @@ def _fig2_claims(epsilon: float, df: pd.DataFrame) -> list[Claim]:
         c for config, sub in r.groupby("config") for c in evaluate(FIG2_CONFIG_CLAIMS, _fig2(epsilon, config, sub))]
 
 
-def claims_fig2(epsilon: float):
+def claims_fig2(epsilon: float) -> Callable[[pd.DataFrame], list[Claim]]:
     """The claims of Figure 2 at ``epsilon`` (:data:`FIG2_CLAIMS`, then :data:`FIG2_CONFIG_CLAIMS`
     per configuration)."""
     return functools.partial(_fig2_claims, epsilon)
@@ -546,6 +548,6 @@ FRONTIER_CLAIMS = [
 ]
 
 
-def frontier_claims(df) -> list[Claim]:
+def frontier_claims(df: pd.DataFrame) -> list[Claim]:
     """privrl's claims on the frontier (:data:`FRONTIER_CLAIMS`)."""
     return evaluate(FRONTIER_CLAIMS, df)

@@ -71,6 +71,7 @@ from privrl.q_learning.training import (
 
 if TYPE_CHECKING:
     import gymnasium as gym
+    from typing_extensions import Self  # annotations only (typing.Self: Python 3.11)
 
 __all__ = ["QLearning", "DPQLearning", "InputPerturbationQLearning", "DPSGDQLearning", "LEARNING_RATES", "fit_many"]
 
@@ -258,8 +259,8 @@ class _QLearner(Estimator):
     def _start(self, env: str | gym.Env | None, rng: RngLike, **kw: Any) -> _Fit:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _plan(self, env, cfg, privatizer, rngs, bounds, finish: Callable[[TrainResult], None],
-              trace: bool = False) -> _Fit:
+    def _plan(self, env: gym.Env, cfg: TrainingConfig, privatizer: Privatizer, rngs: dict[str, np.random.Generator],
+              bounds: tuple[float, float], finish: Callable[[TrainResult], None], trace: bool = False) -> _Fit:
         """The training run of this fit and what to do with its result (after :meth:`_store`)."""
         def done(res: TrainResult) -> None:
             self._store(res, env, cfg)
@@ -276,7 +277,7 @@ class _QLearner(Estimator):
         self.obs_dim_ = int(np.prod(env.observation_space.shape))
         self._trace = res.trace
 
-    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, **kw: Any):
+    def fit(self, env: str | gym.Env | None = None, *, rng: RngLike = None, **kw: Any) -> Self:
         """Train on ``env`` (default: the ``env`` parameter) with the random streams of ``rng``."""
         fit = self._start(env, rng, **kw)
         fit.finish(train_many([fit.run], backend=self._backend)[0])

@@ -113,7 +113,7 @@ def fig1_seeds(params: Mapping[str, Any], scale: str) -> int:
     return FIG1_SEEDS.get((params["config"], float(params["sigma"]), params["reset"]), _SEEDS["paper"])
 
 
-def fig2_seeds(epsilon: float):
+def fig2_seeds(epsilon: float) -> Callable[[Mapping[str, object], str], int]:
     def seeds(params: Mapping[str, Any], scale: str) -> int:
         """The seeds of one Figure 2 setting at ``scale`` (:data:`FIG2_SEEDS` at paper scale)."""
         if scale != "paper":
@@ -152,12 +152,12 @@ def fig1_settings(scale: str) -> list[dict[str, object]]:
     return out
 
 
-def fig2_settings(epsilon: float):
+def fig2_settings(epsilon: float) -> Callable[[str], list[dict[str, object]]]:
     def settings(scale: str) -> list[dict[str, object]]:
         n, hidden = N_SAMPLES[scale], _HIDDEN[scale]
         configs = ("reference",) if scale == "smoke" else ("reference", "paper")
         algos = ("functional", "input_perturbation") if scale == "smoke" else ALGORITHMS
-        out = []
+        out: list[dict[str, object]] = []
         for config in configs:
             out.append({"algorithm": "non_private", "config": config, "epsilon": epsilon, "n_samples": n,
                         "hidden": list(hidden), "calibration": "none"})
@@ -307,7 +307,7 @@ def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
             tuple(params["hidden"]))
 
 
-def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Figure runs together: each estimator built as for one run and trained in lockstep with the
     others (:func:`~privrl.q_learning.training.train_many`: stacked networks, one OU batch, one
     CenterWalk batch), each on its own streams; each result is exactly :func:`run`'s."""
@@ -316,7 +316,7 @@ def run_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContex
     return _lockstep(jobs, quiet=False)
 
 
-def run(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_batch([params], [ctx])[0]
 
 
@@ -395,7 +395,7 @@ def figure_fig1(df: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_fig1(df, out_dir: Path) -> list[Path]:
+def plot_fig1(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     # here, not at the top: matplotlib loads only when a figure is drawn
     from privrl.experiments.plots import save_figure
 
@@ -433,8 +433,8 @@ def figure_fig2(df: pd.DataFrame, epsilon: float, panel: str) -> Figure:
     return fig
 
 
-def _plot_fig2(name: str, epsilon: float, panel: str):
-    def plot(df, out_dir: Path) -> list[Path]:
+def _plot_fig2(name: str, epsilon: float, panel: str) -> Callable[[pd.DataFrame, Path], list[Path]]:
+    def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
         # here, not at the top: matplotlib loads only when a figure is drawn
         from privrl.experiments.plots import save_figure
 
@@ -536,18 +536,18 @@ def _frontier_result(job: _Job) -> RunResult:
                                     extra={"certified": certified, "noise_std": noise})
 
 
-def run_frontier_batch(params_list: Sequence[Mapping[str, Any]], ctxs: Sequence[RunContext]) -> list[RunResult]:
+def run_frontier_batch(params_list: Sequence[Mapping[str, object]], ctxs: Sequence[RunContext]) -> list[RunResult]:
     """Frontier runs together (as :func:`run_batch`); each result is exactly :func:`run_frontier`'s."""
     jobs = [_start(_Job(params, ctx, _frontier_result), _frontier_estimator, quiet=True)
             for params, ctx in zip(params_list, ctxs)]
     return _lockstep(jobs, quiet=True)
 
 
-def run_frontier(params: Mapping[str, Any], ctx: RunContext) -> RunResult:
+def run_frontier(params: Mapping[str, object], ctx: RunContext) -> RunResult:
     return run_frontier_batch([params], [ctx])[0]
 
 
-def plot_frontier_q(df, out_dir: Path) -> list[Path]:
+def plot_frontier_q(df: pd.DataFrame, out_dir: Path) -> list[Path]:
     refused = df[df["metric"] == "certification_refused"] if len(df) else df
     title = (f"DP Q-learning (Alg. 1, CenterWalk, δ = 1e-4): mean return of the last half\n"
              f"(uniform random play: {RANDOM_RETURN})")

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, SupportsFloat
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -174,7 +174,7 @@ class _GymRows:
     def reset(self, seeds: list[int]) -> list[ArrayLike]:
         return [env.reset(seed=seed)[0] for env, seed in zip(self.envs, seeds)]
 
-    def step(self, actions: np.ndarray):
+    def step(self, actions: np.ndarray) -> tuple[list[ArrayLike], list[SupportsFloat], np.ndarray, np.ndarray]:
         out = [env.step(int(a)) for env, a in zip(self.envs, actions.tolist())]
         return ([o[0] for o in out], [o[1] for o in out], np.array([bool(o[2]) for o in out]),
                 np.array([bool(o[3]) for o in out]))
@@ -281,7 +281,7 @@ def _max_over_actions(q: np.ndarray) -> np.ndarray:
     return out
 
 
-def train(env, cfg, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
+def train(env: gym.Env, cfg: TrainingConfig, privatizer: Privatizer, rngs: dict[str, np.random.Generator], *,
           reward_bounds: tuple[float, float], trace: bool = False, backend: str = "numpy",
           observe: Callable[[ArrayLike], np.ndarray] | None = None) -> TrainResult:
     """Run ``cfg.n_samples`` environment steps of one run (:class:`TrainingRun`). ``backend="torch"``
