@@ -17,6 +17,11 @@ Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary`
 ``apvi/auto`` are the recommended route (``route="auto"``, the instance's groups the one candidate;
 the row's ``chosen`` names the route it played); ``--apvi-routes`` limits the APVI routes to the
 reference ones plus those named, and ``--auto-summary FILES`` prints the auto routes' summary.
+``--seed-start k`` runs seeds k, k + 1, ...; ``--warn-summary FILES [--warn-seeds 5-9]`` prints the
+UtilityWarning's rates (losing fits that warned, gaining fits that warned, the silent losers) per
+scope (the routes docs/offline.md recommends, the auto routes, the plain references, all) and
+privacy, as JSON lines (``real-shaped-warn-summary``); each fit row carries ``evidence_gain`` (G) and
+``evidence_bound`` (the bound the warning reads).
 
     python benchmarks/bench_real_shaped.py --seeds 10 --routes dp/auto --apvi-routes apvi/auto --summary
 
