@@ -17,6 +17,11 @@ Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary`
 ``apvi/auto`` are the recommended route (``route="auto"``, the instance's groups the one candidate;
 the row's ``chosen`` names the route it played); ``--apvi-routes`` limits the APVI routes to the
 reference ones plus those named, and ``--auto-summary FILES`` prints the auto routes' summary.
+``--seed-start k`` runs seeds k, k + 1, ...; ``--warn-summary FILES [--warn-seeds 5-9]`` prints the
+UtilityWarning's rates (losing fits that warned, gaining fits that warned, the silent losers) per
+scope (the routes docs/offline.md recommends, the auto routes, the plain references, all) and
+privacy, as JSON lines (``real-shaped-warn-summary``); each fit row carries ``evidence_gain`` (G) and
+``evidence_bound`` (the bound the warning reads).
 
     python benchmarks/bench_real_shaped.py --seeds 10 --routes dp/auto --apvi-routes apvi/auto --summary
 
@@ -167,6 +172,7 @@ def run_dataset(name: str, model: Any, knobs: dict[str, float], n: int, seed: in
         rows.append(emit("real-shaped", instance=name, route=route, n=n, epsilon=eps, chosen=chosen(est),
                          baseline=getattr(est, "route_", {}).get("baseline", est.baseline),
                          evidence_gain=est.improvement_evidence_.gain,
+                         evidence_bound=est.improvement_evidence_.bound,
                          logging_estimate_gain=model.value(est.logging_policy_) - logging,
                          delta=None if eps is None else DELTA, seed=seed, value=value, gain=gain,
                          best_nonprivate_gain=best, fraction_of_best_gain=gain / best if best > 0 else None,
@@ -199,11 +205,8 @@ def warning_summary(rows: list[dict[str, Any]], tolerance: float = 0.005) -> Non
     the logging policy (gain <= 0) that warned, and of those that gain at least a quarter of the best
     non-private gain that warned — and, per baseline route and (n, ε), the share of fits whose value
     is at least the logging value − ``tolerance`` (``real-shaped-warnings`` / ``real-shaped-safety``)."""
-    losing = [r for r in rows if r["gain"] <= 0]
-    gaining = [r for r in rows if r["best_nonprivate_gain"] > 0 and r["gain"] >= 0.25 * r["best_nonprivate_gain"]]
-    emit("real-shaped-warnings", fits=len(rows), not_beating=len(losing),
-         not_beating_warned=sum(r["utility_warning"] for r in losing), gaining=len(gaining),
-         gaining_warned=sum(r["utility_warning"] for r in gaining), seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb())
+    rates = {k: v for k, v in warning_rates(rows).items() if k != "silent_losers"}
+    emit("real-shaped-warnings", **rates, seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb())
     cells: dict[tuple[Any, ...], list[float]] = {}
     for r in rows:
         if r["baseline"] == "logging":
@@ -239,7 +242,7 @@ def main(args: argparse.Namespace) -> None:
              n_actions=model.n_actions, horizon=model.horizon, seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb(),
              **knobs)
         for n in (int(x) for x in args.n.split(",")):
-            for seed in range(seeds):
+            for seed in range(args.seed_start, args.seed_start + seeds):
                 rows += run_dataset(name, model, knobs, n, seed, routes, epsilons, apvi_routes)
     if args.summary:
         summarise(rows)
@@ -471,6 +474,63 @@ def auto_summary(paths: list[str], tolerance: float = 0.005, real: str = "low-ag
                   + ", ".join(f"`{c}` ({k})" for c, k in choices.items()) + " |")
 
 
+#: the routes docs/offline.md recommends ("From logs to a private policy"): route="auto" and the safe explicit ones
+RECOMMENDED = ("dp/auto", "apvi/auto", "dp/groups/pooled/mv1/3sigma/behaviour/safe", "apvi/groups/pooled/safe",
+               "apvi/states/pooled/safe")
+#: the warning's scopes in ``--warn-summary``: name -> which routes' fits it counts
+WARN_SCOPES: dict[str, Callable[[str], bool]] = {
+    "recommended": lambda route: route in RECOMMENDED,
+    "auto": lambda route: route.endswith("auto"),
+    "references": lambda route: route in REFERENCE_ROUTES,
+    "all": lambda route: True,
+}
+
+
+def parse_seeds(text: str | None) -> set[int] | None:
+    """``'5-9'`` or ``'0,1,4'`` -> the set of seeds; None -> every seed."""
+    if not text:
+        return None
+    out: set[int] = set()
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
+def warning_rates(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The two rates of the warning's target over fits: of the fits that do not beat the logging
+    policy (gain <= 0) the share that warned (``recall``), of the fits gaining at least a quarter of
+    the best non-private gain the share that warned (``false_alarm_rate``)."""
+    losing = [r for r in rows if r["gain"] <= 0]
+    gaining = [r for r in rows if r["best_nonprivate_gain"] > 0 and r["gain"] >= 0.25 * r["best_nonprivate_gain"]]
+    lw, gw = sum(r["utility_warning"] for r in losing), sum(r["utility_warning"] for r in gaining)
+    return {"fits": len(rows), "not_beating": len(losing), "not_beating_warned": lw,
+            "recall": lw / len(losing) if losing else None, "gaining": len(gaining), "gaining_warned": gw,
+            "false_alarm_rate": gw / len(gaining) if gaining else None,
+            "silent_losers": [f"{r['instance']} {r['route']} n={r['n']} eps={r['epsilon']} seed={r['seed']} "
+                              f"gain={r['gain']:+.4f}" for r in losing if not r["utility_warning"]]}
+
+
+def warn_summary(paths: list[str], seeds: set[int] | None) -> None:
+    """JSON lines ``real-shaped-warn-summary``: :func:`warning_rates` of the fits (``real-shaped`` lines
+    of result files, a fit seen twice counted once; only ``seeds`` when given) per scope of
+    :data:`WARN_SCOPES` and privacy (private, non-private, both)."""
+    fits: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for path in paths:
+        with open(path) as f:
+            for r in map(json.loads, f):
+                if r.get("name") == "real-shaped" and (seeds is None or r["seed"] in seeds):
+                    fits[(r["instance"], r["route"], r["n"], r["epsilon"], r["seed"])] = r
+    used = sorted({k[4] for k in fits})
+    for scope, member in WARN_SCOPES.items():
+        for privacy, keep in (("both", lambda r: True), ("private", lambda r: r["epsilon"] is not None),
+                              ("non-private", lambda r: r["epsilon"] is None)):
+            rows = [r for r in fits.values() if member(r["route"]) and keep(r)]
+            if rows:
+                emit("real-shaped-warn-summary", scope=scope, privacy=privacy, seeds=used, **warning_rates(rows),
+                     seconds=0.0, cpu_seconds=0.0, peak_mb=peak_mb())
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="2 instances and 2 seeds")
@@ -479,6 +539,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--n", default="10000,100000")
     p.add_argument("--epsilon", default="1,10")
     p.add_argument("--seeds", type=int, default=None, help="seeds per (instance, n) (default 5; 2 with --quick)")
+    p.add_argument("--seed-start", type=int, default=0, help="the first seed (seeds seed_start, seed_start + 1, ...)")
     p.add_argument("--apvi-routes", default="all", help="'all' or comma-separated APVI routes to run besides the "
                    "reference routes (always run): e.g. 'apvi/auto', or '' for the references only")
     p.add_argument("--summary", action="store_true")
@@ -488,6 +549,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--table", nargs="+", default=None, help="print markdown tables of result files' summaries")
     p.add_argument("--gain-table", nargs="+", default=None, help="print value − logging tables of result files")
     p.add_argument("--auto-summary", nargs="+", default=None, help="print the auto routes' summary of result files")
+    p.add_argument("--warn-summary", nargs="+", default=None, help="print the UtilityWarning's rates over result "
+                   "files' fits (JSON lines), per scope (the recommended routes, the plain references, all)")
+    p.add_argument("--warn-seeds", default=None, help="with --warn-summary: only these seeds, e.g. '5-9' or '0,1'")
     p.add_argument("--stream-child", default=None, help=argparse.SUPPRESS)
     p.add_argument("--stream-file", default=None, help=argparse.SUPPRESS)
     return p.parse_args(argv)
@@ -501,6 +565,8 @@ if __name__ == "__main__":
         gain_table(ns.gain_table)
     elif ns.auto_summary:
         auto_summary(ns.auto_summary)
+    elif ns.warn_summary:
+        warn_summary(ns.warn_summary, parse_seeds(ns.warn_seeds))
     elif ns.stream_child:
         stream_child(ns)
     elif ns.streaming:

@@ -231,10 +231,11 @@ class _TabularBase(Estimator):
         out += [] if p["stationary"] else ["stationary=True (pooled counts)"]
         return out + ["more data" + (" or a larger budget" if getattr(self, "_is_noisy", False) else "")]
 
-    def _store(self, fit: TabularFit, p: dict[str, Any]) -> None:
+    def _store(self, fit: TabularFit, p: dict[str, Any], sigma: float = 0.0) -> None:
         """Keep the fit — mapped back from groups to states (state s plays its group's action;
         ``transitions_`` is then None) — and warn when the released evidence does not show a gain
-        over the estimated logging policy (:mod:`privrl.offline._utility`; released quantities only).
+        over the estimated logging policy (:mod:`privrl.offline._utility`; released quantities and the
+        transition counts' public noise std ``sigma`` only).
         ``policy_probs_`` ``(H, S, A)``: the SPIBB policy's probabilities with a baseline, the
         one-hot of ``policy_`` without; ``logging_policy_`` the estimated logging policy."""
         A = fit.q_values.shape[-1]
@@ -243,7 +244,7 @@ class _TabularBase(Estimator):
         assert fit.released is not None
         probs = one_hot(fit.policy, A) if fit.probs is None else fit.probs
         evidence = improvement_evidence(probs, fit.prior, fit.supported, fit.q_values,
-                                        reference_q(fit.q_values, fit.q_upper), fit.released)
+                                        reference_q(fit.q_values, fit.q_upper), fit.released, sigma)
         kind = "weak output" if degenerate_output(fit.q_values, fit.policy) is None else "degenerate output"
         warn_no_improvement(type(self).__name__, evidence, self._advice(p), kind)
         groups = self._groups(p, self._n_states)
@@ -449,5 +450,5 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         self._is_noisy = noise.is_private
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        self._store(fit, p)
+        self._store(fit, p, noise.noise_std[1] if noise.is_private else 0.0)
         return self
