@@ -36,7 +36,7 @@ PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 #: the lines using ``Any`` now (908 when the ratchet landed; 695 after q_learning, linear_mixture,
 #: experiments, tabular_online and planning were typed; 485 after policy_evaluation, offline, data, envs,
 #: fitters, privacy and the public API's last untyped names); the target is ANY_TARGET
-ANY_CEILING = 485
+ANY_CEILING = 482
 ANY_TARGET = 551
 #: public callables not yet fully annotated when this test was written: remove a name once it is
 #: annotated; never add one. Left: two dataset declarations typed ``int | None`` / ``tuple | None``

@@ -22,16 +22,20 @@ same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from privrl.bench.references import data_hash, load_references
 from privrl.bench.running import instance
 from privrl.bench.spec import Instance, Task
 from privrl.data.minari_io import to_minari
+
+if TYPE_CHECKING:
+    from gymnasium.envs.registration import EnvSpec
 
 __all__ = ["export_minari", "dataset_id", "reference_scores"]
 
@@ -60,26 +64,23 @@ def reference_scores(task: Task, profile: str, seed: int, inst: Instance) -> tup
     frozen references."""
     if task.setting != "offline-learning" or task.metric.name != "gap":
         return None
-    frozen = load_references().get("tasks", {}).get(task.name, {})
-    point = frozen.get("profiles", {}).get(profile, {}).get("seeds", {}).get(str(seed))
-    if frozen.get("version") != task.version or not point:
+    frozen = load_references()["tasks"].get(task.name)
+    points = None if frozen is None or frozen["version"] != task.version else frozen["profiles"].get(profile)
+    point = None if points is None else points["seeds"].get(str(seed))
+    if point is None:
         return None
     v_star = float(inst.truth.model.optimal_value())
     return v_star - float(point["trivial"]), v_star - float(point["reference"])
 
 
-def _env_spec(task: Task) -> Any:
+def _env_spec(task: Task) -> EnvSpec | None:
     """The Gymnasium ``EnvSpec`` of ``task.env`` (with its keyword arguments), or ``None``."""
     if task.env is None:
         return None
     import gymnasium as gym
 
-    kwargs = {k: v for k, v in task.env.items() if k != "id"}
-    env = gym.make(str(task.env["id"]), **kwargs)
-    try:
-        return env.spec
-    finally:
-        env.close()
+    spec = gym.spec(str(task.env["id"]))
+    return dataclasses.replace(spec, kwargs={**spec.kwargs, **{k: v for k, v in task.env.items() if k != "id"}})
 
 
 def _seeds(task: Task, profile: str, seeds: Sequence[int] | None) -> list[int]:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from privrl._io import atomic_write_bytes, atomic_write_text
 from privrl.bench.overview import overview_lines
-from privrl.bench.references import frozen_points
+from privrl.bench.references import References, frozen_points
 from privrl.bench.scoring import reference_points
 from privrl.bench.spec import AUDIT_BUDGET, Task
 from privrl.experiments.runner import git_commit, versions
@@ -118,7 +118,7 @@ def _score(row: Mapping[str, Any]) -> str:
     return text
 
 
-def _frozen_line(task: Task, references: Mapping[str, Any] | None, profile: str) -> list[str]:
+def _frozen_line(task: Task, references: References | None, profile: str) -> list[str]:
     """The task's frozen references: their version, seeds and data hashes (nothing without a reference file)."""
     if references is None:
         return []
@@ -131,7 +131,7 @@ def _frozen_line(task: Task, references: Mapping[str, Any] | None, profile: str)
 
 
 def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mapping[str, object],
-                 left_out: Mapping[str, str], references: Mapping[str, Any] | None = None) -> list[str]:
+                 left_out: Mapping[str, str], references: References | None = None) -> list[str]:
     frozen = None if references is None else frozen_points(references, task, profile)
     refs = reference_points(summary, task, frozen)
     size = task.sizes[profile]
@@ -323,7 +323,7 @@ def _plot_task(task: Task, rows: pd.DataFrame, out_dir: Path) -> Path | None:
 def write_leaderboard(summary: pd.DataFrame, tasks: Sequence[Task], out_dir: str | os.PathLike, *, profile: str,
                       manifest: Mapping[str, object], entries: Mapping[str, object],
                       left_out: Mapping[str, Mapping[str, str]],
-                      references: Mapping[str, Any] | None = None) -> list[Path]:
+                      references: References | None = None) -> list[Path]:
     """Write ``leaderboard.md``, ``leaderboard.csv``, ``<task>.png`` and ``manifest.json`` into
     ``out_dir``; returns the paths written. ``references``: the frozen reference file the scores
     were computed against (each task's header then names its frozen version and data hashes)."""

@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -36,6 +36,9 @@ import pandas as pd
 from privrl._io import atomic_write_text
 from privrl.bench.spec import Instance, Task
 from privrl.errors import InvalidDataError
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 __all__ = ["REFERENCE_FILE", "FORMAT", "DECIMALS", "Frozen", "data_hash", "load_references", "frozen_points",
            "why_not_frozen", "data_problems", "missing_references", "freeze", "run_hashes", "scale_of", "check_run"]
@@ -54,7 +57,7 @@ _DATASET_FIELDS = ("observations", "actions", "rewards", "next_observations", "e
 
 
 # --------------------------------------------------------------------------- the data's hash
-def _array(h: Any, a: np.ndarray) -> None:
+def _array(h: HASH, a: np.ndarray) -> None:
     if a.dtype.kind == "f":
         a = np.round(a.astype(np.float64), DECIMALS) + 0.0          # + 0.0: −0.0 hashes as 0.0
     elif a.dtype.kind in "iub":
@@ -67,7 +70,7 @@ def _array(h: Any, a: np.ndarray) -> None:
     h.update(a.tobytes())
 
 
-def _feed(h: Any, obj: object, depth: int = 0) -> None:
+def _feed(h: HASH, obj: object, depth: int = 0) -> None:
     """Feed ``obj``'s canonical encoding to the hash ``h``: arrays by value (floats rounded to
     :data:`DECIMALS`), mappings in key order, functions by name, plain objects by their public
     attributes (to :data:`_DEPTH` levels); generators and private attributes are left out."""
@@ -123,6 +126,38 @@ def data_hash(inst: Instance) -> str:
 
 
 # --------------------------------------------------------------------------- the frozen values
+class SeedPoint(TypedDict):
+    """One seed's frozen values: the data's hash and the trivial and reference metrics."""
+
+    data: str
+    trivial: float
+    reference: float
+
+
+class ProfilePoints(TypedDict):
+    """A profile's frozen seeds (keys: the seeds as strings)."""
+
+    seeds: dict[str, SeedPoint]
+
+
+class TaskReferences(TypedDict):
+    """One task's entry of the reference file."""
+
+    version: int
+    metric: str
+    trivial: str
+    reference: str
+    optimum: float | None
+    profiles: dict[str, ProfilePoints]
+
+
+class References(TypedDict):
+    """The reference file: its format and the tasks' entries."""
+
+    format: int
+    tasks: dict[str, TaskReferences]
+
+
 @dataclass(frozen=True)
 class Frozen:
     """The frozen references of one task at one profile: per seed the data hash and the trivial and
@@ -144,19 +179,19 @@ class Frozen:
         return f"{self.task}-v{self.version}"
 
 
-def load_references(path: str | Path | None = None) -> dict[str, Any]:
+def load_references(path: str | Path | None = None) -> References:
     """The reference file (default: the committed one); an absent file holds no task."""
     path = REFERENCE_FILE if path is None else Path(path)
     if not path.is_file():
         return {"format": FORMAT, "tasks": {}}
-    refs = json.loads(path.read_text(encoding="utf-8"))
+    refs: References = json.loads(path.read_text(encoding="utf-8"))
     if refs.get("format") != FORMAT:
         raise InvalidDataError(f"The benchmark's reference file must have format {FORMAT}. Got "
                                f"{refs.get('format')!r} instead.")
     return refs
 
 
-def frozen_points(refs: Mapping[str, Any], task: Task, profile: str) -> Frozen | None:
+def frozen_points(refs: References, task: Task, profile: str) -> Frozen | None:
     """The frozen references of ``task`` at ``profile`` (None when the file has none for this
     version of the task, or they were frozen for another metric or other entries)."""
     entry = refs.get("tasks", {}).get(task.name)
@@ -171,7 +206,7 @@ def frozen_points(refs: Mapping[str, Any], task: Task, profile: str) -> Frozen |
                   {int(s): float(v["reference"]) for s, v in seeds.items()})
 
 
-def why_not_frozen(refs: Mapping[str, Any], task: Task, profile: str) -> str:
+def why_not_frozen(refs: References, task: Task, profile: str) -> str:
     """Why :func:`frozen_points` has nothing for ``task`` at ``profile`` ("" when it has)."""
     entry = refs.get("tasks", {}).get(task.name)
     fix = f"run `privrl bench --freeze{' --quick' if profile == 'quick' else ''} --tasks {task.name}`"
@@ -195,17 +230,17 @@ def data_problems(frozen: Frozen, hashes: Mapping[int, str | None]) -> list[str]
             for s, h in sorted(hashes.items()) if h and s in frozen.data and h != frozen.data[s]]
 
 
-def missing_references(tasks: Mapping[str, Task], refs: Mapping[str, Any], profiles: Sequence[str]) -> list[str]:
+def missing_references(tasks: Mapping[str, Task], refs: References, profiles: Sequence[str]) -> list[str]:
     """The tasks (``name-vN@profile``) without frozen references."""
     return [f"{t.versioned_name}@{p}" for t in tasks.values() for p in profiles if frozen_points(refs, t, p) is None]
 
 
 # --------------------------------------------------------------------------- freezing
-def _seed_values(rows: pd.DataFrame, task: Task) -> dict[int, dict[str, Any]]:
+def _seed_values(rows: pd.DataFrame, task: Task) -> dict[int, SeedPoint]:
     """Per seed: the data hash and the trivial and reference metrics of a run's rows."""
     scored = rows[(rows["task"] == task.name) & (rows["mode"] == "score") & (rows["metric"] == task.metric.name)
                   & (rows["outcome"] == "ok")]
-    out: dict[int, dict[str, Any]] = {}
+    out: dict[int, SeedPoint] = {}
     for seed, cells in scored.groupby(scored["seed"].astype(int)):
         value = {e: cells.loc[cells["entry"] == e, "value"].astype(float) for e in (task.trivial, task.reference)}
         hashes = set(cells["data_hash"].dropna()) if "data_hash" in cells else set()
@@ -219,7 +254,7 @@ def _seed_values(rows: pd.DataFrame, task: Task) -> dict[int, dict[str, Any]]:
     return out
 
 
-def _entry(task: Task) -> dict[str, Any]:
+def _entry(task: Task) -> TaskReferences:
     return {"version": task.version, "metric": task.metric.name, "trivial": task.trivial,
             "reference": task.reference, "optimum": task.optimum, "profiles": {}}
 
@@ -240,7 +275,8 @@ def freeze(rows: pd.DataFrame, tasks: Sequence[Task], profile: str, *, path: str
         entry = _entry(task)
         if old is not None and int(old["version"]) == task.version:
             changed = {k for k in ("metric", "trivial", "reference", "optimum") if old.get(k) != entry[k]}
-            before = old["profiles"].get(profile, {}).get("seeds", {})
+            frozen_profile = old["profiles"].get(profile)
+            before = {} if frozen_profile is None else frozen_profile["seeds"]
             changed |= {f"seed {s}" for s, v in seeds.items() if str(s) in before and before[str(s)] != v}
             if changed:
                 raise InvalidDataError(f"Freezing `{task.versioned_name}` would change what that version holds "
@@ -265,7 +301,7 @@ def run_hashes(rows: pd.DataFrame, task: str) -> dict[int, str | None]:
     return {int(s): str(h) for s, h in zip(mine["seed"], mine["data_hash"])}
 
 
-def scale_of(rows: pd.DataFrame, task: Task, refs: Mapping[str, Any], profile: str
+def scale_of(rows: pd.DataFrame, task: Task, refs: References, profile: str
              ) -> tuple[dict[int, float], dict[int, float], str]:
     """The frozen trivial and reference metrics per seed of ``task`` and, when they cannot be used,
     why ("" when they can): nothing frozen for this version and profile, or the run's data differ
@@ -280,7 +316,7 @@ def scale_of(rows: pd.DataFrame, task: Task, refs: Mapping[str, Any], profile: s
     return dict(frozen.trivial), dict(frozen.reference), ""
 
 
-def check_run(rows: pd.DataFrame, tasks: Sequence[Task], refs: Mapping[str, Any], profile: str) -> list[str]:
+def check_run(rows: pd.DataFrame, tasks: Sequence[Task], refs: References, profile: str) -> list[str]:
     """Every seed of a run whose data differ from its task's frozen version (one line each)."""
     out: list[str] = []
     for task in tasks:

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privrl.bench.references import Frozen, scale_of
+from privrl.bench.references import Frozen, References, scale_of
 from privrl.bench.spec import Task
 
 __all__ = ["COLUMNS", "MIN_REFERENCE_GAIN", "summarise", "mean_se", "normalised", "reference_check", "below_trivial"]
@@ -135,7 +135,7 @@ def _notes(values: Any) -> str:
     return "; ".join(seen)
 
 
-def _scale(rows: pd.DataFrame, scores: pd.DataFrame, task: Task, references: Mapping[str, Any] | None,
+def _scale(rows: pd.DataFrame, scores: pd.DataFrame, task: Task, references: References | None,
            profile: str) -> tuple[dict[int, float], dict[int, float], str]:
     """Per seed the metrics at 0 and 100 (frozen with ``references``, else the run's own trivial and
     reference rows) and the score note ("" when the scale is usable)."""
@@ -150,7 +150,7 @@ def _scale(rows: pd.DataFrame, scores: pd.DataFrame, task: Task, references: Map
 
 
 def summarise(df: pd.DataFrame, tasks: Mapping[str, Task], entries: Mapping[str, object], *,
-              references: Mapping[str, Any] | None = None, profile: str = "full") -> pd.DataFrame:
+              references: References | None = None, profile: str = "full") -> pd.DataFrame:
     """One row per (task, entry, budget) of the cells' rows ``df`` (:func:`privrl.experiments.results.load_results`
     of the ``bench`` experiment, ``profile``), scored against the frozen ``references`` when given: see
     the module docstring."""

@@ -274,7 +274,7 @@ class Task:
     version: int = 1
     #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``),
     #: recorded by the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
-    env: Mapping[str, Any] | None = None
+    env: Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.version, int) and self.version >= 1):

@@ -33,11 +33,14 @@ import resource
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privrl.commands import check_out_dir, die
 from privrl.commands.sweeps import wrap_listing
 from privrl.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from privrl.bench.spec import Budget, Entry, Task
 
 __all__ = ["add_options", "run", "select_entries", "select_tasks"]
 
@@ -86,7 +89,7 @@ def _items(text: str | None) -> list[str] | None:
     return items
 
 
-def select_tasks(text: str | None) -> list[Any]:
+def select_tasks(text: str | None) -> list[Task]:
     """The tasks named in ``--tasks`` (all by default); an unknown name lists the known ones."""
     from privrl.bench.tasks import all_tasks, get_task
 
@@ -94,7 +97,7 @@ def select_tasks(text: str | None) -> list[Any]:
     return list(all_tasks().values()) if names is None else [get_task(n) for n in dict.fromkeys(names)]
 
 
-def select_entries(text: str | None) -> list[Any]:
+def select_entries(text: str | None) -> list[Entry]:
     """The entries named in ``--algorithms`` (all by default): a name selects the entry of that
     name and its bracketed variants (``dp-apvi`` selects ``dp-apvi`` and ``dp-apvi[paper]``)."""
     from privrl.bench.entries import all_entries, get_entry
@@ -103,7 +106,7 @@ def select_entries(text: str | None) -> list[Any]:
     names = _items(text)
     if names is None:
         return list(known.values())
-    chosen: dict[str, object] = {}
+    chosen: dict[str, Entry] = {}
     for name in names:
         found = [e for n, e in known.items() if n == name or n.startswith(name + "[")]
         if not found:
@@ -112,7 +115,7 @@ def select_entries(text: str | None) -> list[Any]:
     return list(chosen.values())
 
 
-def _listing(tasks: list[Any], entries: list[Any]) -> int:
+def _listing(tasks: list[Task], entries: list[Entry]) -> int:
     from privrl.bench.running import left_out
 
     print("Tasks:")
@@ -244,7 +247,7 @@ def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) 
     return summary, df
 
 
-def _freeze(args: argparse.Namespace, tasks: list[Any], budgets: list[Any], profile: str) -> int:
+def _freeze(args: argparse.Namespace, tasks: list[Task], budgets: list[Budget], profile: str) -> int:
     """``--freeze``: the trivial and reference cells of ``tasks``, frozen into the reference file."""
     from privrl.bench.references import freeze
     from privrl.bench.running import plan
@@ -261,7 +264,7 @@ def _freeze(args: argparse.Namespace, tasks: list[Any], budgets: list[Any], prof
     return 0
 
 
-def _run(args: argparse.Namespace, tasks: list[Any], entries: list[Any], budgets: list[Any], profile: str) -> int:
+def _run(args: argparse.Namespace, tasks: list[Task], entries: list[Entry], budgets: list[Budget], profile: str) -> int:
     from privrl.bench.entries import all_entries
     from privrl.bench.leaderboard import manifest_of, terminal_table, write_leaderboard
     from privrl.bench.references import check_run, load_references

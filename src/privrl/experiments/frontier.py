@@ -16,9 +16,10 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl import registry as _registry
 from privrl._validation import param_error
@@ -26,6 +27,8 @@ from privrl.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["Frontier", "register_frontier", "get_frontier", "all_frontiers", "frontier_settings",
            "frontier_table", "plot_frontier", "CALIBRATION_ORDER", "REFERENCE"]
@@ -36,18 +39,27 @@ CALIBRATION_ORDER = ("paper", "sound", "tight")
 _COLORS = {"paper": "tab:red", "sound": "tab:orange", "tight": "tab:blue"}
 _LABELS = {"paper": "paper calibration (as printed)", "sound": "sound calibration", "tight": "tight calibration"}
 #: the paper's curve is drawn dashed with hollow markers on top, so it stays visible where it coincides with another
-_STYLES: dict[str, dict[str, Any]] = {
+class _Style(TypedDict, total=False):
+    linestyle: str
+    marker: str
+    markerfacecolor: str
+    markersize: float
+    zorder: float
+
+
+_STYLES: dict[str, _Style] = {
     "paper": {"linestyle": "--", "marker": "s", "markerfacecolor": "none", "markersize": 8, "zorder": 3},
     "sound": {"linestyle": "-", "marker": "o", "zorder": 2}, "tight": {"linestyle": "-", "marker": "o", "zorder": 2}}
 
 
-def calibration_curve(ax: Any, calibration: str, x: object, mean: object, se: object, label: str | None = None) -> None:
+def calibration_curve(ax: Axes, calibration: str, x: ArrayLike, mean: ArrayLike, se: ArrayLike,
+                      label: str | None = None) -> None:
     """One calibration's frontier (mean ± 1 s.e. against ε) in the shared colours and styles."""
     ax.errorbar(x, mean, yerr=se, capsize=3, color=_COLORS[calibration], label=label or _LABELS[calibration],
                 **_STYLES[calibration])
 
 
-def finish_frontier(fig: Any, ax: Any, levels: Sequence[float]) -> None:
+def finish_frontier(fig: Figure, ax: Axes, levels: Sequence[float]) -> None:
     """Room inside the frame for every horizontal reference ``levels`` (the trivial answer, the
     non-private value: never drawn on the frame), and the legend below the axes, off the data."""
     finite = [float(v) for v in levels if np.isfinite(v)]

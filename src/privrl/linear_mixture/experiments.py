@@ -54,6 +54,8 @@ from privrl.privacy import PrivacyBudget
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.artist import Artist
+    from matplotlib.axes import Axes
 
 __all__ = ["EXPERIMENT", "FRONTIER", "settings", "run", "run_batch", "batch_key", "plot", "claims", "fitted_slopes",
            "frontier_settings", "run_frontier", "frontier_claims", "checkpoints", "label_of"]
@@ -253,7 +255,7 @@ def _slope_table(slopes: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _regret_panel(ax: Any, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], title: str) -> None:
+def _regret_panel(ax: Axes, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], title: str) -> None:
     """One panel of cumulative regret: each curve (mean ± s.e. band), the linear reference and, on
     top, the stuck learner's linear regret (its per-episode regret on the panel's models)."""
     from privrl.experiments.plots import mean_se_band
@@ -277,7 +279,7 @@ def _regret_panel(ax: Any, sub: pd.DataFrame, labels: list[str], colors: Mapping
     ax.set(title=title, xlabel="episodes K", ylabel="cumulative regret")
 
 
-def _bound_panel(ax: Any, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], env: str) -> None:
+def _bound_panel(ax: Axes, sub: pd.DataFrame, labels: list[str], colors: Mapping[object, object], env: str) -> None:
     """The explicit regret bounds (theory constants) against the trivial bound KH."""
     from privrl.experiments.plots import mean_se_band
 
@@ -313,7 +315,7 @@ def plot(df: pd.DataFrame, out_dir: Path) -> list[Path]:
                                 transform=axes[i][j].transAxes, va="top", fontsize=8, style="italic")
         _bound_panel(axes[i][len(panels)], df[(df["env"] == env) & (df["constants"] == panels[0])], labels, colors,
                      env)
-    handles: dict[str, object] = {}
+    handles: dict[str, Artist] = {}
     for ax in axes.ravel():
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)

@@ -416,7 +416,7 @@ def _plot_tabular(df: pd.DataFrame, out: Path) -> list[Path]:
     return save_figure(fig, out, "qiao2023-tabular")
 
 
-def _name_degenerate(ax: Any, part: Any) -> None:
+def _name_degenerate(ax: Axes, part: pd.DataFrame) -> None:
     """Say in the panel's title which curves lie on the trivial policy's line at every n (they overlap
     there): degenerate output, the fit plays the trivial policy (the privacy penalty or noise exceeds H)."""
     gaps = part[part["metric"] == "gap"]
