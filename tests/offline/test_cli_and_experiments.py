@@ -59,7 +59,7 @@ def test_fit_tabular_commands(tmp_path):
 # --------------------------------------------------------------------------- options from the declarations
 ESTIMATORS = {"dp-apvi": DPAPVI, "apvi": APVI, "pevi": PEVI, "vapvi": VAPVI, "dp-vapvi": DPVAPVI}
 COMMON = {"--data", "--env", "--reward-bounds", "--truncate-to-horizon", "--pad-to-horizon", "--out", "--force",
-          "--seed", "--help"}
+          "--seed", "--quiet", "--help"}
 BUDGET = {"--epsilon", "--delta", "--rho"}
 INPUTS = {"tabular": {"--model", "--reward", "--horizon", "--episodes"},
           "linear": {"--model", "--features", "--horizon", "--episodes"}}

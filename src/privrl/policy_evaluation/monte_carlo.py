@@ -65,13 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, child_rngs
-from privrl._validation import (
-    check_array,
-    check_group_map,
-    check_option,
-    check_scalar,
-    param_error,
-)
+from privrl._validation import check_array, check_group_map, check_option, check_scalar, param_error
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
 from privrl.data.streaming import SAME
 from privrl.errors import InvalidDataError, UtilityWarning

@@ -60,14 +60,7 @@ from privrl.q_learning.calibration import (
     release_events,
 )
 from privrl.q_learning.configs import TrainingConfig, get_config, planned_updates
-from privrl.q_learning.training import (
-    Privatizer,
-    TrainingRun,
-    TrainResult,
-    UnitMap,
-    functional_noise,
-    train_many,
-)
+from privrl.q_learning.training import Privatizer, TrainingRun, TrainResult, UnitMap, functional_noise, train_many
 
 if TYPE_CHECKING:
     import gymnasium as gym
