@@ -59,6 +59,8 @@ def policy_evaluation_instance(task: str, dataset: TrajectoryDataset, truth: PET
     """A policy-evaluation instance: on-policy logs, public γ, F_max, start distribution, groups
     (default one per state) and ``target``: ``"values"`` (the task scores V̂ per state) or
     ``"value"`` (it scores Ĵ only)."""
+    if dataset.n_states is None or dataset.reward_bounds is None:
+        raise InvalidDataError(f"Task {task!r}: policy-evaluation data must be tabular with declared reward bounds.")
     S = int(dataset.n_states)
     public = {"n_states": S, "n_actions": dataset.n_actions, "gamma": float(gamma),
               "reward_bounds": tuple(dataset.reward_bounds), "return_bound": float(return_bound),

@@ -69,6 +69,7 @@ from privrl.envs.river_swim import river_swim
 from privrl.envs.sparse_tabular import SparseTabularMDP, sparse_tabular
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
 from privrl.envs.tabular import TabularMDP, from_gymnasium_toy_text
+from privrl.errors import InvalidDataError
 from privrl.privacy.budget import Neighboring, PrivacyUnit
 from privrl.tabular_online.experiments import instance_model as tabular_online_instance
 
@@ -113,6 +114,8 @@ def pe_neighbour(dataset: TrajectoryDataset, return_bound: float) -> TrajectoryD
     obs = np.asarray(dataset.observations)
     starts = np.asarray(dataset.episode_starts)
     returns = np.add.reduceat(np.asarray(dataset.rewards, dtype=float), starts[:-1])
+    if dataset.n_states is None or dataset.reward_bounds is None:
+        raise InvalidDataError("pe_neighbour needs tabular data with declared reward bounds.")
     visits = np.bincount(obs, minlength=int(dataset.n_states)).astype(float)
     visits[visits == 0] = np.inf                      # a state never visited is not "rare": it is absent
     rare = int(np.argmin(visits)) if np.isfinite(visits).any() else 0

@@ -134,8 +134,10 @@ class TrajectoryDataset:
         """``(n,)`` bool or None."""
         return self._term
 
-    # n_states and reward_bounds stay untyped until privrl.bench narrows their None (int | None, tuple | None)
-    n_states = property(lambda self: self._n_states, doc="Size of the state set (tabular) or None.")
+    @property
+    def n_states(self) -> int | None:
+        """Size of the state set (tabular) or None."""
+        return self._n_states
 
     @property
     def n_actions(self) -> int | None:
@@ -147,7 +149,10 @@ class TrajectoryDataset:
         """Steps per episode (fixed-horizon data) or None."""
         return self._horizon
 
-    reward_bounds = property(lambda self: self._reward_bounds, doc="Declared ``(low, high)`` or None.")
+    @property
+    def reward_bounds(self) -> tuple[float, float] | None:
+        """Declared ``(low, high)`` or None."""
+        return self._reward_bounds
 
     @property
     def is_tabular(self) -> bool:

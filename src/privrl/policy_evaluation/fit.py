@@ -177,7 +177,11 @@ def _weights(args: argparse.Namespace, n_states: int) -> tuple[np.ndarray | None
 
 def _r_max(est: _Fitted, dataset: TrajectoryDataset) -> float:
     """The R_max the fit used: ``--r-max``, else the dataset's declared upper reward bound (public)."""
-    return float(est.r_max) if est.r_max is not None else float(dataset.reward_bounds[1])
+    if est.r_max is not None:
+        return float(est.r_max)
+    if dataset.reward_bounds is None:
+        raise InvalidParameterError("The data declare no reward bounds: give --reward-bounds LO HI or --r-max.")
+    return float(dataset.reward_bounds[1])
 
 
 def _bound_error(exc: InvalidDataError, est: _Fitted, dataset: TrajectoryDataset, source: str) -> InvalidDataError:
