@@ -106,10 +106,10 @@ def _calibrated(epsilon: float, delta: float, sampling_rate: float, n_steps: int
     return calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps)
 
 
-class _BehaviourCloning(Estimator):
-    """What BC and DP-BC share: their training parameters, the data checks, the public observation
-    scaling and the policy. DP-BC lists :class:`PrivateEstimator` after this class, so that its budget
-    still comes first."""
+class _Learner(Estimator):
+    """What every learner of the family shares: the privacy unit, the training parameters of the Adam loop
+    over Poisson-sampled trajectories, and the public observation scaling (subclasses declare ``obs_low`` /
+    ``obs_high``; :meth:`_public_scale` reads them)."""
 
     privacy_unit: ClassVar[PrivacyUnit | None] = PrivacyUnit.TRAJECTORY
     neighboring: ClassVar[Neighboring | None] = Neighboring.ADD_OR_REMOVE_ONE
@@ -118,6 +118,39 @@ class _BehaviourCloning(Estimator):
     n_steps: int = N_STEPS
     sampling_rate: float = SAMPLING_RATE
     learning_rate: float = LEARNING_RATE
+
+    def _train(self, p: dict[str, Any], dataset: Any, rng: RngLike, *, clip: float | None, release: Any) -> None:
+        """Train on ``dataset``: each step's per-trajectory gradients clipped to ``clip`` (None: not clipped) and
+        released through the privatizer ``release(size, privacy_rng)`` makes (None: the sums themselves)."""
+        raise NotImplementedError
+
+    def _set_scale(self, p: dict[str, Any], k: int, owner: str) -> None:
+        """The public observation scaling of ``k``-dimensional observations (:meth:`_scaled` applies it)."""
+        self._scale = self._public_scale(p, k, owner)
+
+    @staticmethod
+    def _public_scale(p: dict[str, Any], k: int, owner: str) -> tuple[np.ndarray, np.ndarray] | None:
+        low, high = p["obs_low"], p["obs_high"]
+        if low is None and high is None:
+            return None
+        for name, value in (("obs_low", low), ("obs_high", high)):
+            if value is None or value.shape != (k,):
+                raise param_error(name, owner, f"an array of {k} bounds, given with "
+                                  f"{'obs_high' if name == 'obs_low' else 'obs_low'}",
+                                  None if value is None else f"shape {value.shape}")
+        if not np.all(high > low):
+            raise param_error("obs_high", owner, "above obs_low in every coordinate", high.tolist())
+        return 0.5 * (high + low), 0.5 * (high - low)
+
+    def _scaled(self, obs: np.ndarray) -> np.ndarray:
+        return obs if self._scale is None else (obs - self._scale[0]) / self._scale[1]
+
+
+class _BehaviourCloning(_Learner):
+    """What BC and DP-BC (and IQL, DP-IQL) share: the discrete-action data checks, the public observation
+    scaling and the softmax policy. DP-BC lists :class:`_Private` (and so :class:`PrivateEstimator`) after
+    this class; its budget still comes first (the base classes' parameters come first)."""
+
     n_actions: int | None = N_ACTIONS
     obs_low: np.ndarray | None = OBS_LOW
     obs_high: np.ndarray | None = OBS_HIGH
@@ -137,25 +170,8 @@ class _BehaviourCloning(Estimator):
         if actions.ndim != 1 or not np.issubdtype(actions.dtype, np.integer) or actions.min() < 0 \
                 or actions.max() >= n_actions:
             raise InvalidDataError(f"{owner}: the actions must be ints in [0, {n_actions}) (n_actions).")
-        self._scale = self._public_scale(p, obs.shape[1], owner)
+        self._set_scale(p, obs.shape[1], owner)
         return self._scaled(obs), actions.astype(np.int64), int(n_actions)
-
-    @staticmethod
-    def _public_scale(p: dict[str, Any], k: int, owner: str) -> tuple[np.ndarray, np.ndarray] | None:
-        low, high = p["obs_low"], p["obs_high"]
-        if low is None and high is None:
-            return None
-        for name, value in (("obs_low", low), ("obs_high", high)):
-            if value is None or value.shape != (k,):
-                raise param_error(name, owner, f"an array of {k} bounds, given with "
-                                  f"{'obs_high' if name == 'obs_low' else 'obs_low'}",
-                                  None if value is None else f"shape {value.shape}")
-        if not np.all(high > low):
-            raise param_error("obs_high", owner, "above obs_low in every coordinate", high.tolist())
-        return 0.5 * (high + low), 0.5 * (high - low)
-
-    def _scaled(self, obs: np.ndarray) -> np.ndarray:
-        return obs if self._scale is None else (obs - self._scale[0]) / self._scale[1]
 
     def _train(self, p: dict[str, Any], dataset: TrajectoryDataset, rng: RngLike, *, clip: float | None,
                release: Any) -> None:
@@ -184,7 +200,7 @@ class _BehaviourCloning(Estimator):
         return self.action_probabilities(observations).argmax(1)
 
 
-class _NonPrivate(_BehaviourCloning):
+class _NonPrivate(_Learner):
     """The non-private fit of a learner: its own ``_train`` on Poisson-sampled trajectories without
     clipping or noise, and an empty ledger."""
 
@@ -198,13 +214,13 @@ class _NonPrivate(_BehaviourCloning):
         return self
 
 
-class BC(_NonPrivate):
+class BC(_BehaviourCloning, _NonPrivate):
     """Behaviour cloning (non-private): Adam on the summed cross-entropy of Poisson-sampled batches of
     trajectories (module docstring). Fitted: ``params_`` (flat W1, b1, ...), ``sizes_``,
     ``n_trajectories_``; ``predict``, ``action_probabilities``."""
 
 
-class _Private(_BehaviourCloning, PrivateEstimator):
+class _Private(_Learner, PrivateEstimator):
     """The DP-SGD fit of a learner (module docstring): ``z`` calibrated to the budget over the T
     Poisson-sampled steps, each step's per-trajectory clipped gradients (bound ``clip_norm`` per
     network) released with noise ``z·sensitivity_factor·C`` through the release seam; an infinite
@@ -220,18 +236,23 @@ class _Private(_BehaviourCloning, PrivateEstimator):
         z = noise_multiplier(budget, p["sampling_rate"], p["n_steps"])
         self.noise_multiplier_ = z
 
-        def release(size: int, privacy_rng: np.random.Generator) -> Any:
+        def release(size: Any, privacy_rng: np.random.Generator) -> Any:
             rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
             if not budget.is_private:
                 return None
-            return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
-                                           sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
+            return self._privatizer(rel, p, z, size)
 
         self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
         return self
 
+    def _privatizer(self, rel: Any, p: dict[str, Any], z: float, size: Any) -> Any:
+        """The noisy release of each step (``size`` coordinates): the T steps' one
+        :class:`SubsampledGaussianSteps` of sensitivity ``sensitivity_factor · C`` and multiplier ``z``."""
+        return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
+                                       sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
 
-class DPBC(_Private):
+
+class DPBC(_BehaviourCloning, _Private):
     """DP behaviour cloning: (ε, δ)-DP per trajectory under add/remove-one neighbours by DP-SGD with
     per-trajectory clipping and Poisson sampling of trajectories (module docstring). An infinite budget
     is :class:`BC` exactly (no clipping, no noise). Fitted: ``params_``, ``sizes_`` and ``noise_multiplier_``
