@@ -77,8 +77,8 @@ def plan_dp_td3bc(pub: Public) -> Assessment:
         for name, size in (("critic", 2 * n_parameters(pub.features + pub.actions, p["hidden"], 1)),
                            ("actor", n_parameters(pub.features, p["hidden"], pub.actions))))
     notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
-             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); an actor step (every "
-             f"{p['policy_delay']}th) has sensitivity sqrt(2) C (critic and actor each clipped to C), a critic-only "
+             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); an actor step (one step in "
+             f"{p['policy_delay']}) has sensitivity sqrt(2) C (critic and actor each clipped to C), a critic-only "
              "step C with noise z C",)
     return Assessment(rows, notes)
 
