@@ -203,14 +203,16 @@ def test_pinned_seeded_fit():
 
 
 @pytest.mark.slow
-def test_td3bc_learns_a_swing_up_on_pendulum():
+def test_td3bc_beats_the_behaviour_data_on_pendulum():
+    # the benchmark's non-private setting (benchmarks/bench_deep_offline.py --learner td3bc --steps 2000, seed 0):
+    # measured -133.8 against the data's mean return -152.7 (random torques: about -1200); 1000 steps are not enough
     from privrl.deep_offline.datasets import mean_return
 
-    data = pendulum_dataset(50, rng=0)
+    data = pendulum_dataset(200, rng=0)
     low, high = PENDULUM_OBS_BOUNDS
-    est = TD3BC(hidden=(64, 64), n_steps=1000, sampling_rate=0.2, max_action=2.0, obs_low=low,
+    est = TD3BC(hidden=(64, 64), n_steps=2000, sampling_rate=0.1, learning_rate=1e-3, max_action=2.0, obs_low=low,
                 obs_high=high).fit(data, rng=0)
-    assert mean_return(est.predict, "Pendulum-v1", 5, max_steps=200, rng=1) > -400   # random torques: about -1200
+    assert mean_return(est.predict, "Pendulum-v1", 10, max_steps=200, rng=100) > np.mean(data.episode_returns())
 
 
 def test_the_planner_reads_the_noise_from_the_estimators_calibration_and_sensitivity():
