@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._validation import check_scalar, param_error
 from privrl.privacy.draws import NoiseDeclaration
+
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.release import Releaser
 
 __all__ = ["clip_factors", "unit_sums", "clipped_sum", "clipped_block_sums", "release_clipped_sum",
            "clipped_sum_sensitivity", "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier",
@@ -78,7 +81,7 @@ def clipped_sum_sensitivity(clip: float, neighboring: str) -> float:
     return clip if neighboring == "add_or_remove_one" else 2.0 * clip
 
 
-def release_clipped_sum(grads: np.ndarray, clip: float, noise_multiplier: float, rel: Any, *,
+def release_clipped_sum(grads: np.ndarray, clip: float, noise_multiplier: float, rel: Releaser, *,
                         neighboring: str = "add_or_remove_one") -> np.ndarray:
     """``Σ clip(g_u) + N(0, (z Δ)² I)`` through the fit's releaser ``rel`` (one Gaussian release of
     sensitivity ``Δ`` = :func:`clipped_sum_sensitivity`; its event ``GaussianDpEvent(z)``; the
@@ -153,7 +156,7 @@ class SubsampledGaussianSteps:
     ``z = 0`` (an infinite budget) records nothing and adds no noise: the non-private counterpart.
     """
 
-    def __init__(self, rel: Any, *, clip: float, noise_multiplier: float, sampling_rate: float, steps: int,
+    def __init__(self, rel: Releaser, *, clip: float, noise_multiplier: float, sampling_rate: float, steps: int,
                  size: int, neighboring: str = "add_or_remove_one") -> None:
         self.sensitivity = clipped_sum_sensitivity(clip, neighboring)
         self.std = float(noise_multiplier) * self.sensitivity
@@ -189,7 +192,7 @@ class SubsampledGaussianStepKinds:
     declaration of its draws), and their composition is the ``T``-fold one. A kind of no steps records
     nothing."""
 
-    def __init__(self, rel: Any, *, noise_multiplier: float, sampling_rate: float,
+    def __init__(self, rel: Releaser, *, noise_multiplier: float, sampling_rate: float,
                  kinds: Mapping[str, tuple[int, int, float]]) -> None:
         self.kinds = {name: SubsampledGaussianSteps(rel, clip=sens, noise_multiplier=noise_multiplier,
                                                     sampling_rate=sampling_rate, steps=steps, size=size)

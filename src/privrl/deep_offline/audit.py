@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import functools
 import warnings
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.registry import AuditPair, AuditTarget, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
+from privrl.data import TrajectoryDataset
 from privrl.deep.dpsgd import SubsampledGaussianSteps, clipped_sum
 from privrl.deep.networks import MLP
-from privrl.deep_offline.continuous_data import pendulum_dataset
+from privrl.deep_offline.continuous_data import ContinuousTransitions, pendulum_dataset
 from privrl.deep_offline.datasets import cartpole_dataset
 from privrl.deep_offline.estimators import DPBC
 from privrl.deep_offline.iql import DPIQL
@@ -51,13 +52,16 @@ from privrl.privacy.noise import NoiseSource
 
 __all__ = ["NOISE_DIV_2", "step_sums", "iql_step_sums", "td3bc_step_sums"]
 
+Fitted = TypeVar("Fitted", DPBC, DPIQL, DPTD3BC)
+
 HIDDEN = (4,)
 CLIP = 1.0
 #: DP-IQL's audited clip: small enough that every network's gradient of the added trajectory exceeds it
 IQL_CLIP = 0.01
 #: DP-TD3+BC's audited clip and its one-step settings (an actor step: the critic and the actor released)
 TD3BC_CLIP = 0.01
-TD3BC_ONE_STEP: dict[str, Any] = {"policy_delay": 1, "max_action": 2.0}
+#: the actor bound of the audited Pendulum data
+TD3BC_MAX_ACTION = 2.0
 
 
 @functools.cache
@@ -96,7 +100,7 @@ def td3bc_step_sums() -> tuple[np.ndarray, np.ndarray]:
     (``D`` and a fifth), at initial parameters with the targets equal to them."""
     from privrl.deep_offline import _td3bc_learner  # torch: the 'deep' extra
 
-    est = DPTD3BC(budget=PrivacyBudget.non_private(), hidden=HIDDEN, **TD3BC_ONE_STEP)
+    est = DPTD3BC(budget=PrivacyBudget.non_private(), hidden=HIDDEN, policy_delay=1, max_action=TD3BC_MAX_ACTION)
     cfg, data = est._transitions(est._validated(), pendulum_dataset(5, max_steps=20, rng=0))
     critic = np.concatenate([MLP.init(cfg.q_sizes, np.random.default_rng(i)).params for i in range(2)])
     actor = MLP.init(cfg.actor_sizes, np.random.default_rng(2)).params
@@ -126,12 +130,15 @@ def _pair(est: DPBC | DPIQL | DPTD3BC, sums: tuple[np.ndarray, np.ndarray], sens
     return AuditPair(on(sums[0]), on(sums[1]), est.privacy_spent(delta), delta)
 
 
-def _one_step(cls: type[DPBC | DPIQL | DPTD3BC], clip: float, epsilon: float, delta: float, data: Any = None,
-              **settings: Any) -> DPBC | DPIQL | DPTD3BC:
+def _one_step(cls: type[Fitted], clip: float, epsilon: float, delta: float) -> Fitted:
+    return _fitted(cls(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0, hidden=HIDDEN,
+                       clip_norm=clip), cartpole_dataset(4, max_steps=20, rng=0))
+
+
+def _fitted(est: Fitted, data: TrajectoryDataset | ContinuousTransitions) -> Fitted:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # δ ≥ 1/n on the tiny data: the audit checks the step, not δ
-        return cls(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0, hidden=HIDDEN,
-                   clip_norm=clip, **settings).fit(data or cartpole_dataset(4, max_steps=20, rng=0), rng=0)
+        return est.fit(data, rng=0)
 
 
 def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
@@ -144,7 +151,9 @@ def _build_iql(epsilon: float, delta: float, broken: str | None) -> AuditPair:
 
 
 def _build_td3bc(epsilon: float, delta: float, broken: str | None) -> AuditPair:
-    est = _one_step(DPTD3BC, TD3BC_CLIP, epsilon, delta, pendulum_dataset(4, max_steps=20, rng=0), **TD3BC_ONE_STEP)
+    est = _fitted(DPTD3BC(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0,
+                          hidden=HIDDEN, clip_norm=TD3BC_CLIP, policy_delay=1, max_action=TD3BC_MAX_ACTION),
+                  pendulum_dataset(4, max_steps=20, rng=0))
     return _pair(est, td3bc_step_sums(), DPTD3BC.sensitivity_factor * TD3BC_CLIP, delta, broken)
 
 

@@ -57,6 +57,9 @@ from privrl.deep_offline.estimators import (
     N_STEPS,
     OBS_HIGH,
     OBS_LOW,
+    Dataset,
+    Privatize,
+    Release,
     _check_budget,
     _Learner,
     _NonPrivate,
@@ -67,6 +70,7 @@ from privrl.privacy import PrivacyBudget
 
 if TYPE_CHECKING:  # annotations only
     from privrl.deep_offline._td3bc_learner import TD3BCConfig, Transitions
+    from privrl.privacy.release import Releaser
 
 __all__ = ["TD3BC", "DPTD3BC"]
 
@@ -97,11 +101,13 @@ class _TD3PlusBC(_Learner):
     policy_delay: int = param("d: the actor and the targets move every d-th step (TD3's delayed update)", default=2,
                               kind="int", low=1)
 
-    def _transitions(self, p: dict[str, Any], data: ContinuousTransitions) -> tuple[TD3BCConfig, Transitions]:
+    def _transitions(self, p: dict[str, Any], data: Dataset) -> tuple[TD3BCConfig, Transitions]:
         from privrl.deep_offline import _td3bc_learner  # torch: the 'deep' extra, loaded only to fit
 
         owner = f"{type(self).__name__}.fit"
-        obs, actions = self._checked(p, data, owner)
+        if not isinstance(data, ContinuousTransitions):
+            raise param_error("dataset", owner, "a ContinuousTransitions (continuous actions)", type(data).__name__)
+        obs, actions = self._checked(p["max_action"], data, owner)
         self._set_scale(p, obs.shape[1], owner)
         k, d, hidden, a_max = obs.shape[1], actions.shape[1], p["hidden"], p["max_action"]
         cfg = _td3bc_learner.TD3BCConfig(gamma=p["gamma"], polyak=p["polyak"], alpha=p["alpha"], max_action=a_max,
@@ -115,21 +121,19 @@ class _TD3PlusBC(_Learner):
         return cfg, out
 
     @staticmethod
-    def _checked(p: dict[str, Any], data: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
-        if not isinstance(data, ContinuousTransitions):
-            raise param_error("dataset", owner, "a ContinuousTransitions (continuous actions)", type(data).__name__)
+    def _checked(max_action: float, data: ContinuousTransitions, owner: str) -> tuple[np.ndarray, np.ndarray]:
         obs, actions = np.asarray(data.observations, dtype=np.float64), np.asarray(data.actions, dtype=np.float64)
         if obs.ndim != 2 or actions.ndim != 2 or len(actions) != len(obs):
             raise InvalidDataError(f"{owner}: the observations and actions must be (n, k) and (n, d) float arrays; "
                                    f"got shapes {obs.shape} and {actions.shape}.")
-        if not np.all(np.abs(actions) <= p["max_action"]):
+        if not np.all(np.abs(actions) <= max_action):
             raise InvalidDataError(f"{owner}: every action must lie in [-max_action, max_action] = "
-                                   f"[{-p['max_action']:g}, {p['max_action']:g}]; the largest |action| is "
+                                   f"[{-max_action:g}, {max_action:g}]; the largest |action| is "
                                    f"{float(np.nanmax(np.abs(actions))):g}.")
         return obs, actions
 
-    def _train(self, p: dict[str, Any], data: ContinuousTransitions, rng: RngLike, *, clip: float | None,
-               release: Any) -> None:
+    def _train(self, p: dict[str, Any], data: Dataset, rng: RngLike, *, clip: float | None,
+               release: Release | None) -> None:
         from privrl.deep_offline import _td3bc_learner
 
         cfg, transitions = self._transitions(p, data)
@@ -181,11 +185,12 @@ class DPTD3BC(_TD3PlusBC, _Private):
     #: an actor step's sensitivity in units of ``clip_norm`` (a critic-only step's is 1)
     sensitivity_factor: ClassVar[float] = math.sqrt(N_NETWORKS)
 
-    def _privatizer(self, rel: Any, p: dict[str, Any], z: float, size: Any) -> Any:
+    def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:
         """Critic-only steps release the critic's ``P_Q`` coordinates with sensitivity ``C``, actor steps the
         critic's and the actor's ``P_Q + P_π`` with ``√2 C``; both at multiplier ``z``."""
         from privrl.deep_offline._td3bc_learner import actor_steps
 
+        assert isinstance(size, tuple), size   # _train hands the critic's and the actor's parameter counts
         p_critic, p_actor = size
         clip, steps = p["clip_norm"], p["n_steps"]
         n_actor = actor_steps(steps, p["policy_delay"])
