@@ -33,4 +33,6 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "DPBC": "privrl.deep_offline",
     "IQL": "privrl.deep_offline",
     "DPIQL": "privrl.deep_offline",
+    "TD3BC": "privrl.deep_offline",
+    "DPTD3BC": "privrl.deep_offline",
 }

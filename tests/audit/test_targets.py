@@ -28,7 +28,8 @@ QUICK_SHARP = ("gaussian", "laplace", "tree-counter", "blt-counter", "dp-lsw", "
                "dp-monte-carlo-groups", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-pooled", "dp-apvi-groups",
                "dp-apvi-logged", "linopt-central", "linopt-local", "tabular-online-central-laplace",
                "tabular-online-central-tree", "tabular-online-central-blt", "tabular-online-local-laplace",
-               "tabular-online-central-blt-pooled", "dp-bc-step", "dp-iql-step", "dp-vapvi-release",
+               "tabular-online-central-blt-pooled", "dp-bc-step", "dp-iql-step", "dp-td3bc-step",
+               "dp-vapvi-release",
                "dp-vapvi-release-paper")
 #: targets without a release-point audit: dp-lsw-counts (its release is dp-lsw's); the DP-VAPVI transcripts
 #: (the whole adaptive kernel, black-box; DP-VAPVI's releases are audited at the release point by

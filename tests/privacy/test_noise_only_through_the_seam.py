@@ -20,6 +20,9 @@ SEAM = {"privacy/noise.py", "privacy/release.py"}
 NOT_PRIVACY_NOISE = {
     "deep_offline/continuous_data.py": "the documented behaviour policy's Gaussian action noise (Pendulum data "
                                        "generation: it makes the logged data, it releases nothing)",
+    "deep_offline/_td3bc_learner.py": "TD3's target policy smoothing noise (part of the learner's TD target, drawn "
+                                      "from the fit's batch stream, independent of the data; the privacy noise "
+                                      "goes through the releaser)",
 }
 #: receivers whose methods of these names are the seam itself (a Releaser's release) or build an
 #: event without drawing (``privacy.events``)

@@ -20,16 +20,20 @@ learners that train on logged trajectories.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._validation import check_scalar, param_error
 from privrl.privacy.draws import NoiseDeclaration
 
-__all__ = ["clip_factors", "unit_sums", "clipped_sum", "release_clipped_sum", "clipped_sum_sensitivity",
-           "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier",
-           "poisson_sample", "SubsampledGaussianSteps"]
+if TYPE_CHECKING:  # annotations only
+    from privrl.privacy.release import Releaser
+
+__all__ = ["clip_factors", "unit_sums", "clipped_sum", "clipped_block_sums", "release_clipped_sum",
+           "clipped_sum_sensitivity", "dpsgd_event", "dpsgd_epsilon", "calibrate_noise_multiplier",
+           "poisson_sample", "SubsampledGaussianSteps", "SubsampledGaussianStepKinds"]
 
 
 def clip_factors(sq_norms: np.ndarray, clip: object) -> np.ndarray:
@@ -58,6 +62,16 @@ def clipped_sum(grads: np.ndarray, clip: float) -> np.ndarray:
     return (grads * clip_factors((grads * grads).sum(1), clip)[:, None]).sum(0)
 
 
+def clipped_block_sums(grads: Sequence[np.ndarray], clip: float | None) -> np.ndarray:
+    """The sums over units, block by block (one block per network): ``(Σ_u clip(g_u^1), Σ_u clip(g_u^2), ...)``
+    with each block of each unit (a row of ``grads[b]`` ``(m, P_b)``) clipped to ℓ2 norm ``clip`` on its own
+    (None: the plain sums). One unit's contribution, the concatenation of its ``B`` clipped blocks, has ℓ2
+    norm at most ``√B · C``: the sensitivity of the concatenated sum under add/remove-one."""
+    if clip is None:
+        return np.concatenate([np.asarray(g, dtype=float).sum(0) for g in grads])
+    return np.concatenate([clipped_sum(g, clip) for g in grads])
+
+
 def clipped_sum_sensitivity(clip: float, neighboring: str) -> float:
     """ℓ2 sensitivity of a clipped sum: ``C`` (add or remove one unit) or ``2C`` (replace one)."""
     clip = check_scalar(clip, "clip", owner="clipped_sum_sensitivity", low=0.0, closed="neither")
@@ -67,7 +81,7 @@ def clipped_sum_sensitivity(clip: float, neighboring: str) -> float:
     return clip if neighboring == "add_or_remove_one" else 2.0 * clip
 
 
-def release_clipped_sum(grads: np.ndarray, clip: float, noise_multiplier: float, rel: Any, *,
+def release_clipped_sum(grads: np.ndarray, clip: float, noise_multiplier: float, rel: Releaser, *,
                         neighboring: str = "add_or_remove_one") -> np.ndarray:
     """``Σ clip(g_u) + N(0, (z Δ)² I)`` through the fit's releaser ``rel`` (one Gaussian release of
     sensitivity ``Δ`` = :func:`clipped_sum_sensitivity`; its event ``GaussianDpEvent(z)``; the
@@ -142,7 +156,7 @@ class SubsampledGaussianSteps:
     ``z = 0`` (an infinite budget) records nothing and adds no noise: the non-private counterpart.
     """
 
-    def __init__(self, rel: Any, *, clip: float, noise_multiplier: float, sampling_rate: float, steps: int,
+    def __init__(self, rel: Releaser, *, clip: float, noise_multiplier: float, sampling_rate: float, steps: int,
                  size: int, neighboring: str = "add_or_remove_one") -> None:
         self.sensitivity = clipped_sum_sensitivity(clip, neighboring)
         self.std = float(noise_multiplier) * self.sensitivity
@@ -166,3 +180,26 @@ class SubsampledGaussianSteps:
                               f"at most the {self.steps} steps the ledger records", self.released + 1)
         self.released += 1
         return clipped + self._noise.gaussian(clipped.shape, self.std)
+
+
+class SubsampledGaussianStepKinds:
+    """Poisson-subsampled DP-SGD steps of several *kinds* at one noise multiplier ``z``: a kind releases its
+    own blocks (e.g. TD3's critic-only steps and its critic-and-actor steps) with its own sensitivity
+    ``Δ_k`` (``kinds``: name -> (steps, coordinates, Δ_k)), and a step of kind ``k`` adds noise of std
+    ``z Δ_k``. Every step is then the same mechanism — the Poisson-subsampled Gaussian of multiplier ``z``
+    — whatever its kind, so ``T = Σ_k steps_k`` steps compose exactly as :func:`dpsgd_event` ``(z, q, T)``:
+    the ledger holds one :class:`SubsampledGaussianSteps` event per kind (its steps' composition, with the
+    declaration of its draws), and their composition is the ``T``-fold one. A kind of no steps records
+    nothing."""
+
+    def __init__(self, rel: Releaser, *, noise_multiplier: float, sampling_rate: float,
+                 kinds: Mapping[str, tuple[int, int, float]]) -> None:
+        self.kinds = {name: SubsampledGaussianSteps(rel, clip=sens, noise_multiplier=noise_multiplier,
+                                                    sampling_rate=sampling_rate, steps=steps, size=size)
+                      for name, (steps, size, sens) in kinds.items() if steps > 0}
+
+    def release(self, clipped: np.ndarray, kind: str) -> np.ndarray:
+        """``clipped + N(0, (z Δ_kind)² I)``: the noisy sum of the next step of ``kind``."""
+        if kind not in self.kinds:
+            raise param_error("kind", "SubsampledGaussianStepKinds.release", f"one of {sorted(self.kinds)}", kind)
+        return self.kinds[kind].release(clipped)

@@ -30,7 +30,7 @@ import torch
 from torch.func import grad, vmap
 
 from privrl._progress import loop_progress
-from privrl.deep.dpsgd import clipped_sum, poisson_sample
+from privrl.deep.dpsgd import clipped_block_sums, poisson_sample
 from privrl.deep_offline._learner import _one_torch_thread, forward, padding
 
 __all__ = ["IQLConfig", "Transitions", "unit_gradients", "clipped_step", "train"]
@@ -146,11 +146,9 @@ def unit_gradients(theta: np.ndarray, target: np.ndarray, rows_of: list[np.ndarr
 def clipped_step(grads: Sequence[np.ndarray], clip: float | None) -> np.ndarray:
     """The step's sum over trajectories, network by network: ``(Σ_u clip(g_u^Q), Σ_u clip(g_u^V),
     Σ_u clip(g_u^π))`` with each network's per-trajectory gradient clipped to ℓ2 norm ``clip`` (None: the
-    plain sums). One trajectory's contribution, the concatenation of its three clipped gradients, has ℓ2
-    norm at most ``√3 C``."""
-    if clip is None:
-        return np.concatenate([g.sum(0) for g in grads])
-    return np.concatenate([clipped_sum(g, clip) for g in grads])
+    plain sums; :func:`privrl.deep.dpsgd.clipped_block_sums`). One trajectory's contribution, the
+    concatenation of its three clipped gradients, has ℓ2 norm at most ``√3 C``."""
+    return clipped_block_sums(grads, clip)
 
 
 def train(theta0: np.ndarray, data: Transitions, cfg: IQLConfig, *, steps: int, sampling_rate: float,

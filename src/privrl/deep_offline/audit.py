@@ -1,5 +1,5 @@
-"""Audit targets ``dp-bc-step`` and ``dp-iql-step``: DP-BC's and DP-IQL's clipped noisy gradient steps on
-two neighbouring datasets.
+"""Audit targets ``dp-bc-step``, ``dp-iql-step`` and ``dp-td3bc-step``: DP-BC's, DP-IQL's and DP-TD3+BC's
+clipped noisy gradient steps on two neighbouring datasets.
 
 A :class:`~privrl.deep_offline.DPBC` of one step at sampling rate 1 (``T = 1``, ``q = 1``: the step is
 then a plain Gaussian mechanism, so the audit's neighbours are worst case without a sampling lottery)
@@ -16,6 +16,11 @@ release it through :class:`privrl.deep.dpsgd.SubsampledGaussianSteps` with the f
 contribution has norm exactly ``√3 C``, the sensitivity the estimator states), released with the noise
 std ``z · √3 C`` the estimator uses.
 
+``dp-td3bc-step`` is the same for :class:`~privrl.deep_offline.DPTD3BC`'s actor step (``policy_delay`` = 1, so
+the one step updates the critic and the actor): :func:`privrl.deep_offline._td3bc_learner.clipped_step` of the
+critic's and the actor's gradients of each of 5 short Pendulum trajectories (the fifth's two gradients both
+exceed ``C``: its contribution has norm exactly ``√2 C``), released with the noise std ``z · √2 C``.
+
 Negative controls (same claim): ``noise-div-10`` and ``noise-div-2`` — the noise std divided by 10 and by
 2 (``ScaledNoise``): a step that adds less noise than its ledger says.
 
@@ -27,26 +32,36 @@ from __future__ import annotations
 
 import functools
 import warnings
+from typing import TypeVar
 
 import numpy as np
 
 from privrl.audit.broken import NOISE_DIVISOR
 from privrl.audit.registry import AuditPair, AuditTarget, register_target
 from privrl.audit.targets_mechanisms import NOISE_DIV_2, NOISE_DIV_10
+from privrl.data import TrajectoryDataset
 from privrl.deep.dpsgd import SubsampledGaussianSteps, clipped_sum
 from privrl.deep.networks import MLP
+from privrl.deep_offline.continuous_data import ContinuousTransitions, pendulum_dataset
 from privrl.deep_offline.datasets import cartpole_dataset
 from privrl.deep_offline.estimators import DPBC
 from privrl.deep_offline.iql import DPIQL
+from privrl.deep_offline.td3bc import DPTD3BC
 from privrl.privacy import Ledger, NumpyNoise, PrivacyBudget, Releaser, ScaledNoise
 from privrl.privacy.noise import NoiseSource
 
-__all__ = ["NOISE_DIV_2", "step_sums", "iql_step_sums"]
+__all__ = ["NOISE_DIV_2", "step_sums", "iql_step_sums", "td3bc_step_sums"]
+
+Fitted = TypeVar("Fitted", DPBC, DPIQL, DPTD3BC)
 
 HIDDEN = (4,)
 CLIP = 1.0
 #: DP-IQL's audited clip: small enough that every network's gradient of the added trajectory exceeds it
 IQL_CLIP = 0.01
+#: DP-TD3+BC's audited clip and its one-step settings (an actor step: the critic and the actor released)
+TD3BC_CLIP = 0.01
+#: the actor bound of the audited Pendulum data
+TD3BC_MAX_ACTION = 2.0
 
 
 @functools.cache
@@ -79,7 +94,24 @@ def iql_step_sums() -> tuple[np.ndarray, np.ndarray]:
             _iql_learner.clipped_step(grads, IQL_CLIP))
 
 
-def _pair(est: DPBC | DPIQL, sums: tuple[np.ndarray, np.ndarray], sensitivity: float, delta: float,
+@functools.cache
+def td3bc_step_sums() -> tuple[np.ndarray, np.ndarray]:
+    """DP-TD3+BC's actor-step sums (critic and actor blocks) on ``D`` (4 Pendulum trajectories) and on ``D'``
+    (``D`` and a fifth), at initial parameters with the targets equal to them."""
+    from privrl.deep_offline import _td3bc_learner  # torch: the 'deep' extra
+
+    est = DPTD3BC(budget=PrivacyBudget.non_private(), hidden=HIDDEN, policy_delay=1, max_action=TD3BC_MAX_ACTION)
+    cfg, data = est._transitions(est._validated(), pendulum_dataset(5, max_steps=20, rng=0))
+    critic = np.concatenate([MLP.init(cfg.q_sizes, np.random.default_rng(i)).params for i in range(2)])
+    actor = MLP.init(cfg.actor_sizes, np.random.default_rng(2)).params
+    eps = np.zeros((5, 20, 1))   # the target smoothing draws: any value; the sensitivity holds for each
+    grads = _td3bc_learner.unit_gradients(critic, actor, (critic, actor), data.rows(range(5)), data, eps, cfg,
+                                          with_actor=True)
+    return (_td3bc_learner.clipped_step(tuple(g[:-1] for g in grads), TD3BC_CLIP),
+            _td3bc_learner.clipped_step(grads, TD3BC_CLIP))
+
+
+def _pair(est: DPBC | DPIQL | DPTD3BC, sums: tuple[np.ndarray, np.ndarray], sensitivity: float, delta: float,
           broken: str | None) -> AuditPair:
     """The fitted one-step estimator's claim against its step released on the two sums with its
     multiplier and stated sensitivity (the noise scaled down for a broken variant)."""
@@ -98,11 +130,15 @@ def _pair(est: DPBC | DPIQL, sums: tuple[np.ndarray, np.ndarray], sensitivity: f
     return AuditPair(on(sums[0]), on(sums[1]), est.privacy_spent(delta), delta)
 
 
-def _one_step(cls: type[DPBC | DPIQL], clip: float, epsilon: float, delta: float) -> DPBC | DPIQL:
+def _one_step(cls: type[Fitted], clip: float, epsilon: float, delta: float) -> Fitted:
+    return _fitted(cls(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0, hidden=HIDDEN,
+                       clip_norm=clip), cartpole_dataset(4, max_steps=20, rng=0))
+
+
+def _fitted(est: Fitted, data: TrajectoryDataset | ContinuousTransitions) -> Fitted:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # δ ≥ 1/n on the tiny data: the audit checks the step, not δ
-        return cls(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0, hidden=HIDDEN,
-                   clip_norm=clip).fit(cartpole_dataset(4, max_steps=20, rng=0), rng=0)
+        return est.fit(data, rng=0)
 
 
 def _build(epsilon: float, delta: float, broken: str | None) -> AuditPair:
@@ -114,6 +150,13 @@ def _build_iql(epsilon: float, delta: float, broken: str | None) -> AuditPair:
                  delta, broken)
 
 
+def _build_td3bc(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    est = _fitted(DPTD3BC(budget=PrivacyBudget(epsilon=epsilon, delta=delta), n_steps=1, sampling_rate=1.0,
+                          hidden=HIDDEN, clip_norm=TD3BC_CLIP, policy_delay=1, max_action=TD3BC_MAX_ACTION),
+                  pendulum_dataset(4, max_steps=20, rng=0))
+    return _pair(est, td3bc_step_sums(), DPTD3BC.sensitivity_factor * TD3BC_CLIP, delta, broken)
+
+
 register_target(AuditTarget(
     name="dp-bc-step", description="DP-BC's clipped noisy gradient step (one trajectory added), q = 1, T = 1",
     privacy_unit="one trajectory (add/remove)", build=_build, epsilon=1.0, delta=1e-5,
@@ -123,5 +166,11 @@ register_target(AuditTarget(
     name="dp-iql-step", description="DP-IQL's clipped noisy step on Q, V and the policy (one trajectory added), "
                                     "q = 1, T = 1",
     privacy_unit="one trajectory (add/remove)", build=_build_iql, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-td3bc-step", description="DP-TD3+BC's clipped noisy actor step on the critic and the actor (one "
+                                      "trajectory added), q = 1, T = 1",
+    privacy_unit="one trajectory (add/remove)", build=_build_td3bc, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10, NOISE_DIV_2), optimal="lda",
 ))

@@ -153,8 +153,9 @@ if __name__ == "__main__":
 
 def mean_return(policy: Callable[[np.ndarray], Any], env_id: str, n_episodes: int, *, max_steps: int,
                 rng: RngLike = None) -> float:
-    """The mean return of ``policy`` (``(n, k) observations -> (n,) actions``, e.g. a fitted
-    estimator's ``predict``) over ``n_episodes`` episodes of ``env_id``, each cut at ``max_steps``."""
+    """The mean return of ``policy`` (``(n, k) observations -> (n,) actions``, or ``(n, d)`` continuous
+    actions, e.g. a fitted estimator's ``predict``) over ``n_episodes`` episodes of ``env_id``, each cut at
+    ``max_steps``."""
     import gymnasium as gym  # lazy: `import privrl` loads no Gymnasium
 
     gen = as_generator(rng)
@@ -164,7 +165,8 @@ def mean_return(policy: Callable[[np.ndarray], Any], env_id: str, n_episodes: in
         for _ in range(n_episodes):
             obs, _info = env.reset(seed=int(gen.integers(0, 2**31 - 1)))
             for _step in range(max_steps):
-                obs, reward, terminated, truncated, _info = env.step(int(policy(obs[None])[0]))
+                action = np.asarray(policy(obs[None])[0])
+                obs, reward, terminated, truncated, _info = env.step(int(action) if action.ndim == 0 else action)
                 total += float(reward)
                 if terminated or truncated:
                     break

@@ -33,9 +33,11 @@ initialisation and the batch sampling come from the fit's ``rng`` (independent o
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, child_rngs
 from privrl._validation import check_array, param_error
@@ -43,11 +45,22 @@ from privrl.base import BUDGET, CALIBRATION, Estimator, PrivateEstimator, param
 from privrl.data import TrajectoryDataset
 from privrl.deep.dpsgd import SubsampledGaussianSteps, calibrate_noise_multiplier
 from privrl.deep.networks import MLP
+from privrl.deep_offline.continuous_data import ContinuousTransitions
 from privrl.errors import InvalidDataError
 from privrl.privacy import Ledger, Neighboring, PrivacyBudget, PrivacyUnit
 
 if TYPE_CHECKING:  # annotations only (typing.Self: Python 3.11)
     from typing_extensions import Self
+
+    from privrl.privacy.release import Releaser
+
+#: a fit's data: logged trajectories with discrete actions, or with continuous ones (TD3+BC)
+Dataset = TrajectoryDataset | ContinuousTransitions
+#: a step's noisy release of its clipped sum (DP-TD3+BC's also takes whether the step is an actor step)
+Privatize = Callable[..., np.ndarray]
+#: makes the fit's privatizer from the step's coordinates (per network block for DP-TD3+BC) and the privacy stream;
+#: None for the non-private learner
+Release = Callable[[int | tuple[int, int], np.random.Generator], Privatize | None]
 
 __all__ = ["BC", "DPBC", "noise_multiplier"]
 
@@ -106,10 +119,10 @@ def _calibrated(epsilon: float, delta: float, sampling_rate: float, n_steps: int
     return calibrate_noise_multiplier(epsilon, delta, sampling_rate, n_steps)
 
 
-class _BehaviourCloning(Estimator):
-    """What BC and DP-BC share: their training parameters, the data checks, the public observation
-    scaling and the policy. DP-BC lists :class:`PrivateEstimator` after this class, so that its budget
-    still comes first."""
+class _Learner(Estimator):
+    """What every learner of the family shares: the privacy unit, the training parameters of the Adam loop
+    over Poisson-sampled trajectories, and the public observation scaling (subclasses declare ``obs_low`` /
+    ``obs_high``; :meth:`_set_scale` reads them)."""
 
     privacy_unit: ClassVar[PrivacyUnit | None] = PrivacyUnit.TRAJECTORY
     neighboring: ClassVar[Neighboring | None] = Neighboring.ADD_OR_REMOVE_ONE
@@ -118,11 +131,43 @@ class _BehaviourCloning(Estimator):
     n_steps: int = N_STEPS
     sampling_rate: float = SAMPLING_RATE
     learning_rate: float = LEARNING_RATE
+
+    def _train(self, p: dict[str, Any], dataset: Dataset, rng: RngLike, *, clip: float | None,
+               release: Release | None) -> None:
+        """Train on ``dataset``: each step's per-trajectory gradients clipped to ``clip`` (None: not clipped) and
+        released through the privatizer ``release(size, privacy_rng)`` makes (None: the sums themselves)."""
+        raise NotImplementedError
+
+    def _set_scale(self, p: dict[str, Any], k: int, owner: str) -> None:
+        """The public observation scaling of ``k``-dimensional observations from the bounds ``obs_low`` /
+        ``obs_high`` (none without them; :meth:`_scaled` applies it)."""
+        low, high = p["obs_low"], p["obs_high"]
+        self._scale: tuple[np.ndarray, np.ndarray] | None = None
+        if low is None and high is None:
+            return
+        for name, value in (("obs_low", low), ("obs_high", high)):
+            if value is None or value.shape != (k,):
+                raise param_error(name, owner, f"an array of {k} bounds, given with "
+                                  f"{'obs_high' if name == 'obs_low' else 'obs_low'}",
+                                  None if value is None else f"shape {value.shape}")
+        if not np.all(high > low):
+            raise param_error("obs_high", owner, "above obs_low in every coordinate", high.tolist())
+        self._scale = 0.5 * (high + low), 0.5 * (high - low)
+
+    def _scaled(self, obs: np.ndarray) -> np.ndarray:
+        return obs if self._scale is None else (obs - self._scale[0]) / self._scale[1]
+
+
+class _BehaviourCloning(_Learner):
+    """What BC and DP-BC (and IQL, DP-IQL) share: the discrete-action data checks, the public observation
+    scaling and the softmax policy. DP-BC lists :class:`_Private` (and so :class:`PrivateEstimator`) after
+    this class; its budget still comes first (the base classes' parameters come first)."""
+
     n_actions: int | None = N_ACTIONS
     obs_low: np.ndarray | None = OBS_LOW
     obs_high: np.ndarray | None = OBS_HIGH
 
-    def _inputs(self, p: dict[str, Any], dataset: TrajectoryDataset) -> tuple[np.ndarray, np.ndarray, int]:
+    def _inputs(self, p: dict[str, Any], dataset: Dataset) -> tuple[np.ndarray, np.ndarray, int]:
         owner = f"{type(self).__name__}.fit"
         if not isinstance(dataset, TrajectoryDataset):
             raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
@@ -137,28 +182,11 @@ class _BehaviourCloning(Estimator):
         if actions.ndim != 1 or not np.issubdtype(actions.dtype, np.integer) or actions.min() < 0 \
                 or actions.max() >= n_actions:
             raise InvalidDataError(f"{owner}: the actions must be ints in [0, {n_actions}) (n_actions).")
-        self._scale = self._public_scale(p, obs.shape[1], owner)
+        self._set_scale(p, obs.shape[1], owner)
         return self._scaled(obs), actions.astype(np.int64), int(n_actions)
 
-    @staticmethod
-    def _public_scale(p: dict[str, Any], k: int, owner: str) -> tuple[np.ndarray, np.ndarray] | None:
-        low, high = p["obs_low"], p["obs_high"]
-        if low is None and high is None:
-            return None
-        for name, value in (("obs_low", low), ("obs_high", high)):
-            if value is None or value.shape != (k,):
-                raise param_error(name, owner, f"an array of {k} bounds, given with "
-                                  f"{'obs_high' if name == 'obs_low' else 'obs_low'}",
-                                  None if value is None else f"shape {value.shape}")
-        if not np.all(high > low):
-            raise param_error("obs_high", owner, "above obs_low in every coordinate", high.tolist())
-        return 0.5 * (high + low), 0.5 * (high - low)
-
-    def _scaled(self, obs: np.ndarray) -> np.ndarray:
-        return obs if self._scale is None else (obs - self._scale[0]) / self._scale[1]
-
-    def _train(self, p: dict[str, Any], dataset: TrajectoryDataset, rng: RngLike, *, clip: float | None,
-               release: Any) -> None:
+    def _train(self, p: dict[str, Any], dataset: Dataset, rng: RngLike, *, clip: float | None,
+               release: Release | None) -> None:
         from privrl.deep_offline import _learner  # torch: the 'deep' extra, loaded only to fit
 
         obs, actions, n_actions = self._inputs(p, dataset)
@@ -171,7 +199,7 @@ class _BehaviourCloning(Estimator):
                                       learning_rate=p["learning_rate"], rng=rngs["batches"], clip=clip,
                                       privatize=privatize)
 
-    def action_probabilities(self, observations: Any) -> np.ndarray:
+    def action_probabilities(self, observations: ArrayLike) -> np.ndarray:
         """``(n, A)``: ``π(· | s)`` at each observation (rows of an ``(n, k)`` array, or one ``(k,)``)."""
         obs = np.atleast_2d(np.asarray(observations, dtype=np.float64))
         logits = MLP(self.sizes_, self.params_)(self._scaled(obs))
@@ -179,18 +207,18 @@ class _BehaviourCloning(Estimator):
         probs = np.exp(logits)
         return probs / probs.sum(1, keepdims=True)
 
-    def predict(self, observations: Any) -> np.ndarray:
+    def predict(self, observations: ArrayLike) -> np.ndarray:
         """The greedy action ``argmax_a π(a | s)`` at each observation."""
         return self.action_probabilities(observations).argmax(1)
 
 
-class _NonPrivate(_BehaviourCloning):
+class _NonPrivate(_Learner):
     """The non-private fit of a learner: its own ``_train`` on Poisson-sampled trajectories without
     clipping or noise, and an empty ledger."""
 
     guarantee = None
 
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> Self:
+    def fit(self, dataset: Dataset, *, rng: RngLike = None) -> Self:
         p = self._validated()
         self.privacy_ledger_ = Ledger()
         self._train(p, dataset, rng, clip=None, release=None)
@@ -198,13 +226,13 @@ class _NonPrivate(_BehaviourCloning):
         return self
 
 
-class BC(_NonPrivate):
+class BC(_BehaviourCloning, _NonPrivate):
     """Behaviour cloning (non-private): Adam on the summed cross-entropy of Poisson-sampled batches of
     trajectories (module docstring). Fitted: ``params_`` (flat W1, b1, ...), ``sizes_``,
     ``n_trajectories_``; ``predict``, ``action_probabilities``."""
 
 
-class _Private(_BehaviourCloning, PrivateEstimator):
+class _Private(_Learner, PrivateEstimator):
     """The DP-SGD fit of a learner (module docstring): ``z`` calibrated to the budget over the T
     Poisson-sampled steps, each step's per-trajectory clipped gradients (bound ``clip_norm`` per
     network) released with noise ``z·sensitivity_factor·C`` through the release seam; an infinite
@@ -213,25 +241,31 @@ class _Private(_BehaviourCloning, PrivateEstimator):
     #: a step's sensitivity in units of ``clip_norm`` (√(networks) when each network is clipped apart)
     sensitivity_factor: ClassVar[float] = 1.0
 
-    def fit(self, dataset: TrajectoryDataset, *, rng: RngLike = None) -> Self:
+    def fit(self, dataset: Dataset, *, rng: RngLike = None) -> Self:
         p = self._validated()
         rng = self._fit_rng(rng)
         budget: PrivacyBudget = p["budget"]
         z = noise_multiplier(budget, p["sampling_rate"], p["n_steps"])
         self.noise_multiplier_ = z
 
-        def release(size: int, privacy_rng: np.random.Generator) -> Any:
+        def release(size: int | tuple[int, int], privacy_rng: np.random.Generator) -> Privatize | None:
             rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
             if not budget.is_private:
                 return None
-            return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
-                                           sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
+            return self._privatizer(rel, p, z, size)
 
         self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
         return self
 
+    def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:
+        """The noisy release of each step (``size`` coordinates): the T steps' one
+        :class:`SubsampledGaussianSteps` of sensitivity ``sensitivity_factor · C`` and multiplier ``z``."""
+        assert isinstance(size, int), size   # one block: the learners' _train hand their parameter count
+        return SubsampledGaussianSteps(rel, clip=self.sensitivity_factor * p["clip_norm"], noise_multiplier=z,
+                                       sampling_rate=p["sampling_rate"], steps=p["n_steps"], size=size).release
 
-class DPBC(_Private):
+
+class DPBC(_BehaviourCloning, _Private):
     """DP behaviour cloning: (ε, δ)-DP per trajectory under add/remove-one neighbours by DP-SGD with
     per-trajectory clipping and Poisson sampling of trajectories (module docstring). An infinite budget
     is :class:`BC` exactly (no clipping, no noise). Fitted: ``params_``, ``sizes_`` and ``noise_multiplier_``

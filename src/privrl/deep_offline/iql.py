@@ -47,10 +47,11 @@ from numpy.typing import ArrayLike
 
 from privrl._rng import RngLike, child_rngs
 from privrl.base import BUDGET, CALIBRATION, param
-from privrl.data import TrajectoryDataset
 from privrl.deep.networks import MLP
 from privrl.deep_offline.estimators import (
     N_STEPS,
+    Dataset,
+    Release,
     _BehaviourCloning,
     _check_budget,
     _NonPrivate,
@@ -81,7 +82,7 @@ class _ImplicitQLearning(_BehaviourCloning):
     polyak: float = param("Polyak rate α of the target Q-network, θ̂ ← (1 − α) θ̂ + α θ", default=0.05, low=0.0,
                           high=1.0, closed="right")
 
-    def _transitions(self, p: dict[str, Any], dataset: TrajectoryDataset) -> tuple[Any, Any]:
+    def _transitions(self, p: dict[str, Any], dataset: Dataset) -> tuple[Any, Any]:
         from privrl.deep_offline import _iql_learner  # torch: the 'deep' extra, loaded only to fit
 
         obs, actions, n_actions = self._inputs(p, dataset)
@@ -96,8 +97,8 @@ class _ImplicitQLearning(_BehaviourCloning):
                                         not_done, np.asarray(dataset.episode_starts))
         return cfg, data
 
-    def _train(self, p: dict[str, Any], dataset: TrajectoryDataset, rng: RngLike, *, clip: float | None,
-               release: Any) -> None:
+    def _train(self, p: dict[str, Any], dataset: Dataset, rng: RngLike, *, clip: float | None,
+               release: Release | None) -> None:
         from privrl.deep_offline import _iql_learner
 
         cfg, data = self._transitions(p, dataset)

@@ -1,6 +1,7 @@
-"""The deep offline family's planning functions: DP-BC's and DP-IQL's noisy gradient steps against the
-clipped sums they perturb, with the noise multiplier from the estimators' own calibration
-(:func:`privrl.deep_offline.estimators.noise_multiplier`) and DP-IQL's stated sensitivity ``√3 C``."""
+"""The deep offline family's planning functions: DP-BC's, DP-IQL's and DP-TD3+BC's noisy gradient steps against
+the clipped sums they perturb, with the noise multiplier from the estimators' own calibration
+(:func:`privrl.deep_offline.estimators.noise_multiplier`) and their stated sensitivities (DP-IQL's ``√3 C``,
+DP-TD3+BC's ``√2 C`` on an actor step)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 
 from privrl.deep_offline.estimators import DPBC, noise_multiplier
 from privrl.deep_offline.iql import DPIQL
+from privrl.deep_offline.td3bc import DPTD3BC
 from privrl.planning import Assessment, Planner, Public, Released, register_plan
 
 
@@ -57,7 +59,34 @@ def plan_dp_iql(pub: Public) -> Assessment:
     return Assessment(rows, notes)
 
 
+def plan_dp_td3bc(pub: Public) -> Assessment:
+    """DP-TD3+BC's steps, network by network: the critic's clipped sum (both Q-networks, at most ``q n C``)
+    against noise of std ``z √2 C`` per coordinate on an actor step (``z C`` on a critic-only step), and the
+    actor's against ``z √2 C`` (``--actions`` is the action dimension)."""
+    est = DPTD3BC(budget=pub.budget, **pub.estimator_params)
+    p = est._validated()
+    assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
+    z = noise_multiplier(pub.budget, p["sampling_rate"], p["n_steps"])
+    clip, std = p["clip_norm"], z * DPTD3BC.sensitivity_factor * p["clip_norm"]
+    batch = p["sampling_rate"] * pub.n
+    rows = tuple(
+        Released(f"{name} gradient step", f"one actor step's noisy sum of clipped per-trajectory gradients of the "
+                 f"{name} (its l2 norm)", std * math.sqrt(size), batch * clip,
+                 f"an expected batch of q n = {batch:g} trajectories whose {name} gradients all point one way at "
+                 f"their bound C = {clip:g}; noise norm z sqrt(2) C sqrt(P), P = {size} parameters")
+        for name, size in (("critic", 2 * n_parameters(pub.features + pub.actions, p["hidden"], 1)),
+                           ("actor", n_parameters(pub.features, p["hidden"], pub.actions))))
+    notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
+             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); an actor step (one step in "
+             f"{p['policy_delay']}) has sensitivity sqrt(2) C (critic and actor each clipped to C), a critic-only "
+             "step C with noise z C",)
+    return Assessment(rows, notes)
+
+
 register_plan(Planner("dp-bc", "DPBC", "DP behaviour cloning (trajectory-level DP-SGD)", plan_dp_bc,
                       required=("n", "features", "actions"), knobs=("n",), budgets=("epsilon_delta",)))
 register_plan(Planner("dp-iql", "DPIQL", "DP implicit Q-learning (trajectory-level DP-SGD on Q, V and the policy)",
                       plan_dp_iql, required=("n", "features", "actions"), knobs=("n",), budgets=("epsilon_delta",)))
+register_plan(Planner("dp-td3bc", "DPTD3BC", "DP TD3+BC, continuous actions (trajectory-level DP-SGD on the twin "
+                      "critics and the actor; --actions is the action dimension)", plan_dp_td3bc,
+                      required=("n", "features", "actions"), knobs=("n",), budgets=("epsilon_delta",)))
