@@ -194,7 +194,7 @@ class _Counted:
         self.n += n
 
 
-@pytest.mark.parametrize("case", ["linopt", "dp-bc", "dp-iql", "dp-q-learning"])
+@pytest.mark.parametrize("case", ["linopt", "dp-bc", "dp-iql", "dp-td3bc", "dp-q-learning"])
 def test_long_fit_loops_report_every_item(case, monkeypatch, tmp_path):
     import warnings
 
@@ -211,6 +211,15 @@ def test_long_fit_loops_report_every_item(case, monkeypatch, tmp_path):
             LinOptVI(n_episodes=40, budget=PrivacyBudget(epsilon=1.0, delta=1e-5), beta_scale=0.05).fit(
                 random_mixture(4, 3, 3, 2, 2, rng=11), rng=0)
             expected = (40, "episode")
+        elif case == "dp-td3bc":
+            from privrl.deep_offline import DPTD3BC, _td3bc_learner
+            from privrl.deep_offline.continuous_data import pendulum_dataset
+
+            monkeypatch.setattr(_td3bc_learner, "loop_progress", _Counted)
+            DPTD3BC(budget=PrivacyBudget(epsilon=2.0, delta=1e-5), hidden=(4,), n_steps=3, sampling_rate=0.5,
+                    max_action=2.0).fit(
+                pendulum_dataset(6, max_steps=10, rng=0), rng=0)
+            expected = (3, "step")
         elif case in ("dp-bc", "dp-iql"):
             from privrl.deep_offline import DPBC, DPIQL, _iql_learner, _learner
             from privrl.deep_offline.datasets import cartpole_dataset

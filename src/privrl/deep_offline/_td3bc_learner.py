@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch.func import grad, vmap
 
+from privrl._progress import loop_progress
 from privrl.deep.dpsgd import clipped_block_sums, poisson_sample
 from privrl.deep_offline._iql_learner import Transitions, _n_params
 from privrl.deep_offline._learner import _one_torch_thread, forward
@@ -167,22 +168,24 @@ def train(critic0: np.ndarray, actor0: np.ndarray, data: Transitions, cfg: TD3BC
         opts = [torch.optim.Adam([p], lr=learning_rate) for p in (theta, phi)]
         targets = (np.array(critic0, dtype=np.float64), np.array(actor0, dtype=np.float64))
         n_units, width = len(data.starts) - 1, data.actions.shape[1]
-        for t in range(steps):
-            with_actor = is_actor_step(t, cfg.policy_delay)
-            rows_of = data.rows(poisson_sample(n_units, sampling_rate, rng))
-            longest = max((len(r) for r in rows_of), default=0)
-            eps = rng.standard_normal((len(rows_of), longest, width))
-            grads = unit_gradients(theta.numpy(), phi.numpy(), targets, rows_of, data, eps, cfg,
-                                   with_actor=with_actor)
-            total = clipped_step(grads, clip)
-            if privatize is not None:
-                total = privatize(total, with_actor)
-            for param, opt, g in zip((theta, phi), opts, np.split(np.asarray(total, dtype=np.float64),
-                                                                   [cfg.blocks[0]])):
-                if g.size:
-                    param.grad = torch.from_numpy(g.copy())
-                    opt.step()
-            if with_actor:
-                targets = (_polyak(targets[0], theta, cfg.polyak), _polyak(targets[1], phi, cfg.polyak))
+        with loop_progress(steps, "step") as bar:
+            for t in range(steps):
+                with_actor = is_actor_step(t, cfg.policy_delay)
+                rows_of = data.rows(poisson_sample(n_units, sampling_rate, rng))
+                longest = max((len(r) for r in rows_of), default=0)
+                eps = rng.standard_normal((len(rows_of), longest, width))
+                grads = unit_gradients(theta.numpy(), phi.numpy(), targets, rows_of, data, eps, cfg,
+                                       with_actor=with_actor)
+                total = clipped_step(grads, clip)
+                if privatize is not None:
+                    total = privatize(total, with_actor)
+                for param, opt, g in zip((theta, phi), opts, np.split(np.asarray(total, dtype=np.float64),
+                                                                       [cfg.blocks[0]])):
+                    if g.size:
+                        param.grad = torch.from_numpy(g.copy())
+                        opt.step()
+                if with_actor:
+                    targets = (_polyak(targets[0], theta, cfg.polyak), _polyak(targets[1], phi, cfg.polyak))
+                bar.update(1)
         return {"critic": theta.numpy().copy(), "actor": phi.numpy().copy(), "critic_target": targets[0],
                 "actor_target": targets[1]}
