@@ -277,12 +277,13 @@ CLAIMS = [
                              "Õ(d^{7/4}√(TH⁴)(log(H/δ)^{1/4})√(1/ε))")),
     ClaimSpec("The JDP regret decreases as ε grows (privacy cost ∝ 1/√ε, Thm 6.5); decided on the practical "
               "constants in the tight calibration (the paper's ran at ε = 1 only), paired by seed.",
-              rule=jdp_decreases_in_epsilon, inputs=_whole, **paper_source(
+              rule=jdp_decreases_in_epsilon, inputs=_whole, paper_value="regret ∝ 1/√ε (Thm 6.5)", **paper_source(
                   "Theorem 6.5; Remark 6.8", "ours have a multiplicative factor 1/√ε under (ε,δ)-JDP")),
     ClaimSpec("LDP regret is at least JDP regret at equal ε (O(K) vs O(log K) noise terms; LDP rate derived in "
               "docs/linear_mixture.md, Regret); practical constants, tight calibration (the paper's ran under JDP "
               "only), paired by seed.", rule=ldp_costs_more,
-              inputs=_whole, **paper_source(
+              inputs=_whole, paper_value="no LDP rate; O(K) vs O(log K) noises (§1, Concurrent work)",
+              **paper_source(
                   "Remark 6.9", "a local Privatizer at each user's side is used to inject independent Gaussian noise "
                   "[...] under stronger noise in the LDP setting")),
     ClaimSpec("With the theory constants the private algorithms stay stuck at K = 10⁵ (E2): their regret is no better "

@@ -319,30 +319,37 @@ def _each_dp(runs: _Runs) -> list[Case]:
 
 _PANEL3 = "§6, Fig. 1 (third panel)"
 
+
+def _plotted(panel: str) -> str:
+    """The paper-number cell of a claim read off a panel of Figure 1, which prints no values (the
+    shared text has no image to digitise)."""
+    return f"no number: Fig. 1 ({panel}) plotted, values not printed"
+
 #: the claims of Figure 1 (§6), in the report's order
 CLAIMS = [
     ClaimSpec("Non-private LSW converges faster than LSL (panel 1; RMSE at the largest batch).",
-              rule=lsw_faster, inputs=_whole, **paper_source(
+              rule=lsw_faster, inputs=_whole, paper_value=_plotted("left panel"), **paper_source(
                   "§6, Fig. 1 (left panel)", "both algorithms are very stable and converge to the same solution, but "
                   "LSW converges faster")),
     ClaimSpec("The DP algorithms converge to their non-private counterparts for large batches "
               "(F_max = {f_np:g}: RMSE gap ≤ 0.01; judged in paper calibration).",
               rule=dp_converge, inputs=_whole, headline=True,
-              paper_value="DP curves reach LSW / LSL for large enough batches (Fig. 1, panel 3; no numbers)",
+              paper_value=_plotted("third panel"),
               **paper_source(_PANEL3, "the DP algorithms converge to the same solutions as the non-private "
                              "corresponding versions for large enough batch sizes")),
     ClaimSpec("LSL-type algorithms are better for small batches and LSW for large batches "
               "(DP versions, RMSE at the smallest and the largest batch).",
-              rule=lsl_small_lsw_large, inputs=_whole, **paper_source(
+              rule=lsl_small_lsw_large, inputs=_whole, paper_value=_plotted("third panel"), **paper_source(
                   _PANEL3, "The LSL algorithms work better with small batches of data, whereas the LSW approach is "
                   "preferable with large batches.")),
     ClaimSpec("For DP-LSL, λ ∝ √m gives the best overall accuracy (vs λ ∝ m; F_max = {f_np:g}).",
-              rule=sqrt_schedule, inputs=_whole, **paper_source(
+              rule=sqrt_schedule, inputs=_whole, paper_value="no number: a recommendation (§6), Fig. 1 not printed",
+              **paper_source(
                   "§6", "the trade-off between accuracy and privacy in the DP-LSL algorithm should be done by setting "
                   "a regularization schedule proportional to √m. [...] it achieves the best overall accuracy")),
     ClaimSpec("More aggressive aggregation (pairs, d = 20, against tabular, d = 40) makes {dp} converge faster "
               "(excess empirical risk, panel 4), under both scalings of the pair features.",
-              rule=aggregation, inputs=_each_dp, **paper_source(
+              rule=aggregation, inputs=_each_dp, paper_value=_plotted("right panel"), **paper_source(
                   "§6, Fig. 1 (right panel)", "more aggressive function approximation helps both differentially "
                   "private algorithms converge faster")),
 ]

@@ -69,6 +69,8 @@ _K = {"smoke": 200, "quick": 2000, "paper": 20_000}
 _K_LARGE = {"quick": 1000, "paper": 4000}
 _CLASSES = {"ucbvi": UCBVI, "dp-ucbvi": DPUCBVI, "private-ucb-vi": PrivateUCBVI, "private-ucb-po": PrivateUCBPO}
 _CONSTANTS = "practical"
+#: the paper-number cell of the JDP-against-LDP claims: the privacy terms of Chowdhury & Zhou's Table 1
+_JDP_LDP_TERMS = "privacy term S²AH³/ε (JDP) vs S²A√(H⁵T)/ε (LDP)"
 
 
 def _grid(instance: str, K: int, epsilons: Sequence[float]) -> list[dict[str, object]]:
@@ -270,14 +272,16 @@ def _orderings(sub: pd.DataFrame, instance: str) -> list[Claim]:
             f"DP-UCBVI-JDP has lower cumulative regret than Private-UCB-VI-JDP at K = {K}{where or ' on RiverSwim'} "
             "for every ε (Bernstein against Hoeffding optimism on the same private counts)", source="paper",
             quote="Regret Õ(√(H²SAT) + H²S²A·E_{ε,β}) (DP-UCBVI) against Õ(√(SAH³T) + S²AH³/ε) (Private-UCB-VI)",
-            where="Qiao & Wang 2024, Thm 4.1 at B = 1; Chowdhury & Zhou 2022, Table 1", headline=not where))
+            where="Qiao & Wang 2024, Thm 4.1 at B = 1; Chowdhury & Zhou 2022, Table 1", headline=not where,
+            paper_value="main term √(H²SAT) vs √(SAH³T) (rates; no experiment)"))
     verdicts = [paired(jdp("dp-ucbvi", e), jdp("dp-ucbvi", e, "local"), (f"JDP ε={e:g}", f"LDP ε={e:g}"))
                 for e in eps_values]
     if verdicts:
         out.append(all_of(verdicts).claim(
             f"DP-UCBVI under JDP has lower regret than under LDP at equal ε (K = {K}{where})", source="paper",
             quote="JDP Õ(√(SAH³T) + S²AH³/ε), LDP Õ(√(SAH³T) + S²A√(H⁵T)/ε)",
-            where="Chowdhury & Zhou 2022, Table 1 (the privacy cost additive under JDP, multiplicative under LDP)"))
+            where="Chowdhury & Zhou 2022, Table 1 (the privacy cost additive under JDP, multiplicative under LDP)",
+            paper_value=_JDP_LDP_TERMS))
     return out
 
 
@@ -335,7 +339,8 @@ def _cost_growth(main: pd.DataFrame, scale: str | None) -> list[Claim]:
     return [verdict.claim(f"DP-UCBVI's privacy cost grows faster with K under LDP than under JDP (multiplicative "
                           f"against additive), K = {k0} to {k1}", text, source="paper",
                           quote="JDP Õ(√(SAH³T) + S²AH³/ε), LDP Õ(√(SAH³T) + S²A√(H⁵T)/ε)",
-                          where="Chowdhury & Zhou 2022, Table 1; Qiao & Wang 2024, Thm 4.1 with E of §5.1 / §5.2")]
+                          where="Chowdhury & Zhou 2022, Table 1; Qiao & Wang 2024, Thm 4.1 with E of §5.1 / §5.2",
+                          paper_value=_JDP_LDP_TERMS)]
 
 
 # =========================================================================== figure
