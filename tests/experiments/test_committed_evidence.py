@@ -82,3 +82,26 @@ def test_the_committed_evidence_cites_no_spec_outside_the_repository():
     text = (EVIDENCE / "report.md").read_text(encoding="utf-8")
     cited = re.findall(r"spec §[\d.]+|\bthe spec\b|\(A\d+\)|typo A\d+", text)
     assert not cited, f"the report cites what is not in the repository: {sorted(set(cited))}"
+
+
+def _paper_number_cells(report: str) -> list[str]:
+    """The "Paper's number" cell of every row of the report's table of the papers' claims."""
+    section = report.split("## The papers' claims", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    header = [cell.strip() for cell in lines[0].strip("|").split(" | ")]
+    column = header.index("Paper's number")
+    rows = [line for line in lines[1:] if not set(line) <= set("|-: ")]
+    return [line.strip().strip("|").split(" | ")[column].strip() for line in rows]
+
+
+def test_at_most_a_tenth_of_the_papers_claims_lack_the_papers_number():
+    """Every paper claim gives the paper's number, or "no number: <reason>" where the paper prints
+    none (a plotted figure, a qualitative trend): at most 10 % of the rows are empty."""
+    cells = _paper_number_cells((EVIDENCE / "report.md").read_text(encoding="utf-8"))
+    empty = sum(not cell for cell in cells)
+    reason_only = sum(cell.lower().startswith("no number:") for cell in cells)
+    print(f"{len(cells)} paper rows: {len(cells) - empty - reason_only} with a number, "
+          f"{reason_only} with a reason only, {empty} empty")
+    assert len(cells) >= 40
+    assert empty <= 0.1 * len(cells), f"{empty} of {len(cells)} paper rows have no paper's number nor a reason"
+    assert all(cell.removeprefix("no number:").strip() for cell in cells if cell.lower().startswith("no number:"))
