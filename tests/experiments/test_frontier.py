@@ -54,8 +54,9 @@ def test_plot_draws_one_line_per_calibration_and_the_reference(tmp_path):
 
     def spy(fig, *args, **kwargs):
         ax = fig.axes[0]
-        captured["labels"] = [t.get_text() for t in ax.get_legend().get_texts()]
-        captured["hlines"] = [line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"]
+        legend = fig.legends[0] if fig.legends else ax.get_legend()     # the legend below the axes
+        captured["labels"] = [t.get_text() for t in legend.get_texts()]
+        captured["hlines"] = [line.get_ydata()[0] for line in ax.get_lines() if line.get_label() == "non-private"]
         return original(fig, *args, **kwargs)
 
     plt.Figure.savefig = spy
