@@ -198,3 +198,31 @@ def test_mypy_exception_check_sees_the_override() -> None:
                            {"module": "c", "disallow_incomplete_defs": False},
                            {"module": "d", "ignore_errors": True}]}
     assert _excepted(loose) == {"a", "b", "c"}
+
+
+#: names ``typing`` gained after Python 3.10 (pyproject's ``requires-python``): importable only from
+#: ``typing_extensions`` under ``if TYPE_CHECKING:`` (annotations are strings with ``from __future__``)
+TYPING_311 = ("Self", "NotRequired", "Required", "Unpack", "LiteralString", "Never", "assert_never",
+              "reveal_type", "TypeVarTuple", "assert_type", "override", "TypeAliasType")
+
+
+def _runtime_typing_imports(text: str) -> list[str]:
+    """The post-3.10 names a module imports from ``typing`` at module level (not indented, so not
+    under ``if TYPE_CHECKING:``)."""
+    names: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("from typing import "):
+            imported = {n.strip().split(" as ")[0] for n in line.split("import", 1)[1].strip("() ").split(",")}
+            names += sorted(imported & set(TYPING_311))
+    return names
+
+
+def test_no_runtime_import_of_post_310_typing_names() -> None:
+    offenders = {str(p.relative_to(SRC.parent)): found for p in sorted(SRC.rglob("*.py"))
+                 if (found := _runtime_typing_imports(p.read_text(encoding="utf-8")))}
+    assert not offenders, f"typing names missing on Python 3.10, imported at module level: {offenders}"
+
+
+def test_runtime_typing_check_sees_an_offender() -> None:
+    assert _runtime_typing_imports("from typing import Any, ClassVar, Self\n") == ["Self"]
+    assert _runtime_typing_imports("if TYPE_CHECKING:\n    from typing import Self\n") == []

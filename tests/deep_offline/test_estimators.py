@@ -1,13 +1,14 @@
 """DP-BC (privrl.deep_offline): the per-trajectory gradient and its clipping bound, the ledger's
 Poisson-subsampled accounting against dp-accounting, the noise drawn per step, and a pinned seeded fit."""
 
+import functools
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
+from deep_offline_cases import quiet_fit
 from privrl.deep.dpsgd import clipped_sum
 from privrl.deep.networks import MLP
 from privrl.deep_offline import BC, DPBC, _learner
@@ -23,10 +24,7 @@ SMALL = dict(hidden=(4,), n_steps=4, sampling_rate=0.5)
 BUDGET = PrivacyBudget(epsilon=2.0, delta=1e-5)
 
 
-def _quiet_fit(est, data=DATA, rng=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # δ ≥ 1/n on 8 trajectories
-        return est.fit(data, rng=rng)
+_quiet_fit = functools.partial(quiet_fit, data=DATA)
 
 
 def _per_transition_grads(theta, obs, actions, sizes):
@@ -116,7 +114,7 @@ def test_bad_data_is_refused():
     tabular = np.zeros(flat.n_transitions, dtype=int)
     bad = type(flat)(tabular, flat.actions, flat.rewards, tabular, flat.episode_starts, n_actions=2)
     with pytest.raises(InvalidDataError, match="vectors"):
-        _quiet_fit(BC(**SMALL), bad)
+        _quiet_fit(BC(**SMALL), data=bad)
     with pytest.raises(InvalidDataError, match="n_actions"):
         _quiet_fit(BC(n_actions=1, **SMALL))
 

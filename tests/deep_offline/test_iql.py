@@ -3,13 +3,14 @@ per-transition autograd reference of the paper's losses (eqs. 5-7), the per-netw
 sensitivity √3 C, the noise std, the ledger against dp-accounting, the Polyak target, the infinite budget,
 and a pinned seeded fit."""
 
+import functools
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
+from deep_offline_cases import quiet_fit
 from privrl._rng import child_rngs
 from privrl.deep.networks import MLP
 from privrl.deep_offline import DPIQL, IQL, _iql_learner
@@ -25,10 +26,7 @@ SMALL = dict(hidden=(4,), n_steps=4, sampling_rate=0.5)
 BUDGET = PrivacyBudget(epsilon=2.0, delta=1e-5)
 
 
-def _quiet_fit(est, data=DATA, rng=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # δ ≥ 1/n on 8 trajectories
-        return est.fit(data, rng=rng)
+_quiet_fit = functools.partial(quiet_fit, data=DATA)
 
 
 def _setup(**kw):

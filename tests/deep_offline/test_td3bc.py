@@ -3,13 +3,14 @@ per-transition autograd reference of TD3's critic loss and eq. (3), the per-netw
 sensitivities (C, √2 C), the noise std per kind of step, the ledger against dp-accounting, the delayed actor and
 targets, the release invariant in seeded and secure mode, the infinite budget, the action bound and a pinned fit."""
 
+import functools
 import math
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
+from deep_offline_cases import quiet_fit
 from privrl.deep.networks import MLP
 from privrl.deep_offline import DPTD3BC, TD3BC, _td3bc_learner
 from privrl.deep_offline._learner import forward
@@ -25,10 +26,7 @@ SMALL = dict(hidden=(4,), n_steps=4, sampling_rate=0.5, max_action=2.0)
 BUDGET = PrivacyBudget(epsilon=2.0, delta=1e-5)
 
 
-def _quiet_fit(est, data=DATA, rng=0):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # δ ≥ 1/n on 8 trajectories
-        return est.fit(data, rng=rng)
+_quiet_fit = functools.partial(quiet_fit, data=DATA)
 
 
 def _setup(**kw):

@@ -6,11 +6,15 @@ DP-TD3+BC's ``√2 C`` on an actor step)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from privrl.deep_offline.estimators import DPBC, noise_multiplier
 from privrl.deep_offline.iql import DPIQL
 from privrl.deep_offline.td3bc import DPTD3BC
 from privrl.planning import Assessment, Planner, Public, Released, register_plan
+
+#: the networks of one step, ``(name, P)``, from the public inputs ``(features, actions)`` and the hidden widths
+Networks = Callable[[int, int, tuple[int, ...]], tuple[tuple[str, int], ...]]
 
 
 def n_parameters(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> int:
@@ -19,68 +23,52 @@ def n_parameters(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> int:
     return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
 
 
-def plan_dp_bc(pub: Public) -> Assessment:
-    est = DPBC(budget=pub.budget, **pub.estimator_params)
-    p = est._validated()
+def _step_plan(pub: Public, cls: type[DPBC] | type[DPIQL] | type[DPTD3BC], networks: Networks, step: str,
+               note: str) -> Assessment:
+    """One row per network of a noisy step: its clipped sum (at most ``q n C``: an expected batch of ``q n``
+    trajectories whose gradients all point one way at their bound) against the noise norm ``z f C √P`` (``f``
+    the estimator's ``sensitivity_factor``, ``P`` the network's parameters)."""
+    p = cls(budget=pub.budget, **pub.estimator_params)._validated()
     assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
-    z = noise_multiplier(pub.budget, p["sampling_rate"], p["n_steps"])
-    clip = p["clip_norm"]
-    size = n_parameters(pub.features, p["hidden"], pub.actions)
-    batch = p["sampling_rate"] * pub.n
-    row = Released("gradient step", "one step's noisy sum of clipped per-trajectory gradients (its l2 norm)",
-                   z * clip * math.sqrt(size), batch * clip,
-                   f"an expected batch of q n = {batch:g} trajectories whose gradients all point one way at "
-                   f"their bound C = {clip:g}; noise norm z C sqrt(P), P = {size} parameters")
-    notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
-             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory)",)
-    return Assessment((row,), notes)
+    rate, steps, clip = float(p["sampling_rate"]), int(p["n_steps"]), float(p["clip_norm"])
+    z = noise_multiplier(pub.budget, rate, steps)
+    factor = cls.sensitivity_factor
+    shown = "" if factor == 1.0 else f"sqrt({round(factor ** 2)}) "
+    batch = rate * pub.n
+    rows = tuple(
+        Released(f"{name} gradient step".strip(), f"{step}'s noisy sum of clipped per-trajectory gradients"
+                 f"{f' of {name}' if name else ''} (its l2 norm)", z * factor * clip * math.sqrt(size),
+                 batch * clip,
+                 f"an expected batch of q n = {batch:g} trajectories whose {name + ' ' if name else ''}gradients all "
+                 f"point one way at their bound C = {clip:g}; noise norm z {shown}C sqrt(P), P = {size} parameters")
+        for name, size in networks(pub.features, pub.actions, p["hidden"]))
+    notes = (f"noise multiplier z = {z:.4g} for T = {steps} Poisson-subsampled steps at q = {rate:g} (PLD "
+             f"accountant, add/remove one trajectory){note}",)
+    return Assessment(rows, notes)
+
+
+def plan_dp_bc(pub: Public) -> Assessment:
+    """DP-BC's step: the policy's clipped sum against noise of std ``z C`` per coordinate."""
+    return _step_plan(pub, DPBC, lambda f, a, h: (("", n_parameters(f, h, a)),), "one step", "")
 
 
 def plan_dp_iql(pub: Public) -> Assessment:
     """DP-IQL's step, network by network: each network's clipped sum (at most ``q n C``) against the noise
     of std ``z √3 C`` on each of its coordinates."""
-    est = DPIQL(budget=pub.budget, **pub.estimator_params)
-    p = est._validated()
-    assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
-    z = noise_multiplier(pub.budget, p["sampling_rate"], p["n_steps"])
-    clip, std = p["clip_norm"], z * DPIQL.sensitivity_factor * p["clip_norm"]
-    batch = p["sampling_rate"] * pub.n
-    rows = tuple(
-        Released(f"{name} gradient step", f"one step's noisy sum of clipped per-trajectory gradients of {name} "
-                 "(its l2 norm)", std * math.sqrt(size), batch * clip,
-                 f"an expected batch of q n = {batch:g} trajectories whose {name} gradients all point one way at "
-                 f"their bound C = {clip:g}; noise norm z sqrt(3) C sqrt(P), P = {size} parameters")
-        for name, size in (("Q", n_parameters(pub.features, p["hidden"], pub.actions)),
-                           ("V", n_parameters(pub.features, p["hidden"], 1)),
-                           ("policy", n_parameters(pub.features, p["hidden"], pub.actions))))
-    notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
-             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); the step's sensitivity is "
-             "sqrt(3) C (Q, V and the policy each clipped to C)",)
-    return Assessment(rows, notes)
+    return _step_plan(pub, DPIQL, lambda f, a, h: (("Q", n_parameters(f, h, a)), ("V", n_parameters(f, h, 1)),
+                                                   ("policy", n_parameters(f, h, a))),
+                      "one step", "; the step's sensitivity is sqrt(3) C (Q, V and the policy each clipped to C)")
 
 
 def plan_dp_td3bc(pub: Public) -> Assessment:
     """DP-TD3+BC's steps, network by network: the critic's clipped sum (both Q-networks, at most ``q n C``)
     against noise of std ``z √2 C`` per coordinate on an actor step (``z C`` on a critic-only step), and the
     actor's against ``z √2 C`` (``--actions`` is the action dimension)."""
-    est = DPTD3BC(budget=pub.budget, **pub.estimator_params)
-    p = est._validated()
-    assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
-    z = noise_multiplier(pub.budget, p["sampling_rate"], p["n_steps"])
-    clip, std = p["clip_norm"], z * DPTD3BC.sensitivity_factor * p["clip_norm"]
-    batch = p["sampling_rate"] * pub.n
-    rows = tuple(
-        Released(f"{name} gradient step", f"one actor step's noisy sum of clipped per-trajectory gradients of the "
-                 f"{name} (its l2 norm)", std * math.sqrt(size), batch * clip,
-                 f"an expected batch of q n = {batch:g} trajectories whose {name} gradients all point one way at "
-                 f"their bound C = {clip:g}; noise norm z sqrt(2) C sqrt(P), P = {size} parameters")
-        for name, size in (("critic", 2 * n_parameters(pub.features + pub.actions, p["hidden"], 1)),
-                           ("actor", n_parameters(pub.features, p["hidden"], pub.actions))))
-    notes = (f"noise multiplier z = {z:.4g} for T = {p['n_steps']} Poisson-subsampled steps at q = "
-             f"{p['sampling_rate']:g} (PLD accountant, add/remove one trajectory); an actor step (one step in "
-             f"{p['policy_delay']}) has sensitivity sqrt(2) C (critic and actor each clipped to C), a critic-only "
-             "step C with noise z C",)
-    return Assessment(rows, notes)
+    delay = DPTD3BC(budget=pub.budget, **pub.estimator_params)._validated()["policy_delay"]
+    return _step_plan(pub, DPTD3BC, lambda f, a, h: (("critic", 2 * n_parameters(f + a, h, 1)),
+                                                     ("actor", n_parameters(f, h, a))),
+                      "one actor step", f"; an actor step (one step in {delay}) has sensitivity sqrt(2) C (critic "
+                      "and actor each clipped to C), a critic-only step C with noise z C")
 
 
 register_plan(Planner("dp-bc", "DPBC", "DP behaviour cloning (trajectory-level DP-SGD)", plan_dp_bc,

@@ -32,7 +32,7 @@ pooled counts; never the reported instances) from the grid 3e-4 … 3e-2, by the
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.tabular_online import _kernels as kern
 from privrl.tabular_online import calibration as cal
 from privrl.tabular_online.engine import fit_many, resolve_model
+
+if TYPE_CHECKING:  # annotations only (typing.Self: Python 3.11)
+    from typing_extensions import Self
 
 __all__ = ["UCBVI", "DPUCBVI", "PrivateUCBVI", "PrivateUCBPO", "PRESETS", "log_term"]
 
