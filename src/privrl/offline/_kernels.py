@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from privrl._jit import compilers
+from privrl._sort_kernels import sorted_down
 
 jit, inlined, COMPILED = compilers()
 
@@ -93,21 +94,6 @@ def pairwise_sum(a: np.ndarray, start: int, n: int) -> float:
 
 
 @jit
-def _sorted_down(u: np.ndarray, c: int) -> np.ndarray:
-    """``u[:c]`` sorted from the largest down (insertion sort in place for a handful, else ``np.sort``)."""
-    if c > 32:
-        return np.sort(u[:c])[::-1].copy()
-    for i in range(1, c):
-        key = u[i]
-        j = i - 1
-        while j >= 0 and u[j] < key:
-            u[j + 1] = u[j]
-            j -= 1
-        u[j + 1] = key
-    return u[:c]
-
-
-@jit
 def _level(row: np.ndarray, hi: float, top: float, dense: bool, u: np.ndarray, levels: np.ndarray, acc: float
            ) -> tuple[float, float]:
     """The water level ``t`` of one row (Eq. 3: ``Σ max(0, x − t) = hi``) and the block's running sum.
@@ -123,7 +109,7 @@ def _level(row: np.ndarray, hi: float, top: float, dense: bool, u: np.ndarray, l
         if dense or row[j] > cut:
             u[c] = row[j]
             c += 1
-    cand = _sorted_down(u, c)
+    cand = sorted_down(u, c)
     before = 0.0 if dense else acc
     run = before
     k = 0

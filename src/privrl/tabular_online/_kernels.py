@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from privrl._jit import compilers
+from privrl._sort_kernels import sorted_down
 
 jit, inlined, COMPILED = compilers()
 
@@ -52,7 +53,7 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray,
         for j in range(S):
             out[j] = 0.0
         return t
-    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sort descending, insertion sort: S is small);
+    # t3: the least t with Σ max(0, n̂_j − t) ≤ hi_sum (sorted descending);
     # only when the current t does not meet it already (then t3 ≤ t: the sort is skipped)
     over = 0.0
     for j in range(S):
@@ -61,19 +62,13 @@ def project_row(nhat: np.ndarray, total: float, quarter: float, out: np.ndarray,
     if over > hi_sum:
         for j in range(S):
             v[j] = nhat[j]
-        for i in range(1, S):
-            key = v[i]
-            j = i - 1
-            while j >= 0 and v[j] < key:
-                v[j + 1] = v[j]
-                j -= 1
-            v[j + 1] = key
+        w = sorted_down(v, S)
         acc = 0.0
         for j in range(S):
-            acc += v[j]
+            acc += w[j]
             cand = (acc - hi_sum) / (j + 1)
-            nxt = v[j + 1] if j + 1 < S else -np.inf
-            if cand >= nxt and cand <= v[j]:
+            nxt = w[j + 1] if j + 1 < S else -np.inf
+            if cand >= nxt and cand <= w[j]:
                 if cand > t:
                     t = cand
                 break
