@@ -76,6 +76,10 @@ def main() -> None:
     parser.add_argument("--epsilons", default="1,3,8,inf")
     parser.add_argument("--paper", action="store_true", help="2000 episodes, 500 steps")
     parser.add_argument("--clip", type=float, default=1.0, help="clip_norm C")
+    parser.add_argument("--lr", type=float, default=None, help="Adam step size (default: the learner's setting)")
+    parser.add_argument("--policy-delay", type=int, default=None, help="TD3+BC's d (default: the estimator's, 2)")
+    parser.add_argument("--alpha", type=float, default=None, help="TD3+BC's α (default: the estimator's, 2.5)")
+    parser.add_argument("--hidden", default=None, help="hidden widths, e.g. 32,32 (default: the learner's setting)")
     args = parser.parse_args()
     args.steps = args.steps or LEARNERS[args.learner][1]
     if args.paper:
@@ -113,19 +117,27 @@ def fidelity(env: str, est, held_out: np.ndarray, expert) -> dict[str, float]:
     return {"agreement": round(float(np.mean(est.predict(held_out) == [greedy(s, 0, rng) for s in held_out])), 4)}
 
 
+def overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The learner settings given on the command line (``--lr``, ``--policy-delay``, ``--alpha``, ``--hidden``)."""
+    given = {"learning_rate": args.lr, "policy_delay": args.policy_delay, "alpha": args.alpha,
+             "hidden": None if args.hidden is None else tuple(int(h) for h in args.hidden.split(","))}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def one_fit(env: str, data, held_out: np.ndarray, epsilon: float, seed: int, args: argparse.Namespace) -> None:
     """Fit the private learner at ``epsilon`` (∞: the non-private one exactly) and emit its row."""
     env_id, _collect, max_steps, (low, high), expert = ENVS[env]
     budget = PrivacyBudget.non_private() if math.isinf(epsilon) else PrivacyBudget(epsilon=epsilon, delta=DELTA)
     cls, _steps, settings = LEARNERS[args.learner]
     est = cls(budget=budget, n_steps=args.steps, sampling_rate=args.rate, obs_low=low, obs_high=high,
-              clip_norm=args.clip, **settings)
+              clip_norm=args.clip, **{**settings, **overrides(args)})
     calibration = measure(lambda: noise_multiplier(budget, args.rate, args.steps), memory=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         timing = measure(lambda: est.fit(data, rng=seed), memory=False)   # the calibration is cached now
     emit(f"deep-offline-{args.learner}", env=env, epsilon=epsilon, seed=seed, episodes=args.episodes,
          transitions=len(data.rewards), steps=args.steps, sampling_rate=args.rate, clip_norm=args.clip,
+         **{k: list(v) if isinstance(v, tuple) else v for k, v in overrides(args).items()},
          z=round(est.noise_multiplier_, 4), epsilon_spent=round(est.privacy_spent(DELTA), 4),
          **fidelity(env, est, held_out, expert),
          **{"return": mean_return(est.predict, env_id, args.eval, max_steps=max_steps, rng=100 + seed)},

@@ -1,6 +1,6 @@
 """``privrl bench --export-minari DIR``: the datasets of the benchmark's tasks as Minari datasets.
 
-Every task that has a dataset (policy evaluation and offline learning) writes the data of each seed
+Every task that has a dataset (policy evaluation, offline learning and offline control) writes the data of each seed
 of the chosen profile — exactly the data every entry of that seed sees — as the local Minari dataset
 ``privrl-bench/<task>/<profile>-seed<s>-v<version>`` under ``DIR`` (Minari's ``MINARI_DATASETS_PATH``;
 the version is the task's, :attr:`~privrl.bench.spec.Task.version`), with the task's source, logging
@@ -16,7 +16,9 @@ same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
   ``ref_max_score`` for ``minari.get_normalized_score``: the expected return over the task's horizon of
   the trivial entry's and of the non-private reference's policy on that seed's data, read off the
   frozen references (:mod:`privrl.bench.references`; return = V* − gap), so Minari's normalised score
-  0 / 1 is the benchmark's 0 / 100. Policy-evaluation tasks score an estimate, not a return: none.
+  0 / 1 is the benchmark's 0 / 100. Offline-control tasks carry the frozen returns themselves (the
+  behaviour policy's and the non-private learner's, over the task's evaluation episodes).
+  Policy-evaluation tasks score an estimate, not a return: none.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from privrl.bench.references import data_hash, load_references
 from privrl.bench.running import instance
 from privrl.bench.spec import Instance, Task
 from privrl.data.minari_io import to_minari
+from privrl.deep_offline.continuous_data import ContinuousTransitions
+from privrl.deep_offline.continuous_data import write_minari as write_continuous
 
 if TYPE_CHECKING:
     from gymnasium.envs.registration import EnvSpec
@@ -62,13 +66,15 @@ def reference_scores(task: Task, profile: str, seed: int, inst: Instance) -> tup
     """``(ref_min_score, ref_max_score)`` of an offline-learning task's seed: the frozen trivial and
     reference gaps turned into expected returns (V* − gap); ``None`` for other tasks or without
     frozen references."""
-    if task.setting != "offline-learning" or task.metric.name != "gap":
+    if (task.setting, task.metric.name) not in (("offline-learning", "gap"), ("offline-control", "return")):
         return None
     frozen = load_references()["tasks"].get(task.name)
     points = None if frozen is None or frozen["version"] != task.version else frozen["profiles"].get(profile)
     point = None if points is None else points["seeds"].get(str(seed))
     if point is None:
         return None
+    if task.metric.name == "return":        # offline control: the frozen values are returns already
+        return float(point["trivial"]), float(point["reference"])
     v_star = float(inst.truth.model.optimal_value())
     return v_star - float(point["trivial"]), v_star - float(point["reference"])
 
@@ -114,10 +120,14 @@ def _write(task: Task, profile: str, seed: int, inst: Instance, root: Path) -> s
                 " No registered environment produces these data (privrl's own model or rescaled rewards).")
     data = inst.input.dataset
     assert data is not None
-    ds = to_minari(data, ds_id, env=spec, algorithm_name=f"logging policy: {task.logging_policy}",
-                   description=f"privrl benchmark task '{task.versioned_name}' ({task.title}), seed {seed}, profile "
-                               f"{profile}: {task.source}. Privacy unit: one {task.privacy_unit.value}. Logging "
-                               f"policy: {task.logging_policy}.{env_note}")
+    description = (f"privrl benchmark task '{task.versioned_name}' ({task.title}), seed {seed}, profile {profile}: "
+                   f"{task.source}. Privacy unit: one {task.privacy_unit.value}. Logging policy: "
+                   f"{task.logging_policy}.{env_note}")
+    if isinstance(data, ContinuousTransitions):     # continuous actions: a Box action space
+        ds = write_continuous(data, ds_id, description=description)
+    else:
+        ds = to_minari(data, ds_id, env=spec, algorithm_name=f"logging policy: {task.logging_policy}",
+                       description=description)
     extra: dict[str, object] = {"privrl_task": task.versioned_name, "privrl_profile": profile, "privrl_seed": seed,
                                 "privrl_data_sha256": data_hash(inst)}
     refs = reference_scores(task, profile, seed, inst)

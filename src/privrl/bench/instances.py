@@ -213,17 +213,19 @@ def control_instance(task: str, make_env: Callable[[], object], n_samples: int, 
 
 def evaluate_returns(make_env: Callable[[], Any], act: Callable[[np.ndarray], Any], seeds: tuple[int, ...]
                      ) -> np.ndarray:
-    """Undiscounted returns of ``act`` (observations ``(n, d)`` → actions ``(n,)``) on one episode
-    per seed, all episodes stepped together (one call of ``act`` per step)."""
+    """Undiscounted returns of ``act`` (observations ``(n, d)`` → actions ``(n,)``, or ``(n, m)``
+    continuous actions) on one episode per seed, all episodes stepped together (one call of ``act`` per
+    step)."""
     envs = [make_env() for _ in seeds]
     obs = np.stack([np.asarray(env.reset(seed=int(s))[0], dtype=float).ravel() for env, s in zip(envs, seeds)])
     total = np.zeros(len(envs))
     live = np.ones(len(envs), dtype=bool)
     while live.any():
         idx = np.flatnonzero(live)
-        actions = np.asarray(act(obs[idx])).ravel()
+        actions = np.asarray(act(obs[idx]))
+        actions = actions.ravel().astype(np.int64) if actions.ndim <= 1 else actions.astype(np.float32)
         for j, i in enumerate(idx):
-            o, r, terminated, truncated, _ = envs[i].step(int(actions[j]))
+            o, r, terminated, truncated, _ = envs[i].step(actions[j] if actions.ndim > 1 else int(actions[j]))
             obs[i] = np.asarray(o, dtype=float).ravel()
             total[i] += float(r)
             live[i] = not (terminated or truncated)

@@ -43,7 +43,8 @@ BELOW_TRIVIAL_MARK = "▼ below trivial"
 UNCERTIFIED_MARK = "not DP for this unit"
 _RED, _RESET = "\x1b[31m", "\x1b[0m"
 _SETTING_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
-                   "online-learning": "Online learning", "continuous-control": "Continuous control"}
+                   "online-learning": "Online learning", "continuous-control": "Continuous control",
+                   "offline-control": "Offline control (continuous states)"}
 
 
 def format_value(value: float, se: float = math.nan, digits: int = 3) -> str:

@@ -26,7 +26,8 @@ __all__ = ["SUMMARY_BUDGETS", "Best", "best_certified", "overview_lines"]
 #: the budgets of the summary's columns
 SUMMARY_BUDGETS = (Budget("eps", 1.0), Budget("eps", 10.0))
 _TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
-           "online-learning": "Online learning", "continuous-control": "Continuous control"}
+           "online-learning": "Online learning", "continuous-control": "Continuous control",
+           "offline-control": "Offline control (continuous states)"}
 
 
 @dataclass(frozen=True)

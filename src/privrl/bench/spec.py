@@ -1,10 +1,11 @@
 """The benchmark's declarations: tasks, entries, budgets and what an entry returns.
 
 A :class:`Task` is one problem: a setting (policy evaluation, offline learning, online learning,
-continuous control), a privacy unit and neighbouring relation, the data sizes of each profile
-(``quick`` for CI, ``full`` for the leaderboard), a metric, the trivial and non-private references
-and a deterministic, seeded builder that draws the data from a public simulator under a declared
-logging policy. The builder returns an :class:`Instance`: the :class:`TaskInput` an entry sees
+continuous control, offline control: offline learning on continuous states evaluated online), a
+privacy unit and neighbouring relation, the data sizes of each profile (``quick`` for CI, ``full``
+for the leaderboard), a metric, the trivial and non-private references and a deterministic, seeded
+builder that draws the data from a public simulator under a declared logging policy. The builder
+returns an :class:`Instance`: the :class:`TaskInput` an entry sees
 (public parameters and the data, never the true model) and the task's private ``truth`` (the
 exact model) that only the task's ``score`` reads.
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # annotations only
     import numpy as np
 
     from privrl.data.trajectories import TrajectoryDataset
+    from privrl.deep_offline.continuous_data import ContinuousTransitions
     from privrl.privacy.accounting import Ledger
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
@@ -44,8 +46,9 @@ __all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "
            "parse_budgets",
            "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index", "entry_code"]
 
-#: the four settings of the benchmark
-SETTINGS = ("policy-evaluation", "offline-learning", "online-learning", "continuous-control")
+#: the five settings of the benchmark (offline-control: offline learning on continuous states, returns
+#: evaluated online)
+SETTINGS = ("policy-evaluation", "offline-learning", "online-learning", "continuous-control", "offline-control")
 #: data-size profiles: ``quick`` (CI, about a minute for the whole suite) and ``full`` (the leaderboard)
 PROFILES = ("quick", "full")
 #: what an entry is: a private algorithm, a non-private counterpart, or a trivial baseline
@@ -146,8 +149,9 @@ class Metric:
 class TaskInput:
     """What an entry is given: the task's public parameters and its data — never the true model.
 
-    * ``dataset`` — the logged trajectories (policy evaluation, offline learning), a
-      :class:`~privrl.data.TrajectoryDataset` whose every episode is one privacy unit;
+    * ``dataset`` — the logged trajectories (policy evaluation, offline learning, offline control), a
+      :class:`~privrl.data.TrajectoryDataset` whose every episode is one privacy unit (continuous
+      actions: :class:`~privrl.deep_offline.continuous_data.ContinuousTransitions`);
     * ``model`` — online learning: the linear mixture MDP the users come from, with its known
       features (the learner interacts with it episode by episode; one user per episode);
     * ``make_env`` — continuous control: a factory of the Gymnasium environment whose reward
@@ -167,7 +171,7 @@ class TaskInput:
     neighboring: Neighboring
     n_units: int
     delta: float
-    dataset: TrajectoryDataset | None = None
+    dataset: TrajectoryDataset | ContinuousTransitions | None = None
     model: Any = None
     make_env: Callable[[], Any] | None = None
     public: dict[str, Any] = field(default_factory=dict)

@@ -29,6 +29,9 @@ Continuous control (the reward function, sup-norm neighbours; return of the rele
 * ``centerwalk`` — Wang & Hegde's CenterWalk (T = 5000 samples); ``centerwalk-slow`` — the same
   walk with steps of at most 0.1 and 100-step episodes.
 
+Offline control (one trajectory, added or removed; the learned policy's return, evaluated online):
+``cartpole-offline``, ``acrobot-offline``, ``pendulum-offline`` (:mod:`privrl.bench.deep_tasks`).
+
 Sizes are chosen so that the full suite runs in about 15 minutes on 2 cores (``make
 bench-suite``); each task's ``notes`` say where that departs from its paper.
 """
@@ -44,6 +47,7 @@ import numpy as np
 from privrl import registry as _registry
 from privrl._rng import derive_seed
 from privrl.audit.neighbors import replace_one_trajectory
+from privrl.bench.deep_tasks import DEEP_OFFLINE_TASKS
 from privrl.bench.instances import (
     PETruth,
     RewardShift,
@@ -506,6 +510,12 @@ register_task(Task(
     notes=(_CONTROL_NOTE, "A second 1-D task (DP Q-learning's certificate covers 1-D states only): finer "
            "control over longer episodes; no optimum is known."),
 ))
+
+
+# =========================================================================== offline control
+# offline RL on multi-dimensional continuous states (CartPole, Acrobot, Pendulum): privrl.bench.deep_tasks
+for _task in DEEP_OFFLINE_TASKS:
+    register_task(_task)
 
 
 def data_seed(task: str, seed: int) -> int:

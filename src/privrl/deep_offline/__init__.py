@@ -31,8 +31,7 @@ FAMILY = Family(
     fit=("fit",),
     audit=("audit", "canary"),
     plans=("plan",),
-    no_bench_reason="the benchmark has no offline task on continuous states yet (CartPole, Acrobot and Pendulum "
-                    "datasets with online evaluation of the learned policy)",
+    bench=("privrl.bench.entries.deep_offline",),
     extra="deep",
     extra_reason="torch, for the per-trajectory gradients",
 )

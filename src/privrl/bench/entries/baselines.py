@@ -5,7 +5,8 @@
   — the uniform policy;
 * ``uniform-play`` — online learning: a stuck learner that plays the uniform policy in every
   episode;
-* ``random-play`` — continuous control: uniformly random actions.
+* ``random-play`` — continuous control: uniformly random actions;
+* ``behaviour-policy`` — offline control: the (public, scripted) behaviour policy of the data.
 """
 
 from __future__ import annotations
@@ -60,6 +61,13 @@ def _random_play(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.ra
     return Fitted(Output(act=lambda obs: gen.integers(0, n_actions, size=len(obs))))
 
 
+def _behaviour(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+               noise: NoiseSource | None = None) -> Fitted:
+    policy = task_input["behaviour_policy"]
+    gen = np.random.default_rng(rng.integers(2**63))
+    return Fitted(Output(act=lambda obs: policy(obs, gen)))
+
+
 register_entry(Entry("zero", "zero estimate", ("policy-evaluation",), "trivial", _zero,
                      description="V̂ ≡ 0, Ĵ = 0"))
 register_entry(Entry("logging-policy", "logging policy", ("offline-learning",), "trivial", _logging,
@@ -70,3 +78,5 @@ register_entry(Entry("uniform-play", "uniform play (stuck learner)", ("online-le
                      description="plays the uniform policy in every episode"))
 register_entry(Entry("random-play", "random play", ("continuous-control",), "trivial", _random_play,
                      description="uniformly random actions"))
+register_entry(Entry("behaviour-policy", "behaviour policy", ("offline-control",), "trivial", _behaviour,
+                     description="plays the behaviour policy of the data (with its exploration)"))
