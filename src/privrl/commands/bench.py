@@ -76,6 +76,11 @@ def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Calla
                    help="run the tasks' trivial and reference entries and freeze their values and data hashes into "
                         "the reference file FILE (default: the committed privrl/bench/references.json); refused "
                         "when it would change a version already frozen (bump Task.version)")
+    p.add_argument("--sweep", action="store_true",
+                   help="the data-size sweep (docs/bench.md, Sweeps): every policy-evaluation and offline task at "
+                        "each of its sizes n, every entry at eps=0.1,1,10 (or --budgets); writes sweeps.md, one "
+                        "figure per task and sweeps.csv into --leaderboard; with --freeze, freezes the per-size "
+                        "references")
     p.add_argument("--force", action="store_true",
                    help="write into an --out that holds files the benchmark did not write (they may be replaced)")
 
@@ -219,6 +224,10 @@ def run(args: argparse.Namespace) -> int:
         for ds_id in export_minari(tasks, out, profile=profile, seeds=seeds):
             print(f"{out}/{ds_id}")
         return 0
+    if args.sweep:
+        from privrl.commands.bench_sweep import run_sweep_command
+
+        return run_sweep_command(args, tasks, entries)
     budgets = parse_budgets(args.budgets, profile)
     if args.freeze is not None:
         return _freeze(args, tasks, budgets, profile)
@@ -226,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) -> tuple[Any, Any]:
-    """Run ``specs`` into ``out``; the sweep's summary and the rows of exactly those cells."""
+    """Run ``specs`` into ``out``; the sweep's summary and the rows of exactly those cells (at their
+    profiles: ``profile``, or each spec's own for a data-size sweep)."""
     import numpy as np
 
     from privrl.bench.running import EXPERIMENT_ID
@@ -238,12 +248,13 @@ def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) 
     print(summary.line())
     # the planned cells only: not those of other selections, nor those an entry's former code finished
     wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed,
-               s.params.get("code")) for s in specs}
+               s.params.get("code"), s.scale) for s in specs}
     df = load_results(out, EXPERIMENT_ID)
     if len(df):
         codes = df["code"].where(df["code"].notna(), None) if "code" in df else [None] * len(df)
-        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes))
-        df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
+        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes,
+                        df["scale"]))
+        df = df[np.array([k in wanted for k in keys])]
     return summary, df
 
 
