@@ -194,15 +194,22 @@ def _task_section(task: Task, summary: pd.DataFrame, references: References | No
 
 # --------------------------------------------------------------------------- the figure
 def _scale_y(ax: Any, values: np.ndarray) -> None:
-    """A log axis when every value is positive, else symmetric-log (a gap of exactly 0 happens)."""
+    """A log axis when every value is positive, else symmetric-log from 0 (a gap of exactly 0
+    happens); the limits leave room above and below every line (the reference lines included)."""
+    from matplotlib.ticker import NullFormatter
+
     values = values[np.isfinite(values)]
     if not values.size:
         return
-    if (values > 0).all():
+    low, high = float(values.min()), float(values.max())
+    if low > 0:
         ax.set_yscale("log")
+        ax.set_ylim(low / 2.0, high * 2.0)
     else:
         positive = np.abs(values[values != 0])
         ax.set_yscale("symlog", linthresh=float(positive.min()) if positive.size else 1e-3)
+        ax.set_ylim(min(low * 2.0, 0.0), high * 2.0 if high > 0 else 1.0)
+    ax.yaxis.set_minor_formatter(NullFormatter())     # decade labels only: the minor ones overlap
 
 
 def _plot_task(task: Task, rows: pd.DataFrame, summary: pd.DataFrame, out_dir: Path) -> Path | None:
@@ -212,6 +219,7 @@ def _plot_task(task: Task, rows: pd.DataFrame, summary: pd.DataFrame, out_dir: P
     # here, not at the top: matplotlib loads only when a figure is drawn
     from matplotlib import colormaps
     from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
 
     from privrl.experiments.plots import mean_se_band, new_figure, save_figure
 
@@ -244,6 +252,7 @@ def _plot_task(task: Task, rows: pd.DataFrame, summary: pd.DataFrame, out_dir: P
                     ax.axhline(float(ref.mean()), color=colors[profile], linestyle=style, linewidth=0.9)
                     drawn.append(np.asarray([ref.mean()]))
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         _scale_y(ax, np.concatenate(drawn) if drawn else np.array([]))
         ax.set_title(str(labels.get(name, name)), fontsize=9)
         ax.set_xlabel("ε (budget)", fontsize=8)
