@@ -278,7 +278,8 @@ def _intro(manifest: Mapping[str, Any], budgets: Sequence[str], left_out: Mappin
              "see [the benchmark's documentation](../bench.md#sweeps).", "",
              f"Commit `{(manifest.get('commit') or 'unknown')[:12]}` · {manifest.get('cells', 0)} cells · "
              f"{manifest.get('cores')} cores · wall {manifest.get('wall_seconds', 0):.0f} s · CPU "
-             f"{manifest.get('cpu_seconds', 0):.0f} s (this invocation) · budgets: "
+             f"{manifest.get('cpu_seconds', 0):.0f} s (this invocation; the cells' own CPU time: "
+             f"{manifest.get('cells_cpu_seconds', 0):.0f} s) · budgets: "
              f"{', '.join(_budget_text(b) for b in budgets)}.", "",
              "How to read a table: a column per n; a cell is the **normalised score** (mean ± standard error over "
              "seeds; 0 = the task's trivial answer, 100 = its non-private reference, both *at the same n*, frozen "
