@@ -15,9 +15,10 @@ BENCH_OUT ?= results/bench
 # written into $(BENCH_OUT), never over the committed docs/bench
 PLUGIN ?=
 BENCH_BOARD ?= $(if $(strip $(PLUGIN)),$(BENCH_OUT),docs/bench)
+SWEEP_OUT ?= results/bench-sweep
 API_OUT ?= results/api
 
-.PHONY: demo test test-slow bench bench-utility bench-suite lint api-docs venv clean reproduce-paper
+.PHONY: demo test test-slow bench bench-utility bench-suite bench-sweep lint api-docs venv clean reproduce-paper
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +71,12 @@ bench-utility: $(STAMP_TEST)
 # plugins' rows join the board (docs/bench.md, "Submitting a result").
 bench-suite: $(STAMP_DEMO)
 	$(BIN)/privrl bench --audit --out $(BENCH_OUT) --leaderboard $(BENCH_BOARD) --jobs $(JOBS) $(addprefix --plugin=,$(PLUGIN))
+
+# The data-size sweeps (docs/bench.md, "Sweeps"): every policy-evaluation and offline task at each of its
+# sizes n, every entry at ε = 0.1, 1, 10; docs/bench/sweeps.md, its figures and manifest. Finished cells in
+# $(SWEEP_OUT) are skipped.
+bench-sweep: $(STAMP_DEMO)
+	$(BIN)/privrl bench --sweep --out $(SWEEP_OUT) --leaderboard docs/bench --jobs $(JOBS)
 
 lint: $(STAMP_TEST)
 	$(BIN)/ruff check src tests benchmarks

@@ -375,8 +375,12 @@ def terminal_table(summary: pd.DataFrame, tasks: Sequence[Task], *, color: bool 
     return "\n".join(lines)
 
 
+#: what identifies a cell among a run's rows (``scale``: the profile, several in a data-size sweep)
+_CELL_KEYS = ("task", "entry", "budget", "mode", "seed", "scale")
+
+
 def _n_cells(cells: pd.DataFrame) -> int:
-    keys = [c for c in ("task", "entry", "budget", "mode", "seed") if c in cells]
+    keys = [c for c in _CELL_KEYS if c in cells]
     return int(len(cells[keys].drop_duplicates())) if keys and len(cells) else 0
 
 
@@ -384,7 +388,7 @@ def manifest_of(*, profile: str, selection: Mapping[str, object], wall_seconds: 
                 cells: pd.DataFrame, planned: int | None = None) -> dict[str, object]:
     """The manifest: commit, versions, cores, the selection, the cells finished (of ``planned``), wall
     and CPU time."""
-    keys = [c for c in ("task", "entry", "budget", "mode", "seed") if c in cells]
+    keys = [c for c in _CELL_KEYS if c in cells]
     once = cells.drop_duplicates(keys) if keys and len(cells) else cells     # one row per cell
     cpu_cells = float(once["cpu_seconds"].astype(float).sum()) if "cpu_seconds" in once else math.nan
     return {"commit": git_commit(), "versions": versions(), "cores": os.cpu_count(), "profile": profile,

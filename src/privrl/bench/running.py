@@ -133,7 +133,7 @@ def instance(task_name: str, profile: str, seed: int) -> Instance:
     """The data of ``task_name`` for one seed (cached per process: every entry of the seed reads it),
     with their hash."""
     task = get_task(task_name)
-    inst = task.build(task.sizes[profile], np.random.default_rng(data_seed(task.name, seed)))
+    inst = task.build(task.size(profile), np.random.default_rng(data_seed(task.name, seed)))
     inst.input.delta = task.delta_for(profile)
     inst.data_hash = data_hash(inst)
     return inst

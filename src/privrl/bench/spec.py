@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # annotations only
 
 __all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "AUDIT_TRIALS",
            "PROFILE_BUDGETS", "Budget",
-           "parse_budgets",
+           "parse_budgets", "SWEEP_PREFIX", "SWEEP_SEEDS", "Sweep", "sweep_profile",
            "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index", "entry_code"]
 
 #: the five settings of the benchmark (offline-control: offline learning on continuous states, returns
@@ -232,6 +232,42 @@ class Fitted:
     notes: list[str] = field(default_factory=list)
 
 
+# --------------------------------------------------------------------------- data-size sweeps
+#: the profile of one point of a task's data-size sweep is this prefix and its n (``sweep-n1000``)
+SWEEP_PREFIX = "sweep-n"
+#: seeds per point of a sweep unless the task's :class:`Sweep` says otherwise
+SWEEP_SEEDS = 3
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A task's data-size sweep (:mod:`privrl.bench.sweep`): the numbers of privacy units ``n``
+    (ascending), the ``seeds`` per size and a ``note`` saying why the sizes or seeds are what they
+    are (e.g. why 10⁵ does not fit). Every other size of the task is its ``full`` profile's."""
+
+    n: tuple[int, ...]
+    seeds: int = SWEEP_SEEDS
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        sizes = tuple(int(v) for v in self.n)
+        if not sizes or any(v < 1 for v in sizes) or list(sizes) != sorted(set(sizes)):
+            raise ValueError(f"Sweep: n must be distinct positive sizes in ascending order, got {self.n!r}")
+        if not (isinstance(self.seeds, int) and self.seeds >= 1):
+            raise ValueError(f"Sweep: seeds must be an int >= 1, got {self.seeds!r}")
+        object.__setattr__(self, "n", sizes)
+
+    @property
+    def profiles(self) -> tuple[str, ...]:
+        """The profiles of the sweep's points, one per size (:func:`sweep_profile`)."""
+        return tuple(sweep_profile(n) for n in self.n)
+
+
+def sweep_profile(n: int) -> str:
+    """The profile of the sweep's point with ``n`` privacy units: ``sweep-n1000``."""
+    return f"{SWEEP_PREFIX}{int(n)}"
+
+
 # --------------------------------------------------------------------------- tasks and entries
 @dataclass(frozen=True)
 class Task:
@@ -251,7 +287,9 @@ class Task:
     ``A``, ``H``, ``d``: states, actions, horizon, feature dimension) for the entries' ``applies``.
     ``version`` is the task's version (``chain-v1``, :attr:`versioned_name`): its data and its trivial
     and reference values are frozen per version in :mod:`privrl.bench.references`; a change of the
-    data, the metric or a baseline bumps it.
+    data, the metric or a baseline bumps it. ``sweep`` is the task's data-size :class:`Sweep`
+    (policy evaluation and offline learning): its points are the profiles ``sweep-nN``
+    (:meth:`size`).
     """
 
     name: str
@@ -279,6 +317,7 @@ class Task:
     #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``),
     #: recorded by the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
     env: Mapping[str, object] | None = None
+    sweep: Sweep | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.version, int) and self.version >= 1):
@@ -294,9 +333,23 @@ class Task:
         """``name-vN``: the task at its version (what the leaderboard prints)."""
         return f"{self.name}-v{self.version}"
 
+    def size(self, profile: str) -> Mapping[str, int]:
+        """The sizes of ``profile``: a declared profile's (``quick``, ``full``), or a point of the
+        task's :class:`Sweep` (``sweep-nN``): the ``full`` sizes with ``n`` = N and the sweep's seeds."""
+        if profile in self.sizes:
+            return self.sizes[profile]
+        points = {} if self.sweep is None else dict(zip(self.sweep.profiles, self.sweep.n))
+        if profile not in points:
+            known = [*self.sizes, *points]
+            raise InvalidParameterError(f"The profile of task {self.name!r} must be one of {', '.join(known)}. Got "
+                                        f"{profile!r} instead.")
+        assert self.sweep is not None     # points is empty otherwise
+        full = self.sizes["full"]
+        return {**full, "n" if "n" in full else "K": points[profile], "seeds": self.sweep.seeds}
+
     def n_units(self, profile: str) -> int:
         """The number of privacy units of a dataset of this profile (n, K; 1 for a reward function)."""
-        size = self.sizes[profile]
+        size = self.size(profile)
         return int(size.get("n", size.get("K", 1)))
 
     def delta_for(self, profile: str) -> float:
@@ -304,7 +357,7 @@ class Task:
         return float(self.delta) if self.delta is not None else 1.0 / (10.0 * self.n_units(profile))
 
     def seeds(self, profile: str) -> int:
-        return int(self.sizes[profile]["seeds"])
+        return int(self.size(profile)["seeds"])
 
 
 @dataclass(frozen=True)

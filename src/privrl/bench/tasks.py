@@ -62,7 +62,7 @@ from privrl.bench.instances import (
     score_values,
     sparse_from_toy_text,
 )
-from privrl.bench.spec import Instance, Metric, Task, TaskInput
+from privrl.bench.spec import Instance, Metric, Sweep, Task, TaskInput
 from privrl.data import TrajectoryDataset
 from privrl.envs.center_walk import CenterWalkEnv
 from privrl.envs.chain import chain_values, sample_chain
@@ -88,6 +88,9 @@ ERROR = Metric("value_error", "|Ĵ − J| (value at the start distribution)", lo
 GAP = Metric("gap", "suboptimality gap V* − V^π̂", lower_is_better=True)
 REGRET = Metric("regret", "cumulative regret over K episodes", lower_is_better=True)
 RETURN = Metric("return", "mean return of the released policy", lower_is_better=False)
+
+#: the data-size sweep of the policy-evaluation and offline tasks (privrl.bench.sweep): n = 10³, 10⁴, 10⁵
+DECADES = Sweep((1_000, 10_000, 100_000))
 
 
 def register_task(task: Task) -> Task:
@@ -194,7 +197,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=RMSE, trivial="zero", reference="lsw",
     sizes={"quick": {"n": 1000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_chain, score=score_values("value_rmse"), optimum=0.0, optimum_label="exact values",
-    audit_pair=_pe_audit(_chain, {"n": 100}),
+    audit_pair=_pe_audit(_chain, {"n": 100}), sweep=DECADES,
     notes=(_PE_NOTE, "One batch size (n = 10⁴ trajectories) instead of the paper's grid of batch sizes."),
 ))
 
@@ -207,7 +210,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=RMSE, trivial="zero", reference="lsw",
     sizes={"quick": {"n": 1000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_frozenlake_pe, score=score_values("value_rmse"), optimum=0.0, optimum_label="exact values",
-    audit_pair=_pe_audit(_frozenlake_pe, {"n": 100}), notes=(_PE_NOTE,),
+    audit_pair=_pe_audit(_frozenlake_pe, {"n": 100}), notes=(_PE_NOTE,), sweep=DECADES,
 ))
 
 register_task(Task(
@@ -220,7 +223,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=ERROR, trivial="zero", reference="monte-carlo",
     sizes={"quick": {"n": 2000, "seeds": 2}, "full": {"n": 10_000, "seeds": 5}},
     build=_clinic_pe, score=score_values("value_error"), optimum=0.0, optimum_label="exact J",
-    audit_pair=_pe_audit(_clinic_pe, {"n": 100}),
+    audit_pair=_pe_audit(_clinic_pe, {"n": 100}), sweep=DECADES,
     notes=("Episodic, undiscounted (γ = 1): J is the probability of success within 20 steps (0.760).",
            "LSW/LSL estimate values per severity level (one-hot features of the public groups); their Ĵ is "
            "the average under the (public) start distribution. DP Monte Carlo releases Ĵ alone."),
@@ -300,7 +303,7 @@ register_task(Task(
     logging_policy=_COVER, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy",
     reference="apvi", sizes={"quick": {"n": 300, "seeds": 2}, "full": {"n": 1000, "seeds": 5}},
     build=_random_tabular_task, score=score_policy, optimum=0.0, optimum_label="optimal policy",
-    audit_pair=_offline_audit(_random_tabular_task, {"n": 30}),
+    audit_pair=_offline_audit(_random_tabular_task, {"n": 30}), sweep=DECADES,
     notes=(_OFFLINE_NOTE, "The paper has no tabular experiment; this is the instance of privrl's."),
 ))
 
@@ -312,7 +315,7 @@ register_task(Task(
     privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=GAP, trivial="logging-policy", reference="vapvi",
     sizes={"quick": {"n": 300, "seeds": 2}, "full": {"n": 1000, "seeds": 5}},
     build=_linear_mdp_task, score=score_policy, optimum=0.0, optimum_label="optimal policy",
-    audit_pair=_offline_audit(_linear_mdp_task, {"n": 30}),
+    audit_pair=_offline_audit(_linear_mdp_task, {"n": 30}), sweep=DECADES,
     notes=(_OFFLINE_NOTE, "One data size (K = 1000) instead of the paper's grid; no split (as in the paper's "
            "experiments)."),
 ))
@@ -333,7 +336,7 @@ register_task(_gym_offline(
     dims={"S": 64, "A": 4, "H": 100}, title="FrozenLake 8×8, offline",
     source="Gymnasium FrozenLake-v1 8×8 (slippery), exact kernel, H = 100",
     sizes={"quick": {"n": 2000, "horizon": 100, "seeds": 2}, "full": {"n": 10_000, "horizon": 100, "seeds": 5}},
-    notes=(_OFFLINE_NOTE,), env={"id": "FrozenLake-v1", "map_name": "8x8"},
+    notes=(_OFFLINE_NOTE,), env={"id": "FrozenLake-v1", "map_name": "8x8"}, sweep=DECADES,
 ))
 
 register_task(_gym_offline(
@@ -342,7 +345,7 @@ register_task(_gym_offline(
     source="Gymnasium CliffWalking-v1, exact kernel, H = 50; rewards −100..0 mapped to [0, 1]",
     sizes={"quick": {"n": 300, "horizon": 50, "seeds": 2}, "full": {"n": 1000, "horizon": 50, "seeds": 5}},
     notes=(_OFFLINE_NOTE, "Rewards r ↦ (r + 100)/100, so gaps are in units of 100 reward points; the goal "
-           "earns the image of 0 at every remaining step."),
+           "earns the image of 0 at every remaining step."), sweep=DECADES,
 ))
 
 register_task(_gym_offline(
@@ -355,6 +358,8 @@ register_task(_gym_offline(
            "2 seeds: DP-APVI's noisy count table has H·S·A·S = 7.5·10⁷ cells (a fit takes 2 s, 15 s with the paper "
            "calibration). The audit instance has n = 20 episodes of H = 1 step and 100 fits per input (a refit on "
            "the 500-state table takes 0.05-0.3 s)."),
+    sweep=Sweep((1_000, 10_000, 100_000), seeds=2, note="2 seeds: a DP-APVI fit costs the same at every n (its "
+                "noisy count table has H·S·A·S = 7.5·10⁷ cells whatever the data)."),
 ))
 
 register_task(Task(
@@ -367,6 +372,10 @@ register_task(Task(
     audit_pair=_offline_audit(_clinic_offline, {"n": 20, "n_states": 62, "n_actions": 5, "horizon": 5}),
     notes=(_OFFLINE_NOTE, "n = 10⁴ episodes (the real-size target is 10⁵); the public reward table (expected "
            "outcome reward) is given to the learners. The audit uses a 62-state instance of the generator."),
+    sweep=Sweep((1_000, 10_000, 100_000), seeds=1, note="1 seed: a DP-APVI fit costs the same at every n (its "
+                "noisy count table has H·S·A·S = 2.8·10⁸ cells whatever the data; 5 s a fit, 15 s with the paper "
+                "calibration): 60-70 CPU-s per size and seed. With 2 seeds the clinic alone took 370 of the sweep's "
+                "670 CPU-s, more than 6 minutes of wall time on 2 cores."),
 ))
 
 

@@ -6,6 +6,8 @@
     privrl bench --list
     privrl bench --freeze [FILE] [--tasks T,...] [--quick] [--seeds N] [--out DIR]
     privrl bench --export-minari DIR [--tasks ...] [--quick]
+    privrl bench --sweep [--tasks T,...] [--algorithms A,...] [--budgets B,...] [--seeds N] [--out DIR]
+                 [--leaderboard DIR] [--jobs N] [--freeze [FILE]]
 
 The cells run through the sweep runner (resumable: finished cells in ``--out`` are skipped); the
 leaderboard (``leaderboard.md``, ``leaderboard.csv``, one plot per task, ``manifest.json``) is
@@ -76,6 +78,11 @@ def add_options(p: argparse.ArgumentParser, *, count: Callable[[int, int], Calla
                    help="run the tasks' trivial and reference entries and freeze their values and data hashes into "
                         "the reference file FILE (default: the committed privrl/bench/references.json); refused "
                         "when it would change a version already frozen (bump Task.version)")
+    p.add_argument("--sweep", action="store_true",
+                   help="the data-size sweep (docs/bench.md, Sweeps): every policy-evaluation and offline task at "
+                        "each of its sizes n, every entry at eps=0.1,1,10 (or --budgets); writes sweeps.md, one "
+                        "figure per task and sweeps.csv into --leaderboard; with --freeze, freezes the per-size "
+                        "references")
     p.add_argument("--force", action="store_true",
                    help="write into an --out that holds files the benchmark did not write (they may be replaced)")
 
@@ -219,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
         for ds_id in export_minari(tasks, out, profile=profile, seeds=seeds):
             print(f"{out}/{ds_id}")
         return 0
+    if args.sweep:
+        return _run_sweep(args, tasks, entries)
     budgets = parse_budgets(args.budgets, profile)
     if args.freeze is not None:
         return _freeze(args, tasks, budgets, profile)
@@ -226,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) -> tuple[Any, Any]:
-    """Run ``specs`` into ``out``; the sweep's summary and the rows of exactly those cells."""
+    """Run ``specs`` into ``out``; the sweep's summary and the rows of exactly those cells (at their
+    profiles: ``profile``, or each spec's own for a data-size sweep)."""
     import numpy as np
 
     from privrl.bench.running import EXPERIMENT_ID
@@ -238,12 +248,13 @@ def _sweep(args: argparse.Namespace, specs: list[Any], out: Path, profile: str) 
     print(summary.line())
     # the planned cells only: not those of other selections, nor those an entry's former code finished
     wanted = {(s.params["task"], s.params["entry"], s.params["budget"], s.params["mode"], s.seed,
-               s.params.get("code")) for s in specs}
+               s.params.get("code"), s.scale) for s in specs}
     df = load_results(out, EXPERIMENT_ID)
     if len(df):
         codes = df["code"].where(df["code"].notna(), None) if "code" in df else [None] * len(df)
-        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes))
-        df = df[np.array([k in wanted for k in keys]) & (df["scale"] == profile).to_numpy()]
+        keys = list(zip(df["task"], df["entry"], df["budget"], df["mode"], df["seed"].astype(int), codes,
+                        df["scale"]))
+        df = df[np.array([k in wanted for k in keys])]
     return summary, df
 
 
@@ -312,4 +323,76 @@ def _run(args: argparse.Namespace, tasks: list[Task], entries: list[Entry], budg
     if len(violations):
         names = ", ".join(f"{r.entry} on {r.task}" for r in violations.itertuples())
         status = die(PROG, f"privacy audit VIOLATION (ε_lower above the claimed ε): {names}")
+    return status
+
+
+def _refuse_for_sweep(args: argparse.Namespace) -> None:
+    """The leaderboard's options that ``--sweep`` does not take: a one-line error."""
+    for option, given in (("--quick", args.quick), ("--audit", args.audit)):
+        if given:
+            raise InvalidParameterError(f"The '--sweep' option must come without '{option}' (the sweep runs each "
+                                        f"task's own sizes, unaudited: audit with the leaderboard). Got '{option}' "
+                                        "instead.")
+
+
+def _run_sweep(args: argparse.Namespace, tasks: list[Task], entries: list[Entry]) -> int:
+    """``--sweep``: the data-size sweep (:mod:`privrl.bench.sweep`) of the policy-evaluation and offline
+    tasks of ``--tasks`` at each of their sizes (other settings skipped), resumable like the
+    leaderboard; ``sweeps.md``, ``sweeps.csv``, ``sweeps-manifest.json`` and ``sweep-<task>.png`` in
+    ``--leaderboard``. With ``--freeze``: only the trivial and reference cells, frozen per size into
+    the sweep's reference file (default: the committed one)."""
+    from privrl.bench.entries import all_entries
+    from privrl.bench.leaderboard import manifest_of
+    from privrl.bench.references import check_run, load_references
+    from privrl.bench.spec import parse_budgets
+    from privrl.bench.sweep import (
+        SWEEP_BUDGETS,
+        SWEEP_REFERENCE_FILE,
+        freeze_sweep,
+        plan_sweep,
+        summarise_sweep,
+        sweep_tasks,
+        write_sweeps,
+    )
+
+    _refuse_for_sweep(args)
+    budgets = list(SWEEP_BUDGETS) if args.budgets is None else parse_budgets(args.budgets)
+    swept = sweep_tasks(tasks)
+    if not swept:
+        raise InvalidParameterError("The '--tasks' option of '--sweep' must name a policy-evaluation or offline "
+                                    f"task. Got {', '.join(t.name for t in tasks)} instead.")
+    freezing = args.freeze is not None
+    specs = plan_sweep(swept, [] if freezing else entries, budgets, seeds=args.seeds)
+    out = check_out_dir(args.out)
+    check_bench_out(out, args.force)
+    board = check_out_dir(args.leaderboard or args.out, "--leaderboard")
+    wall0, cpu0 = time.perf_counter(), _cpu_seconds()
+    summary, df = _sweep(args, specs, out, "sweep")
+    wall, cpu = time.perf_counter() - wall0, _cpu_seconds() - cpu0
+    if freezing:
+        if summary.failed:
+            return die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed, nothing frozen: "
+                             + summary.failures_text())
+        path = freeze_sweep(df, swept, path=args.freeze or None)
+        print(f"froze the sweeps of {', '.join(t.versioned_name for t in swept)} into {path}")
+        return 0
+    references = load_references(SWEEP_REFERENCE_FILE)
+    table = summarise_sweep(df, swept, all_entries(), references=references)
+    selection = {"tasks": [t.name for t in swept], "entries": [e.name for e in entries],
+                 "budgets": [str(b) for b in budgets], "seeds": args.seeds, "backend": args.backend,
+                 "jobs": args.jobs,
+                 "sizes": {t.name: list(t.sweep.n) for t in swept if t.sweep is not None}}
+    manifest = manifest_of(profile="sweep", selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
+                           planned=len(specs))
+    manifest["task_versions"] = {t.name: t.versioned_name for t in swept}
+    paths = write_sweeps(table, df, tasks, board, manifest=manifest, references=references)
+    record_own_files(out, paths)
+    print(f"sweeps: {board / 'sweeps.md'} ({len(paths)} files)")
+    status = 0
+    if summary.failed:
+        status = die(PROG, f"{len(summary.failed)} of {summary.planned} cells failed: " + summary.failures_text())
+    stale = [line for t in swept for p in (t.sweep.profiles if t.sweep is not None else ())
+             for line in check_run(df[df["scale"] == p] if len(df) else df, [t], references, p)]
+    if stale:
+        status = die(PROG, f"the data of {len(stale)} seeds differ from their task's frozen version; first: {stale[0]}")
     return status
