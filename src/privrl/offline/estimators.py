@@ -28,7 +28,16 @@ from privrl.offline._common import (
     transition_statistics,
 )
 from privrl.offline._utility import improvement_evidence, warn_no_improvement
-from privrl.offline.baseline import BASELINES, logging_estimate, one_hot, reference_q
+from privrl.offline.baseline import (
+    BASELINES,
+    behaviour_probs,
+    check_behaviour_policy,
+    group_policy,
+    logging_estimate,
+    one_hot,
+    reference_q,
+    state_spibb,
+)
 from privrl.offline.calibration import (
     MECHANISMS,
     CountNoise,
@@ -92,6 +101,13 @@ BASELINE_GROUPS = param("public map state → group (n_states,) ints, fixed with
                         "state_groups, whose groups are the states learned on); None = no such level",
                         default=None, kind="array", none_ok=True, check=check_state_groups, cli=False,
                         bad=(np.array([0.5, 1.0]),))
+BEHAVIOUR_POLICY = param("a public logging policy, (n_states, n_actions) or (horizon, n_states, n_actions) "
+                         "probabilities (rows >= 0 summing to 1; checked), known without the data — a deployed "
+                         "decision rule, a written protocol: it IS SPIBB's baseline (implies baseline='logging'; no "
+                         "estimate, no privacy cost: public input); on public state groups each state keeps its own "
+                         "row; None = estimate the logging policy from the released counts", default=None,
+                         kind="array", none_ok=True, check=check_behaviour_policy, cli=False,
+                         bad=(np.array([[0.5, 0.6]]),))
 SUPPORT_COUNT = param("SPIBB's N∧ (baseline='logging'): a pair may take the baseline's probability only with at "
                       "least this many released visits (and counts above the confidence bound E)", default=10.0,
                       low=0.0)
@@ -139,6 +155,8 @@ class _TabularBase(Estimator):
             p["baseline"] = "logging"
             if groups is None and p.get("baseline_groups") is None and candidates:
                 p["baseline_groups"] = max(candidates, key=lambda g: int(g.max()))
+        if p.get("behaviour_policy") is not None:
+            p["baseline"] = "logging"          # the public logging policy is the SPIBB baseline
         self.route_ = {k: p[k] for k in (*ROUTE_KEYS, "baseline", "baseline_groups") if k in p
                        and (k != "baseline_groups" or p[k] is not None)}
         return p
@@ -174,6 +192,8 @@ class _TabularBase(Estimator):
         # below and takes per-step statistics only (it chooses the grouping and pooling itself)
         auto = p["route"] == "auto"
         groups = None if auto else self._groups(p, S)
+        if p["behaviour_policy"] is not None:
+            behaviour_probs(p["behaviour_policy"], None, S, A, owner)
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         routed = False
@@ -191,6 +211,8 @@ class _TabularBase(Estimator):
         if r is None:
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
+        self._behaviour = None if p["behaviour_policy"] is None else behaviour_probs(p["behaviour_policy"], H, S, A,
+                                                                                     owner)
         p.update(self._resolve_route(p, stats.n_episodes, S, A, H, capped=not isinstance(dataset, Statistics)))
         groups = self._groups(p, S)
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
@@ -219,8 +241,16 @@ class _TabularBase(Estimator):
         coarse = None if p["state_groups"] is not None or p["baseline_groups"] is None else \
             self._groups({"state_groups": p["baseline_groups"]}, self._n_states)
         grouped = p["state_groups"] is not None
+        known, groups = self._state_baseline(p), self._groups(p, self._n_states)
+        if known is not None:               # public: the baseline itself (the groups' mean on groups)
+            prior = known if groups is None else group_policy(known, groups)
+            return {"baseline": lambda released: prior, "safe": True, "support_count": float(p["support_count"])}
         return {"baseline": lambda released: logging_estimate(released, sigma, coarse, coarse_states=grouped),
                 "safe": p["baseline"] == "logging", "support_count": float(p["support_count"])}
+
+    def _state_baseline(self, p: dict[str, Any]) -> np.ndarray | None:
+        """The per-state baseline ``(H, S, A)`` where one is known: the public logging policy, else None."""
+        return getattr(self, "_behaviour", None)
 
     def _advice(self, p: dict[str, Any]) -> list[str]:
         """What could help that this fit does not already use (never an option already set)."""
@@ -249,9 +279,13 @@ class _TabularBase(Estimator):
         warn_no_improvement(type(self).__name__, evidence, self._advice(p), kind)
         groups = self._groups(p, self._n_states)
         to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
-        self.policy_ = to_states(fit.policy)
-        self.policy_probs_ = to_states(probs)
-        self.logging_policy_ = to_states(fit.prior)
+        known = self._state_baseline(p)
+        if groups is not None and known is not None:     # each state's own baseline, the group's Q and support
+            probs = state_spibb(fit.q_values, fit.q_upper, fit.supported, known, groups)
+            self.policy_, self.policy_probs_, self.logging_policy_ = np.argmax(probs, axis=-1), probs, known
+        else:
+            self.policy_, self.policy_probs_, self.logging_policy_ = (to_states(fit.policy), to_states(probs),
+                                                                      to_states(fit.prior))
         self.improvement_evidence_ = evidence
         self.values_ = to_states(fit.values)
         self.q_values_ = to_states(fit.q_values)
@@ -303,6 +337,7 @@ class APVI(_TabularBase):
     route: str = ROUTE
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    behaviour_policy: ArrayLike | None = BEHAVIOUR_POLICY
     support_count: float = SUPPORT_COUNT
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
@@ -377,6 +412,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     route: str = ROUTE
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    behaviour_policy: ArrayLike | None = BEHAVIOUR_POLICY
     support_count: float = SUPPORT_COUNT
 
     @property
