@@ -41,7 +41,7 @@ from privrl._validation import check_array, param_error
 
 __all__ = ["logging_estimate", "spibb_step", "one_hot", "reference_q", "CELL_SIGMAS", "PRIOR_VISITS", "MARGIN",
            "BASELINES", "check_behaviour_policy", "behaviour_probs", "group_policy", "group_disagreement",
-           "state_spibb", "AGREEMENT_TV"]
+           "state_spibb", "AGREEMENT_TV", "AUTO_LOGGING_SHARE", "state_logging_estimate"]
 
 #: ``baseline`` options: "none" (Algorithm 1's greedy policy) or "logging" (SPIBB on the estimated logging policy)
 BASELINES = ("none", "logging")
@@ -52,6 +52,9 @@ PRIOR_VISITS = 2.0
 #: a state of a public group moves only where its baseline row is within this total variation of its
 #: group's mean row (:func:`state_spibb`); chosen on the real-shaped grid, seeds 0–4 (docs/offline.md)
 AGREEMENT_TV = 0.13
+#: ``DPAPVI(route="auto")``'s share of the budget for the per-state logging counts when it plays a
+#: grouped route (``logging_share=None``); chosen on the real-shaped grid, seeds 0–4 (docs/offline.md)
+AUTO_LOGGING_SHARE = 0.0
 #: the margin, in penalties Γ: probability moved away from an action is valued at ``Q̄ + MARGIN·Γ``
 #: (2: the upper bound ``r + P̃V + Γ``; 1: the point estimate ``r + P̃V``), moved onto one at ``Q̄``
 MARGIN = 1.0
@@ -185,7 +188,7 @@ def group_disagreement(prior: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def state_spibb(q: np.ndarray, q_upper: np.ndarray, supported: np.ndarray, prior: np.ndarray, groups: np.ndarray,
-                margin: float = MARGIN) -> np.ndarray:
+                margin: float = MARGIN, rows: np.ndarray | None = None) -> np.ndarray:
     """Πb-SPIBB's step (:func:`spibb_step`) per state of a fit on public groups: the group's pessimistic
     ``q``, its upper ``q_upper`` and ``supported`` (each ``(H, G, A)``) read at the state's group, the
     state's own baseline ``prior`` ``(H, S, A)``: the state keeps its logging probability on every
@@ -194,6 +197,21 @@ def state_spibb(q: np.ndarray, q_upper: np.ndarray, supported: np.ndarray, prior
     :data:`AGREEMENT_TV` of its group's mean row (:func:`group_disagreement`): a group's Q-value of
     an action averages over the states that log it, so where the states of a group log different
     mixes the group's counts compare actions on different states (confounded) and the state keeps its
-    baseline. Post-processing of the fit and the baseline."""
-    agree = group_disagreement(prior, groups) <= AGREEMENT_TV
+    baseline (``rows``: the rows compared, default ``prior``). Post-processing of the fit and the baseline."""
+    agree = group_disagreement(prior if rows is None else rows, groups) <= AGREEMENT_TV
     return spibb_step(q[:, groups], reference_q(q, q_upper, margin)[:, groups], prior, supported[:, groups] & agree)
+
+
+def state_logging_estimate(group_prior: np.ndarray, released: np.ndarray, sigma: float, groups: np.ndarray,
+                           narrow: bool = True) -> np.ndarray:
+    """The estimated logging policy per *state* ``(H, S, A)`` of a fit on public groups, from the
+    released per-state visit counts pooled over the steps ``released`` ``(S, A)`` (before ``{·}^+``;
+    noise std ``sigma`` per cell; ``DPAPVI(logging_share=...)``): the finest level of the hierarchy
+    (module docstring), shrunk toward the state's group's estimate ``group_prior`` ``(H, G, A)``
+    (pooled over the steps) with the prior strength ``PRIOR_VISITS + σ√A``, its support narrowed
+    to the actions the group's estimate uses, and to the state's own kept cells where the row is
+    measured (``narrow``; without, the support stays the group's: the rows the disagreement test of
+    :func:`state_spibb` reads, which the dropped thin cells would bias). Post-processing of released counts."""
+    parent = group_prior.mean(axis=0)[groups]
+    probs = _level(np.asarray(released, dtype=float), sigma, parent, parent > 0, narrow=narrow)[0]
+    return np.array(np.broadcast_to(probs, (group_prior.shape[0], *probs.shape)))
