@@ -175,14 +175,20 @@ def test_the_share_is_refused_where_it_serves_nothing(model, padded):
         _fit(DPAPVI(budget=BUDGETS[0], logging_share=1.0, state_groups=model.groups, **ROUTE), padded, model)
 
 
-def test_auto_takes_the_default_share_on_a_grouped_route_only(model, padded):
-    from privrl.offline.baseline import AUTO_LOGGING_SHARE
+@pytest.mark.parametrize("budget", [PrivacyBudget(epsilon=1.0, delta=1e-6), PrivacyBudget(rho=200.0)])
+def test_auto_takes_the_default_share_where_a_state_row_is_measured(model, padded, budget):
+    """route='auto' spends AUTO_LOGGING_SHARE on the per-state counts when it plays a grouped route and
+    the typical state's n·H/S visits exceed its level's prior strength PRIOR_VISITS + σ√A (public),
+    nothing otherwise; the total spent is the budget either way."""
+    from privrl.offline.baseline import AUTO_LOGGING_SHARE, PRIOR_VISITS
 
-    auto = _fit(DPAPVI(budget=BUDGETS[0], constants="practical", route="auto", state_groups=[model.groups]),
+    auto = _fit(DPAPVI(budget=budget, constants="practical", route="auto", state_groups=[model.groups]),
                 padded, model)
-    grouped = auto.route_["state_groups"] is not None
-    assert len(auto.privacy_ledger_.events) == 2 + (grouped and AUTO_LOGGING_SHARE > 0)
-    off = _fit(DPAPVI(budget=BUDGETS[0], constants="practical", route="auto", state_groups=[model.groups],
+    off = _fit(DPAPVI(budget=budget, constants="practical", route="auto", state_groups=[model.groups],
                       logging_share=0.0), padded, model)
+    plan = split_logging_share(budget, AUTO_LOGGING_SHARE or 0.5, H, max_visits=auto.route_["max_visits"])[1]
+    measured = 400 * H / S >= PRIOR_VISITS + plan.noise_std * math.sqrt(A)
+    grouped = auto.route_["state_groups"] is not None
+    assert len(auto.privacy_ledger_.events) == 2 + (grouped and measured and AUTO_LOGGING_SHARE > 0)
     assert len(off.privacy_ledger_.events) == 2
     assert auto.privacy_spent() == pytest.approx(off.privacy_spent(), rel=1e-6)

@@ -54,7 +54,7 @@ PRIOR_VISITS = 2.0
 AGREEMENT_TV = 0.13
 #: ``DPAPVI(route="auto")``'s share of the budget for the per-state logging counts when it plays a
 #: grouped route (``logging_share=None``); chosen on the real-shaped grid, seeds 0–4 (docs/offline.md)
-AUTO_LOGGING_SHARE = 0.0
+AUTO_LOGGING_SHARE = 0.03
 #: the margin, in penalties Γ: probability moved away from an action is valued at ``Q̄ + MARGIN·Γ``
 #: (2: the upper bound ``r + P̃V + Γ``; 1: the point estimate ``r + P̃V``), moved onto one at ``Q̄``
 MARGIN = 1.0

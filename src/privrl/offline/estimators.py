@@ -32,6 +32,7 @@ from privrl.offline._utility import improvement_evidence, warn_no_improvement
 from privrl.offline.baseline import (
     AUTO_LOGGING_SHARE,
     BASELINES,
+    PRIOR_VISITS,
     behaviour_probs,
     check_behaviour_policy,
     group_policy,
@@ -462,15 +463,18 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         return self._count_noise(p, horizon, n_states, n_actions, n_episodes, logged_rewards=logged_rewards)
 
     def _count_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int,
-                     n_episodes: int | None, *, logged_rewards: bool = False, grouped: bool | None = None
-                     ) -> CountNoise:
+                     n_episodes: int | None, *, logged_rewards: bool = False, grouped: bool | None = None,
+                     states: int | None = None) -> CountNoise:
         """:meth:`count_noise` for the validated, resolved parameters ``p`` (``grouped``: the route is on
-        public groups, default: ``p`` has ``state_groups``), on the budget the logging share leaves."""
+        public groups, default: ``p`` has ``state_groups``; ``states``: the number of states S, default
+        the groups' map's length or ``n_states``), on the budget the logging share leaves."""
         owner = type(self).__name__
         grouped = p["state_groups"] is not None if grouped is None else grouped
+        if states is None:
+            states = n_states if p["state_groups"] is None else int(np.size(p["state_groups"]))
+        p = {**p, "budget": self._split(p, horizon, grouped, (n_episodes, states, n_actions))[0]}
         if p["state_groups"] is not None:
             n_states = int(p["state_groups"].max()) + 1
-        p = {**p, "budget": self._split(p, horizon, grouped)[0]}
         rewards = {"logged_rewards": logged_rewards, "r_max": float(p["r_max"]), "F_max": p["F_max"],
                    "stationary": bool(p["stationary"]), "max_visits": p["max_visits"]}
         power = self._constants(p)["split_power"]
@@ -489,20 +493,35 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         """The estimator's own noise plan of each candidate route (its parameters in place of ``p``'s)."""
         return lambda route: self._count_noise({**p, **route.params(), "state_groups": None}, horizon,
                                                route.groups or n_states, n_actions, n_episodes,
-                                               grouped=route.groups is not None)
+                                               grouped=route.groups is not None, states=n_states)
 
-    def _split(self, p: dict[str, Any], horizon: int, grouped: bool) -> tuple[PrivacyBudget, LoggingNoise | None]:
+    def _split(self, p: dict[str, Any], horizon: int, grouped: bool,
+               sizes: tuple[int | None, int | None, int] | None = None) -> tuple[PrivacyBudget, LoggingNoise | None]:
         """(the main fit's budget, the per-state logging counts' noise or None):
         :func:`~privrl.offline.calibration.split_logging_share` of the budget (the budget itself, None,
         without a share or without privacy). The share: 0 off public groups or with a public
         ``behaviour_policy``; ``None`` is :data:`~privrl.offline.baseline.AUTO_LOGGING_SHARE` with
-        ``route="auto"``, else 0."""
+        ``route="auto"`` — unless the public ``sizes`` (n, S, A) show that the typical state's row would
+        not be measured: its n·H/S visits below the prior strength ``PRIOR_VISITS + σ√A`` of its level
+        (:mod:`~privrl.offline.baseline`), where the release would buy nothing (then 0) — else 0."""
+        default = p["logging_share"] is None and p["route"] == "auto"
         share = 0.0 if not grouped or p["behaviour_policy"] is not None else float(
-            AUTO_LOGGING_SHARE if p["logging_share"] is None and p["route"] == "auto" else p["logging_share"] or 0.0)
+            AUTO_LOGGING_SHARE if default else p["logging_share"] or 0.0)
         if share <= 0.0 or not p["budget"].is_private:
             return p["budget"], None
-        return split_logging_share(p["budget"], share, horizon, mechanism=p["mechanism"],
-                                   calibration=p["calibration"], max_visits=p["max_visits"], owner=type(self).__name__)
+        main, plan = split_logging_share(p["budget"], share, horizon, mechanism=p["mechanism"],
+                                         calibration=p["calibration"], max_visits=p["max_visits"],
+                                         owner=type(self).__name__)
+        n, S, A = sizes if sizes is not None else (None, None, 0)
+        if default and n is not None and S is not None and n * horizon / S < PRIOR_VISITS + plan.noise_std * A**0.5:
+            return p["budget"], None
+        return main, plan
+
+    def logging_noise(self, horizon: int) -> LoggingNoise | None:
+        """The noise plan of the per-state logging counts a fit on public ``state_groups`` with an explicit
+        ``logging_share`` releases (public: no data needed; None without a share or without privacy)."""
+        p = self._routes()
+        return self._split(p, horizon, p["state_groups"] is not None)[1]
 
     def _release_logging(self, plan: LoggingNoise | None, stats: Statistics, rel: Releaser
                          ) -> tuple[np.ndarray, float] | None:
@@ -543,6 +562,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         self._is_noisy = noise.is_private
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        logging = self._release_logging(self._split(p, H, p["state_groups"] is not None)[1], stats, rel)
+        plan = self._split(p, H, p["state_groups"] is not None, (stats.n_episodes, self._n_states, A))[1]
+        logging = self._release_logging(plan, stats, rel)
         self._store(fit, p, noise.noise_std[1] if noise.is_private else 0.0, logging)
         return self
