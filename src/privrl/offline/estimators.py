@@ -453,7 +453,8 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         route from these sizes as a fit does); ``logged_rewards`` adds the reward sums' family (a fit with
         ``reward=None``). With ``state_groups`` the released grid has the groups as its states
         (``n_states`` ignored); ``stationary`` and ``max_visits`` set the sensitivity
-        (:func:`~privrl.offline.calibration.count_sensitivity`)."""
+        (:func:`~privrl.offline.calibration.count_sensitivity`); with a ``logging_share`` on public groups,
+        the noise of the counts the rest of the budget pays for (:meth:`logging_noise`: the share's)."""
         p = self._routes()
         if p["route"] == "auto":
             if n_episodes is None:
