@@ -15,7 +15,10 @@ Routes: a DP-APVI route is states or groups × per-step or pooled (``stationary`
 (pooled only) × ``cell_threshold`` × ``fallback``; ``--routes default`` runs the eight of
 :data:`DEFAULT_ROUTES`, ``--routes all`` the whole product (24) and ``dp/auto``. ``dp/auto`` and
 ``apvi/auto`` are the recommended route (``route="auto"``, the instance's groups the one candidate;
-the row's ``chosen`` names the route it played); ``--apvi-routes`` limits the APVI routes to the
+the row's ``chosen`` names the route it played); ``dp/share<s>/auto`` is it with ``logging_share=s`` (the
+per-state logging counts, :data:`SHARES`) and ``dp/public-logging/auto`` with the instance's logging policy
+given as public (``behaviour_policy``: docs/offline.md, "Never below the logging policy");
+``--apvi-routes`` limits the APVI routes to the
 reference ones plus those named, and ``--auto-summary FILES`` prints the auto routes' summary.
 ``--seed-start k`` runs seeds k, k + 1, ...; ``--warn-summary FILES [--warn-seeds 5-9]`` prints the
 UtilityWarning's rates (losing fits that warned, gaining fits that warned, the silent losers) per
@@ -100,6 +103,11 @@ ALL_ROUTES = dict(dp_route(g, p, mv, t, f) for g, p, mv, t, f in itertools.produ
     (False, True), (False, True), (None, 1), (0.0, 3.0), ("tie-break", "behaviour")) if p or mv is None)
 ALL_ROUTES.update(dict(safe(k, v) for k, v in list(ALL_ROUTES.items())))
 ALL_ROUTES["dp/auto"] = AUTO
+#: the auto route with a declared share of the budget for the per-state logging counts (``logging_share``; the
+#: name ends in ``auto`` so ``--auto-summary`` reads it), and with a public logging policy (``behaviour_policy``)
+SHARES = (0.0, 0.02, 0.03, 0.05, 0.1, 0.2)
+ALL_ROUTES.update({f"dp/share{s:g}/auto": {**AUTO, "logging_share": s} for s in SHARES})
+ALL_ROUTES["dp/public-logging/auto"] = {**AUTO, "behaviour_policy": True}
 DEFAULT_ROUTES = [
     "dp/states/per-step/3sigma/behaviour",
     "dp/states/pooled/all-visits/3sigma/behaviour",
@@ -136,6 +144,8 @@ def estimator(model: Any, kwargs: dict[str, Any], epsilon: float | None) -> Call
         groups = [groups]                     # the list of candidate groupings
     if "baseline_groups" in args:
         args["baseline_groups"] = model.groups if args["baseline_groups"] else None
+    if args.pop("behaviour_policy", False):
+        args["behaviour_policy"] = model.logging_policy
     if epsilon is None:
         return lambda: APVI(constants="practical", state_groups=groups, **args)
     return lambda: DPAPVI(budget=PrivacyBudget(epsilon=epsilon, delta=DELTA), constants="practical",

@@ -26,7 +26,8 @@ CASES = [pytest.param(name, broken, caught, id=f"{name}-{broken or 'real'}",
 #: few CPU seconds (vectorised releases); every target's is in test_slow_audits.py
 QUICK_SHARP = ("gaussian", "laplace", "tree-counter", "blt-counter", "dp-lsw", "dp-lsl", "dp-monte-carlo",
                "dp-monte-carlo-groups", "dp-apvi-gaussian", "dp-apvi-laplace", "dp-apvi-pooled", "dp-apvi-groups",
-               "dp-apvi-logged", "linopt-central", "linopt-local", "tabular-online-central-laplace",
+               "dp-apvi-logged", "dp-apvi-logging-counts", "linopt-central", "linopt-local",
+               "tabular-online-central-laplace",
                "tabular-online-central-tree", "tabular-online-central-blt", "tabular-online-local-laplace",
                "tabular-online-central-blt-pooled", "dp-bc-step", "dp-iql-step", "dp-td3bc-step",
                "dp-vapvi-release",
@@ -150,6 +151,15 @@ def test_grouped_neighbours_attain_the_sensitivity():
     (sa, sas), (sa2, sas2) = grouped_neighbours()
     assert np.linalg.norm(sa - sa2) == pytest.approx(np.sqrt(2 * H))
     assert np.linalg.norm(sas - sas2) == pytest.approx(np.sqrt(2 * H))
+
+
+def test_logging_neighbours_attain_the_sensitivity():
+    from privrl.offline.audit import STATE_GROUPS, _logging_datasets
+    from privrl.offline.grouping import grouped_statistics
+
+    a, b = (grouped_statistics(d, STATE_GROUPS, 4, 2, stationary=True, max_visits=1).state_visits
+            for d in _logging_datasets())
+    assert np.linalg.norm(a - b) == pytest.approx(2.0)            # √(2H), H = 2
 
 
 def test_batched_count_release_is_the_release_unclipped():

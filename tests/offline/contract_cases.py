@@ -43,7 +43,9 @@ def _lin_output(est):
 _TAB_ROUTES = ({"stationary": True}, {"stationary": True, "max_visits": 1}, {"state_groups": np.array([0, 0, 1])},
                {"state_groups": np.array([0, 0, 1]), "stationary": True},
                {"cell_threshold": 3.0, "fallback": "behaviour"}, {"calibration": "sound"},
-               {"route": "auto", "state_groups": [np.array([0, 0, 1]), np.array([0, 1, 1])]})
+               {"route": "auto", "state_groups": [np.array([0, 0, 1]), np.array([0, 1, 1])]},
+               {"state_groups": np.array([0, 0, 1]), "stationary": True, "max_visits": 1, "baseline": "logging",
+                "logging_share": 0.2})
 
 CASES = [
     ContractCase(

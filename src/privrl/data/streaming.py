@@ -308,7 +308,8 @@ class CountReducer(Generic[C]):
     """Sums sparse count statistics — objects with ``keys`` (sorted unique int64 cell keys),
     ``values`` (counts), ``reward_sums``, ``shape`` ``(H, S, A)``, ``n_episodes``, ``max_reward``,
     ``max_return``, built as ``type(stats)(keys, counts, reward_sums, n_states=, n_actions=,
-    n_episodes=, max_reward=, max_return=)`` (``privrl.offline.Statistics``). Counts are summed in
+    n_episodes=, max_reward=, max_return=)`` (``privrl.offline.Statistics``; an optional dense
+    ``state_visits`` table is summed too and passed as ``state_visits=``). Counts are summed in
     a dense table when the ``H·S·A·S`` cells number at most ``dense_cells``, else sparsely (pending
     parts merged once they outgrow the running table: ``O(nnz log nnz)`` amortised)."""
 
@@ -326,12 +327,16 @@ class CountReducer(Generic[C]):
         if self._type is None:
             self._type, self._shape = type(stats), stats.shape
             self._sums = np.zeros(stats.shape)
+            self._visits: np.ndarray | None = None
             self._episodes, self._max_reward, self._max_return = 0, 0.0, 0.0
             if H * S * A * S <= self.dense_cells:
                 self._dense = np.zeros(H * S * A * S)
         elif stats.shape != self._shape:
             raise InvalidDataError(f"CountReducer: statistics of shape {stats.shape} after {self._shape}.")
         self._sums += stats.reward_sums
+        visits = getattr(stats, "state_visits", None)       # an optional dense side table, summed as it is
+        if visits is not None:
+            self._visits = visits.copy() if self._visits is None else self._visits + visits
         if stats.max_reward is None or stats.max_return is None:
             raise InvalidDataError("CountReducer: statistics without max_reward and max_return cannot be summed.")
         self._episodes += int(stats.n_episodes)
@@ -364,8 +369,9 @@ class CountReducer(Generic[C]):
             self._merge()
             keys, values = self._keys, self._values
         _, S, A = self._shape
+        extra = {} if self._visits is None else {"state_visits": self._visits.copy()}
         return self._type(keys, values, self._sums.copy(), n_states=S, n_actions=A, n_episodes=self._episodes,
-                          max_reward=self._max_reward, max_return=self._max_return)
+                          max_reward=self._max_reward, max_return=self._max_return, **extra)
 
 
 #: the field metadata of a dataclass field that :class:`SumReducer` keeps instead of summing (the

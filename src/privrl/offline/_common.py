@@ -153,11 +153,16 @@ class Statistics:
     ``route``: the :class:`Route` the statistics were built with — None for per-step counts of the
     states themselves (then ``n_states`` are the states); grouped statistics have the groups as
     their states and pooled ones one step (``route.horizon`` keeps the trajectories' H).
+
+    ``state_visits``: on public groups, the per-*state* action visit counts pooled over the steps
+    ``(S, A)`` of the visits the route kept (the per-trajectory cap applied) — what
+    ``DPAPVI(logging_share=...)`` releases; None otherwise.
     """
 
     def __init__(self, keys: np.ndarray, counts: np.ndarray, reward_sums: np.ndarray, *, n_states: int,
                  n_actions: int, n_episodes: int, max_reward: float | None = None,
-                 max_return: float | None = None, route: Route | None = None) -> None:
+                 max_return: float | None = None, route: Route | None = None,
+                 state_visits: np.ndarray | None = None) -> None:
         self.reward_sums = np.asarray(reward_sums, dtype=float)
         H = self.reward_sums.shape[0]
         self.shape = (H, int(n_states), int(n_actions))
@@ -172,12 +177,13 @@ class Statistics:
         self._bounds = np.searchsorted(self.keys, np.arange(H + 1) * (S * self.shape[2] * S))
         self._steps: dict[int, csr_matrix] = {}
         self.route = Route(None, False, None, H, S) if route is None else route
+        self.state_visits = None if state_visits is None else np.asarray(state_visits, dtype=float)
 
     def with_route(self, route: Route) -> Statistics:
         """The same counts and sums, recorded as built with ``route`` (e.g. after a reducer rebuilt them)."""
         return Statistics(self.keys, self.values, self.reward_sums, n_states=self.shape[1], n_actions=self.shape[2],
                           n_episodes=self.n_episodes, max_reward=self.max_reward, max_return=self.max_return,
-                          route=route)
+                          route=route, state_visits=self.state_visits)
 
     @property
     def horizon(self) -> int:

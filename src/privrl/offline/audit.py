@@ -52,6 +52,7 @@ a shift of only 0.65 of what the claim allows, docs/audit.md.)
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -280,6 +281,51 @@ def _apvi_groups(epsilon: float, delta: float, broken: str | None) -> AuditPair:
     return AuditPair(on(c), on(c2), est.privacy_spent(delta), delta, note="counts of 2 public state groups (S = 4)")
 
 
+#: ``dp-apvi-logging-counts``: the share of the budget the per-state logging counts take
+LOGGING_SHARE = 0.5
+
+
+def _logging_datasets() -> tuple[dict, dict]:
+    """(D, D') for ``dp-apvi-logging-counts`` as ``(K, H)`` arrays (S = 4 in the groups of
+    :data:`STATE_GROUPS`): D' replaces a trajectory on (state, action) (0, 0), (2, 1) by one on (1, 1),
+    (3, 0) — distinct (group, action) pairs, so the cap keeps every visit, on disjoint per-state cells:
+    ‖Δn(s, a)‖₂ = √(2H), the sensitivity of the pooled, capped counts."""
+    obs = np.array([[0, 2], [1, 0], [2, 3], [0, 2], [3, 1]])
+    act = np.array([[0, 1], [1, 0], [1, 1], [0, 1], [1, 0]])
+    d = {"observations": obs, "actions": act, "next_observations": obs[:, ::-1].copy(), "rewards": np.zeros(obs.shape)}
+    d2 = {k: v.copy() for k, v in d.items()}
+    d2["observations"][0], d2["actions"][0], d2["next_observations"][0] = [1, 3], [1, 0], [3, 1]
+    return d, d2
+
+
+def _apvi_logging(epsilon: float, delta: float, broken: str | None) -> AuditPair:
+    """The per-state logging counts of ``DPAPVI(logging_share=...)`` on public groups, pooled, one visit
+    per (group, action) and trajectory: ``n`` releases side by side through a
+    :class:`~privrl.privacy.release.Releaser` with the estimator's own plan (:meth:`DPAPVI.logging_noise`);
+    the claim is the ε of that release alone (its ledger event)."""
+    d, d2 = _logging_datasets()
+    est = DPAPVI(budget=_budget(epsilon, delta), constants="practical", state_groups=STATE_GROUPS, stationary=True,
+                 max_visits=1, baseline="logging", logging_share=LOGGING_SHARE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        est.fit(d, np.zeros((H, 4, A)), rng=0)
+    plan = est.logging_noise(H)
+    assert plan is not None                      # a private budget and a share: the release is planned
+    claimed = Ledger([est.privacy_ledger_.events[-1]]).epsilon(delta)
+
+    def on(data: dict) -> Sampler:
+        visits = grouped_statistics(data, STATE_GROUPS, 4, A, stationary=True, max_visits=1).state_visits
+        assert visits is not None
+
+        def sample(n: int, rng: np.random.Generator) -> np.ndarray:
+            wide = np.repeat(np.asarray(visits, dtype=float)[None], n, axis=0)
+            rel = Releaser(scaled_source(rng, broken), Ledger())
+            return rel.gaussian(wide, sensitivity=plan.sensitivity, std=plan.scale).reshape(n, -1)
+        return sample
+    return AuditPair(on(d), on(d2), claimed, delta, note=f"per-state logging counts, share {LOGGING_SHARE:g} of the "
+                     "budget (S = 4 in 2 public groups, pooled, max_visits=1)")
+
+
 # --------------------------------------------------------------------------- DP-VAPVI
 D_FEAT = 2
 K_HALF = 4
@@ -410,6 +456,12 @@ register_target(AuditTarget(
 register_target(AuditTarget(
     name="dp-apvi-groups", description="DP-APVI count release on public state groups (S=4, G=2, Gaussian), H=A=2",
     privacy_unit="one trajectory (replace-one)", build=_apvi_groups, epsilon=1.0, delta=1e-5,
+    variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
+))
+register_target(AuditTarget(
+    name="dp-apvi-logging-counts", description="DP-APVI's per-state logging counts (logging_share, Gaussian) on "
+                                               "public groups, pooled, max_visits=1, S=4, H=A=2",
+    privacy_unit="one trajectory (replace-one)", build=_apvi_logging, epsilon=1.0, delta=1e-5,
     variants=(NOISE_DIV_10, NOISE_DIV_2), trials=10_000, fast_trials=3_000, optimal="lda",
 ))
 register_target(AuditTarget(

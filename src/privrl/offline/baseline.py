@@ -8,7 +8,15 @@ clear the fit's own confidence bound and ``N∧`` visits) and moves only the bas
 that lower bound beats the baseline's upper bound (``Q̄ + 2Γ``: a margin the estimation error cannot
 explain). Where nothing is supported the policy is the baseline.
 
-The baseline is the logging policy, which the fit does not know: it is estimated from the released
+**A public logging policy** (``behaviour_policy``: SPIBB's own setting, where the baseline is known —
+a deployed decision rule, a written protocol): it *is* the baseline, no estimate and no privacy cost
+(it is public input, :func:`check_behaviour_policy`). On a route with public state groups the fit
+learns on the groups, but each state keeps its own baseline (:func:`state_spibb`): the group's
+Q-values and support, the state's logging probabilities, and a state whose logging row disagrees
+with its group's (total variation above :data:`AGREEMENT_TV`) keeps its baseline; the backward pass
+plays the groups' mean baseline (:func:`group_policy`).
+
+Otherwise the baseline is the logging policy, which the fit does not know: it is estimated from the released
 visit counts ``ñ_h(s, a)`` (:func:`logging_estimate`) — post-processing of what the fit already
 releases, so the privacy loss (the ledger) is unchanged. Per ``(h, s)`` counts are thin and noisy
 (at ``n = 10⁴``, ε = 1 they are mostly noise), so the estimate is hierarchical: per ``(h, s)`` →
@@ -29,8 +37,11 @@ import math
 
 import numpy as np
 
+from privrl._validation import check_array, param_error
+
 __all__ = ["logging_estimate", "spibb_step", "one_hot", "reference_q", "CELL_SIGMAS", "PRIOR_VISITS", "MARGIN",
-           "BASELINES"]
+           "BASELINES", "check_behaviour_policy", "behaviour_probs", "group_policy", "group_disagreement",
+           "state_spibb", "AGREEMENT_TV", "AUTO_LOGGING_SHARE", "state_logging_estimate"]
 
 #: ``baseline`` options: "none" (Algorithm 1's greedy policy) or "logging" (SPIBB on the estimated logging policy)
 BASELINES = ("none", "logging")
@@ -38,6 +49,14 @@ BASELINES = ("none", "logging")
 CELL_SIGMAS = 3.0
 #: prior strength (visits) of the shrinkage toward the coarser level, plus ``σ·√A`` for noisy counts
 PRIOR_VISITS = 2.0
+#: a state of a public group moves only where its baseline row is within this total variation of its
+#: group's mean row (:func:`state_spibb`); chosen on the real-shaped grid, seeds 0–4 (docs/offline.md)
+AGREEMENT_TV = 0.13
+#: ``DPAPVI(route="auto")``'s share of the budget for the per-state logging counts when it plays a
+#: grouped route (``logging_share=None``): off. On the real-shaped grid the rule of docs/offline.md chose
+#: 0.03 on seeds 0–4, but on seeds 5–9 it dropped the median fraction of the best gain at n = 10⁵, ε = 1
+#: to 0.46 (< 0.5) and at ε = 10 from 0.96 to 0.56, so the share is opt-in (docs/offline.md)
+AUTO_LOGGING_SHARE = 0.0
 #: the margin, in penalties Γ: probability moved away from an action is valued at ``Q̄ + MARGIN·Γ``
 #: (2: the upper bound ``r + P̃V + Γ``; 1: the point estimate ``r + P̃V``), moved onto one at ``Q̄``
 MARGIN = 1.0
@@ -123,3 +142,78 @@ def spibb_step(q: np.ndarray, q_ref: np.ndarray, prior: np.ndarray, supported: n
 def one_hot(policy: np.ndarray, n_actions: int) -> np.ndarray:
     """``(…, A)`` probabilities of a deterministic policy ``(…)``."""
     return (policy[..., None] == np.arange(n_actions)).astype(float)
+
+
+def check_behaviour_policy(value: object, name: str, owner: str) -> np.ndarray:
+    """A declared public logging policy: a float array ``(S, A)`` or ``(H, S, A)`` of non-negative
+    rows summing to 1 (its S, A and H are checked against the data at fit time:
+    :func:`behaviour_probs`)."""
+    arr = check_array(value, name, owner=owner, low=0.0)
+    if arr.ndim not in (2, 3) or arr.size == 0:
+        raise param_error(name, owner, "an (n_states, n_actions) or (horizon, n_states, n_actions) array of "
+                          "probabilities", f"an array of shape {arr.shape}")
+    sums = arr.sum(axis=-1)
+    if not np.allclose(sums, 1.0, rtol=0.0, atol=1e-8):
+        worst = float(sums.flat[np.argmax(np.abs(sums - 1.0))])
+        raise param_error(name, owner, "rows of probabilities summing to 1", f"a row summing to {worst:.6g}")
+    return arr
+
+
+def behaviour_probs(policy: np.ndarray, horizon: int | None, n_states: int, n_actions: int, owner: str
+                    ) -> np.ndarray:
+    """The validated public logging policy as ``(H, S, A)`` probabilities (an ``(S, A)`` one at every
+    step); ``horizon`` None (not known yet: before the data are read) checks ``(S, A)`` only."""
+    if policy.shape[-2:] != (n_states, n_actions) or (horizon is not None and policy.ndim == 3
+                                                         and policy.shape[0] != horizon):
+        H = "H" if horizon is None else horizon
+        raise param_error("behaviour_policy", owner, f"an array of shape ({n_states}, {n_actions}) or ({H}, "
+                          f"{n_states}, {n_actions}) (the data's states, actions and horizon)",
+                          f"shape {policy.shape}")
+    if horizon is None:
+        return policy
+    return np.array(np.broadcast_to(policy, (horizon, n_states, n_actions)), dtype=float)
+
+
+def group_policy(probs: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``(H, G, A)``: each public group's unweighted mean of its states' rows ``probs`` ``(H, S, A)``
+    (the group's baseline in the backward pass on groups; post-processing of public inputs)."""
+    G = int(groups.max()) + 1
+    sums = np.zeros((G, probs.shape[0], probs.shape[-1]))
+    np.add.at(sums, groups, np.swapaxes(probs, 0, 1))
+    sizes = np.bincount(groups, minlength=G).astype(float)
+    return np.swapaxes(sums / np.maximum(sizes, 1.0)[:, None, None], 0, 1)
+
+
+def group_disagreement(prior: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """``(H, S, 1)``: the total variation between each state's baseline row and its group's mean row."""
+    return 0.5 * np.abs(prior - group_policy(prior, groups)[:, groups]).sum(axis=-1, keepdims=True)
+
+
+def state_spibb(q: np.ndarray, q_upper: np.ndarray, supported: np.ndarray, prior: np.ndarray, groups: np.ndarray,
+                margin: float = MARGIN, rows: np.ndarray | None = None) -> np.ndarray:
+    """Πb-SPIBB's step (:func:`spibb_step`) per state of a fit on public groups: the group's pessimistic
+    ``q``, its upper ``q_upper`` and ``supported`` (each ``(H, G, A)``) read at the state's group, the
+    state's own baseline ``prior`` ``(H, S, A)``: the state keeps its logging probability on every
+    unsupported action and moves its supported mass only where the group's lower bound beats the
+    state's baseline — and only where the state's baseline row is within total variation
+    :data:`AGREEMENT_TV` of its group's mean row (:func:`group_disagreement`): a group's Q-value of
+    an action averages over the states that log it, so where the states of a group log different
+    mixes the group's counts compare actions on different states (confounded) and the state keeps its
+    baseline (``rows``: the rows compared, default ``prior``). Post-processing of the fit and the baseline."""
+    agree = group_disagreement(prior if rows is None else rows, groups) <= AGREEMENT_TV
+    return spibb_step(q[:, groups], reference_q(q, q_upper, margin)[:, groups], prior, supported[:, groups] & agree)
+
+
+def state_logging_estimate(group_prior: np.ndarray, released: np.ndarray, sigma: float, groups: np.ndarray,
+                           narrow: bool = True) -> np.ndarray:
+    """The estimated logging policy per *state* ``(H, S, A)`` of a fit on public groups, from the
+    released per-state visit counts pooled over the steps ``released`` ``(S, A)`` (before ``{·}^+``;
+    noise std ``sigma`` per cell; ``DPAPVI(logging_share=...)``): the finest level of the hierarchy
+    (module docstring), shrunk toward the state's group's estimate ``group_prior`` ``(H, G, A)``
+    (pooled over the steps) with the prior strength ``PRIOR_VISITS + σ√A``, its support narrowed
+    to the actions the group's estimate uses, and to the state's own kept cells where the row is
+    measured (``narrow``; without, the support stays the group's: the rows the disagreement test of
+    :func:`state_spibb` reads, which the dropped thin cells would bias). Post-processing of released counts."""
+    parent = group_prior.mean(axis=0)[groups]
+    probs = _level(np.asarray(released, dtype=float), sigma, parent, parent > 0, narrow=narrow)[0]
+    return np.array(np.broadcast_to(probs, (group_prior.shape[0], *probs.shape)))

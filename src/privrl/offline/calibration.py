@@ -95,7 +95,7 @@ from privrl.privacy.calibration import (
 __all__ = ["CountNoise", "count_noise", "resolve_mechanism", "budget_rho", "LinearNoise", "linear_noise",
            "LINEAR_STREAMS", "MATRIX_STREAMS", "MECHANISMS", "matrix_shift", "auto_split_power",
            "reward_sensitivity", "count_sensitivity", "contribution_sensitivity", "LinearSignal",
-           "linear_noise_to_signal"]
+           "linear_noise_to_signal", "LoggingNoise", "split_logging_share"]
 
 MECHANISMS = ("auto", "gaussian", "laplace")
 _SQRT2 = math.sqrt(2.0)
@@ -295,6 +295,49 @@ def count_noise(horizon: int, n_states: int, n_actions: int, budget: PrivacyBudg
     rewards = (float(sens[2]), float(scale[2]), float(bound[2])) if logged_rewards else (0.0, 0.0, 0.0)
     return CountNoise(mech, (float(sens[0]), float(sens[1])), (float(scale[0]), float(scale[1])),
                       (float(bound[0]), float(bound[1])), S, *rewards)
+
+
+class LoggingNoise(NamedTuple):
+    """Noise of the per-state logging counts (``DPAPVI(logging_share=s)`` on public groups): the
+    mechanism, the replace-one sensitivity (ℓ2 Gaussian, ℓ1 Laplace) and σ or b per cell."""
+
+    mechanism: str
+    sensitivity: float
+    scale: float
+
+    @property
+    def noise_std(self) -> float:
+        return self.scale * (1.0 if self.mechanism == "gaussian" else _SQRT2)
+
+
+def split_logging_share(budget: PrivacyBudget, share: float, horizon: int, *, mechanism: str = "auto",
+                        calibration: str = "tight", max_visits: int | None = None,
+                        owner: str = "split_logging_share") -> tuple[PrivacyBudget, LoggingNoise]:
+    """``(the main fit's budget, the logging counts' noise)`` when a share ``s`` of ``budget`` goes to
+    the per-state action visit counts pooled over the steps ``n(s, a) = Σ_h n_h(s, a)``.
+
+    Sensitivity (replace-one, one trajectory; :func:`count_sensitivity` with ``stationary=True``): a
+    trajectory adds a vector ``v >= 0`` summing to at most H, each entry at most ``min(c, H)`` — c the
+    route's ``max_visits`` (the visits the route keeps: at most c per (group, action), so per (state,
+    action)), H without a cap — so Δ₂ = √(2m), m = c²⌊H/c⌋ + (H − c⌊H/c⌋)² (√(2H) at c = 1, √2·H
+    uncapped) and Δ₁ = 2H.
+
+    The split keeps the total exactly at the budget. Gaussian: the releases are one Gaussian
+    composition, μ² = Σ (Δ_i/σ_i)² (μ-GDP composes exactly; zCDP adds ρ likewise), so the logging
+    counts get μ_L = √s·μ (σ = Δ₂/μ_L) and the main fit a ρ budget of (1 − s)·μ²/2 (μ_main = √(1 − s)·μ)
+    — μ = :func:`~privrl.privacy.calibration.gaussian_mu` of the budget under ``"tight"``, √(2ρ) with
+    the calibration's ρ (:func:`budget_rho`) under ``"sound"`` / ``"paper"``. Laplace (pure ε): ε adds
+    up, b = Δ₁/(s·ε) and the main fit gets (1 − s)·ε. ``share`` in (0, 1)."""
+    mech = resolve_mechanism(mechanism, budget, owner)
+    s = float(share)
+    sens = count_sensitivity(horizon, mech, max_visits=max_visits, stationary=True)
+    if not budget.is_private:
+        return budget, LoggingNoise(mech, sens, 0.0)
+    if mech == "laplace":
+        eps = float(budget.epsilon)  # type: ignore[arg-type]
+        return PrivacyBudget(epsilon=(1.0 - s) * eps), LoggingNoise(mech, sens, sens / (s * eps) * _SLACK)
+    mu = gaussian_mu(budget) if calibration == "tight" else math.sqrt(2.0 * budget_rho(budget, calibration, owner))
+    return PrivacyBudget(rho=(1.0 - s) * mu * mu / 2.0), LoggingNoise(mech, sens, sens / (math.sqrt(s) * mu) * _SLACK)
 
 
 # --------------------------------------------------------------------------- DP-VAPVI

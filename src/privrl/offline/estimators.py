@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike
 from privrl._validation import check_group_map, param_error
 from privrl.base import CONSTANTS, Estimator, PrivateEstimator, param
+from privrl.errors import InvalidDataError
 from privrl.offline._common import (
     Statistics,
     check_public_shape,
@@ -28,13 +29,27 @@ from privrl.offline._common import (
     transition_statistics,
 )
 from privrl.offline._utility import improvement_evidence, warn_no_improvement
-from privrl.offline.baseline import BASELINES, logging_estimate, one_hot, reference_q
+from privrl.offline.baseline import (
+    AUTO_LOGGING_SHARE,
+    BASELINES,
+    PRIOR_VISITS,
+    behaviour_probs,
+    check_behaviour_policy,
+    group_policy,
+    logging_estimate,
+    one_hot,
+    reference_q,
+    state_logging_estimate,
+    state_spibb,
+)
 from privrl.offline.calibration import (
     MECHANISMS,
     CountNoise,
+    LoggingNoise,
     auto_split_power,
     count_noise,
     resolve_mechanism,
+    split_logging_share,
 )
 from privrl.offline.grouping import check_route, check_state_groups, group_reward, grouped_statistics
 from privrl.offline.linear_estimators import DPVAPVI, PEVI, VAPVI
@@ -42,6 +57,7 @@ from privrl.offline.routes import ROUTE_KEYS, Shape, choose_route, no_noise
 from privrl.offline.tabular import TABULAR_PRESETS, TRANSITIONS_LIMIT, TabularFit, dp_apvi
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
+from privrl.privacy.release import Releaser
 
 __all__ = ["APVI", "DPAPVI", "PEVI", "VAPVI", "DPVAPVI"]
 
@@ -92,6 +108,13 @@ BASELINE_GROUPS = param("public map state → group (n_states,) ints, fixed with
                         "state_groups, whose groups are the states learned on); None = no such level",
                         default=None, kind="array", none_ok=True, check=check_state_groups, cli=False,
                         bad=(np.array([0.5, 1.0]),))
+BEHAVIOUR_POLICY = param("a public logging policy, (n_states, n_actions) or (horizon, n_states, n_actions) "
+                         "probabilities (rows >= 0 summing to 1; checked), known without the data — a deployed "
+                         "decision rule, a written protocol: it IS SPIBB's baseline (implies baseline='logging'; no "
+                         "estimate, no privacy cost: public input); on public state groups each state keeps its own "
+                         "row; None = estimate the logging policy from the released counts", default=None,
+                         kind="array", none_ok=True, check=check_behaviour_policy, cli=False,
+                         bad=(np.array([[0.5, 0.6]]),))
 SUPPORT_COUNT = param("SPIBB's N∧ (baseline='logging'): a pair may take the baseline's probability only with at "
                       "least this many released visits (and counts above the confidence bound E)", default=10.0,
                       low=0.0)
@@ -109,6 +132,11 @@ class _TabularBase(Estimator):
         if isinstance(p["state_groups"], list) and p["route"] != "auto":
             raise param_error("state_groups", type(self).__name__, "one (n_states,) array unless route='auto' (a list "
                               "of candidate maps is for the route plan)", f"a list with route={p['route']!r}")
+        if p.get("logging_share") and (p["route"] != "auto" and (p["baseline"] != "logging"
+                                                                  or p["state_groups"] is None)):
+            raise param_error("logging_share", type(self).__name__, "0 or None unless the fit is on public "
+                              "state_groups with baseline='logging' (or route='auto'): the per-state logging counts "
+                              "serve the safe baseline on groups", p["logging_share"])
         if p["max_visits"] is not None and not p["stationary"]:
             raise param_error("max_visits", type(self).__name__, "left unset unless stationary=True (per step a "
                               "trajectory visits a pair at most once: the cap applies to counts pooled over the "
@@ -139,6 +167,8 @@ class _TabularBase(Estimator):
             p["baseline"] = "logging"
             if groups is None and p.get("baseline_groups") is None and candidates:
                 p["baseline_groups"] = max(candidates, key=lambda g: int(g.max()))
+        if p.get("behaviour_policy") is not None:
+            p["baseline"] = "logging"          # the public logging policy is the SPIBB baseline
         self.route_ = {k: p[k] for k in (*ROUTE_KEYS, "baseline", "baseline_groups") if k in p
                        and (k != "baseline_groups" or p[k] is not None)}
         return p
@@ -174,6 +204,8 @@ class _TabularBase(Estimator):
         # below and takes per-step statistics only (it chooses the grouping and pooling itself)
         auto = p["route"] == "auto"
         groups = None if auto else self._groups(p, S)
+        if p["behaviour_policy"] is not None:
+            behaviour_probs(p["behaviour_policy"], None, S, A, owner)
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         routed = False
@@ -191,6 +223,8 @@ class _TabularBase(Estimator):
         if r is None:
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
+        self._behaviour = None if p["behaviour_policy"] is None else behaviour_probs(p["behaviour_policy"], H, S, A,
+                                                                                     owner)
         p.update(self._resolve_route(p, stats.n_episodes, S, A, H, capped=not isinstance(dataset, Statistics)))
         groups = self._groups(p, S)
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
@@ -219,8 +253,16 @@ class _TabularBase(Estimator):
         coarse = None if p["state_groups"] is not None or p["baseline_groups"] is None else \
             self._groups({"state_groups": p["baseline_groups"]}, self._n_states)
         grouped = p["state_groups"] is not None
+        known, groups = self._state_baseline(), self._groups(p, self._n_states)
+        if known is not None:               # public: the baseline itself (the groups' mean on groups)
+            prior = known if groups is None else group_policy(known, groups)
+            return {"baseline": lambda released: prior, "safe": True, "support_count": float(p["support_count"])}
         return {"baseline": lambda released: logging_estimate(released, sigma, coarse, coarse_states=grouped),
                 "safe": p["baseline"] == "logging", "support_count": float(p["support_count"])}
+
+    def _state_baseline(self) -> np.ndarray | None:
+        """The per-state baseline ``(H, S, A)`` where one is known: the public logging policy, else None."""
+        return getattr(self, "_behaviour", None)
 
     def _advice(self, p: dict[str, Any]) -> list[str]:
         """What could help that this fit does not already use (never an option already set)."""
@@ -231,13 +273,16 @@ class _TabularBase(Estimator):
         out += [] if p["stationary"] else ["stationary=True (pooled counts)"]
         return out + ["more data" + (" or a larger budget" if getattr(self, "_is_noisy", False) else "")]
 
-    def _store(self, fit: TabularFit, p: dict[str, Any], sigma: float = 0.0) -> None:
+    def _store(self, fit: TabularFit, p: dict[str, Any], sigma: float = 0.0,
+               logging: tuple[np.ndarray, float] | None = None) -> None:
         """Keep the fit — mapped back from groups to states (state s plays its group's action;
         ``transitions_`` is then None) — and warn when the released evidence does not show a gain
         over the estimated logging policy (:mod:`privrl.offline._utility`; released quantities and the
         transition counts' public noise std ``sigma`` only).
         ``policy_probs_`` ``(H, S, A)``: the SPIBB policy's probabilities with a baseline, the
-        one-hot of ``policy_`` without; ``logging_policy_`` the estimated logging policy."""
+        one-hot of ``policy_`` without; ``logging_policy_`` the estimated logging policy — per state on
+        groups when it is public or ``logging`` (the released per-state visit counts and their noise
+        std) is given, each state then taking SPIBB's step on its own row."""
         A = fit.q_values.shape[-1]
         # dp_apvi fills these whenever it is given a baseline function, as _baseline always does
         assert fit.prior is not None and fit.supported is not None and fit.q_upper is not None
@@ -249,9 +294,15 @@ class _TabularBase(Estimator):
         warn_no_improvement(type(self).__name__, evidence, self._advice(p), kind)
         groups = self._groups(p, self._n_states)
         to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
-        self.policy_ = to_states(fit.policy)
-        self.policy_probs_ = to_states(probs)
-        self.logging_policy_ = to_states(fit.prior)
+        known, rows = self._state_baseline(), None
+        if known is None and logging is not None and groups is not None:
+            known, rows = (state_logging_estimate(fit.prior, *logging, groups, narrow) for narrow in (True, False))
+        if groups is not None and known is not None:     # each state's own baseline, the group's Q and support
+            probs = state_spibb(fit.q_values, fit.q_upper, fit.supported, known, groups, rows=rows)
+            self.policy_, self.policy_probs_, self.logging_policy_ = np.argmax(probs, axis=-1), probs, known
+        else:
+            self.policy_, self.policy_probs_, self.logging_policy_ = (to_states(fit.policy), to_states(probs),
+                                                                      to_states(fit.prior))
         self.improvement_evidence_ = evidence
         self.values_ = to_states(fit.values)
         self.q_values_ = to_states(fit.q_values)
@@ -303,6 +354,7 @@ class APVI(_TabularBase):
     route: str = ROUTE
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    behaviour_policy: ArrayLike | None = BEHAVIOUR_POLICY
     support_count: float = SUPPORT_COUNT
 
     def fit(self, dataset: Any, reward: Any = None, *, rng: RngLike = None) -> APVI:
@@ -377,7 +429,15 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     route: str = ROUTE
     baseline: str = BASELINE
     baseline_groups: ArrayLike | None = BASELINE_GROUPS
+    behaviour_policy: ArrayLike | None = BEHAVIOUR_POLICY
     support_count: float = SUPPORT_COUNT
+    logging_share: float | None = param(
+        "share s of the budget spent on the per-state action visit counts pooled over the steps, released "
+        "on public state_groups (the finest level of the estimated logging policy, SPIBB's baseline; the "
+        "rest of the fit gets the remaining 1 - s: the total is the budget); 0 = off; None = "
+        f"{AUTO_LOGGING_SHARE:g} with route='auto' when it plays a grouped route, else 0; needs "
+        "baseline='logging' (or route='auto') and no public behaviour_policy", default=None, low=0.0, high=1.0,
+        closed="left", none_ok=True)
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]
@@ -393,7 +453,8 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         route from these sizes as a fit does); ``logged_rewards`` adds the reward sums' family (a fit with
         ``reward=None``). With ``state_groups`` the released grid has the groups as its states
         (``n_states`` ignored); ``stationary`` and ``max_visits`` set the sensitivity
-        (:func:`~privrl.offline.calibration.count_sensitivity`)."""
+        (:func:`~privrl.offline.calibration.count_sensitivity`); with a ``logging_share`` on public groups,
+        the noise of the counts the rest of the budget pays for (:meth:`logging_noise`: the share's)."""
         p = self._routes()
         if p["route"] == "auto":
             if n_episodes is None:
@@ -403,9 +464,16 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         return self._count_noise(p, horizon, n_states, n_actions, n_episodes, logged_rewards=logged_rewards)
 
     def _count_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int,
-                     n_episodes: int | None, *, logged_rewards: bool = False) -> CountNoise:
-        """:meth:`count_noise` for the validated, resolved parameters ``p``."""
+                     n_episodes: int | None, *, logged_rewards: bool = False, grouped: bool | None = None,
+                     states: int | None = None) -> CountNoise:
+        """:meth:`count_noise` for the validated, resolved parameters ``p`` (``grouped``: the route is on
+        public groups, default: ``p`` has ``state_groups``; ``states``: the number of states S, default
+        the groups' map's length or ``n_states``), on the budget the logging share leaves."""
         owner = type(self).__name__
+        grouped = p["state_groups"] is not None if grouped is None else grouped
+        if states is None:
+            states = n_states if p["state_groups"] is None else int(np.size(p["state_groups"]))
+        p = {**p, "budget": self._split(p, horizon, grouped, (n_episodes, states, n_actions))[0]}
         if p["state_groups"] is not None:
             n_states = int(p["state_groups"].max()) + 1
         rewards = {"logged_rewards": logged_rewards, "r_max": float(p["r_max"]), "F_max": p["F_max"],
@@ -425,7 +493,52 @@ class DPAPVI(PrivateEstimator, _TabularBase):
     def _route_noise(self, p: dict[str, Any], horizon: int, n_states: int, n_actions: int, n_episodes: int) -> Any:
         """The estimator's own noise plan of each candidate route (its parameters in place of ``p``'s)."""
         return lambda route: self._count_noise({**p, **route.params(), "state_groups": None}, horizon,
-                                               route.groups or n_states, n_actions, n_episodes)
+                                               route.groups or n_states, n_actions, n_episodes,
+                                               grouped=route.groups is not None, states=n_states)
+
+    def _split(self, p: dict[str, Any], horizon: int, grouped: bool,
+               sizes: tuple[int | None, int | None, int] | None = None) -> tuple[PrivacyBudget, LoggingNoise | None]:
+        """(the main fit's budget, the per-state logging counts' noise or None):
+        :func:`~privrl.offline.calibration.split_logging_share` of the budget (the budget itself, None,
+        without a share or without privacy). The share: 0 off public groups or with a public
+        ``behaviour_policy``; ``None`` is :data:`~privrl.offline.baseline.AUTO_LOGGING_SHARE` with
+        ``route="auto"`` — unless the public ``sizes`` (n, S, A) show that the typical state's row would
+        not be measured: its n·H/S visits below the prior strength ``PRIOR_VISITS + σ√A`` of its level
+        (:mod:`~privrl.offline.baseline`), where the release would buy nothing (then 0) — else 0."""
+        default = p["logging_share"] is None and p["route"] == "auto"
+        share = 0.0 if not grouped or p["behaviour_policy"] is not None else float(
+            AUTO_LOGGING_SHARE if default else p["logging_share"] or 0.0)
+        if share <= 0.0 or not p["budget"].is_private:
+            return p["budget"], None
+        main, plan = split_logging_share(p["budget"], share, horizon, mechanism=p["mechanism"],
+                                         calibration=p["calibration"], max_visits=p["max_visits"],
+                                         owner=type(self).__name__)
+        n, S, A = sizes if sizes is not None else (None, None, 0)
+        if default and n is not None and S is not None and n * horizon / S < PRIOR_VISITS + plan.noise_std * A**0.5:
+            return p["budget"], None
+        return main, plan
+
+    def logging_noise(self, horizon: int) -> LoggingNoise | None:
+        """The noise plan of the per-state logging counts a fit on public ``state_groups`` with an explicit
+        ``logging_share`` releases (public: no data needed; None without a share or without privacy)."""
+        p = self._routes()
+        return self._split(p, horizon, p["state_groups"] is not None)[1]
+
+    def _release_logging(self, plan: LoggingNoise | None, stats: Statistics, rel: Releaser
+                         ) -> tuple[np.ndarray, float] | None:
+        """The released per-state visit counts pooled over the steps ``(S, A)`` (before ``{·}^+``) and
+        their noise std, through the fit's releaser (one ledger event, declared), or None without a
+        logging share (``plan``: :func:`~privrl.offline.calibration.split_logging_share`'s noise)."""
+        if plan is None:
+            return None
+        if stats.state_visits is None:
+            raise InvalidDataError(f"{type(self).__name__}: logging_share needs the per-state visit counts of the "
+                                   "route: give the trajectories, per-step statistics, or statistics built by "
+                                   "route_statistics / stream_statistics on public groups.")
+        visits = stats.state_visits
+        out = (rel.gaussian(visits, sensitivity=plan.sensitivity, std=plan.scale) if plan.mechanism == "gaussian"
+               else rel.laplace(visits, sensitivity=plan.sensitivity, scale=plan.scale))
+        return out, plan.noise_std
 
     def resolved_mechanism(self) -> str:
         """``"gaussian"`` or ``"laplace"``: what ``mechanism="auto"`` means for this budget."""
@@ -450,5 +563,7 @@ class DPAPVI(PrivateEstimator, _TabularBase):
         self._is_noisy = noise.is_private
         self.noise_std_ = noise.noise_std
         self.noise_bound_ = noise.penalty_bound if noise.is_private else 0.0
-        self._store(fit, p, noise.noise_std[1] if noise.is_private else 0.0)
+        plan = self._split(p, H, p["state_groups"] is not None, (stats.n_episodes, self._n_states, A))[1]
+        logging = self._release_logging(plan, stats, rel)
+        self._store(fit, p, noise.noise_std[1] if noise.is_private else 0.0, logging)
         return self

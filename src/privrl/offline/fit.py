@@ -131,6 +131,9 @@ def _add_inputs(p: argparse.ArgumentParser, linear: bool) -> None:
                        "--max-visits); with --route auto, one or more candidate maps to choose from")
         p.add_argument("--baseline-groups", default=None, help="(S,) .npy int array: a public map state → group, "
                        "the coarse level of the estimated logging policy (with --baseline logging)")
+        p.add_argument("--behaviour-policy", default=None, help="(S, A) or (H, S, A) .npy float array: the public "
+                       "logging policy (a deployed rule, a protocol; rows summing to 1), SPIBB's baseline itself "
+                       "(implies --baseline logging; no estimate, no privacy cost)")
     p.add_argument("--horizon", type=count_type(1, 10**5), default=None,
                    help="horizon H of a toy-text (or stationary) model (default: its max_episode_steps)")
     p.add_argument("--episodes", type=count_type(1, MAX_EPISODES), default=None,
@@ -242,6 +245,8 @@ def _run(estimator: type, linear: bool) -> Callable[[argparse.Namespace], FitOut
         given: dict[str, object] = {} if not maps else {"state_groups": maps[0] if len(maps) == 1 else maps}
         if getattr(args, "baseline_groups", None) is not None:
             given["baseline_groups"] = _load_public(args.baseline_groups, "--baseline-groups")
+        if getattr(args, "behaviour_policy", None) is not None:
+            given["behaviour_policy"] = _load_public(args.behaviour_policy, "--behaviour-policy")
         est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
         est.fit(data, public, rng=args.rng)

@@ -96,8 +96,10 @@ def grouped_statistics(data: Mapping[str, np.ndarray] | Statistics, groups: np.n
     keys, counts = np.unique(flat[keep], return_counts=True)
     sums = np.bincount(cell[keep], weights=rew[keep], minlength=H_out * G * A).reshape(H_out, G, A)
     route = Route(groups, bool(stationary), None if cap is None else int(cap), H, int(n_states))
+    visits = None if groups is None else np.bincount((obs * A + act)[keep], minlength=int(n_states) * A
+                                                     ).reshape(int(n_states), A)
     return Statistics(keys, counts, sums, n_states=G, n_actions=A, n_episodes=K, max_reward=float(rew.max()),
-                      max_return=float(rew.sum(axis=1).max()), route=route)
+                      max_return=float(rew.sum(axis=1).max()), route=route, state_visits=visits)
 
 
 def _group_statistics(stats: Statistics, groups: np.ndarray | None, stationary: bool) -> Statistics:
@@ -118,7 +120,8 @@ def _group_statistics(stats: Statistics, groups: np.ndarray | None, stationary: 
     np.add.at(sums, (hh[:, None, None], g_of[None, :, None], np.arange(A)[None, None, :]), stats.reward_sums)
     route = Route(groups, bool(stationary), None, H, S)
     return Statistics(keys, counts, sums, n_states=G, n_actions=A, n_episodes=stats.n_episodes,
-                      max_reward=stats.max_reward, max_return=stats.max_return, route=route)
+                      max_reward=stats.max_reward, max_return=stats.max_return, route=route,
+                      state_visits=None if groups is None else stats.n_sa.sum(axis=0))
 
 
 def group_reward(reward: np.ndarray, groups: np.ndarray) -> np.ndarray:

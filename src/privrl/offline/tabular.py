@@ -389,17 +389,21 @@ def _policy(Q: np.ndarray, released_n: np.ndarray, fallback: str) -> np.ndarray:
 
 
 def _improvement_state(baseline: Callable[[np.ndarray], np.ndarray] | None, safe: bool, raw_n_sa: Any,
-                       shape: tuple[int, int, int]) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+                       shape: tuple[int, int, int], served: list[int]) -> tuple[Any, Any, np.ndarray, np.ndarray]:
     """``(prior, probs, supported, Q⁺)`` before the backward pass: the estimated logging policy
-    (None without ``baseline``), the SPIBB policy's array (None unless ``safe``) and empty arrays."""
+    (None without ``baseline``) at each of the H planned steps (a baseline of the released steps is
+    read at the step that serves h, ``served``; one of H rows, e.g. a public policy, as it is), the
+    SPIBB policy's array (None unless ``safe``) and empty arrays."""
     prior = None if baseline is None else baseline(raw_n_sa)
+    if prior is not None and len(prior) != shape[0]:
+        prior = prior[served]
     probs = np.zeros(shape) if safe and prior is not None else None
     return prior, probs, np.zeros(shape, dtype=bool), np.zeros(shape)
 
 
-def _improve(q: np.ndarray, q_upper: np.ndarray, prior: np.ndarray | None, hs: int, supported: np.ndarray,
+def _improve(q: np.ndarray, q_upper: np.ndarray, prior: np.ndarray | None, supported: np.ndarray,
              probs: np.ndarray | None, h: int) -> np.ndarray:
-    """Line 8 of Algorithm 1 at step ``h`` (released step ``hs``): the greedy value, or with the SPIBB
+    """Line 8 of Algorithm 1 at step ``h``: the greedy value, or with the SPIBB
     policy's array ``probs`` Πb-SPIBB's step on ``prior`` (:func:`~privrl.offline.baseline.spibb_step`,
     written into ``probs[h]``): pairs that are not
     *supported* — ``ñ_sa`` not above the threshold and ``E_sa`` (no Bernstein bound) or below
@@ -409,7 +413,7 @@ def _improve(q: np.ndarray, q_upper: np.ndarray, prior: np.ndarray | None, hs: i
     baseline; the fallback is not used)."""
     if prior is None or probs is None:
         return greedy(q)[1]
-    probs[h] = spibb_step(q, reference_q(q, q_upper), prior[hs], supported)
+    probs[h] = spibb_step(q, reference_q(q, q_upper), prior[h], supported)
     return (probs[h] * q).sum(axis=-1)
 
 
@@ -455,7 +459,8 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     counts instead of the tie-break action 0 — more generally, ties of the greedy step (Q-values
     clipped at 0 by the pessimism tie) are broken by the released visit counts, not by the action's
     index. ``baseline`` (post-processing) maps the released visit counts before ``{·}^+`` to the estimated
-    logging policy (``prior``); with ``safe`` line 8 is Πb-SPIBB's step on it (:func:`_improve`).
+    logging policy (``prior``: ``(H_stat, S, A)``, or ``(H, S, A)`` — e.g. a public logging policy — read
+    at every planned step); with ``safe`` line 8 is Πb-SPIBB's step on it (:func:`_improve`).
     """
     H_stat, S, A = stats.shape
     H = H_stat if horizon is None else int(horizon)
@@ -474,7 +479,8 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
     Q = np.zeros((H, S, A))
     counts = np.zeros((H, S, A))
     P_kept = np.zeros((H, S * A, S)) if keep_transitions else None
-    prior, probs, supported, Q_up = _improvement_state(baseline, safe, released.raw_n_sa, (H, S, A))
+    served = [h if H_stat == H else 0 for h in range(H)]     # the released step that serves each h
+    prior, probs, supported, Q_up = _improvement_state(baseline, safe, released.raw_n_sa, (H, S, A), served)
     # a pooled step's noisy rows are released and post-processed once, then read at every h
     cache: dict[int, tuple[Any, np.ndarray]] | None = {} if H_stat != H and released.stream is not None else None
     for h in range(H - 1, -1, -1):
@@ -495,12 +501,10 @@ def dp_apvi(stats: Statistics, reward: np.ndarray | None, *, noise: CountNoise |
         Q[h], Q_up[h] = (np.clip(r_h + mean + sign * gamma, 0.0, H - h).reshape(S, A) for sign in (-1.0, 1.0))
         counts[h] = n.reshape(S, A)
         supported[h] = (bounded & (n >= support_count)).reshape(S, A)
-        V[h] = _improve(Q[h], Q_up[h], prior, hs, supported[h], probs, h)
-    served = [h if H_stat == H else 0 for h in range(H)]     # the released step that serves each h
+        V[h] = _improve(Q[h], Q_up[h], prior, supported[h], probs, h)
     policy = _policy(Q, released.n_sa[served], fallback) if probs is None else np.argmax(probs, axis=-1)
     return TabularFit(policy, V, Q, None if P_kept is None else P_kept.reshape(H, S, A, S), counts,
-                      np.argmax(released.n_sa, axis=-1)[served], probs, None if prior is None else prior[served],
-                      supported, released.n_sa[served], Q_up)
+                      np.argmax(released.n_sa, axis=-1)[served], probs, prior, supported, released.n_sa[served], Q_up)
 
 
 def dp_apvi_from_counts(n_sa: np.ndarray, n_sas: np.ndarray, reward: np.ndarray, *, noise: CountNoise | None,
