@@ -10,7 +10,7 @@ seeds the rule gives:
 
     {"name": "pilot", "key", "gap", "sd", "z", "cpu_per_seed", "pilot_seeds", "needed", "seeds", "capped"}
 
-    .venv/bin/python benchmarks/pilot_seeds.py [--pilot-seeds 50]
+    .venv/bin/python benchmarks/pilot_seeds.py [--pilot-seeds 50] [--figures 1,2] [--where config=paper]
 
 Paste the numbers into ``PILOTS`` (the docstring there names the commit they were measured on).
 """
@@ -69,34 +69,54 @@ def _emit(key: str, gap: float, sd: float, z: float, cost: float, n: int) -> Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    from privrl.experiments.seeding import Z_ONE_SIDED_5, Z_TWO_SE
-    from privrl.q_learning.claims import AUTHORS_CODE, _final, _first, second_half
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pilot-seeds", type=int, default=50)
+    ap.add_argument("--figures", default="1,2", help="the figures to measure (default 1,2)")
+    ap.add_argument("--where", action="append", default=[], metavar="KEY=V1[,V2]",
+                    help="Figure 2: only the settings with these values (repeatable), e.g. config=paper")
     args = ap.parse_args(argv)
     seeds = range(FIRST_PILOT_SEED, FIRST_PILOT_SEED + args.pilot_seeds)
+    figures = set(args.figures.split(","))
+    where: dict[str, object] = {"algorithm": ("input_perturbation", "dpsgd")}
+    for item in args.where:
+        key, _, values = item.partition("=")
+        where[key] = tuple(values.split(","))
 
     # Figure 1, reference config, sigma = 0.4: fresh path per update against never reset (Welch t, one-sided
     # 5 %), and reset every episode against the authors' code (the 90 % CI against ± 1)
+    if "1" in figures:
+        _figure1(seeds, args.pilot_seeds)
+    if "2" in figures:
+        _figure2(seeds, args.pilot_seeds, where)
+    return 0
+
+
+def _figure1(seeds: Sequence[int], n: int) -> None:
+    from privrl.experiments.seeding import Z_ONE_SIDED_5
+    from privrl.q_learning.claims import AUTHORS_CODE, _final, second_half
+
     df, cpu = _run("wang2019-fig1", {"config": "reference", "sigma": 0.4}, seeds)
     fresh, never = (df[df["reset"] == r] for r in ("iteration", "never"))
     a, b = _final(fresh), _final(never)
     _emit("fig1 reference 0.4 iteration>never", abs(float(a.mean() - b.mean())), math.hypot(a.std(), b.std()),
-          Z_ONE_SIDED_5, _cost(fresh, cpu) + _cost(never, cpu), args.pilot_seeds)
+          Z_ONE_SIDED_5, _cost(fresh, cpu) + _cost(never, cpu), n)
     episode = df[df["reset"] == "episode"]
     ours = second_half(episode)
     gap = abs(abs(float(ours.mean()) - AUTHORS_CODE[0.4]) - 1.0)
-    _emit("fig1 reference 0.4 episode=authors", gap, float(ours.std()), Z_ONE_SIDED_5, _cost(episode, cpu),
-          args.pilot_seeds)
-    # Figure 2: "does not improve over training" (last 10 − first 10 episodes against 1, ± 2 SE)
+    _emit("fig1 reference 0.4 episode=authors", gap, float(ours.std()), Z_ONE_SIDED_5, _cost(episode, cpu), n)
+
+
+def _figure2(seeds: Sequence[int], n: int, where: dict[str, object]) -> None:
+    """Figure 2: "does not improve over training" (last 10 − first 10 episodes against 1, ± 2 SE)."""
+    from privrl.experiments.seeding import Z_TWO_SE
+    from privrl.q_learning.claims import _final, _first
+
     for experiment, epsilon in (("wang2019-fig2a", 0.9), ("wang2019-fig2b", 0.45)):
-        df, cpu = _run(experiment, {"algorithm": ("input_perturbation", "dpsgd")}, seeds)
+        df, cpu = _run(experiment, where, seeds)
         for (config, algorithm, calibration), sub in df.groupby(["config", "algorithm", "calibration"]):
             gain = (_final(sub) - _first(sub)).dropna()
             _emit(f"fig2 {epsilon:g} {config} {algorithm} {calibration}", abs(float(gain.mean()) - 1.0),
-                  float(gain.std()), Z_TWO_SE, _cost(sub, cpu), args.pilot_seeds)
-    return 0
+                  float(gain.std()), Z_TWO_SE, _cost(sub, cpu), n)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ from privrl.experiments.seeding import (
     Z_POWER,
     Z_TWO_SE,
     Pilot,
+    SeedPlan,
     plan_seeds,
+    regular_keys,
     seed_limited,
     seeds_needed,
     setting_seeds,
@@ -36,21 +38,39 @@ def test_needed_seeds_put_the_gap_at_z_plus_the_power_quantile_standard_errors(g
 
 
 def test_the_rule_runs_the_needed_seeds_under_the_cap_and_says_so_above_it():
-    cheap = Pilot(gap=0.5, sd=4.0, z=Z_TWO_SE, cpu_per_seed=0.02, pilot_seeds=50)   # 517 seeds, 10 CPU-s
+    # gap 0.5 less one pilot SE (4/√400 = 0.2): 0.3; ((2 + 0.8416)·4/0.3)² = 1435.6 -> 1436 seeds, 28.7 CPU-s
+    cheap = Pilot(gap=0.5, sd=4.0, z=Z_TWO_SE, cpu_per_seed=0.02, pilot_seeds=400)
     plan = plan_seeds(cheap, base=10)
-    assert (plan.seeds, plan.needed, plan.capped) == (517, 517, False)
+    assert (plan.seeds, plan.needed, plan.capped) == (1436, 1436, False)
     assert plan.reason("improvement within 2 SE of 1") == "improvement within 2 SE of 1"
-    # the same variance on runs 100 times dearer: 1034 CPU-s > 600, the claim keeps its base seeds
-    dear = Pilot(gap=0.5, sd=4.0, z=Z_TWO_SE, cpu_per_seed=2.0, pilot_seeds=50)
+    assert plan.reason("improvement within 2 SE of 1", seeds=10).endswith("the rule's 1436 seeds (28.7 CPU-s) run in "
+                                                                         "make reproduce-decide")
+    # the same variance on runs 100 times dearer: 2872 CPU-s > 600, the claim keeps its base seeds
+    dear = Pilot(gap=0.5, sd=4.0, z=Z_TWO_SE, cpu_per_seed=2.0, pilot_seeds=400)
     plan = plan_seeds(dear, base=10)
-    assert (plan.seeds, plan.needed, plan.capped) == (10, 517, True) and plan.cost_seconds > CPU_CAP_SECONDS
-    assert plan.reason("improvement within 2 SE of 1") == ("improvement within 2 SE of 1; deciding it needs ≈517 "
-                                                           "seeds, 17.2 CPU-min > the 10 CPU-min cap")
+    assert (plan.seeds, plan.needed, plan.capped) == (10, 1436, True) and plan.cost_seconds > CPU_CAP_SECONDS
+    assert plan.reason("improvement within 2 SE of 1") == ("improvement within 2 SE of 1; deciding it needs ≈1436 "
+                                                           "seeds, 47.9 CPU-min > the 10 CPU-min cap")
+    # a pilot whose gap is within one of its standard errors of the boundary cannot size the claim: capped
+    unsized = plan_seeds(Pilot(gap=0.5, sd=4.0, z=Z_TWO_SE, cpu_per_seed=0.02, pilot_seeds=50), base=10)
+    assert unsized.capped and not unsized.sized and unsized.seeds == 10
+    assert unsized.reason("r").endswith("within one SE of the boundary: deciding it needs more than the 10 CPU-min "
+                                        "cap's 30000 seeds")
     # a comparison the base seeds already resolve runs the base seeds
     assert plan_seeds(Pilot(gap=5.0, sd=1.0, z=Z_TWO_SE, cpu_per_seed=1.0, pilot_seeds=50), base=10).seeds == 10
-    assert setting_seeds([plan_seeds(cheap, base=10), plan], base=10) == 517
+    assert setting_seeds([plan_seeds(cheap, base=10), plan], base=10) == 1436
     with pytest.raises(InvalidParameterError, match="'gap' parameter of Pilot"):
         Pilot(gap=0.0, sd=1.0, z=2.0, cpu_per_seed=1.0, pilot_seeds=10)
+
+
+def test_the_regular_run_pays_the_cheapest_claims_first_within_its_budget():
+    def plan(extra_seeds, cpu):
+        return SeedPlan(10 + extra_seeds, 10 + extra_seeds, (10 + extra_seeds) * cpu, False, 10, cpu)
+
+    plans = {"free": plan(0, 5.0), "a": plan(90, 0.1), "b": plan(100, 0.15), "c": plan(10, 2.0)}
+    assert [round(p.extra_seconds, 6) for p in plans.values()] == [0.0, 9.0, 15.0, 20.0]
+    assert regular_keys(plans, budget=25.0) == {"free", "a", "b"}
+    assert regular_keys(plans, budget=8.0) == {"free"}
 
 
 def test_an_open_comparison_of_two_trivial_curves_gives_the_trivial_reason_not_the_seeds():

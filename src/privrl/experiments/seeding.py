@@ -8,12 +8,17 @@ the boundary exceeds ``z`` standard errors, ``gap > z·sd/√n``: ``z`` is the d
 whose t quantile is within 4 % of it from 20 seeds on), ``sd`` the per-seed standard deviation of the
 decided quantity (for two independent curves of ``n`` seeds each, ``√(sd_a² + sd_b²)``).
 
-**The variance needed.** With ``gap`` and ``sd`` measured on pilot seeds (:class:`Pilot`; seeds
-disjoint from the ones that decide, so the count does not depend on the data that decides), the
-claim needs the seeds at which it is decided with probability 80 % if the pilot's gap is the true
-one — the gap is then ``z + z₀.₈`` standard errors, ``z₀.₈ = 0.8416`` (:data:`Z_POWER`):
+**The variance needed.** With ``gap`` and ``sd`` measured on ``P`` pilot seeds (:class:`Pilot`;
+seeds disjoint from the ones that decide, so the count does not depend on the data that decides),
+the claim needs the seeds at which it is decided with probability 80 % if the gap is ``g``, the
+pilot's gap less one of its standard errors (``g = gap − sd/√P``: the pilot's own error must not
+make the count optimistic; per-seed returns are heavy-tailed) — the gap is then ``z + z₀.₈``
+standard errors, ``z₀.₈ = 0.8416`` (:data:`Z_POWER`):
 
-    needed = ⌈((z + z₀.₈) · sd / gap)²⌉                                   (:func:`seeds_needed`)
+    needed = ⌈((z + z₀.₈) · sd / g)²⌉                                     (:func:`seeds_needed`)
+
+A pilot whose gap is within one standard error of the boundary (``g ≤ 0``) cannot say how many
+seeds the claim needs: it is over the cap.
 
 **The cost.** With ``c`` the CPU seconds of one seed of the claim's deciding runs (every setting the
 claim reads), the claim is decided when ``needed · c`` is at most :data:`CPU_CAP_SECONDS`
@@ -98,6 +103,8 @@ class SeedPlan:
     capped: bool
     base: int = 2
     cpu_per_seed: float = 0.0
+    #: False when the pilot's gap is within one of its standard errors of the boundary (no count known)
+    sized: bool = True
 
     @property
     def extra_seconds(self) -> float:
@@ -113,6 +120,9 @@ class SeedPlan:
                 return (f"{reason}; the rule's {self.seeds} seeds ({self.seeds * self.cpu_per_seed:.3g} CPU-s) "
                         "run in make reproduce-decide")
             return reason
+        if not self.sized:
+            return (f"{reason}; the pilot's gap is within one SE of the boundary: deciding it needs more than "
+                    f"the {CPU_CAP_SECONDS / 60:g} CPU-min cap's {self.needed - 1} seeds")
         return (f"{reason}; deciding it needs ≈{self.needed} seeds, {self.cost_seconds / 60:.3g} CPU-min "
                 f"> the {CPU_CAP_SECONDS / 60:g} CPU-min cap")
 
@@ -126,14 +136,19 @@ def seeds_needed(gap: float, sd: float, z: float) -> int:
 
 
 def plan_seeds(pilot: Pilot, base: int, cap: float = CPU_CAP_SECONDS) -> SeedPlan:
-    """The rule (module docstring): ``max(base, needed)`` seeds when the needed seeds' deciding
-    runs cost at most ``cap`` CPU seconds, else ``base`` (capped)."""
+    """The rule (module docstring): ``max(base, needed)`` seeds, ``needed`` planned on the pilot's gap
+    less one standard error, when the needed seeds' deciding runs cost at most ``cap`` CPU seconds,
+    else ``base`` (capped)."""
     base = check_scalar(base, "base", owner="plan_seeds", kind=int, low=2)
     cap = check_scalar(cap, "cap", owner="plan_seeds", low=0.0, closed="neither")
-    needed = seeds_needed(pilot.gap, pilot.sd, pilot.z)
+    planned = pilot.gap - pilot.sd / math.sqrt(pilot.pilot_seeds)
+    if planned <= 0:        # the pilot cannot tell the side: no count within the cap is known to decide it
+        needed = max(base, math.floor(cap / pilot.cpu_per_seed) + 1)
+    else:
+        needed = seeds_needed(planned, pilot.sd, pilot.z)
     cost = needed * pilot.cpu_per_seed
     capped = cost > cap
-    return SeedPlan(base if capped else max(base, needed), needed, cost, capped, base, pilot.cpu_per_seed)
+    return SeedPlan(base if capped else max(base, needed), needed, cost, capped, base, pilot.cpu_per_seed, planned > 0)
 
 
 def setting_seeds(plans: Iterable[SeedPlan], base: int) -> int:

@@ -41,11 +41,10 @@ __all__ = ["BASE_SEEDS", "SCALE_SEEDS", "FIG1_PILOTS", "FIG2_PILOTS", "PLANS", "
 #: the paper's seeds at paper scale; fewer at the smaller scales
 BASE_SEEDS = 10
 SCALE_SEEDS = {"smoke": 1, "quick": 3, "paper": BASE_SEEDS}
-_PILOT_SEEDS = 50
 
 
-def _pilot(gap: float, sd: float, z: float, cpu_per_seed: float) -> Pilot:
-    return Pilot(gap=gap, sd=sd, z=z, cpu_per_seed=cpu_per_seed, pilot_seeds=_PILOT_SEEDS)
+def _pilot(gap: float, sd: float, z: float, cpu_per_seed: float, pilot_seeds: int = 50) -> Pilot:
+    return Pilot(gap=gap, sd=sd, z=z, cpu_per_seed=cpu_per_seed, pilot_seeds=pilot_seeds)
 
 
 #: Figure 1 (reference configuration): claim → (the settings it reads as (config, sigma, reset), its pilot)
@@ -57,22 +56,22 @@ FIG1_PILOTS: dict[str, tuple[tuple[tuple[str, float, str], ...], Pilot]] = {
 
 #: Figure 2, "does not improve over training": (ε, config, algorithm, calibration) → its pilot
 FIG2_PILOTS: dict[tuple[float, str, str, str], Pilot] = {
-    (0.9, "paper", "dpsgd", "paper"): _pilot(1.5293, 3.2746, Z_TWO_SE, 0.0162),
-    (0.9, "paper", "dpsgd", "tight"): _pilot(0.3106, 3.6996, Z_TWO_SE, 0.0162),
-    (0.9, "paper", "input_perturbation", "paper"): _pilot(0.6045, 3.8408, Z_TWO_SE, 0.0247),
-    (0.9, "paper", "input_perturbation", "tight"): _pilot(1.2054, 1.9055, Z_TWO_SE, 0.0247),
+    (0.9, "paper", "dpsgd", "paper"): _pilot(1.0668, 3.346, Z_TWO_SE, 0.0156, 150),
+    (0.9, "paper", "dpsgd", "tight"): _pilot(1.0385, 3.3608, Z_TWO_SE, 0.0156, 150),
+    (0.9, "paper", "input_perturbation", "paper"): _pilot(1.0369, 3.2653, Z_TWO_SE, 0.0269, 150),
+    (0.9, "paper", "input_perturbation", "tight"): _pilot(1.0484, 3.3986, Z_TWO_SE, 0.0269, 150),
     (0.9, "reference", "dpsgd", "paper"): _pilot(3.9946, 3.4136, Z_TWO_SE, 0.7125),
     (0.9, "reference", "dpsgd", "tight"): _pilot(3.7433, 2.5946, Z_TWO_SE, 0.7125),
-    (0.9, "reference", "input_perturbation", "paper"): _pilot(2.0936, 4.8977, Z_TWO_SE, 0.1605),
-    (0.9, "reference", "input_perturbation", "tight"): _pilot(2.3959, 4.5686, Z_TWO_SE, 0.1605),
-    (0.45, "paper", "dpsgd", "paper"): _pilot(0.9924, 3.9243, Z_TWO_SE, 0.0195),
-    (0.45, "paper", "dpsgd", "tight"): _pilot(1.2922, 3.0071, Z_TWO_SE, 0.0195),
-    (0.45, "paper", "input_perturbation", "paper"): _pilot(1.4872, 3.0855, Z_TWO_SE, 0.0258),
-    (0.45, "paper", "input_perturbation", "tight"): _pilot(1.1528, 0.7832, Z_TWO_SE, 0.0258),
+    (0.9, "reference", "input_perturbation", "paper"): _pilot(2.1662, 5.2833, Z_TWO_SE, 0.1728, 150),
+    (0.9, "reference", "input_perturbation", "tight"): _pilot(1.9321, 4.8511, Z_TWO_SE, 0.1728, 150),
+    (0.45, "paper", "dpsgd", "paper"): _pilot(0.8218, 4.2843, Z_TWO_SE, 0.0162, 150),
+    (0.45, "paper", "dpsgd", "tight"): _pilot(1.1009, 3.3018, Z_TWO_SE, 0.0162, 150),
+    (0.45, "paper", "input_perturbation", "paper"): _pilot(1.4574, 3.0862, Z_TWO_SE, 0.0245, 150),
+    (0.45, "paper", "input_perturbation", "tight"): _pilot(1.1186, 2.2664, Z_TWO_SE, 0.0245, 150),
     (0.45, "reference", "dpsgd", "paper"): _pilot(3.5771, 3.2229, Z_TWO_SE, 0.7405),
     (0.45, "reference", "dpsgd", "tight"): _pilot(2.8957, 3.6085, Z_TWO_SE, 0.7405),
-    (0.45, "reference", "input_perturbation", "paper"): _pilot(1.5374, 4.4291, Z_TWO_SE, 0.184),
-    (0.45, "reference", "input_perturbation", "tight"): _pilot(1.1927, 5.5991, Z_TWO_SE, 0.184),
+    (0.45, "reference", "input_perturbation", "paper"): _pilot(2.1721, 4.6674, Z_TWO_SE, 0.1682, 150),
+    (0.45, "reference", "input_perturbation", "tight"): _pilot(1.4444, 5.3476, Z_TWO_SE, 0.1682, 150),
 }
 
 #: every plan of the rule, by claim (a Figure 1 claim's name, a Figure 2 curve's key)
