@@ -113,13 +113,16 @@ class SeedPlan:
 
     def reason(self, reason: str, seeds: int | None = None) -> str:
         """An undecided verdict's ``reason`` with the rule's word on it: over the cap, why no
-        more seeds ran; measured on ``seeds`` fewer than the plan's, where the rest run; else
-        unchanged."""
+        more seeds ran; measured on ``seeds`` fewer than the plan's, where the rest run; else that
+        the plan's seeds left it open (the rule decides with 80 % power on its pilot's gap, not
+        always)."""
         if not self.capped:
             if seeds is not None and seeds < self.seeds:
                 return (f"{reason}; the rule's {self.seeds} seeds ({self.seeds * self.cpu_per_seed:.3g} CPU-s) "
                         "run in make reproduce-decide")
-            return reason
+            if self.seeds > self.base:
+                return f"{reason}: open at the rule's {self.seeds} seeds (80 % power on its pilot's gap)"
+            return f"{reason}: open at the base {self.base} seeds, which its pilot found enough"
         if not self.sized:
             return (f"{reason}; the pilot's gap is within one SE of the boundary: deciding it needs more than "
                     f"the {CPU_CAP_SECONDS / 60:g} CPU-min cap's {self.needed - 1} seeds")
