@@ -53,7 +53,7 @@ reproduce-paper: $(STAMP_DEMO)
 
 # The same with every claim's seed count of the seed rule (the seeds a close comparison needs, within
 # 10 CPU-minutes), including the claims whose extra seeds the 5 minutes of reproduce-paper cannot pay
-# (Wang & Hegde's Fig. 1 reset comparison and five Fig. 2 "does not improve" curves: about 100 CPU-s more).
+# (Wang & Hegde's Fig. 1 reset comparison and six Fig. 2 "does not improve" curves: about 100 CPU-s more).
 # After reproduce-paper only those runs are added (the rest are finished in $(PAPER_OUT)).
 reproduce-decide:
 	$(MAKE) reproduce-paper SEEDS=decide
