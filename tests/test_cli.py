@@ -267,6 +267,18 @@ def test_make_reproduce_paper_collects_with_privrl_report():
     assert "python -m privrl.experiments.evidence" not in makefile
 
 
+def test_make_reproduce_decide_is_reproduce_paper_with_every_claims_seed_count():
+    """make reproduce-decide runs reproduce-paper's recipe with the seed rule's full counts
+    (privrl.experiments.seeding.SEEDS_ENV = "decide"); reproduce-paper's own default is the regular share."""
+    from privrl.experiments.seeding import SEEDS_ENV
+
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text()
+    recipe = makefile.split("\nreproduce-paper:", 1)[1].split("\n\n", 1)[0]
+    assert f"{SEEDS_ENV}=$(SEEDS)" in recipe and "\nSEEDS ?= regular\n" in makefile
+    decide = makefile.split("\nreproduce-decide:", 1)[1].split("\n\n", 1)[0]
+    assert decide.strip().splitlines()[-1].strip() == "$(MAKE) reproduce-paper SEEDS=decide"
+
+
 def test_plot_and_report_errors(tmp_path, inproc):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -117,7 +117,7 @@ def read_table(archive: str | os.PathLike, experiment_id: str) -> pd.DataFrame:
     if not text.strip():
         return pd.DataFrame(columns=list(KEYS))
     try:
-        return pd.read_csv(io.StringIO(text))
+        return pd.read_csv(io.StringIO(text), low_memory=False)   # one type per column, not per chunk
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InvalidDataError(f"Archive file {path} is corrupt: {exc}.") from None
 

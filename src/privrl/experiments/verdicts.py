@@ -14,8 +14,9 @@ than the trivial one — random play, the zero predictor, the logging or tie-bre
 learner — is undecided, and the reason names the curve and the trivial value. "No better" means
 the mean over seeds is within ``rel_tol`` (10 %) of the trivial value or on its wrong side.
 :func:`compare_curves` applies it, when given ``trivial``, to the side its verdict finds better (a
-win by a trivial answer says nothing; beating one is a result), and to both sides of an equality or
-when asked (``guard="both"``). A claim that compares several curves applies it to every curve of
+win by a trivial answer says nothing; beating one is a result), to both sides of a comparison its
+test leaves open (when both are no better than trivial, no seed count decides it), and to both sides
+of an equality or when asked (``guard="both"``). A claim that compares several curves applies it to every curve of
 each comparison it makes (a trend over noise levels or budgets is judged on the levels that are
 better than trivial). A claim whose comparator *is* the trivial answer ("some budget beats random
 play") is guarded by the non-private learner of the same loop: when even it is no better than the
@@ -353,7 +354,9 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
     trivial answer's value, named ``baseline``; ``lower_is_better`` says which way is good) is
     given, when the curve the verdict finds better is no better than it (:func:`trivial_guard`, the
     one rule for trivial baselines: a win by a trivial answer says nothing, while beating a trivial
-    answer is a result). ``guard="both"`` checks both sides first, for a comparison that needs both
+    answer is a result) — and, when the test leaves the claim open, when both curves are no better
+    than it (whichever more seeds find better, the win would say nothing: the reason is the trivial
+    answer's, not the seeds'). ``guard="both"`` checks both sides first, for a comparison that needs both
     to be non-trivial; an ``"equal"`` claim always does. Equal constants on both sides (no noise)
     are decided exactly.
     """
@@ -389,7 +392,16 @@ def compare_curves(a: object, b: object, *, claim: str = "less", test: str = "we
             if stuck is not None:
                 return stuck
     verdict = _compared(claim, test, alpha, tol, va, vb, detail)
-    if trivial is None or both or verdict.verdict == "undecided":
+    if trivial is None or both:
+        return verdict
+    if verdict.verdict == "undecided":
+        # more seeds decide it for one side or the other: when both are no better than the trivial
+        # answer, either win says nothing, and no seed count decides the claim
+        sides = {names[0]: va, names[1]: vb}
+        if all(no_better_than(v, trivial, lower_is_better=bool(lower_is_better), rel_tol=rel_tol)
+               for v in sides.values() if v.size):
+            return trivial_guard(sides, trivial, lower_is_better=bool(lower_is_better), baseline=baseline,
+                                 rel_tol=rel_tol, detail=verdict.detail) or verdict
         return verdict
     # the side the verdict finds better must beat the trivial answer: a win by a trivial answer says nothing
     a_claimed_better = (claim == "less") == bool(lower_is_better)

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 
 from privrl.errors import CertificationError
 from privrl.experiments.claimsets import Case, ClaimSpec, Outcome, evaluate, paper_source
+from privrl.experiments.seeding import within_plan
 from privrl.experiments.spec import Claim
 from privrl.experiments.verdicts import (
     Verdict,
@@ -46,6 +47,7 @@ from privrl.q_learning.calibration import (
     sigma_paper_printed,
     spent_epsilon,
 )
+from privrl.q_learning.seeds import fig1_plan, fig2_plan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -265,10 +267,12 @@ def _reset_pair(runs: _Fig1) -> Case | None:
 
 
 def fresh_beats_never(runs: _Fig1, fresh: pd.Series, never: pd.Series) -> Verdict:
-    """At sigma = 0.4 the final return with a fresh path per update above a never-reset path's."""
-    return first_undecided(needs_paper_scale(runs.scale), runs.no_learner) or compare_curves(
+    """At sigma = 0.4 the final return with a fresh path per update above a never-reset path's
+    (the seed rule's count in the reference configuration, :mod:`privrl.q_learning.seeds`)."""
+    return first_undecided(needs_paper_scale(runs.scale), runs.no_learner) or within_plan(compare_curves(
         fresh, never, claim="greater", test="welch", names=("reset every update", "never reset"),
-        trivial=RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM)
+        trivial=RANDOM_RETURN, lower_is_better=False, baseline=_RANDOM),
+        fig1_plan("fresh beats never") if runs.config == "reference" else None, min(len(fresh), len(never)))
 
 
 def _authors_points(runs: _Fig1) -> list[Case]:
@@ -288,8 +292,9 @@ def matches_authors(scale: str | None, sigma: float, ours: pd.Series, theirs: fl
     """privrl's mean return over episodes 51–100 within 1 of the authors' (one-sample t)."""
     v = first_undecided(needs_paper_scale(scale), min_seeds(ours, 3)) or trivial_guard(
         {f"privrl at sigma = {sigma:g}": ours, "the authors' code": [theirs]}, RANDOM_RETURN,
-        lower_is_better=False, baseline=_RANDOM) or compare_to_value(
-        ours, theirs, claim="equal", tol=1.0, names=(f"privrl at sigma = {sigma:g}", "the authors' code"))
+        lower_is_better=False, baseline=_RANDOM) or within_plan(compare_to_value(
+            ours, theirs, claim="equal", tol=1.0, names=(f"privrl at sigma = {sigma:g}", "the authors' code")),
+            fig1_plan(f"authors at {sigma:g}"), len(ours))
     detail = v.detail or compare_to_value(ours, theirs, claim="equal", tol=1.0).detail
     return Outcome(v, detail, values={"headline": sigma == 0.4, "paper_calibration_value": (
         f"sigma = {sigma:g}: privrl {_ms(ours)} ({len(ours)} seeds) vs authors' code {theirs:.2f}")})
@@ -418,8 +423,8 @@ def flat_training(runs: _Fig2, key: tuple[str, str]) -> Outcome:
     if pending is not None:
         return Outcome(pending, detail)
     m, se = float(gain.mean()), float(gain.std(ddof=1) / math.sqrt(len(gain)))
-    return Outcome(decide(None if abs(m - 1.0) <= 2 * se else m + 2 * se <= 1.0, detail,
-                          reason="improvement within 2 SE of 1"), detail)
+    v = decide(None if abs(m - 1.0) <= 2 * se else m + 2 * se <= 1.0, detail, reason="improvement within 2 SE of 1")
+    return Outcome(within_plan(v, fig2_plan(runs.epsilon, runs.config, *key), len(gain)), detail)
 
 
 def _baselines_where(paper_says: bool) -> Callable[[_Fig2], list[Case]]:

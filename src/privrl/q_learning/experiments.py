@@ -29,7 +29,7 @@ import contextlib
 import functools
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,6 +64,7 @@ from privrl.q_learning.estimators import (
     QLearning,
     _Fit,
 )
+from privrl.q_learning.seeds import SCALE_SEEDS, fig1_seeds, fig2_seeds, most_seeds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,51 +82,6 @@ RESETS = ("iteration", "episode", "never")
 ALGORITHMS = ("functional", "input_perturbation", "dpsgd", "balle")
 N_SAMPLES = {"smoke": 150, "quick": 1000, "paper": 5000}
 _HIDDEN = {"smoke": [8], "quick": [16, 16], "paper": [16, 16]}
-_SEEDS = {"smoke": 1, "quick": 3, "paper": 10}
-#: Seeds per setting at paper scale: the paper's 10, more only for a setting behind a verdict that 10
-#: seeds leave within 2 SE (or decide by a hair). The rule, per side of a comparison: n = (2 SD / gap)^2,
-#: the seeds at which the gap between the measured mean and the claim's boundary is two standard errors,
-#: from the per-seed SD and gap measured at paper scale on seeds 0-19 (Figure 1: 0-29), rounded up to a
-#: multiple of 10. A setting that would need more than 100 keeps 10: out of reach, its claim stays
-#: undecided (docs/q_learning.md lists both).
-#: Figure 1, reference config, sigma = 0.4, reset every episode: privrl 17.30 (SD 1.71) against the
-#: authors' code 15.27 ± 1 (gap 1.03): n = 11.
-FIG1_SEEDS: dict[tuple[str, float, str], int] = {("reference", 0.4, "episode"): 20}
-#: Figure 2, "does not improve over training" (last 10 − first 10 episodes against 1; gap = |mean − 1|),
-#: by ε and (config, algorithm, calibration). ε = 0.9: paper config DP-SGD [paper] −0.66 (SD 2.85): n = 12;
-#: DP-SGD [tight] +0.43 (SD 2.66): 89; input perturbation [paper] −0.29 (SD 4.80): 56; [tight] −0.17
-#: (SD 2.27): 15; reference config input perturbation [tight] −0.77 (SD 6.46): 53. ε = 0.45: paper config
-#: input perturbation [paper] −0.38 (SD 3.62): 27. Out of reach (kept at 10): ε = 0.9 reference input
-#: perturbation [paper] (n = 597); ε = 0.45 paper config DP-SGD [paper] (2617), [tight] (692), input
-#: perturbation [tight] (5092).
-FIG2_SEEDS: dict[float, dict[tuple[str, str, str], int]] = {
-    0.9: {("paper", "dpsgd", "paper"): 20, ("paper", "dpsgd", "tight"): 90,
-          ("paper", "input_perturbation", "paper"): 60, ("paper", "input_perturbation", "tight"): 20,
-          ("reference", "input_perturbation", "tight"): 60},
-    0.45: {("paper", "input_perturbation", "paper"): 30},
-}
-
-
-def fig1_seeds(params: Mapping[str, Any], scale: str) -> int:
-    """The seeds of one Figure 1 setting at ``scale`` (:data:`FIG1_SEEDS` at paper scale)."""
-    if scale != "paper":
-        return _SEEDS[scale]
-    return FIG1_SEEDS.get((params["config"], float(params["sigma"]), params["reset"]), _SEEDS["paper"])
-
-
-def fig2_seeds(epsilon: float) -> Callable[[Mapping[str, object], str], int]:
-    def seeds(params: Mapping[str, Any], scale: str) -> int:
-        """The seeds of one Figure 2 setting at ``scale`` (:data:`FIG2_SEEDS` at paper scale)."""
-        if scale != "paper":
-            return _SEEDS[scale]
-        key = (params["config"], params["algorithm"], str(params.get("calibration")))
-        return FIG2_SEEDS[epsilon].get(key, _SEEDS["paper"])
-    return seeds
-
-
-def _seeds_up_to(counts: Iterable[int]) -> dict[str, int]:
-    """The seeds mapping of an experiment whose settings run at most ``max(counts)`` at paper scale."""
-    return {**_SEEDS, "paper": max([_SEEDS["paper"], *counts])}
 _LINESTYLE = {"paper": "--", "sound": ":", "tight": "-"}
 def _fig2_calibrations(algo: str, config: str) -> tuple[str, ...]:
     if algo == "balle":
@@ -480,21 +436,21 @@ EXPERIMENTS = [
     register(Experiment(
         id="wang2019-fig1", paper="Wang & Hegde 2019", figure="Figure 1",
         description="DP Q-learning with functional noise: return vs samples for noise levels and resets.",
-        settings=fig1_settings, seeds=_seeds_up_to(FIG1_SEEDS.values()), setting_seeds=fig1_seeds, run=run,
+        settings=fig1_settings, seeds=most_seeds(fig1_seeds, fig1_settings), setting_seeds=fig1_seeds, run=run,
         run_batch=run_batch, batch_key=batch_key, plot=plot_fig1,
         claims=claims_fig1,
         deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
     register(Experiment(
         id="wang2019-fig2a", paper="Wang & Hegde 2019", figure="Figure 2(a)",
         description="Functional noise vs input perturbation, DP-SGD and Balle et al. at ε = 0.9.",
-        settings=fig2_settings(0.9), seeds=_seeds_up_to(FIG2_SEEDS[0.9].values()),
+        settings=fig2_settings(0.9), seeds=most_seeds(fig2_seeds(0.9), fig2_settings(0.9)),
         setting_seeds=fig2_seeds(0.9), run=run, run_batch=run_batch, batch_key=batch_key,
         plot=_plot_fig2("wang2019-fig2a", 0.9, "a"),
         claims=claims_fig2(0.9), deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
     register(Experiment(
         id="wang2019-fig2b", paper="Wang & Hegde 2019", figure="Figure 2(b)",
         description="Functional noise vs input perturbation, DP-SGD and Balle et al. at ε = 0.45.",
-        settings=fig2_settings(0.45), seeds=_seeds_up_to(FIG2_SEEDS[0.45].values()),
+        settings=fig2_settings(0.45), seeds=most_seeds(fig2_seeds(0.45), fig2_settings(0.45)),
         setting_seeds=fig2_seeds(0.45), run=run, run_batch=run_batch, batch_key=batch_key,
         plot=_plot_fig2("wang2019-fig2b", 0.45, "b"),
         claims=claims_fig2(0.45), deviations=_DEVIATIONS, scale_deviations=_deviations, curve_x=("n_samples",))),
@@ -561,7 +517,7 @@ FRONTIER = register(Experiment(
     id="frontier-q-learning", paper="Wang & Hegde 2019", figure="Privacy–utility frontier",
     description="DPQLearning (Algorithm 1's loop) on CenterWalk: mean return of the last half vs ε (δ = 1e-4) "
                 "under paper / sound / tight calibration, with non-private Q-learning in the same loop.",
-    settings=frontier_settings, seeds=_SEEDS, run=run_frontier, run_batch=run_frontier_batch,
+    settings=frontier_settings, seeds=SCALE_SEEDS, run=run_frontier, run_batch=run_frontier_batch,
     batch_key=lambda params, seed: ("frontier", int(params["n_samples"]), tuple(params["hidden"])),
     plot=plot_frontier_q, claims=frontier_claims,
     deviations=("Algorithm 1's loop (App. E.3: plain SGD, 79 updates of B = 64 at alpha = 3e-4) is the only one "
