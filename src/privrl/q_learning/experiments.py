@@ -425,9 +425,10 @@ _DEVIATIONS = (
     "sensitivity B clip; its ledger records the true 2 B clip (uncertified).",
     "Bands are ± 1 standard deviation over seeds, as in the paper.",
     "Noise resets in the reference config happen after every update ('iteration'), every episode or never.",
-    "The comparison with the authors' released code (wangbx66/differentially-private-q-learning on GitHub) takes "
-    "their numbers (5 seeds, mean return over episodes 51-100, noise reset every episode, beta = 1) as exact: the "
-    "spread of their seeds is not published. privrl's reference configuration runs on the same reset schedule.",
+    "The comparison with the authors' released code (wangbx66/differentially-private-q-learning on GitHub, commit "
+    "db658cc) uses their code's returns as benchmarks/authors_code.py logs them (5 seeds, mean return over episodes "
+    "51-100, noise reset every episode, beta = 1; Welch t on the two sets of seeds). privrl's reference "
+    "configuration runs on the same reset schedule.",
     "Every comparison leaves out a curve no better than uniform random play (10.86): beating or matching a learner "
     "that does not learn says nothing.",
 )
