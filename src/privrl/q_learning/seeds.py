@@ -22,8 +22,7 @@ reproduce-decide`` runs every plan's count.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
 
 from privrl.experiments.seeding import (
     Z_ONE_SIDED_5,
@@ -103,28 +102,28 @@ def fig2_plan(epsilon: float, config: str, algorithm: str, calibration: str) -> 
     return PLANS.get((float(epsilon), config, algorithm, calibration))
 
 
-def fig1_seeds(params: Mapping[str, Any], scale: str) -> int:
+def fig1_seeds(params: Mapping[str, object], scale: str) -> int:
     """The seeds of one Figure 1 setting at ``scale``: at paper scale the largest count the sweep
     runs for the claims that read it."""
     if scale != "paper":
         return SCALE_SEEDS[scale]
-    key = (params["config"], float(params["sigma"]), params["reset"])
+    key = (str(params["config"]), float(params["sigma"]), str(params["reset"]))  # type: ignore[arg-type]
     return setting_seeds([p for claim, (keys, _) in FIG1_PILOTS.items() if key in keys
                           for p in [_runs(claim)] if p is not None], BASE_SEEDS)
 
 
 def fig2_seeds(epsilon: float) -> Callable[[Mapping[str, object], str], int]:
-    def seeds(params: Mapping[str, Any], scale: str) -> int:
+    def seeds(params: Mapping[str, object], scale: str) -> int:
         """The seeds of one Figure 2 setting at ``scale`` (the count its plan runs at paper scale)."""
         if scale != "paper":
             return SCALE_SEEDS[scale]
-        plan = _runs((float(epsilon), params["config"], params["algorithm"], str(params.get("calibration"))))
+        plan = _runs((float(epsilon), str(params["config"]), str(params["algorithm"]), str(params.get("calibration"))))
         return setting_seeds([] if plan is None else [plan], BASE_SEEDS)
     return seeds
 
 
 def most_seeds(counts: Callable[[Mapping[str, object], str], int],
-               settings: Callable[[str], Any]) -> dict[str, int]:
+               settings: Callable[[str], Iterable[Mapping[str, object]]]) -> dict[str, int]:
     """The ``seeds`` mapping of an experiment: per scale, the most seeds any of its settings runs
     (under make reproduce-decide's counts, so that the regular run's declared seeds cover both)."""
     return {scale: max([n, *(counts(p, scale) for p in settings(scale))]) for scale, n in SCALE_SEEDS.items()}
