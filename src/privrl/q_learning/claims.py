@@ -300,9 +300,9 @@ def matches_authors(scale: str | None, sigma: float, ours: pd.Series, theirs: tu
     """privrl's mean return over episodes 51–100 within 1 of the authors' code's (Welch t on the two sets of
     seeds, 90 % CI of the difference against ± 1)."""
     names = (f"privrl at sigma = {sigma:g}", "the authors' code")
-    v = first_undecided(needs_paper_scale(scale), min_seeds(ours, 3)) or compare_curves(
+    v = first_undecided(needs_paper_scale(scale), min_seeds(ours, 3)) or within_plan(compare_curves(
         ours, list(theirs), claim="equal", tol=1.0, test="welch", names=names, trivial=RANDOM_RETURN,
-        lower_is_better=False, baseline=_RANDOM)
+        lower_is_better=False, baseline=_RANDOM), fig1_plan(f"authors at {sigma:g}"), len(ours))
     detail = v.detail or compare_curves(ours, list(theirs), claim="equal", tol=1.0, test="welch", names=names).detail
     return Outcome(v, detail, values={"headline": sigma == 0.4, "paper_calibration_value": (
         f"sigma = {sigma:g}: privrl {_ms(ours)} ({len(ours)} seeds) vs authors' code {_ms(np.asarray(theirs))} "
