@@ -124,7 +124,8 @@ def test_the_sweep_command_writes_the_table_and_the_figure_and_resumes_without_r
     assert cli.main(argv) == 0
     assert "12 runs: 12 ran ok" in capsys.readouterr().out       # 3 sizes × (zero, lsw, dp-lsw, dp-lsw[paper])
     text = (board / "sweeps.md").read_text()
-    assert "## `chain-v1`" in text and "centerwalk-v1" not in text and "`centerwalk` (a continuous-control" in text
+    assert "## `chain-v1`" in text and "centerwalk-v1" not in text
+    assert "`centerwalk` (setting continuous-control)" in text
     assert "| entry | budget | n = 10³ | n = 10⁴ | n = 10⁵ |" in text
     lsw = next(line for line in text.splitlines() if line.startswith("| LSW |"))
     assert lsw.count("| 100 (") == 3, lsw                       # the frozen reference of each size scores 100
@@ -135,12 +136,14 @@ def test_the_sweep_command_writes_the_table_and_the_figure_and_resumes_without_r
     assert sorted(table["n"].unique()) == [1_000, 10_000, 100_000]
     assert set(table["status"]) == {"ok"}
     manifest = json.loads((board / "sweeps-manifest.json").read_text())
-    assert manifest["cells"] == 12 and manifest["selection"]["sizes"] == {"chain": [1_000, 10_000, 100_000]}
+    assert manifest["cells"] == 12 and manifest["ran"] == 12
+    assert manifest["selection"]["sizes"] == {"chain": [1_000, 10_000, 100_000]}
 
     before = _cell_stamps(cells)
     assert len(before) == 12
     assert cli.main(argv) == 0
     assert "12 runs: 0 ran ok, 12 already finished" in capsys.readouterr().out
+    assert json.loads((board / "sweeps-manifest.json").read_text())["ran"] == 0
     assert _cell_stamps(cells) == before                        # no cell was fitted again
     assert (board / "sweeps.md").read_text().split("## ")[1:] == text.split("## ")[1:]
 

@@ -64,9 +64,8 @@ def sweep_tasks(tasks: Sequence[Task]) -> list[Task]:
 
 
 def skipped(tasks: Sequence[Task]) -> dict[str, str]:
-    """The tasks of ``tasks`` the sweep leaves out, with the reason (their setting)."""
-    return {t.name: f"a {t.setting} task (the sweep covers {', '.join(SWEEP_SETTINGS)})"
-            for t in tasks if t.setting not in SWEEP_SETTINGS}
+    """The tasks of ``tasks`` the sweep leaves out, with the reason: their setting."""
+    return {t.name: f"setting {t.setting}" for t in tasks if t.setting not in SWEEP_SETTINGS}
 
 
 def _profiles(task: Task) -> tuple[str, ...]:
@@ -276,18 +275,23 @@ def _intro(manifest: Mapping[str, Any], budgets: Sequence[str], left_out: Mappin
              "Every policy-evaluation and offline-learning task at several data sizes n, every entry at every "
              "budget: how utility grows with n and ε. Regenerate with `make bench-sweep` (`privrl bench --sweep`); "
              "see [the benchmark's documentation](../bench.md#sweeps).", "",
-             f"Commit `{(manifest.get('commit') or 'unknown')[:12]}` · {manifest.get('cells', 0)} cells · "
-             f"{manifest.get('cores')} cores · wall {manifest.get('wall_seconds', 0):.0f} s · CPU "
-             f"{manifest.get('cpu_seconds', 0):.0f} s (this invocation; the cells' own CPU time: "
-             f"{manifest.get('cells_cpu_seconds', 0):.0f} s) · budgets: "
-             f"{', '.join(_budget_text(b) for b in budgets)}.", "",
+             f"Commit `{(manifest.get('commit') or 'unknown')[:12]}` · {manifest.get('cells', 0)} cells, "
+             f"{manifest.get('ran', 0)} run by this invocation and the others resumed · {manifest.get('cores')} "
+             f"cores · this invocation: wall {manifest.get('wall_seconds', 0):.0f} s, CPU "
+             f"{manifest.get('cpu_seconds', 0):.0f} s · the cells' own CPU time: "
+             f"{manifest.get('cells_cpu_seconds', 0):.0f} s · budgets: {', '.join(_budget_text(b) for b in budgets)}.",
+             "",
              "How to read a table: a column per n; a cell is the **normalised score** (mean ± standard error over "
              "seeds; 0 = the task's trivial answer, 100 = its non-private reference, both *at the same n*, frozen "
              "per size) and, in brackets, the **raw metric** (mean). δ = 1/(10 n). A score compares an entry with "
              "the non-private reference at the same n, so it is the cost of privacy at that size; the raw metric "
              "compares sizes. The figures draw the raw metric against ε, a line per n.", ""]
     if left_out:
-        lines += ["*Not swept*: " + "; ".join(f"`{k}` ({v})" for k, v in left_out.items()) + ".", ""]
+        by_setting: dict[str, list[str]] = {}
+        for name, why in left_out.items():
+            by_setting.setdefault(why, []).append(f"`{name}`")
+        lines += [f"*Not swept* (the sweep covers the settings {' and '.join(SWEEP_SETTINGS)}): "
+                  + "; ".join(f"{', '.join(names)} ({why})" for why, names in by_setting.items()) + ".", ""]
     return lines
 
 

@@ -374,8 +374,9 @@ register_task(Task(
            "outcome reward) is given to the learners. The audit uses a 62-state instance of the generator."),
     sweep=Sweep((1_000, 10_000, 100_000), seeds=1, note="1 seed: a DP-APVI fit costs the same at every n (its "
                 "noisy count table has H·S·A·S = 2.8·10⁸ cells whatever the data; 5 s a fit, 15 s with the paper "
-                "calibration): 60-70 CPU-s per size and seed. With 2 seeds the clinic alone took 370 of the sweep's "
-                "670 CPU-s, more than 6 minutes of wall time on 2 cores."),
+                "calibration): 60-70 CPU-s per size and seed. With 2 seeds the clinic alone took 385 of the sweep's "
+                "681 CPU-s of cells, which is more than 6 minutes of wall time on 2 cores once the runner's overhead "
+                "is counted."),
 ))
 
 

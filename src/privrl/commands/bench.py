@@ -385,6 +385,7 @@ def _run_sweep(args: argparse.Namespace, tasks: list[Task], entries: list[Entry]
     manifest = manifest_of(profile="sweep", selection=selection, wall_seconds=wall, cpu_seconds=cpu, cells=df,
                            planned=len(specs))
     manifest["task_versions"] = {t.name: t.versioned_name for t in swept}
+    manifest["ran"] = summary.ok
     paths = write_sweeps(table, df, tasks, board, manifest=manifest, references=references)
     record_own_files(out, paths)
     print(f"sweeps: {board / 'sweeps.md'} ({len(paths)} files)")
