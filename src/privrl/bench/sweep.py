@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -37,6 +37,9 @@ from privrl.bench.running import plan
 from privrl.bench.scoring import summarise
 from privrl.bench.spec import Budget, Entry, Task
 from privrl.experiments.runner import RunSpec
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["SWEEP_SETTINGS", "SWEEP_BUDGETS", "SWEEP_REFERENCE_FILE", "MIN_SIZES", "sweep_tasks", "skipped",
            "plan_sweep", "freeze_sweep", "summarise_sweep", "write_sweeps"]
@@ -125,7 +128,7 @@ def _n_label(n: int) -> str:
     return f"{n:,}"
 
 
-def _cell(row: Mapping[str, Any]) -> str:
+def _cell(row: pd.Series) -> str:
     """A table cell: the score (mean ± SE) and, in brackets, the raw metric; a refusal or an
     over-budget cell says so."""
     if row["status"] == "refused":
@@ -142,10 +145,10 @@ def _entry_rows(summary: pd.DataFrame) -> list[tuple[str, str, str]]:
     private entry at its budgets in increasing order."""
     order = {"trivial": 0, "non-private": 1, "private": 2}
     keys = summary[["entry", "label", "role", "budget"]].drop_duplicates()
-    def key(r: Any) -> tuple:
-        kind, _, value = str(r.budget).partition("=")
-        return (order.get(r.role, 3), r.entry, kind, float(value) if value else 0.0)
-    return [(r.entry, r.label, r.budget) for r in sorted(keys.itertuples(), key=key)]
+    def key(r: Mapping[Hashable, object]) -> tuple[int, str, str, float]:
+        kind, _, value = str(r["budget"]).partition("=")
+        return (order.get(str(r["role"]), 3), str(r["entry"]), kind, float(value) if value else 0.0)
+    return [(str(r["entry"]), str(r["label"]), str(r["budget"])) for r in sorted(keys.to_dict("records"), key=key)]
 
 
 def _budget_text(budget: str) -> str:
@@ -192,7 +195,7 @@ def _task_section(task: Task, summary: pd.DataFrame, references: References | No
 
 
 # --------------------------------------------------------------------------- the figure
-def _scale_y(ax: Any, values: np.ndarray) -> None:
+def _scale_y(ax: Axes, values: np.ndarray) -> None:
     """A log axis when every value is positive, else symmetric-log from 0 (a gap of exactly 0
     happens); the limits leave room above and below every line (the reference lines included)."""
     from matplotlib.ticker import NullFormatter
@@ -270,12 +273,12 @@ def _plot_task(task: Task, rows: pd.DataFrame, summary: pd.DataFrame, out_dir: P
 
 
 # --------------------------------------------------------------------------- the files
-def _intro(manifest: Mapping[str, Any], budgets: Sequence[str], left_out: Mapping[str, str]) -> list[str]:
+def _intro(manifest: Mapping[str, object], budgets: Sequence[str], left_out: Mapping[str, str]) -> list[str]:
     lines = ["# privrl benchmark: data-size sweeps", "",
              "Every policy-evaluation and offline-learning task at several data sizes n, every entry at every "
              "budget: how utility grows with n and ε. Regenerate with `make bench-sweep` (`privrl bench --sweep`); "
              "see [the benchmark's documentation](../bench.md#sweeps).", "",
-             f"Commit `{(manifest.get('commit') or 'unknown')[:12]}` · {manifest.get('cells', 0)} cells, "
+             f"Commit `{str(manifest.get('commit') or 'unknown')[:12]}` · {manifest.get('cells', 0)} cells, "
              f"{manifest.get('ran', 0)} run by this invocation and the others resumed · {manifest.get('cores')} "
              f"cores · this invocation: wall {manifest.get('wall_seconds', 0):.0f} s, CPU "
              f"{manifest.get('cpu_seconds', 0):.0f} s · the cells' own CPU time: "
@@ -296,13 +299,14 @@ def _intro(manifest: Mapping[str, Any], budgets: Sequence[str], left_out: Mappin
 
 
 def write_sweeps(summary: pd.DataFrame, rows: pd.DataFrame, tasks: Sequence[Task], out_dir: str | Path, *,
-                 manifest: Mapping[str, Any], references: References | None) -> list[Path]:
+                 manifest: Mapping[str, object], references: References | None) -> list[Path]:
     """Write ``sweeps.md``, ``sweeps.csv``, ``sweeps-manifest.json`` and ``sweep-<task>.png`` into
     ``out_dir`` from the :func:`summarise_sweep` table and the cells' ``rows``; returns the paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    selection = manifest.get("selection") or {}
-    lines = _intro(manifest, selection.get("budgets", [str(b) for b in SWEEP_BUDGETS]), skipped(tasks))
+    selection = manifest.get("selection")
+    budgets = selection.get("budgets") if isinstance(selection, Mapping) else None
+    lines = _intro(manifest, budgets or [str(b) for b in SWEEP_BUDGETS], skipped(tasks))
     written: list[Path] = []
     for task in sweep_tasks(tasks):
         mine = summary[summary["task"] == task.name] if len(summary) else summary
