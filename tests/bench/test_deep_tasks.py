@@ -98,22 +98,26 @@ def test_the_quick_board_scores_the_private_entries_against_the_frozen_reference
     assert rows.loc["dp-bc", "task_version"] == "cartpole-offline-v1"
 
 
-def test_the_pendulum_data_are_continuous_and_exported_to_minari_with_the_reference_returns(tmp_path, monkeypatch):
+def test_the_data_are_exported_to_minari_with_the_reference_returns(tmp_path, monkeypatch):
+    """Pendulum's continuous actions with a Box action space, CartPole's with its environment's spec; both
+    carry the frozen returns as Minari's reference scores and the frozen data hash."""
     minari = pytest.importorskip("minari")
     from privrl.bench.export import export_minari
 
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
-    [written] = export_minari([get_task("pendulum-offline")], tmp_path, profile="quick", seeds=[0])
-    assert written == "privrl-bench/pendulum-offline/quick-seed0-v1"
-    inst = instance("pendulum-offline", "quick", 0)
-    assert isinstance(inst.input.dataset, ContinuousTransitions)
-    ds = minari.load_dataset(written)
-    assert ds.total_episodes == get_task("pendulum-offline").sizes["quick"]["n"]
-    frozen = frozen_points(load_references(), get_task("pendulum-offline"), "quick")
-    assert frozen is not None
-    meta = ds.storage.metadata
-    assert (meta["ref_min_score"], meta["ref_max_score"]) == (frozen.trivial[0], frozen.reference[0])
-    assert meta["privrl_data_sha256"] == frozen.data[0]
+    names = ["pendulum-offline", "cartpole-offline"]
+    written = export_minari([get_task(n) for n in names], tmp_path, profile="quick", seeds=[0])
+    assert written == [f"privrl-bench/{n}/quick-seed0-v1" for n in names]
+    assert isinstance(instance("pendulum-offline", "quick", 0).input.dataset, ContinuousTransitions)
+    for name, ds_id in zip(names, written):
+        ds = minari.load_dataset(ds_id)
+        assert ds.total_episodes == get_task(name).sizes["quick"]["n"]
+        frozen = frozen_points(load_references(), get_task(name), "quick")
+        assert frozen is not None
+        meta = ds.storage.metadata
+        assert (meta["ref_min_score"], meta["ref_max_score"]) == (frozen.trivial[0], frozen.reference[0])
+        assert meta["privrl_data_sha256"] == frozen.data[0]
+    assert minari.load_dataset(written[1]).spec.env_spec.id == "CartPole-v1"
 
 
 def test_the_family_names_its_bench_entries():
