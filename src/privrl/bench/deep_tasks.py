@@ -35,7 +35,14 @@ import numpy as np
 
 from privrl.bench.instances import evaluate_returns
 from privrl.bench.spec import Instance, Metric, Output, Task, TaskInput
-from privrl.deep_offline.continuous_data import MAX_TORQUE, PENDULUM_OBS_BOUNDS, pendulum_dataset, pendulum_expert
+from privrl.data.trajectories import TrajectoryDataset
+from privrl.deep_offline.continuous_data import (
+    MAX_TORQUE,
+    PENDULUM_OBS_BOUNDS,
+    ContinuousTransitions,
+    pendulum_dataset,
+    pendulum_expert,
+)
 from privrl.deep_offline.datasets import (
     ACROBOT_OBS_BOUNDS,
     CARTPOLE_OBS_BOUNDS,
@@ -58,11 +65,11 @@ RETURN = Metric("return", "mean return of the learned policy, evaluated online",
 class OfflineControlTruth:
     """The environment factory and the seeds of the evaluation episodes (only the score reads them)."""
 
-    make_env: Callable[[], Any]
+    make_env: Callable[[], object]
     eval_seeds: tuple[int, ...]
 
 
-def _batched(policy: Callable[..., Any], continuous: bool) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
+def _batched(policy: Callable[..., float], continuous: bool) -> Callable[[np.ndarray, np.random.Generator], np.ndarray]:
     """A scripted behaviour policy of one observation as a policy of ``(n, k)`` observations: ``(n,)``
     actions, or ``(n, 1)`` torques."""
     if continuous:
@@ -70,8 +77,9 @@ def _batched(policy: Callable[..., Any], continuous: bool) -> Callable[[np.ndarr
     return lambda obs, gen: np.array([policy(o, 0, gen) for o in obs], dtype=np.int64)
 
 
-def offline_control_instance(task: str, data: Any, make_env: Callable[[], Any], eval_seeds: tuple[int, ...],
-                             public: Mapping[str, Any]) -> Instance:
+def offline_control_instance(task: str, data: TrajectoryDataset | ContinuousTransitions,
+                             make_env: Callable[[], object], eval_seeds: tuple[int, ...],
+                             public: Mapping[str, object]) -> Instance:
     """An offline-control instance: the behaviour data (one privacy unit per episode) and the public
     parameters the entries see; the environment and its evaluation seeds are the truth."""
     inp = TaskInput(task, SETTING, PrivacyUnit.TRAJECTORY, Neighboring.ADD_OR_REMOVE_ONE,
@@ -93,13 +101,13 @@ class _Env:
 
     env_id: str
     max_steps: int
-    collect: Callable[..., Any]
-    behaviour: Callable[..., Any]
+    collect: Callable[..., TrajectoryDataset | ContinuousTransitions]
+    behaviour: Callable[..., Callable[..., float]]
     exploration: Mapping[str, float]
     bounds: tuple[np.ndarray, np.ndarray]
     actions: Mapping[str, float]
 
-    def make_env(self) -> Any:
+    def make_env(self) -> object:
         import gymnasium as gym  # lazy, as everywhere: `import privrl` loads no Gymnasium
 
         return gym.make(self.env_id, max_episode_steps=self.max_steps)

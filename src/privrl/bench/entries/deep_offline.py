@@ -18,12 +18,17 @@ of reach). The released policy is the greedy action of the fitted policy (``pred
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from privrl.bench.entries import estimator_fit, register_entry
 from privrl.bench.spec import Entry, Fitted, Output, Task, TaskInput
 from privrl.deep_offline import BC, DPBC, DPIQL, DPTD3BC, IQL, TD3BC
-from privrl.privacy.budget import PrivacyUnit
+from privrl.privacy.budget import PrivacyBudget, PrivacyUnit
+
+if TYPE_CHECKING:
+    from privrl.privacy.noise import NoiseSource
 
 __all__: list[str] = []
 
@@ -57,7 +62,8 @@ def _settings(task_input: TaskInput, *, discrete: bool) -> dict[str, Any]:
 
 
 def _learner(cls: type, *, private: bool, discrete: bool) -> Callable[..., Fitted]:
-    def fit(task_input: TaskInput, budget: Any, rng: Any, noise: Any = None) -> Fitted:
+    def fit(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+            noise: NoiseSource | None = None) -> Fitted:
         kwargs = _settings(task_input, discrete=discrete)
         if private:
             kwargs["budget"] = budget
