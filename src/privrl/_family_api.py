@@ -18,6 +18,7 @@ FAMILY_ESTIMATORS: dict[str, str] = {
     "PEVI": "privrl.offline",
     "VAPVI": "privrl.offline",
     "DPVAPVI": "privrl.offline",
+    "DPOneStep": "privrl.offline",
     "LinOptVI": "privrl.linear_mixture",
     "LinOptPO": "privrl.linear_mixture",
     "DPQLearning": "privrl.q_learning",

@@ -6,7 +6,7 @@ from privrl import PrivacyBudget
 from privrl.envs import sparse_tabular
 from privrl.envs.random_tabular import covering_behaviour_policy, random_tabular_mdp
 from privrl.envs.synthetic_linear import synthetic_behaviour_policy, synthetic_linear_mdp
-from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, DPOneStep
 from privrl.testing import ContractCase
 
 _TAB = random_tabular_mdp(n_states=3, n_actions=2, horizon=4, rng=3)
@@ -116,4 +116,15 @@ CASES = [
                  budget=PrivacyBudget.non_private(), bad_params=[{"beta": -1.0}, {"lam": 0.0}]),
     ContractCase(name="VAPVI", make=lambda budget: VAPVI(), fit=_fit_lin, output=_lin_output,
                  budget=PrivacyBudget.non_private(), bad_params=[{"split": "yes"}]),
+    ContractCase(
+        name="DPOneStep",
+        make=lambda budget: DPOneStep(budget=budget, F_max=1.0),
+        fit=lambda est, rng: est.fit(_CLINIC_DATA, rng=rng),
+        output=lambda est: np.concatenate([est.counts_.ravel(), est.q_values_.ravel(), est.values_]),
+        budget=PrivacyBudget(epsilon=1.0, delta=1e-4),
+        delta=1e-4,
+        bad_params=[{"confidence": -1.0}, {"value_share": 0.0}, {"variance_share": 1.0}, {"support": -1.0},
+                    {"budget": PrivacyBudget(epsilon=1.0)}, {"value_share": 0.9, "variance_share": 0.2}],
+        variants=({"value_share": 0.5}, {"behaviour_policy": _CLINIC.logging_policy}),
+    ),
 ]
