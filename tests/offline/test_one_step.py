@@ -104,3 +104,21 @@ def test_a_public_behaviour_policy_is_the_baseline_of_every_state_that_does_not_
     kept = ~est.switched_
     assert np.array_equal(est.policy_probs_[:, kept], public[:, kept])
     assert np.all(est.policy_probs_[:, est.switched_].max(axis=-1) == 1.0)
+
+
+def test_privrl_fit_dp_one_step_writes_the_policy_and_certifies_the_budget(tmp_path):
+    from privrl import cli
+
+    model = _model()
+    model.sample(model.logging_policy, 500, rng=5, pad_to_horizon=model.horizon).save(tmp_path / "log.npz")
+    args = ["fit", "dp-one-step", "--data", str(tmp_path / "log.npz"), "--reward", "logged", "--F-max", "1",
+            "--epsilon", "2", "--delta", "1e-6", "--seed", "0", "--out", str(tmp_path / "out"), "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UtilityWarning)
+        assert cli.main(args) == 0
+    result = np.load(tmp_path / "out" / "result.npz")
+    assert result["policy"].shape == (model.horizon, model.n_states)
+    assert "dp-one-step" in (tmp_path / "out" / "certificate.json").read_text()
+    table = tmp_path / "r.npy"
+    np.save(table, np.zeros((model.n_states, model.n_actions)))
+    assert cli.main([*args[:5], str(table), *args[6:], "--force"]) != 0   # a public reward table is refused

@@ -49,6 +49,7 @@ from privrl.fitters import (
     register_fit,
 )
 from privrl.offline.estimators import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
+from privrl.offline.one_step import DPOneStep
 
 __all__ = ["load_model"]
 
@@ -215,12 +216,13 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
         if rmap is not None:
             r = (r - rmap[0]) / (rmap[1] - rmap[0])
         v_star = float(init @ backward_induction(P, r)[1][0])
-        v_pi = float(init @ evaluate_policy(P, r, est.policy_)[0])
+        v_pi = float(init @ evaluate_policy(P, r, getattr(est, "policy_probs_", est.policy_))[0])
         summary.update(optimal_value=v_star, policy_value=v_pi, gap=v_star - v_pi)
     private = est.is_private
     extra = dict(public)
     # the values the 'constants' preset gave the knobs left unset (public, data-independent)
-    extra["constants"] = est._constants(est._validated())
+    if hasattr(est, "_constants"):
+        extra["constants"] = est._constants(est._validated())
     if rmap is not None:
         extra["reward_rescaled_from"] = list(rmap)
     route = getattr(est, "route_", None)
@@ -249,7 +251,14 @@ def _run(estimator: type, linear: bool) -> Callable[[argparse.Namespace], FitOut
             given["behaviour_policy"] = _load_public(args.behaviour_policy, "--behaviour-policy")
         est = build_estimator(args, estimator, **given)     # a bad option fails before any data are read
         data, public, model, rmap = _source(args, linear=linear)
-        est.fit(data, public, rng=args.rng)
+        if estimator is DPOneStep:
+            if public is not None and args.reward is not None:
+                raise InvalidParameterError("dp-one-step learns from the logged rewards: give '--reward logged' "
+                                            "(or no --reward), not a reward table.")
+            est.fit(data, rng=args.rng)
+            public = None
+        else:
+            est.fit(data, public, rng=args.rng)
         if linear:
             inputs: dict[str, object] = {"features": np.asarray(public)}
         else:
@@ -269,5 +278,7 @@ _register("dp-apvi", "DP-APVI (Qiao & Wang 2023, Alg. 1): rho-zCDP, (epsilon, de
 _register("apvi", "APVI (non-private tabular offline RL; no budget)", APVI, linear=False)
 _register("dp-vapvi", "DP-VAPVI (Qiao & Wang 2023, Alg. 2): rho-zCDP or (epsilon, delta)-DP offline RL in "
           "linear MDPs", DPVAPVI, linear=True)
+_register("dp-one-step", "DP-OneStep: one private step of policy improvement on the logging policy from "
+          "first-visit value sums (tabular, logged rewards: --reward logged)", DPOneStep, linear=False)
 _register("vapvi", "VAPVI (non-private, linear MDPs; no budget)", VAPVI, linear=True)
 _register("pevi", "PEVI (non-private, linear MDPs; no budget)", PEVI, linear=True)

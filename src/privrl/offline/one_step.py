@@ -58,7 +58,7 @@ from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.least_squares.statistics import first_visit_statistics
 from privrl.offline.baseline import behaviour_probs
 from privrl.offline.estimators import BEHAVIOUR_POLICY, F_MAX, R_MAX
-from privrl.policy_evaluation.bounds import (
+from privrl.data.bounds import (
     DatasetArrays,
     checked_rewards,
     dataset_arrays,

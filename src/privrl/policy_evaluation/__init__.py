@@ -8,7 +8,7 @@ which Wang & Hegde's Balle-style baseline uses too; the old paths ``privrl.polic
 * :mod:`~privrl.policy_evaluation.estimators` — LSW, LSL, DPLSW, DPLSL;
 * :mod:`~privrl.policy_evaluation.monte_carlo` — MonteCarlo, DPMonteCarlo: the value J(π) of the
   logging policy (and of public state groups) from on-policy logs;
-* :mod:`~privrl.policy_evaluation.bounds` — the public reward and return bounds, shared;
+* :mod:`~privrl.data.bounds` — the public reward and return bounds, shared;
 * :mod:`~privrl.policy_evaluation.experiments` — ``balle2016-fig1`` and
   ``frontier-policy-evaluation``; :mod:`~privrl.policy_evaluation.audit` — the audit targets.
 

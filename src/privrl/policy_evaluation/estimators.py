@@ -40,7 +40,7 @@ from privrl.least_squares.mechanism import (
 )
 from privrl.least_squares.smooth_sensitivity import SMOOTHINGS
 from privrl.least_squares.statistics import VisitStatistics, first_visit_statistics
-from privrl.policy_evaluation.bounds import (
+from privrl.data.bounds import (
     checked_rewards,
     dataset_arrays,
     distinct_states_bound,
@@ -294,7 +294,7 @@ class LSW(_PolicyEvaluation):
 
     Parameters: ``gamma`` (γ = 1 for episodic data); ``features`` Φ (None = one-hot); ``weights``
     w ≥ 0 (None = uniform); ``r_max`` and ``F_max`` public bounds (rewards in [0, R_max], first-visit
-    returns in [0, F_max]; default :func:`~privrl.policy_evaluation.bounds.return_bound`);
+    returns in [0, F_max]; default :func:`~privrl.data.bounds.return_bound`);
     ``clip_returns``; ``record_terminal``. Fitted: ``theta_``, ``values_`` = Φθ̂, ``F_max_``,
     ``n_features_``, ``n_trajectories_``, ``mechanism_`` (the release step's public constants: Φ,
     F_max, the smoothing (α, β)), ``utility_`` (public diagnostics,

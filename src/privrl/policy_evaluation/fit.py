@@ -43,7 +43,7 @@ from privrl.fitters import (
     load_user_dataset,
     register_fit,
 )
-from privrl.policy_evaluation.bounds import return_bound
+from privrl.data.bounds import return_bound
 from privrl.policy_evaluation.estimators import (
     DPLSL,
     DPLSW,

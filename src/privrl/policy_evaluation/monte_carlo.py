@@ -71,7 +71,7 @@ from privrl.data.streaming import SAME
 from privrl.errors import InvalidDataError, UtilityWarning
 from privrl.least_squares.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
 from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
-from privrl.policy_evaluation.bounds import (
+from privrl.data.bounds import (
     checked_rewards,
     dataset_arrays,
     return_bound,
@@ -500,7 +500,7 @@ class MonteCarlo(_MonteCarlo):
 
     Parameters: ``gamma`` (default 1), ``groups`` (public map state → group, optional),
     ``max_groups_per_trajectory``, ``r_max`` and ``F_max`` (public bounds; F_max default as in
-    :func:`~privrl.policy_evaluation.bounds.return_bound`), ``clip_returns``, ``record_terminal``.
+    :func:`~privrl.data.bounds.return_bound`), ``clip_returns``, ``record_terminal``.
     Fitted: ``value_`` Ĵ, ``value_std_`` (0), ``F_max_``, ``n_trajectories_``, and with groups
     ``group_values_``, ``group_counts_``, ``values_`` (per state); an empty ``privacy_ledger_``.
     """

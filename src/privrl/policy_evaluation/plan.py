@@ -8,7 +8,7 @@ the release step a fit builds: :meth:`MonteCarloMechanism.create
 value or a mean of returns in [0, F_max], so its typical value is the range F_max (a noise std of
 F_max/2 makes it no better than the constant F_max/2: the estimators' "noise-dominated" warning,
 and a plan's hopeless threshold). F_max is the declared one, or the largest return of rewards in
-[0, R_max] over episodes of at most H steps (:func:`~privrl.policy_evaluation.bounds.return_bound`,
+[0, R_max] over episodes of at most H steps (:func:`~privrl.data.bounds.return_bound`,
 the estimators' own default).
 
 **DP Monte Carlo.** J: noise std F_max·σ_J/n (replace one: n public; add or remove one: at most
@@ -43,7 +43,7 @@ import numpy as np
 from privrl._validation import param_error
 from privrl.least_squares.mechanism import DPLSLMechanism
 from privrl.planning import Assessment, Planner, Public, Released, mean_range, register_plan
-from privrl.policy_evaluation.bounds import return_bound
+from privrl.data.bounds import return_bound
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW
 from privrl.policy_evaluation.monte_carlo import (
     DPMonteCarlo,

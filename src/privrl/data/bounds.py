@@ -1,5 +1,6 @@
-"""Public bounds and validated arrays shared by every policy-evaluation estimator (LSW, LSL, their
-private versions and the Monte Carlo estimators).
+"""Public bounds and validated arrays of logged trajectories, shared by the estimators that read
+logged rewards (the policy-evaluation family's LSW, LSL and Monte Carlo estimators and their
+private versions; the offline family's DP-OneStep).
 
 Privacy rests on two public bounds: every reward lies in [0, R_max] and every (first-visit) return
 in [0, F_max]. R_max is ``r_max`` or the dataset's declared upper reward bound; F_max is ``F_max``
