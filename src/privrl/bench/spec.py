@@ -318,8 +318,9 @@ class Task:
     audit_trials: int = AUDIT_TRIALS
     notes: tuple[str, ...] = ()
     version: int = 1
-    #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``),
-    #: recorded by the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
+    #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``, and
+    #: ``"max_episode_steps"``: the data's episode cut where it is not the registered time limit), recorded by
+    #: the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
     env: Mapping[str, object] | None = None
     sweep: Sweep | None = None
 
