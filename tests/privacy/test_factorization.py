@@ -96,11 +96,16 @@ def _check_prefix_releases(counter, n, shape, symmetric, noise_after):
         counter.insert(np.zeros(shape))
 
 
-def test_constant_noise_gives_c_sigma_times_the_partial_sums_and_zero_noise_the_plain_sum():
-    n, sigma, value = 7, 1.5, 0.25
-    counter = FactorizationCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
-    plain = FactorizationCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
-    c = sqrt_coefficients(n)
+@pytest.mark.parametrize("counter_class,n,coefficients", [
+    (FactorizationCounter, 7, lambda counter, n: sqrt_coefficients(n)),            # c: the square root's
+    (BLTCounter, 9, lambda counter, n: counter.blt.noise_coefficients(n)),          # b: the BLT's
+], ids=["sqrt", "blt"])
+def test_constant_noise_gives_sigma_times_the_partial_sums_of_the_coefficients_and_zero_noise_the_plain_sum(
+        counter_class, n, coefficients):
+    sigma, value = 1.5, 0.25
+    counter = counter_class((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
+    plain = counter_class((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
+    c = coefficients(counter, n)
     total = np.zeros(2)
     for t in range(1, n + 1):
         x = np.array([t, -t / 3])
@@ -196,21 +201,6 @@ def test_blt_prefix_noise_is_b_times_the_drawn_noise(symmetric):
         return sum(b[t - 1 - j] * zs[j] for j in range(t))
 
     _check_prefix_releases(counter, n, shape, symmetric, noise_after)
-
-
-def test_blt_constant_noise_gives_partial_sums_of_b_and_zero_noise_the_plain_sum():
-    n, sigma, value = 9, 1.5, 0.25
-    counter = BLTCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
-    plain = BLTCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
-    b = counter.blt.noise_coefficients(n)
-    total = np.zeros(2)
-    for t in range(1, n + 1):
-        x = np.array([t, -t / 3])
-        total = total + x
-        counter.insert(x)
-        plain.insert(x)
-        np.testing.assert_allclose(counter.release(), total + value * sigma * b[:t].sum(), rtol=1e-12)
-        assert np.array_equal(plain.release(), total)                         # bit for bit
 
 
 def test_blt_event_is_one_gaussian_release_with_the_column_norm_of_c():
