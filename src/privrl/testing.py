@@ -97,18 +97,23 @@ def check_bad_params(case: ContractCase) -> None:
         valid = set(case.make(case.budget).get_params())
         unknown = set(override) - valid
         assert not unknown, f"{case.name}: bad_params names unknown parameters {sorted(unknown)}"
-        try:
-            est = case.make(case.budget).set_params(**override)
-            case.fit(est, np.random.default_rng(0))
-        except InvalidParameterError as exc:
-            named = any(f"'{key}'" in str(exc) for key in override)
-            assert named, (f"{case.name}: the error for bad parameters {dict(override)} does not name the "
-                           f"parameter: {exc}")
-            continue
-        except Exception as exc:  # noqa: BLE001 - any other exception is a contract failure
-            raise AssertionError(f"{case.name}: bad parameters {dict(override)} raised {type(exc).__name__} "
-                                 f"instead of InvalidParameterError: {exc}") from exc
-        raise AssertionError(f"{case.name}: bad parameters {dict(override)} were accepted")
+        _check_refused(case, override, f"bad parameters {dict(override)}", "were accepted")
+
+
+def _check_refused(case: ContractCase, params: Mapping[str, object], what: str, accepted: str) -> None:
+    """Fitting ``case`` with ``params`` set raises an ``InvalidParameterError`` naming one of them
+    (``what`` names the parameters in the failure messages, ``accepted`` ends the one for no error)."""
+    try:
+        est = case.make(case.budget).set_params(**params)
+        case.fit(est, np.random.default_rng(0))
+    except InvalidParameterError as exc:
+        named = any(f"'{key}'" in str(exc) for key in params)
+        assert named, f"{case.name}: the error for {what} does not name the parameter: {exc}"
+        return
+    except Exception as exc:  # noqa: BLE001 - any other exception is a contract failure
+        raise AssertionError(f"{case.name}: {what} raised {type(exc).__name__} instead of InvalidParameterError: "
+                             f"{exc}") from exc
+    raise AssertionError(f"{case.name}: {what} {accepted}")
 
 
 def check_declared_params(case: ContractCase) -> None:
@@ -122,17 +127,7 @@ def check_declared_params(case: ContractCase) -> None:
         f"{case.name}: declared params {declared} differ from the constructor {type(est)._param_names()}")
     for p in type(est).params:
         for bad in p.bad_values():
-            try:
-                fresh = case.make(case.budget).set_params(**{p.name: bad})
-                case.fit(fresh, np.random.default_rng(0))
-            except InvalidParameterError as exc:
-                assert f"'{p.name}'" in str(exc), (
-                    f"{case.name}: the error for {p.name}={bad!r} does not name the parameter: {exc}")
-                continue
-            except Exception as exc:  # noqa: BLE001 - any other exception is a contract failure
-                raise AssertionError(f"{case.name}: {p.name}={bad!r} raised {type(exc).__name__} instead of "
-                                     f"InvalidParameterError: {exc}") from exc
-            raise AssertionError(f"{case.name}: {p.name}={bad!r} was accepted")
+            _check_refused(case, {p.name: bad}, f"{p.name}={bad!r}", "was accepted")
 
 
 def check_secure(case: ContractCase) -> None:

@@ -120,6 +120,27 @@ def test_the_data_are_exported_to_minari_with_the_reference_returns(tmp_path, mo
     assert minari.load_dataset(written[1]).spec.env_spec.id == "CartPole-v1"
 
 
+
+@pytest.mark.parametrize("name", TASKS)
+def test_the_exported_environment_has_the_datas_episode_cut(tmp_path, monkeypatch, name):
+    """``recover_environment()`` gives the environment the returns are on: its time limit is the task's
+    episode cut (CartPole's data are cut at 200 steps, its registered limit is 500), and no episode of the
+    data is longer."""
+    minari = pytest.importorskip("minari")
+    from privrl.bench.export import export_minari
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path))
+    [ds_id] = export_minari([get_task(name)], tmp_path, profile="quick", seeds=[0])
+    inp = instance(name, "quick", 0).input
+    assert inp.dataset is not None
+    cut = inp.public["max_steps"]
+    env = minari.load_dataset(ds_id).recover_environment()
+    try:
+        assert env.spec.max_episode_steps == cut
+    finally:
+        env.close()
+    assert int(np.diff(inp.dataset.episode_starts).max()) <= cut
+
 def test_the_family_names_its_bench_entries():
     assert FAMILY.bench == ("privrl.bench.entries.deep_offline",) and not FAMILY.no_bench_reason
     assert Budget("eps", 1.0) in PROFILE_BUDGETS["quick"]

@@ -11,7 +11,7 @@ from privrl.bench.entries import all_entries
 from privrl.bench.leaderboard import write_leaderboard
 from privrl.bench.overview import best_certified, overview_lines
 from privrl.bench.scoring import COLUMNS
-from privrl.bench.spec import Budget
+from privrl.bench.spec import SETTING_TITLES, SETTINGS, Budget
 from privrl.bench.tasks import get_task
 
 TASKS = [get_task(n) for n in ("chain", "clinic-pe", "frozenlake-pe", "random-tabular")]
@@ -75,3 +75,13 @@ def test_the_summary_table_is_on_the_leaderboard(tmp_path):
     write_leaderboard(summary, TASKS, tmp_path, profile="quick", manifest={}, entries=all_entries(), left_out={})
     text = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
     assert "## Summary" in text and pe in text and text.index("## Summary") < text.index("## Tasks")
+
+
+def test_the_summary_and_the_task_headers_share_the_setting_titles(tmp_path):
+    assert tuple(SETTING_TITLES) == SETTINGS
+    summary = _summary()
+    write_leaderboard(summary, TASKS, tmp_path, profile="quick", manifest={}, entries=all_entries(), left_out={})
+    text = (tmp_path / "leaderboard.md").read_text(encoding="utf-8")
+    for task in TASKS:
+        title = SETTING_TITLES[task.setting]
+        assert f"| {title} |" in text and f"\n{title} · privacy unit: " in text

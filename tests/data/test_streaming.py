@@ -24,26 +24,18 @@ from privrl.data.streaming import (
     stream_statistics,
     write_parquet,
 )
-from privrl.envs import real_shaped
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.offline import offline_statistics
 from privrl.offline._common import padded_episodes
 from privrl.offline.grouping import grouped_statistics
 from privrl.policy_evaluation import MonteCarlo
+from real_shaped_cases import A, H, S, local_ray, model_fixture, padded_fixture, parquet_parts
 
-S, A, H = 40, 6, 6
 CHUNK_ROWS = (1, 7, 37, 120, 10**6)        # 1 row, inside episodes, not a multiple of H, one chunk
 
 
-@pytest.fixture(scope="module")
-def model():
-    return real_shaped(n_states=S, n_actions=A, horizon=H, n_levels=4, n_next=12, n_admissible=3,
-                       heterogeneity=0.5, rng=2)
-
-
-@pytest.fixture(scope="module")
-def padded(model):
-    return model.sample(model.logging_policy, 300, rng=5, pad_to_horizon=H)
+model = model_fixture()
+padded = padded_fixture(300)
 
 
 def _declared(data):
@@ -169,20 +161,10 @@ def test_minari_stream(tmp_path, monkeypatch, padded):
 
 def test_ray_map_reduce_gives_the_same_counts(tmp_path, model, padded):
     pytest.importorskip("pyarrow")
-    ray = pytest.importorskip("ray")
-    # several files and row groups of sizes that cut episodes: blocks end inside trajectories
-    paths = [write_parquet(padded.subset(np.arange(lo, min(lo + 110, padded.n_episodes))),
-                           tmp_path / f"part{lo}.parquet", row_group_size=101, first_episode=lo)
-             for lo in range(0, 300, 110)]
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
+    paths = parquet_parts(padded, tmp_path)           # blocks end inside trajectories
+    routed = functools.partial(_routed, model.groups)
+    with local_ray():
         got = ray_statistics(paths, _offline, **_declared(padded))
-        routed = functools.partial(_routed, model.groups)
         got_routed = ray_statistics(paths, routed, **_declared(padded))
-    finally:
-        if started:
-            ray.shutdown()
     assert_same_statistics(got, offline_statistics(padded, S, A))
     assert_same_statistics(got_routed, routed(padded))

@@ -35,3 +35,6 @@ def test_the_pendulum_command_writes_a_minari_dataset_that_reads_back():
     assert back.actions.shape == (150, 1) and np.all(np.abs(back.actions) <= 2.0)
     for k in ("observations", "actions", "rewards", "next_observations", "terminals", "episode_starts"):
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+    env = pytest.importorskip("minari").load_dataset("privrl/pendulum-test-v0").recover_environment()
+    assert env.spec.max_episode_steps == 50                     # the data's cut, not Pendulum-v1's 200
+    env.close()

@@ -16,6 +16,16 @@ def minari_home(tmp_path, monkeypatch):
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "minari"))
 
 
+def _recovered_cut(dataset_id):
+    """The time limit of the environment a Minari dataset records (``recover_environment``)."""
+    minari = pytest.importorskip("minari")
+    env = minari.load_dataset(dataset_id).recover_environment()
+    try:
+        return env.spec.max_episode_steps
+    finally:
+        env.close()
+
+
 def test_the_expert_is_epsilon_greedy_on_the_pd_rule():
     rng = np.random.default_rng(0)
     greedy = cartpole_expert(0.0)
@@ -34,6 +44,7 @@ def test_the_same_seed_gives_the_same_data_and_minari_round_trips_it():
     back = read_minari("privrl/cartpole-test-v0")
     for k in ("observations", "actions", "rewards", "next_observations", "episode_starts"):
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+    assert _recovered_cut("privrl/cartpole-test-v0") == 30           # the data's cut, not CartPole-v1's 500
 
 
 def test_the_acrobot_expert_pumps_energy_and_beats_random_play():
@@ -53,6 +64,7 @@ def test_the_acrobot_command_writes_a_minari_dataset_that_reads_back():
     back, data = read_minari("privrl/acrobot-test-v0"), acrobot_dataset(3, max_steps=100, rng=2)
     for k in ("observations", "actions", "rewards", "terminals", "episode_starts"):
         np.testing.assert_array_equal(getattr(back, k), getattr(data, k))
+    assert _recovered_cut("privrl/acrobot-test-v0") == 100
 
 
 @pytest.mark.parametrize("name,budget", [("dp-bc", ["--epsilon", "3", "--delta", "1e-5"]), ("bc", []),

@@ -53,6 +53,13 @@ def test_a_logging_policy_of_another_shape_is_refused_before_the_data_are_read()
             est.fit(data, model)
 
 
+def test_a_logging_policy_of_another_horizon_is_refused_on_the_datas_horizon():
+    model, data = _task()
+    with pytest.raises(InvalidParameterError, match=r"shape \(50, 8\) or \(8, 50, 8\) \(the data's states, actions "
+                                                    r"and horizon\)\. Got 'shape \(3, 50, 8\)' instead"):
+        APVI(behaviour_policy=np.full((3, 50, 8), 1 / 8)).fit(data, model)
+
+
 @pytest.mark.parametrize("route", [{}, {"stationary": True, "max_visits": 1},
                                    {"stationary": True, "max_visits": 1, "state_groups": "levels"}])
 def test_the_public_policy_is_the_baseline_and_costs_nothing(route):

@@ -14,7 +14,6 @@ import pytest
 
 from privrl import PrivacyBudget
 from privrl.data.streaming import dataset_chunks
-from privrl.envs import real_shaped
 from privrl.errors import InvalidParameterError
 from privrl.offline import DPAPVI, route_statistics, stream_statistics
 from privrl.offline._common import padded_episodes
@@ -22,21 +21,14 @@ from privrl.offline.calibration import count_sensitivity, split_logging_share
 from privrl.offline.grouping import grouped_statistics
 from privrl.privacy.calibration import gaussian_mu
 from privrl.privacy.draws import release_problems
+from real_shaped_cases import A, H, S, model_fixture, padded_fixture
 
-S, A, H = 40, 6, 6
 ROUTE = {"stationary": True, "max_visits": 1, "baseline": "logging", "constants": "practical"}
 BUDGETS = [PrivacyBudget(epsilon=1.0, delta=1e-6), PrivacyBudget(rho=0.5), PrivacyBudget(epsilon=2.0)]
 
 
-@pytest.fixture(scope="module")
-def model():
-    return real_shaped(n_states=S, n_actions=A, horizon=H, n_levels=4, n_next=12, n_admissible=3,
-                       heterogeneity=0.5, rng=2)
-
-
-@pytest.fixture(scope="module")
-def padded(model):
-    return model.sample(model.logging_policy, 400, rng=5, pad_to_horizon=H)
+model = model_fixture()
+padded = padded_fixture(400)
 
 
 def _fit(est, data, model, rng=0):

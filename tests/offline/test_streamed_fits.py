@@ -11,26 +11,18 @@ import numpy as np
 import pytest
 
 from privrl import PrivacyBudget
-from privrl.data.streaming import dataset_chunks, write_parquet
-from privrl.envs import real_shaped
+from privrl.data.streaming import dataset_chunks
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.offline import APVI, DPAPVI, DPVAPVI, offline_statistics, route_statistics, stream_statistics
 from privrl.offline._common import one_hot_features
+from real_shaped_cases import A, H, S, local_ray, model_fixture, padded_fixture, parquet_parts
 
-S, A, H = 40, 6, 6
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-6)
 CHUNK_ROWS = (1, 7, 37, 10**6)            # 1 row, inside episodes, not a multiple of H, one chunk
 
 
-@pytest.fixture(scope="module")
-def model():
-    return real_shaped(n_states=S, n_actions=A, horizon=H, n_levels=4, n_next=12, n_admissible=3,
-                       heterogeneity=0.5, rng=2)
-
-
-@pytest.fixture(scope="module")
-def padded(model):
-    return model.sample(model.logging_policy, 300, rng=5, pad_to_horizon=H)
+model = model_fixture()
+padded = padded_fixture(300)
 
 
 def _routes(model):
@@ -121,19 +113,10 @@ def test_routed_statistics_are_validated(model, padded):
 
 def test_the_ray_stream_fits_like_the_in_memory_data(tmp_path, model, padded):
     pytest.importorskip("pyarrow")
-    ray = pytest.importorskip("ray")
-    paths = [write_parquet(padded.subset(np.arange(lo, min(lo + 110, padded.n_episodes))),
-                           tmp_path / f"part{lo}.parquet", row_group_size=101, first_episode=lo)
-             for lo in range(0, 300, 110)]
+    paths = parquet_parts(padded, tmp_path)
     kw = _routes(model)["groups-pooled-mv1"]
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
-    try:
+    with local_ray():
         stats = stream_statistics(paths, S, A, ray=True, horizon=H, **kw)
-    finally:
-        if started:
-            ray.shutdown()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         want = DPAPVI(budget=BUDGET, constants="practical", F_max=1.0, **kw).fit(padded, rng=2)

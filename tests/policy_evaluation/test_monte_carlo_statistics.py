@@ -15,20 +15,16 @@ import pytest
 
 from privrl import PrivacyBudget
 from privrl.data.streaming import SumReducer, dataset_chunks, stream_statistics
-from privrl.envs import real_shaped
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.policy_evaluation import DPMonteCarlo, MonteCarlo
 from privrl.policy_evaluation.diagnostics import clipped_error
 from privrl.policy_evaluation.monte_carlo import ReturnStatistics
+from real_shaped_cases import A, S, model_fixture
 
-S, A, H = 40, 6, 6
 BUDGET = PrivacyBudget(epsilon=1.0, delta=1e-6)
 
 
-@pytest.fixture(scope="module")
-def model():
-    return real_shaped(n_states=S, n_actions=A, horizon=H, n_levels=4, n_next=12, n_admissible=3,
-                       heterogeneity=0.5, rng=2)
+model = model_fixture()
 
 
 @pytest.fixture(scope="module")

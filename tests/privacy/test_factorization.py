@@ -70,6 +70,14 @@ def test_prefix_noise_is_the_convolution_of_c_with_z(symmetric):
     full = np.zeros((n, *shape))
     full[:, on] = sigma[on][None, :, None, None] * z
     A = sqrt_factor_matrix(n)
+    _check_prefix_releases(counter, n, shape, symmetric,
+                           lambda t: np.tensordot(A[t - 1, :t], full[:t], axes=1))   # Σ_{j≤t} c_{t−j} z_j
+
+
+def _check_prefix_releases(counter, n, shape, symmetric, noise_after):
+    """Insert ``n`` random items (symmetric ones if ``symmetric``): after insert t the counter's noise is
+    ``noise_after(t)`` (called once per insert, after it) and its release the exact prefix sum plus that
+    noise; row 1 (σ = 0) gets none; a symmetric release stays symmetric; an insert past ``n`` is refused."""
     rng = np.random.default_rng(0)
     exact = np.zeros(shape)
     for t in range(1, n + 1):
@@ -78,9 +86,9 @@ def test_prefix_noise_is_the_convolution_of_c_with_z(symmetric):
             x = x + np.swapaxes(x, -1, -2)
         exact += x
         counter.insert(x)
-        expected_noise = np.tensordot(A[t - 1, :t], full[:t], axes=1)        # Σ_{j≤t} c_{t−j} z_j
-        np.testing.assert_allclose(counter.noise_sum(), expected_noise, rtol=1e-10, atol=1e-9)
-        np.testing.assert_allclose(counter.release(), exact + expected_noise, rtol=1e-10, atol=1e-9)
+        expected = noise_after(t)
+        np.testing.assert_allclose(counter.noise_sum(), expected, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(counter.release(), exact + expected, rtol=1e-10, atol=1e-9)
         assert np.all(counter.noise_sum()[1] == 0)
         if symmetric:
             assert np.array_equal(counter.release(), np.swapaxes(counter.release(), -1, -2))
@@ -88,11 +96,16 @@ def test_prefix_noise_is_the_convolution_of_c_with_z(symmetric):
         counter.insert(np.zeros(shape))
 
 
-def test_constant_noise_gives_c_sigma_times_the_partial_sums_and_zero_noise_the_plain_sum():
-    n, sigma, value = 7, 1.5, 0.25
-    counter = FactorizationCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
-    plain = FactorizationCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
-    c = sqrt_coefficients(n)
+@pytest.mark.parametrize("counter_class,n,coefficients", [
+    (FactorizationCounter, 7, lambda counter, n: sqrt_coefficients(n)),            # c: the square root's
+    (BLTCounter, 9, lambda counter, n: counter.blt.noise_coefficients(n)),          # b: the BLT's
+], ids=["sqrt", "blt"])
+def test_constant_noise_gives_sigma_times_the_partial_sums_of_the_coefficients_and_zero_noise_the_plain_sum(
+        counter_class, n, coefficients):
+    sigma, value = 1.5, 0.25
+    counter = counter_class((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
+    plain = counter_class((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
+    c = coefficients(counter, n)
     total = np.zeros(2)
     for t in range(1, n + 1):
         x = np.array([t, -t / 3])
@@ -181,38 +194,13 @@ def test_blt_prefix_noise_is_b_times_the_drawn_noise(symmetric):
     counter = BLTCounter(shape, n_items=n, sigma=sigma, symmetric=symmetric, source=_SequenceNoise())
     twin = NodeNoise(_SequenceNoise(), sigma)                              # the same draws, one per insert
     b = counter.blt.noise_coefficients(n)
-    rng = np.random.default_rng(0)
-    exact, zs = np.zeros(shape), []
-    for t in range(1, n + 1):
-        x = rng.normal(size=shape)
-        if symmetric:
-            x = x + np.swapaxes(x, -1, -2)
-        exact += x
-        counter.insert(x)
-        zs.append(twin(shape, symmetric))
-        expected = sum(b[t - 1 - j] * zs[j] for j in range(t))
-        np.testing.assert_allclose(counter.noise_sum(), expected, rtol=1e-10, atol=1e-9)
-        np.testing.assert_allclose(counter.release(), exact + expected, rtol=1e-10, atol=1e-9)
-        assert np.all(counter.noise_sum()[1] == 0)
-        if symmetric:
-            assert np.array_equal(counter.release(), np.swapaxes(counter.release(), -1, -2))
-    with pytest.raises(Exception, match="n_items"):
-        counter.insert(np.zeros(shape))
+    zs = []
 
+    def noise_after(t):
+        zs.append(twin(shape, symmetric))                                  # insert t's draw
+        return sum(b[t - 1 - j] * zs[j] for j in range(t))
 
-def test_blt_constant_noise_gives_partial_sums_of_b_and_zero_noise_the_plain_sum():
-    n, sigma, value = 9, 1.5, 0.25
-    counter = BLTCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(value))
-    plain = BLTCounter((2,), n_items=n, sigma=sigma, source=ConstantNoise(0.0))
-    b = counter.blt.noise_coefficients(n)
-    total = np.zeros(2)
-    for t in range(1, n + 1):
-        x = np.array([t, -t / 3])
-        total = total + x
-        counter.insert(x)
-        plain.insert(x)
-        np.testing.assert_allclose(counter.release(), total + value * sigma * b[:t].sum(), rtol=1e-12)
-        assert np.array_equal(plain.release(), total)                         # bit for bit
+    _check_prefix_releases(counter, n, shape, symmetric, noise_after)
 
 
 def test_blt_event_is_one_gaussian_release_with_the_column_norm_of_c():

@@ -35,20 +35,26 @@ def test_release_is_prefix_sum_plus_c_sigma_times_partial_sums_of_c():
 
 
 def test_privacy_claim_independent_check():
-    """The ledger's μ (from its Gaussian leaves) equals √(Σ_{x,h} (s_n Δ_{x,h}/σ_{x,h})²) with Δ the
-    tight per-step replace-one sensitivities and s_n the largest column norm of the n × n matrix A
-    (n = K − 1) computed here from the matrix itself; and it is the budget's μ."""
+    """The ledger's μ with the square root's matrix A (s_n: its largest column norm)."""
+    _check_the_privacy_claim("factorization", sqrt_factor_matrix, rel=1e-12)
+
+
+def _check_the_privacy_claim(counter, factor_matrix, rel):
+    """The ledger's μ (from its Gaussian leaves) equals √(Σ_{x,h} (s Δ_{x,h}/σ_{x,h})²) with Δ the tight
+    per-step replace-one sensitivities and s the largest column norm of the counter's n × n noise matrix
+    ``factor_matrix(n)`` (n = K − 1) computed here from the matrix itself, with one release per stream and
+    step; and it is the budget's μ."""
     for K in (9, 130):
-        est = LinOptVI(n_episodes=K, budget=B1, counter="factorization", constants="practical").fit(MODEL, rng=3)
+        est = LinOptVI(n_episodes=K, budget=B1, counter=counter, constants="practical").fit(MODEL, rng=3)
         plan = est.noise_plan(MODEL)
-        A = sqrt_factor_matrix(K - 1)
-        s = float(np.sqrt(np.max(np.sum(A * A, axis=0))))
+        M = factor_matrix(K - 1)
+        s = float(np.sqrt(np.max(np.sum(M * M, axis=0))))
         delta = cal.tight_sensitivities(MODEL.d1, MODEL.d2, MODEL.horizon).rows(MODEL.horizon)
         on = delta > 0
         mu_claim = math.sqrt(float(np.sum((s * delta[on] / plan.std[on]) ** 2)))
         leaves = est.privacy_ledger_.leaves()
         mu_ledger = math.sqrt(sum(k / e.noise_multiplier**2 for e, k in leaves if hasattr(e, "noise_multiplier")))
-        assert mu_ledger == pytest.approx(mu_claim, rel=1e-12)
+        assert mu_ledger == pytest.approx(mu_claim, rel=rel)
         assert sum(k for e, k in leaves if hasattr(e, "noise_multiplier")) == int(on.sum())   # one release each
         assert mu_ledger == pytest.approx(0.26805, abs=1e-4)                  # the analytic μ of (1, 1e-5)
         assert 0.99 <= est.privacy_spent() <= 1.0
@@ -131,22 +137,8 @@ def test_blt_is_the_default_under_tight_and_releases_prefix_sums_plus_b_partial_
 
 
 def test_blt_privacy_claim_independent_check():
-    """The ledger's μ equals √(Σ_{x,h} (s_C Δ_{x,h}/σ_{x,h})²), s_C the largest column norm of the
-    n × n matrix C computed here from the matrix; it is the budget's μ."""
-    for K in (9, 130):
-        est = LinOptVI(n_episodes=K, budget=B1, counter="blt", constants="practical").fit(MODEL, rng=3)
-        plan = est.noise_plan(MODEL)
-        C = _blt_matrix(K - 1)
-        s = float(np.sqrt(np.max(np.sum(C * C, axis=0))))
-        delta = cal.tight_sensitivities(MODEL.d1, MODEL.d2, MODEL.horizon).rows(MODEL.horizon)
-        on = delta > 0
-        mu_claim = math.sqrt(float(np.sum((s * delta[on] / plan.std[on]) ** 2)))
-        leaves = est.privacy_ledger_.leaves()
-        mu_ledger = math.sqrt(sum(k / e.noise_multiplier**2 for e, k in leaves if hasattr(e, "noise_multiplier")))
-        assert mu_ledger == pytest.approx(mu_claim, rel=1e-10)
-        assert sum(k for e, k in leaves if hasattr(e, "noise_multiplier")) == int(on.sum())
-        assert mu_ledger == pytest.approx(0.26805, abs=1e-4)
-        assert 0.99 <= est.privacy_spent() <= 1.0
+    """The same with the BLT's matrix C (s_C: its largest column norm)."""
+    _check_the_privacy_claim("blt", _blt_matrix, rel=1e-10)
 
 
 def test_blt_needs_tight_calibration_and_an_infinite_budget_is_the_non_private_learner():

@@ -156,7 +156,8 @@ _SIZES_NOTE = (
 def _task(name: str, **fields: Any) -> Task:
     env = _ENVS[name]
     return Task(name=name, setting=SETTING, privacy_unit=_TRAJ[0], neighboring=_TRAJ[1], metric=RETURN,
-                trivial="behaviour-policy", build=_build(name), score=score_offline_return, env={"id": env.env_id},
+                trivial="behaviour-policy", build=_build(name), score=score_offline_return,
+                env={"id": env.env_id, "max_episode_steps": env.max_steps},
                 **fields)
 
 

@@ -9,9 +9,10 @@ same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
 
 * **Environment spec.** Where the data are a Gymnasium environment's own transitions and rewards
   (``Task.env``; episodes that end early are padded to the horizon with absorbing zero-reward steps),
-  the dataset records its spec, so ``minari.load_dataset(id).recover_environment()``
-  works. Tasks on privrl's own models, or with rescaled rewards, record none (their description says
-  so): no registered environment produces those data.
+  the dataset records its spec — with the episode cut the data were generated with as its time limit
+  (``max_episode_steps`` in ``Task.env``) — so ``minari.load_dataset(id).recover_environment()`` gives
+  the environment the returns are on. Tasks on privrl's own models, or with rescaled rewards, record
+  none (their description says so): no registered environment produces those data.
 * **Reference scores.** For offline-learning tasks the dataset carries ``ref_min_score`` and
   ``ref_max_score`` for ``minari.get_normalized_score``: the expected return over the task's horizon of
   the trivial entry's and of the non-private reference's policy on that seed's data, read off the
@@ -24,7 +25,6 @@ same data (``minari.load_dataset``, or :func:`privrl.data.from_minari`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from privrl.bench.references import data_hash, load_references
 from privrl.bench.running import instance
 from privrl.bench.spec import Instance, Task
-from privrl.data.minari_io import to_minari
+from privrl.data.minari_io import env_spec, to_minari
 from privrl.deep_offline.continuous_data import ContinuousTransitions
 from privrl.deep_offline.continuous_data import write_minari as write_continuous
 
@@ -80,13 +80,14 @@ def reference_scores(task: Task, profile: str, seed: int, inst: Instance) -> tup
 
 
 def _env_spec(task: Task) -> EnvSpec | None:
-    """The Gymnasium ``EnvSpec`` of ``task.env`` (with its keyword arguments), or ``None``."""
+    """The Gymnasium ``EnvSpec`` of ``task.env`` (with its keyword arguments and its episode cut
+    ``max_episode_steps`` where it declares one), or ``None``."""
     if task.env is None:
         return None
-    import gymnasium as gym
-
-    spec = gym.spec(str(task.env["id"]))
-    return dataclasses.replace(spec, kwargs={**spec.kwargs, **{k: v for k, v in task.env.items() if k != "id"}})
+    steps = task.env.get("max_episode_steps")
+    assert steps is None or isinstance(steps, int)
+    return env_spec(str(task.env["id"]), max_episode_steps=steps,
+                    kwargs={k: v for k, v in task.env.items() if k not in ("id", "max_episode_steps")})
 
 
 def _seeds(task: Task, profile: str, seeds: Sequence[int] | None) -> list[int]:
@@ -115,8 +116,9 @@ def _write(task: Task, profile: str, seed: int, inst: Instance, root: Path) -> s
     ds_id = dataset_id(task, profile, seed)
     shutil.rmtree(root / ds_id, ignore_errors=True)
     spec = _env_spec(task)
-    env_note = (f" Environment: {spec.id} {dict(spec.kwargs)} (recover_environment); episodes ending early are "
-                "padded to the horizon with absorbing zero-reward steps." if spec is not None else
+    env_note = (f" Environment: {spec.id} {dict(spec.kwargs)}, time limit {spec.max_episode_steps} steps "
+                "(recover_environment); episodes ending early are padded to the horizon with absorbing zero-reward "
+                "steps." if spec is not None else
                 " No registered environment produces these data (privrl's own model or rescaled rewards).")
     data = inst.input.dataset
     assert data is not None
@@ -124,7 +126,7 @@ def _write(task: Task, profile: str, seed: int, inst: Instance, root: Path) -> s
                    f"{task.source}. Privacy unit: one {task.privacy_unit.value}. Logging policy: "
                    f"{task.logging_policy}.{env_note}")
     if isinstance(data, ContinuousTransitions):     # continuous actions: a Box action space
-        ds = write_continuous(data, ds_id, description=description)
+        ds = write_continuous(data, ds_id, env=spec, description=description)
     else:
         ds = to_minari(data, ds_id, env=spec, algorithm_name=f"logging policy: {task.logging_policy}",
                        description=description)

@@ -28,7 +28,7 @@ from privrl._io import atomic_write_bytes, atomic_write_text
 from privrl.bench.overview import overview_lines
 from privrl.bench.references import References, frozen_points
 from privrl.bench.scoring import reference_points
-from privrl.bench.spec import AUDIT_BUDGET, Task
+from privrl.bench.spec import AUDIT_BUDGET, SETTING_TITLES, Task
 from privrl.experiments.runner import git_commit, versions
 
 __all__ = ["write_leaderboard", "terminal_table", "VIOLATION_MARK", "WARNED_MARK", "UNCERTIFIED_MARK",
@@ -42,9 +42,6 @@ BELOW_TRIVIAL_MARK = "▼ below trivial"
 #: the ε cell (and plot label) of an uncertified reference: it runs, but claims no ε for the task's unit
 UNCERTIFIED_MARK = "not DP for this unit"
 _RED, _RESET = "\x1b[31m", "\x1b[0m"
-_SETTING_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
-                   "online-learning": "Online learning", "continuous-control": "Continuous control",
-                   "offline-control": "Offline control (continuous states)"}
 
 
 def format_value(value: float, se: float = math.nan, digits: int = 3) -> str:
@@ -142,7 +139,7 @@ def _task_header(task: Task, summary: pd.DataFrame, profile: str, entries: Mappi
     triv_label = getattr(entries.get(task.trivial), "label", task.trivial)
     ref_label = getattr(entries.get(task.reference), "label", task.reference)
     lines = [f"## `{task.versioned_name}` — {task.title}", "",
-             f"{_SETTING_TITLES[task.setting]} · privacy unit: one {task.privacy_unit.value.replace('_', ' ')} "
+             f"{SETTING_TITLES[task.setting]} · privacy unit: one {task.privacy_unit.value.replace('_', ' ')} "
              f"({task.neighboring.value.replace('_', ' ')}) · n = {n:,} {task.units} · "
              f"δ = {task.delta_for(profile):.3g}"
              f" · {seeds} seeds" + "".join(f" · {k} = {v}" for k, v in size.items() if k not in ("n", "K", "seeds")),

@@ -19,15 +19,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from privrl.bench.spec import AUDIT_BUDGET, SETTINGS, Budget, Task
+from privrl.bench.spec import AUDIT_BUDGET, SETTING_TITLES, SETTINGS, Budget, Task
 
 __all__ = ["SUMMARY_BUDGETS", "Best", "best_certified", "overview_lines"]
 
 #: the budgets of the summary's columns
 SUMMARY_BUDGETS = (Budget("eps", 1.0), Budget("eps", 10.0))
-_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
-           "online-learning": "Online learning", "continuous-control": "Continuous control",
-           "offline-control": "Offline control (continuous states)"}
 
 
 @dataclass(frozen=True)
@@ -106,5 +103,5 @@ def overview_lines(summary: pd.DataFrame, tasks: Sequence[Task]) -> list[str]:
             where += " (no score: " + ", ".join(f"`{n}`" for n in unscored) + ")"
         cells = " | ".join(_cell(best_certified(summary, tasks, setting, b) if scored else None)
                            for b in SUMMARY_BUDGETS)
-        lines.append(f"| {_TITLES[setting]} | {where} | {cells} |")
+        lines.append(f"| {SETTING_TITLES[setting]} | {where} | {cells} |")
     return lines + [""]

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # annotations only
     from privrl.privacy.accounting import Ledger
     from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 
-__all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "AUDIT_TRIALS",
+__all__ = ["SETTINGS", "SETTING_TITLES", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "AUDIT_TRIALS",
            "PROFILE_BUDGETS", "Budget",
            "parse_budgets", "SWEEP_PREFIX", "SWEEP_SEEDS", "Sweep", "sweep_profile",
            "Metric", "TaskInput", "Instance", "Output", "Fitted", "Task", "Entry", "setting_index", "entry_code"]
@@ -49,6 +49,10 @@ __all__ = ["SETTINGS", "PROFILES", "ROLES", "DEFAULT_BUDGETS", "AUDIT_BUDGET", "
 #: the five settings of the benchmark (offline-control: offline learning on continuous states, returns
 #: evaluated online)
 SETTINGS = ("policy-evaluation", "offline-learning", "online-learning", "continuous-control", "offline-control")
+#: each setting's title in the leaderboard and its summary
+SETTING_TITLES = {"policy-evaluation": "Policy evaluation", "offline-learning": "Offline learning",
+                  "online-learning": "Online learning", "continuous-control": "Continuous control",
+                  "offline-control": "Offline control (continuous states)"}
 #: data-size profiles: ``quick`` (CI, about a minute for the whole suite) and ``full`` (the leaderboard)
 PROFILES = ("quick", "full")
 #: what an entry is: a private algorithm, a non-private counterpart, or a trivial baseline
@@ -314,8 +318,9 @@ class Task:
     audit_trials: int = AUDIT_TRIALS
     notes: tuple[str, ...] = ()
     version: int = 1
-    #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``),
-    #: recorded by the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
+    #: the Gymnasium environment whose own transitions and rewards the data are (``{"id": ..., **kwargs}``, and
+    #: ``"max_episode_steps"``: the data's episode cut where it is not the registered time limit), recorded by
+    #: the Minari export (:mod:`privrl.bench.export`); ``None`` when no environment produces them
     env: Mapping[str, object] | None = None
     sweep: Sweep | None = None
 

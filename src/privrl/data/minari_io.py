@@ -5,6 +5,9 @@
   stores ``T + 1`` observations per episode, so within each episode ``next_observations[t]`` must
   equal ``observations[t + 1]``. privrl's own settings (``n_states``, ``n_actions``, ``horizon``,
   ``reward_bounds``, metadata) go into the Minari metadata under the key ``"privrl"``.
+* :func:`env_spec` is the Gymnasium spec to record with a dataset: the registered one with the
+  data's keyword arguments and episode cut (``recover_environment`` then builds the environment the
+  returns are on).
 * :func:`from_minari` reads a ``MinariDataset`` (or a local dataset id). Datasets written by
   :func:`to_minari` come back identical; for other datasets ``n_states``/``n_actions`` come from
   ``Discrete`` spaces and ``reward_bounds`` must be declared by the caller (bounds inferred from
@@ -15,8 +18,10 @@ Minari stores datasets under ``$MINARI_DATASETS_PATH`` (default ``~/.minari/data
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
+from collections.abc import Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +36,7 @@ if TYPE_CHECKING:
     from gymnasium.envs.registration import EnvSpec
     from minari import MinariDataset
 
-__all__ = ["from_minari", "to_minari", "MinariNotFoundError"]
+__all__ = ["from_minari", "to_minari", "env_spec", "MinariNotFoundError"]
 
 
 class MinariNotFoundError(InvalidDataError):
@@ -47,6 +52,18 @@ def _import_minari() -> ModuleType:
     except ImportError as exc:  # pragma: no cover - the extra is installed in the test env
         raise ImportError("Minari support needs the 'minari' extra: pip install 'privrl[minari]'") from exc
     return minari
+
+
+def env_spec(env_id: str, *, max_episode_steps: int | None = None,
+             kwargs: Mapping[str, object] | None = None) -> EnvSpec:
+    """The Gymnasium spec to record with data of ``env_id`` (for ``recover_environment``): the
+    registered one with ``kwargs`` added and the time limit ``max_episode_steps`` the data were cut
+    at (``None``: the registered limit), so the recovered environment is the one the returns are on."""
+    import gymnasium as gym  # lazy: `import privrl` loads no Gymnasium
+
+    spec = gym.spec(env_id)
+    steps = spec.max_episode_steps if max_episode_steps is None else max_episode_steps
+    return dataclasses.replace(spec, max_episode_steps=steps, kwargs={**spec.kwargs, **(kwargs or {})})
 
 
 def to_minari(

@@ -25,12 +25,16 @@ import argparse
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar
+from privrl.data.minari_io import env_spec
+
+if TYPE_CHECKING:  # annotations only
+    from gymnasium.envs.registration import EnvSpec
 
 __all__ = ["PENDULUM_OBS_BOUNDS", "ContinuousTransitions", "pendulum_expert", "pendulum_dataset", "write_minari",
            "read_minari"]
@@ -125,8 +129,11 @@ def _flat(episodes: list[dict[str, np.ndarray]]) -> ContinuousTransitions:
         episode_starts=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
 
 
-def write_minari(data: ContinuousTransitions, dataset_id: str, *, description: str) -> Any:
-    """Store ``data`` as the local Minari dataset ``dataset_id`` (``$MINARI_DATASETS_PATH``; extra ``minari``)."""
+def write_minari(data: ContinuousTransitions, dataset_id: str, *, env: str | EnvSpec | None,
+                 description: str) -> Any:
+    """Store ``data`` as the local Minari dataset ``dataset_id`` (``$MINARI_DATASETS_PATH``; extra ``minari``)
+    with the environment ``env`` they were generated on (an id or a spec, for ``recover_environment``:
+    :func:`privrl.data.minari_io.env_spec` with their episode cut)."""
     import gymnasium as gym  # lazy: `import privrl` loads no Gymnasium
     import minari  # the 'minari' extra
 
@@ -144,7 +151,7 @@ def write_minari(data: ContinuousTransitions, dataset_id: str, *, description: s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)   # Minari warns for every optional field left empty
         return minari.create_dataset_from_buffers(
-            dataset_id, buffers, env="Pendulum-v1", algorithm_name="scripted behaviour policy",
+            dataset_id, buffers, env=env, algorithm_name="scripted behaviour policy",
             action_space=gym.spaces.Box(-MAX_TORQUE, MAX_TORQUE, shape=(1,), dtype=np.float64),
             observation_space=gym.spaces.Box(-np.inf, np.inf, shape=(3,), dtype=np.float64),
             description=description)
@@ -166,7 +173,7 @@ def main(args: argparse.Namespace) -> None:
     """``python -m privrl.deep_offline.datasets --env pendulum``: generate and write the Pendulum data."""
     max_steps, dataset_id = args.max_steps or 200, args.id or "privrl/pendulum-expert-v0"
     data = pendulum_dataset(args.episodes, noise=args.noise, max_steps=max_steps, rng=args.seed)
-    write_minari(data, dataset_id, description=(
+    write_minari(data, dataset_id, env=env_spec("Pendulum-v1", max_episode_steps=max_steps), description=(
         f"Pendulum-v1, energy swing-up + PD stabiliser with Gaussian action noise (std {args.noise}), "
         f"{args.episodes} episodes of {max_steps} steps, seed {args.seed}"))
     print(f"wrote {dataset_id}: {data.n_episodes} episodes, {len(data.rewards)} transitions, mean return "

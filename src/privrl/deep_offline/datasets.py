@@ -36,6 +36,7 @@ import numpy as np
 from privrl._rng import RngLike, as_generator
 from privrl._validation import check_scalar
 from privrl.data import TrajectoryDataset, collect
+from privrl.data.minari_io import env_spec
 
 __all__ = ["CARTPOLE_OBS_BOUNDS", "ACROBOT_OBS_BOUNDS", "cartpole_expert", "cartpole_dataset", "acrobot_expert",
            "acrobot_dataset", "write_minari", "read_minari", "mean_return"]
@@ -97,12 +98,15 @@ def acrobot_dataset(n_episodes: int, *, epsilon: float = 0.1, max_steps: int = 5
     return _collected("Acrobot-v1", acrobot_expert(epsilon), n_episodes, max_steps, (-1.0, 0.0), rng)
 
 
-def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, description: str) -> object:
-    """Store ``dataset`` as the local Minari dataset ``dataset_id`` (under ``$MINARI_DATASETS_PATH``)."""
+def write_minari(dataset: TrajectoryDataset, dataset_id: str, *, env_id: str, max_steps: int,
+                 description: str) -> object:
+    """Store ``dataset`` as the local Minari dataset ``dataset_id`` (under ``$MINARI_DATASETS_PATH``), recording
+    ``env_id`` with the data's episode cut ``max_steps`` as its time limit (``recover_environment`` gives the
+    environment the returns are on)."""
     from privrl.data.minari_io import to_minari  # the 'minari' extra
 
-    return to_minari(dataset, dataset_id, env=env_id, algorithm_name="scripted behaviour policy",
-                     description=description)
+    return to_minari(dataset, dataset_id, env=env_spec(env_id, max_episode_steps=max_steps),
+                     algorithm_name="scripted behaviour policy", description=description)
 
 
 def read_minari(dataset_id: str) -> TrajectoryDataset:
@@ -140,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     env_id, make, steps, default_id, policy = _ENVS[args.env]
     max_steps, dataset_id = args.max_steps or steps, args.id or default_id
     data = make(args.episodes, epsilon=args.epsilon, max_steps=max_steps, rng=args.seed)
-    write_minari(data, dataset_id, env_id=env_id,
+    write_minari(data, dataset_id, env_id=env_id, max_steps=max_steps,
                  description=f"{env_id}, {policy} (epsilon = {args.epsilon}), {args.episodes} episodes of at most "
                              f"{max_steps} steps, seed {args.seed}")
     print(f"wrote {dataset_id}: {data.n_episodes} episodes, {data.n_transitions} transitions, mean return "

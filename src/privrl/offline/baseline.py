@@ -38,10 +38,11 @@ import math
 import numpy as np
 
 from privrl._validation import check_array, param_error
+from privrl.errors import InvalidParameterError
 
 __all__ = ["logging_estimate", "spibb_step", "one_hot", "reference_q", "CELL_SIGMAS", "PRIOR_VISITS", "MARGIN",
-           "BASELINES", "check_behaviour_policy", "behaviour_probs", "group_policy", "group_disagreement",
-           "state_spibb", "AGREEMENT_TV", "AUTO_LOGGING_SHARE", "state_logging_estimate"]
+           "BASELINES", "check_behaviour_policy", "behaviour_probs", "behaviour_steps", "group_policy",
+           "group_disagreement", "state_spibb", "AGREEMENT_TV", "AUTO_LOGGING_SHARE", "state_logging_estimate"]
 
 #: ``baseline`` options: "none" (Algorithm 1's greedy policy) or "logging" (SPIBB on the estimated logging policy)
 BASELINES = ("none", "logging")
@@ -159,19 +160,29 @@ def check_behaviour_policy(value: object, name: str, owner: str) -> np.ndarray:
     return arr
 
 
-def behaviour_probs(policy: np.ndarray, horizon: int | None, n_states: int, n_actions: int, owner: str
-                    ) -> np.ndarray:
-    """The validated public logging policy as ``(H, S, A)`` probabilities (an ``(S, A)`` one at every
-    step); ``horizon`` None (not known yet: before the data are read) checks ``(S, A)`` only."""
-    if policy.shape[-2:] != (n_states, n_actions) or (horizon is not None and policy.ndim == 3
-                                                         and policy.shape[0] != horizon):
-        H = "H" if horizon is None else horizon
-        raise param_error("behaviour_policy", owner, f"an array of shape ({n_states}, {n_actions}) or ({H}, "
-                          f"{n_states}, {n_actions}) (the data's states, actions and horizon)",
-                          f"shape {policy.shape}")
-    if horizon is None:
-        return policy
-    return np.array(np.broadcast_to(policy, (horizon, n_states, n_actions)), dtype=float)
+def behaviour_probs(policy: np.ndarray, n_states: int, n_actions: int, owner: str) -> np.ndarray:
+    """The public logging policy (:func:`check_behaviour_policy`'s array) checked against the data's
+    states and actions before the data are read; :func:`behaviour_steps` spreads the result over the
+    horizon once it is known."""
+    if policy.shape[-2:] != (n_states, n_actions):
+        raise _behaviour_shape_error(policy, "H", n_states, n_actions, owner)
+    return policy
+
+
+def behaviour_steps(policy: np.ndarray, horizon: int, owner: str) -> np.ndarray:
+    """:func:`behaviour_probs`'s policy as ``(H, S, A)`` probabilities: an ``(S, A)`` one at every step,
+    an ``(H, S, A)`` one only on the data's horizon."""
+    S, A = policy.shape[-2:]
+    if policy.ndim == 3 and policy.shape[0] != horizon:
+        raise _behaviour_shape_error(policy, horizon, S, A, owner)
+    return np.array(np.broadcast_to(policy, (horizon, S, A)), dtype=float)
+
+
+def _behaviour_shape_error(policy: np.ndarray, horizon: int | str, S: int, A: int, owner: str
+                           ) -> InvalidParameterError:
+    """The error for a logging policy whose shape is not the data's (``horizon`` "H" before it is known)."""
+    return param_error("behaviour_policy", owner, f"an array of shape ({S}, {A}) or ({horizon}, {S}, {A}) "
+                       "(the data's states, actions and horizon)", f"shape {policy.shape}")
 
 
 def group_policy(probs: np.ndarray, groups: np.ndarray) -> np.ndarray:

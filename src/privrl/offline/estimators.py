@@ -34,6 +34,7 @@ from privrl.offline.baseline import (
     BASELINES,
     PRIOR_VISITS,
     behaviour_probs,
+    behaviour_steps,
     check_behaviour_policy,
     group_policy,
     logging_estimate,
@@ -204,8 +205,7 @@ class _TabularBase(Estimator):
         # below and takes per-step statistics only (it chooses the grouping and pooling itself)
         auto = p["route"] == "auto"
         groups = None if auto else self._groups(p, S)
-        if p["behaviour_policy"] is not None:
-            behaviour_probs(p["behaviour_policy"], None, S, A, owner)
+        known = None if p["behaviour_policy"] is None else behaviour_probs(p["behaviour_policy"], S, A, owner)
         horizon = r.shape[0] if r is not None and r.ndim == 3 else None
         r_max = float(p["r_max"]) if r is None else 1.0
         routed = False
@@ -223,8 +223,7 @@ class _TabularBase(Estimator):
         if r is None:
             check_reward_bounds(stats, owner, r_max=r_max, F_max=None if p["F_max"] is None else float(p["F_max"]))
         self._horizon, self._n_states = H, S
-        self._behaviour = None if p["behaviour_policy"] is None else behaviour_probs(p["behaviour_policy"], H, S, A,
-                                                                                     owner)
+        self._behaviour = None if known is None else behaviour_steps(known, H, owner)
         p.update(self._resolve_route(p, stats.n_episodes, S, A, H, capped=not isinstance(dataset, Statistics)))
         groups = self._groups(p, S)
         r = None if r is None else np.broadcast_to(r, (H, S, A)).astype(float)
@@ -253,16 +252,12 @@ class _TabularBase(Estimator):
         coarse = None if p["state_groups"] is not None or p["baseline_groups"] is None else \
             self._groups({"state_groups": p["baseline_groups"]}, self._n_states)
         grouped = p["state_groups"] is not None
-        known, groups = self._state_baseline(), self._groups(p, self._n_states)
+        known, groups = self._behaviour, self._groups(p, self._n_states)
         if known is not None:               # public: the baseline itself (the groups' mean on groups)
             prior = known if groups is None else group_policy(known, groups)
             return {"baseline": lambda released: prior, "safe": True, "support_count": float(p["support_count"])}
         return {"baseline": lambda released: logging_estimate(released, sigma, coarse, coarse_states=grouped),
                 "safe": p["baseline"] == "logging", "support_count": float(p["support_count"])}
-
-    def _state_baseline(self) -> np.ndarray | None:
-        """The per-state baseline ``(H, S, A)`` where one is known: the public logging policy, else None."""
-        return getattr(self, "_behaviour", None)
 
     def _advice(self, p: dict[str, Any]) -> list[str]:
         """What could help that this fit does not already use (never an option already set)."""
@@ -294,7 +289,7 @@ class _TabularBase(Estimator):
         warn_no_improvement(type(self).__name__, evidence, self._advice(p), kind)
         groups = self._groups(p, self._n_states)
         to_states = (lambda x: x) if groups is None else (lambda x: x[:, groups])
-        known, rows = self._state_baseline(), None
+        known, rows = self._behaviour, None
         if known is None and logging is not None and groups is not None:
             known, rows = (state_logging_estimate(fit.prior, *logging, groups, narrow) for narrow in (True, False))
         if groups is not None and known is not None:     # each state's own baseline, the group's Q and support
