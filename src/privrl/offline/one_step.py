@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -54,10 +55,6 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike, child_rngs
 from privrl._validation import param_error
 from privrl.base import PrivateEstimator, param
-from privrl.errors import InvalidDataError, UtilityWarning
-from privrl.least_squares.statistics import first_visit_statistics
-from privrl.offline.baseline import behaviour_probs
-from privrl.offline.estimators import BEHAVIOUR_POLICY, F_MAX, R_MAX
 from privrl.data.bounds import (
     DatasetArrays,
     checked_rewards,
@@ -65,6 +62,10 @@ from privrl.data.bounds import (
     return_bound,
     reward_bound,
 )
+from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.statistics import first_visit_statistics
+from privrl.offline.baseline import behaviour_probs, behaviour_steps
+from privrl.offline.estimators import BEHAVIOUR_POLICY, F_MAX, R_MAX
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 from privrl.privacy.calibration import gaussian_mu
 from privrl.privacy.release import Releaser
@@ -111,7 +112,9 @@ class DPOneStep(PrivateEstimator):
     Fitted: ``policy_probs_`` (H, S, A) (the baseline's rows; a switched state's action at every
     step), ``policy_`` (H, S) its most likely action, ``switched_`` (S,) the states that left the
     baseline, ``q_values_`` (S, A) and ``values_`` (S,) in return units, ``counts_`` (S, A) the
-    released first-visit counts, ``variance_`` v̂, ``stds_`` the public noise stds of the three streams, ``privacy_ledger_``."""
+    released first-visit counts, ``variance_`` v̂, ``confirmed_`` (S,) the switches that survive a
+    Bonferroni check at 5 % over every supported comparison, ``stds_`` the public noise stds of the
+    three streams, ``privacy_ledger_``."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
     neighboring = Neighboring.REPLACE_ONE
@@ -191,12 +194,19 @@ class DPOneStep(PrivateEstimator):
         self.switched_, self.logging_policy_ = switched, base
         self.q_values_, self.values_, self.counts_ = Q * f_max, values * f_max, N
         self.variance_, self.stds_ = variance * f_max ** 2, stds
-        _warn(switched, supported, N, baseline is not None, stds[1], c)
+        # a family-wise check over every supported comparison (Bonferroni at 5 %): the states whose switch
+        # survives it; none means the changes may all be noise
+        strict = NormalDist().inv_cdf(1.0 - 0.05 / max(int(supported.sum()), 1))
+        rows = np.arange(best.size)
+        self.confirmed_ = switched & (Q[rows, best] - strict * se[rows, best] > logged)
+        _warn(switched, self.confirmed_, supported, N, baseline is not None, stds[1], c, strict)
 
 
-def _warn(switched: np.ndarray, supported: np.ndarray, N: np.ndarray, public: bool, std: float, c: float) -> None:
-    """UtilityWarnings: no state switched (the output is the baseline), or the baseline is estimated
-    from counts mostly below the support threshold (then it may lose against the logging policy)."""
+def _warn(switched: np.ndarray, confirmed: np.ndarray, supported: np.ndarray, N: np.ndarray, public: bool,
+          std: float, c: float, strict: float) -> None:
+    """UtilityWarnings: no state switched (the output is the baseline); no switch survives the
+    family-wise check (the changes may be noise); or the baseline is estimated from counts mostly below
+    the support threshold (then it may lose against the logging policy)."""
     mass = float(np.maximum(N, 0.0).sum())
     kept = float(np.maximum(N, 0.0)[supported].sum()) / mass if mass > 0 else 0.0
     if not public and kept < 0.5:
@@ -211,6 +221,12 @@ def _warn(switched: np.ndarray, supported: np.ndarray, N: np.ndarray, public: bo
                       f"{'the public behaviour_policy' if public else 'estimated from the released counts'}"
                       "): no improvement. More trajectories or a larger epsilon narrow the bounds (noise std "
                       f"{std:.3g} per released count; confidence c = {c:g}).", UtilityWarning, stacklevel=4)
+    elif not np.any(confirmed):
+        warnings.warn(f"{_OWNER}: {int(switched.sum())} states left the logging policy at confidence c = {c:g}, but "
+                      f"none survives the family-wise check over the {int(supported.sum())} supported comparisons "
+                      f"(c = {strict:.2f}): the changes may all be noise, and the policy may be worse than the "
+                      "logging policy. More trajectories or a larger epsilon narrow the bounds (noise std "
+                      f"{std:.3g} per released count).", UtilityWarning, stacklevel=4)
 
 
 def _actions(dataset: object, A: int) -> np.ndarray:
@@ -229,7 +245,9 @@ def _sizes(dataset: object) -> tuple[int, int]:
 
 def _public_baseline(policy: ArrayLike | None, length: int, S: int, A: int) -> np.ndarray | None:
     """The public logging policy as (L, S, A) probabilities, or None."""
-    return None if policy is None else behaviour_probs(np.asarray(policy, dtype=float), length, S, A, _OWNER)
+    if policy is None:
+        return None
+    return behaviour_steps(behaviour_probs(np.asarray(policy, dtype=float), S, A, _OWNER), length, _OWNER)
 
 
 def _release_pair(succ: np.ndarray, fail: np.ndarray, length: int, std: float,

@@ -26,6 +26,14 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike, child_rngs
 from privrl._validation import check_array, param_error
 from privrl.base import BUDGET, CONSTANTS, Estimator, PrivateEstimator, check_is_fitted, param
+from privrl.data.bounds import (
+    checked_rewards,
+    dataset_arrays,
+    distinct_states_bound,
+    return_bound,
+    reward_bound,
+    terminal_states,
+)
 from privrl.errors import InvalidDataError
 from privrl.least_squares.diagnostics import NOISE_DOMINATED_RMS
 from privrl.least_squares.mechanism import (
@@ -40,14 +48,6 @@ from privrl.least_squares.mechanism import (
 )
 from privrl.least_squares.smooth_sensitivity import SMOOTHINGS
 from privrl.least_squares.statistics import VisitStatistics, first_visit_statistics
-from privrl.data.bounds import (
-    checked_rewards,
-    dataset_arrays,
-    distinct_states_bound,
-    return_bound,
-    reward_bound,
-    terminal_states,
-)
 from privrl.privacy.accounting import Ledger
 from privrl.privacy.budget import Neighboring, PrivacyBudget, PrivacyUnit
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from privrl.data.bounds import return_bound
 from privrl.data.features import feature_matrix, one_hot, state_aggregation
 from privrl.errors import InvalidDataError, InvalidParameterError
 from privrl.fitters import (
@@ -43,7 +44,6 @@ from privrl.fitters import (
     load_user_dataset,
     register_fit,
 )
-from privrl.data.bounds import return_bound
 from privrl.policy_evaluation.estimators import (
     DPLSL,
     DPLSW,

@@ -67,10 +67,6 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike, child_rngs
 from privrl._validation import check_array, check_group_map, check_option, check_scalar, param_error
 from privrl.base import CALIBRATION, Estimator, PrivateEstimator, check_is_fitted, param
-from privrl.data.streaming import SAME
-from privrl.errors import InvalidDataError, UtilityWarning
-from privrl.least_squares.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
-from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
 from privrl.data.bounds import (
     checked_rewards,
     dataset_arrays,
@@ -78,6 +74,10 @@ from privrl.data.bounds import (
     reward_bound,
     terminal_states,
 )
+from privrl.data.streaming import SAME
+from privrl.errors import InvalidDataError, UtilityWarning
+from privrl.least_squares.diagnostics import clipped_error, clipped_error_floor, noise_exceeds_signal
+from privrl.least_squares.statistics import discounted_returns, first_visit_statistics
 from privrl.policy_evaluation.estimators import CLIP_RETURNS, F_MAX, R_MAX, RECORD_TERMINAL
 from privrl.privacy import events
 from privrl.privacy.accounting import Ledger

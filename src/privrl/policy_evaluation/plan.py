@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from privrl._validation import param_error
+from privrl.data.bounds import return_bound
 from privrl.least_squares.mechanism import DPLSLMechanism
 from privrl.planning import Assessment, Planner, Public, Released, mean_range, register_plan
-from privrl.data.bounds import return_bound
 from privrl.policy_evaluation.estimators import DPLSL, DPLSW
 from privrl.policy_evaluation.monte_carlo import (
     DPMonteCarlo,
