@@ -112,8 +112,9 @@ class DPOneStep(PrivateEstimator):
     Fitted: ``policy_probs_`` (H, S, A) (the baseline's rows; a switched state's action at every
     step), ``policy_`` (H, S) its most likely action, ``switched_`` (S,) the states that left the
     baseline, ``q_values_`` (S, A) and ``values_`` (S,) in return units, ``counts_`` (S, A) the
-    released first-visit counts, ``variance_`` v̂, ``confirmed_`` (S,) the switches that survive a
-    Bonferroni check at 5 % over every supported comparison, ``stds_`` the public noise stds of the
+    released first-visit counts, ``variance_`` v̂, ``confirmed_`` (S,) the switches that survive
+    with the state values' error counted too, ``baseline_error_`` the estimated logging policy's
+    visit-weighted total-variation error (0 with a public one), ``stds_`` the public noise stds of the
     three streams, ``privacy_ledger_``."""
 
     privacy_unit = PrivacyUnit.TRAJECTORY
@@ -129,7 +130,8 @@ class DPOneStep(PrivateEstimator):
                                   low=0.0, high=1.0, closed="neither")
     confidence: float = param("c: a state switches when Q̂ − c·se beats the logged average (2: about one-sided "
                               "97.7 % per comparison)", default=2.0, low=0.0)
-    support: float = param("an action is supported when its released count is at least this many noise stds",
+    support: float = param("an action is supported when its released count is at least this many noise stds "
+                           "of the count, and at least the family-wise level over all S·A cells (support_level)",
                            default=3.0, low=0.0)
     behaviour_policy: ArrayLike | None = param(
         like=BEHAVIOUR_POLICY, default=None,
@@ -154,18 +156,18 @@ class DPOneStep(PrivateEstimator):
         baseline = _public_baseline(p["behaviour_policy"], length, S, A)
         rel = self._privacy(None if rng is None else child_rngs(rng, "privacy")["privacy"],
                             n_units=arrays["episode_starts"].size - 1)
-        values = _state_values(arrays, rewards, f_max, S, length, stds[0], rel)
+        values, value_se = _state_values(arrays, rewards, f_max, S, length, stds[0], rel)
         y = _targets(arrays, rewards, values, f_max)
         succ, fail, sq = _pair_sums(arrays["observations"] * A + _actions(dataset, A),
                                     y, arrays["episode_starts"], S * A, length)
         Y, F = _release_pair(succ, fail, length, stds[1], rel)
         Y, F = Y.reshape(S, A), F.reshape(S, A)
         N = Y + F
-        supported = (N > 0) & (N >= p["support"] * stds[1])
+        supported = (N > 0) & (N >= support_level(p["support"], S * A) * math.sqrt(2.0) * stds[1])
         # the cells are chosen from released counts (adaptive composition): Σu² over their first visits
         sq_kept = float(np.sum(sq.reshape(S, A)[supported]))
         sq_released = float(rel.gaussian(np.array([sq_kept]), sensitivity=float(length), std=stds[2])[0])
-        self._store(Y, N, supported, sq_released, values, baseline, stds, f_max, length)
+        self._store(Y, N, supported, sq_released, (values, value_se), baseline, stds, f_max, length)
         return self
 
     @property
@@ -174,9 +176,11 @@ class DPOneStep(PrivateEstimator):
         budget = getattr(self, "budget", None)
         return "rho-zCDP" if isinstance(budget, PrivacyBudget) and budget.rho is not None else "(epsilon, delta)-DP"
 
-    def _store(self, Y: np.ndarray, N: np.ndarray, supported: np.ndarray, sq: float, values: np.ndarray,
-               baseline: np.ndarray | None, stds: np.ndarray, f_max: float, length: int) -> None:
+    def _store(self, Y: np.ndarray, N: np.ndarray, supported: np.ndarray, sq: float,
+               state_values: tuple[np.ndarray, float], baseline: np.ndarray | None, stds: np.ndarray, f_max: float,
+               length: int) -> None:
         c = float(self.confidence)
+        values, value_se = state_values
         Nv = np.maximum(N, 1.0)
         Q = np.clip(Y / Nv, 0.0, 1.0)
         variance = _pooled_variance(Y, N, supported, sq)
@@ -194,39 +198,51 @@ class DPOneStep(PrivateEstimator):
         self.switched_, self.logging_policy_ = switched, base
         self.q_values_, self.values_, self.counts_ = Q * f_max, values * f_max, N
         self.variance_, self.stds_ = variance * f_max ** 2, stds
-        # a family-wise check over every supported comparison (Bonferroni at 5 %): the states whose switch
-        # survives it; none means the changes may all be noise
-        strict = NormalDist().inv_cdf(1.0 - 0.05 / max(int(supported.sum()), 1))
+        # the switches that survive once the error of the released state values is counted too (every
+        # target reads V̂; its visit-weighted standard error, not averaged over next states)
         rows = np.arange(best.size)
-        self.confirmed_ = switched & (Q[rows, best] - strict * se[rows, best] > logged)
-        _warn(switched, self.confirmed_, supported, N, baseline is not None, stds[1], c, strict)
+        se_total = np.sqrt(se[rows, best] ** 2 + value_se ** 2)
+        self.confirmed_ = switched & (Q[rows, best] - c * se_total > logged)
+        self.baseline_error_ = 0.0 if baseline is not None else _baseline_error(N, stds[1])
+        _warn(self, baseline is not None, stds[1], c, value_se)
 
 
-def _warn(switched: np.ndarray, confirmed: np.ndarray, supported: np.ndarray, N: np.ndarray, public: bool,
-          std: float, c: float, strict: float) -> None:
-    """UtilityWarnings: no state switched (the output is the baseline); no switch survives the
-    family-wise check (the changes may be noise); or the baseline is estimated from counts mostly below
-    the support threshold (then it may lose against the logging policy)."""
-    mass = float(np.maximum(N, 0.0).sum())
-    kept = float(np.maximum(N, 0.0)[supported].sum()) / mass if mass > 0 else 0.0
-    if not public and kept < 0.5:
-        warnings.warn(f"{_OWNER}: only {kept:.0%} of the released visit mass lies in cells above the support "
-                      f"threshold (noise std {std:.3g} per count), so the logging policy estimated from the counts is "
-                      "noise-dominated and the output may play worse than the logging policy. Give the public "
-                      "behaviour_policy if there is one; more trajectories or a larger epsilon reduce it.",
-                      UtilityWarning, stacklevel=4)
-    if not np.any(switched):
+#: the estimated logging policy's visit-weighted total-variation error above which the fit warns
+BASELINE_ERROR = 0.05
+
+
+def _baseline_error(N: np.ndarray, std: float) -> float:
+    """The expected total-variation error of the logging policy estimated from released counts,
+    visit-weighted: a state's row of A counts with noise std σ and total N_s is off by about
+    ½·A·σ·√(2/π)/N_s (capped at 1)."""
+    visits = np.maximum(N, 0.0).sum(axis=1)
+    if visits.sum() <= 0:
+        return 1.0
+    err = np.minimum(1.0, 0.5 * N.shape[1] * std * math.sqrt(2.0 / math.pi) / np.maximum(visits, 1.0))
+    return float(np.sum(visits * err) / visits.sum())
+
+
+def _warn(est: DPOneStep, public: bool, std: float, c: float, value_se: float) -> None:
+    """UtilityWarnings: the estimated baseline is noisy (it may lose against the logging policy); no
+    state switched (the output is the baseline); or no switch survives the error of the state values."""
+    if not public and est.baseline_error_ > BASELINE_ERROR:
+        warnings.warn(f"{_OWNER}: the logging policy estimated from the released counts is off by about "
+                      f"{est.baseline_error_:.2f} in total variation per visit (noise std {std:.3g} per "
+                      f"count; warned above {BASELINE_ERROR:g}), so wherever the policy follows it, it may play worse "
+                      "than the logging policy. Give the public behaviour_policy if there is one; more trajectories "
+                      "or a larger epsilon reduce it.", UtilityWarning, stacklevel=4)
+    if not np.any(est.switched_):
         warnings.warn(f"{_OWNER}: no action's lower confidence bound beat its state's logged average, so the policy "
                       "is the logging policy ("
                       f"{'the public behaviour_policy' if public else 'estimated from the released counts'}"
                       "): no improvement. More trajectories or a larger epsilon narrow the bounds (noise std "
                       f"{std:.3g} per released count; confidence c = {c:g}).", UtilityWarning, stacklevel=4)
-    elif not np.any(confirmed):
-        warnings.warn(f"{_OWNER}: {int(switched.sum())} states left the logging policy at confidence c = {c:g}, but "
-                      f"none survives the family-wise check over the {int(supported.sum())} supported comparisons "
-                      f"(c = {strict:.2f}): the changes may all be noise, and the policy may be worse than the "
-                      "logging policy. More trajectories or a larger epsilon narrow the bounds (noise std "
-                      f"{std:.3g} per released count).", UtilityWarning, stacklevel=4)
+    elif not np.any(est.confirmed_):
+        warnings.warn(f"{_OWNER}: {int(est.switched_.sum())} states left the logging policy at confidence c = {c:g}, "
+                      f"but none does once the error of the released state values (standard error {value_se:.3g}) is "
+                      "counted: the changes may be noise, and the policy may be worse than the logging policy. More "
+                      f"trajectories or a larger epsilon narrow the bounds (noise std {std:.3g} per released count).",
+                      UtilityWarning, stacklevel=4)
 
 
 def _actions(dataset: object, A: int) -> np.ndarray:
@@ -250,6 +266,13 @@ def _public_baseline(policy: ArrayLike | None, length: int, S: int, A: int) -> n
     return behaviour_steps(behaviour_probs(np.asarray(policy, dtype=float), S, A, _OWNER), length, _OWNER)
 
 
+def support_level(floor: float, cells: int) -> float:
+    """z: a released count N̂ = Ŷ + F̂ (noise std √2·σ₂) is supported when N̂ ≥ z·√2·σ₂, with
+    z = max(``support``, Φ⁻¹(1 − 0.05/cells)): over all S·A cells, a cell that nobody visited
+    passes with probability at most 5 % (a pure-noise cell would otherwise read as a random value)."""
+    return max(float(floor), NormalDist().inv_cdf(1.0 - 0.05 / max(cells, 1)))
+
+
 def _release_pair(succ: np.ndarray, fail: np.ndarray, length: int, std: float,
                   rel: Releaser) -> tuple[np.ndarray, np.ndarray]:
     """One Gaussian release of the vector (Σu, Σ(1 − u)) over the cells: ℓ2-sensitivity √(2L)."""
@@ -258,9 +281,10 @@ def _release_pair(succ: np.ndarray, fail: np.ndarray, length: int, std: float,
 
 
 def _state_values(arrays: DatasetArrays, rewards: np.ndarray, f_max: float, S: int, length: int, std: float,
-                  rel: Releaser) -> np.ndarray:
+                  rel: Releaser) -> tuple[np.ndarray, float]:
     """Step 1: released first-visit Monte Carlo values V̂(s)/F_max ∈ [0, 1] (states below the
-    support of 3 noise stds take the pooled mean)."""
+    support of 3 noise stds take the pooled mean) and their visit-weighted standard error (sampling,
+    V(1 − V)/T, plus noise, σ²(V² + (1 − V)²)/T², for a state of released total T)."""
     starts = arrays["episode_starts"]
     stats = first_visit_statistics(arrays["observations"], rewards / f_max, starts, S, 1.0, return_bound=1.0,
                                    max_visits=length)
@@ -269,7 +293,13 @@ def _state_values(arrays: DatasetArrays, rewards: np.ndarray, f_max: float, S: i
     total = succ + fail
     pooled = float(np.clip(succ.sum() / max(total.sum(), 1.0), 0.0, 1.0))
     own = np.clip(succ / np.maximum(total, 1.0), 0.0, 1.0)
-    return np.where(total >= 3.0 * std, own, pooled)
+    kept = total >= 3.0 * std
+    values = np.where(kept, own, pooled)
+    T = np.maximum(total, 1.0)
+    se = np.where(kept, np.sqrt(values * (1 - values) / T + std ** 2 * (values ** 2 + (1 - values) ** 2) / T ** 2),
+                  0.5)
+    w = np.maximum(total, 0.0)
+    return values, float(np.sum(w * se) / w.sum()) if w.sum() > 0 else 0.5
 
 
 def _targets(arrays: DatasetArrays, rewards: np.ndarray, values: np.ndarray, f_max: float) -> np.ndarray:
