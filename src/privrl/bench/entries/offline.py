@@ -6,6 +6,9 @@
   linear MDP's own, or one-hot state-action features on a small tabular task (a tabular MDP is a
   linear MDP with d = S·A); left out where d is too large for the time budget.
 
+* ``one-step``, ``dp-one-step`` — one step of policy improvement on the logging policy from
+  first-visit value sums (:class:`~privrl.offline.DPOneStep`; the logged rewards, not the reward
+  table; the non-private entry is the same estimator with an infinite budget);
 * ``apvi[auto]``, ``dp-apvi[auto]`` — the recommended route of docs/offline.md ("From logs to a
   private policy"): ``route="auto"`` (the route plan chooses groups or states, pooling, the visit
   cap, the threshold and the fallback from public sizes and the budget only; the task's public state
@@ -27,11 +30,10 @@ import numpy as np
 
 from privrl.bench.entries import estimator_fit, register_entry
 from privrl.bench.spec import Entry, Fitted, Output, Task, TaskInput
-from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI
-from privrl.privacy.budget import PrivacyUnit
+from privrl.offline import APVI, DPAPVI, DPVAPVI, PEVI, VAPVI, DPOneStep
+from privrl.privacy.budget import PrivacyBudget, PrivacyUnit
 
 if TYPE_CHECKING:  # annotations only
-    from privrl.privacy.budget import PrivacyBudget
     from privrl.privacy.noise import NoiseSource
 
 __all__ = ["MAX_FEATURE_DIM", "MAX_PAPER_COUNT_CELLS"]
@@ -117,6 +119,12 @@ def _dp_apvi_auto(task_input: TaskInput, budget: PrivacyBudget, rng: np.random.G
                          noise=noise)
 
 
+def _one_step(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
+              noise: NoiseSource | None = None) -> Fitted:
+    est = DPOneStep(budget=PrivacyBudget.non_private() if budget is None else budget)
+    return estimator_fit(est, lambda e: e.fit(task_input.dataset, rng=rng), _read_deployed, noise=noise)
+
+
 def _linear(cls: type, **kwargs: str):
     def fit(task_input: TaskInput, budget: PrivacyBudget | None, rng: np.random.Generator,
             noise: NoiseSource | None = None) -> Fitted:
@@ -147,6 +155,13 @@ register_entry(Entry("dp-apvi[auto]", "DP-APVI [auto route]", _OFF, "private", _
                      calibration="tight", counterpart="apvi[auto]", privacy_unit=_TRAJ,
                      description="Qiao & Wang Algorithm 1 on the recommended route (route='auto': public-only route "
                                  "plan; baseline='logging': safe improvement), tight calibration, practical constants"))
+register_entry(Entry("one-step", "One-step", _OFF, "non-private", _one_step,
+                     description="one step of policy improvement on the logging policy (Brandfonbrener et al. "
+                                 "2021) from first-visit value sums, SPIBB-style baseline"))
+register_entry(Entry("dp-one-step", "DP-OneStep", _OFF, "private", _one_step, budgets=("eps", "rho"),
+                     calibration="tight", counterpart="one-step", privacy_unit=_TRAJ,
+                     description="one private step of policy improvement on the logging policy: first-visit "
+                                 "value sums released as three Gaussian streams, tight calibration"))
 register_entry(Entry("pevi", "PEVI", _OFF, "non-private", _linear(PEVI), applies=_linear_applies,
                      description="pessimistic value iteration (Jin et al. 2021), practical constants"))
 register_entry(Entry("vapvi", "VAPVI", _OFF, "non-private", _linear(VAPVI), applies=_linear_applies,
