@@ -29,7 +29,7 @@ from privrl.errors import (
     UtilityWarning,
 )
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 # name -> module that defines it (imported on first access: ``import privrl`` and ``privrl --help``
 # stay free of NumPy and dp-accounting)
