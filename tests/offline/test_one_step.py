@@ -128,3 +128,21 @@ def test_privrl_fit_dp_one_step_writes_the_policy_and_certifies_the_budget(tmp_p
     table = tmp_path / "r.npy"
     np.save(table, np.zeros((model.n_states, model.n_actions)))
     assert cli.main([*args[:5], str(table), *args[6:], "--force"]) != 0   # a public reward table is refused
+
+
+def test_the_plan_verdict_agrees_with_the_committed_grid_measurements():
+    """``privrl plan dp-one-step`` at the grid's public sizes: useful exactly where the measured
+    median fraction of the best non-private gain over the instances is at least 0.25."""
+    import json
+    from pathlib import Path
+
+    from privrl.planning import plan
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "one_step_grid.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    summary = [r for r in rows if r["name"] == "one-step-summary" and r["route"] == "dp/one-step"]
+    assert len(summary) == 4
+    for row in summary:
+        budget = PrivacyBudget(epsilon=row["epsilon"], delta=1e-6)
+        verdict = plan("dp-one-step", budget=budget, n=row["n"], states=700, actions=25, horizon=20).verdict
+        assert (verdict == "useful") == (row["median_fraction"] >= 0.25), row

@@ -40,10 +40,11 @@ import math
 from privrl._validation import param_error
 from privrl.offline.calibration import LINEAR_STREAMS, MATRIX_STREAMS, linear_noise_to_signal
 from privrl.offline.estimators import DPAPVI, DPVAPVI
+from privrl.offline.one_step import BASELINE_ERROR, DPOneStep, stream_stds, support_level
 from privrl.offline.routes import Route, RoutePlan, Shape, candidate_routes, plan_route, rank_routes
 from privrl.planning import Assessment, Planner, Public, Released, register_plan
 
-__all__ = ["plan_dp_apvi", "plan_dp_vapvi"]
+__all__ = ["plan_dp_apvi", "plan_dp_vapvi", "plan_dp_one_step"]
 
 
 def _shape(pub: Public, owner: str) -> Shape:
@@ -160,6 +161,55 @@ def plan_dp_vapvi(pub: Public) -> Assessment:
     return Assessment(tuple(rows), notes)
 
 
+def plan_dp_one_step(pub: Public) -> Assessment:
+    """DP-OneStep's released first-visit counts against their typical values, and its verdict.
+
+    A pair's released count N̂ = Ŷ + F̂ has noise std √2·σ₂; its typical value is m = n·L/(S·A_u)
+    (L = ``visits``, default H, first visits an episode makes; A_u = ``admissible``, default A). The
+    fit moves only on pairs whose count clears the family-wise support level z·√2·σ₂
+    (:func:`~privrl.offline.one_step.support_level`): **hopeless** when the typical pair does not
+    (the fit returns its baseline), **useful** when it clears twice the level, else marginal. The
+    logging policy estimated from the counts is off by about ½·A·σ₂·√(2/π)/(n·L/S) in total
+    variation (the fit warns above :data:`~privrl.offline.one_step.BASELINE_ERROR`). Checked on the
+    real-shaped grid (docs/offline.md, "One private step of policy improvement")."""
+    owner = "plan dp-one-step"
+    S, A, H, n = int(pub.states), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
+    if pub.admissible is not None and pub.admissible > A:
+        raise param_error("admissible", owner, f"at most the number of actions ({A})", pub.admissible)
+    if pub.visits is not None and pub.visits > H:
+        raise param_error("visits", owner, f"at most the horizon ({H})", pub.visits)
+    est = DPOneStep(budget=pub.budget, **pub.estimator_params)
+    p = est.get_params()
+    L = float(H if pub.visits is None else pub.visits)
+    A_u = A if pub.admissible is None else int(pub.admissible)
+    stds = stream_stds(pub.budget, H, p["value_share"], p["variance_share"])
+    pair, state = n * L / (S * A_u), n * L / S
+    level = support_level(p["support"], S * A) * math.sqrt(2.0) * stds[1]
+    rows = (Released("N(s,a)", "released first visits of one pair", math.sqrt(2.0) * stds[1], pair,
+                     f"n·L/(S·A_u) = {pair:.3g}: L = {L:g} first visits per episode over S = {S} states and "
+                     f"A_u = {A_u} actions"),
+            Released("V(s)", "released first visits of one state (its value's count)", math.sqrt(2.0) * stds[0],
+                     state, f"n·L/S = {state:.3g}"))
+    if pair < level:
+        decided, reason = "hopeless", (f"a typical pair's {pair:.3g} first visits are below the support level "
+                                       f"{level:.3g}: the fit returns its baseline")
+    elif pair >= 2 * level:
+        decided, reason = "useful", (f"a typical pair's {pair:.3g} first visits clear twice the support level "
+                                     f"{level:.3g}")
+    else:
+        decided, reason = "marginal", (f"a typical pair's {pair:.3g} first visits barely clear the support level "
+                                       f"{level:.3g}")
+    error = min(1.0, 0.5 * A * stds[1] * math.sqrt(2.0 / math.pi) / state) if stds[1] > 0 else 0.0
+    notes = (f"Gaussian noise (tight calibration): σ = {stds[0]:.3g} (state values), {stds[1]:.3g} (pair sums), "
+             f"{stds[2]:.3g} (variance scalar); replace-one sensitivity √(2H) = {math.sqrt(2 * H):.3g}",
+             f"verdict: {decided} — {reason}",
+             f"without a public behaviour_policy the logging policy estimated from the counts is off by about "
+             f"{error:.2g} in total variation per visit" + (f" (above {BASELINE_ERROR:g}: the fit will warn and may "
+                                                           "play below the logging policy; give the public policy)"
+                                                           if error > BASELINE_ERROR else ""))
+    return Assessment(rows, notes, verdict=decided, reason=reason)
+
+
 register_plan(Planner("dp-apvi", "DPAPVI", "DP-APVI (tabular offline RL): the noisy visit and transition counts",
                       plan_dp_apvi, required=("n", "states", "actions", "horizon"),
                       optional=("groups", "visits", "admissible", "next_states", "group_quality", "clone_quality"),
@@ -168,3 +218,6 @@ register_plan(Planner("dp-apvi", "DPAPVI", "DP-APVI (tabular offline RL): the no
 register_plan(Planner("dp-vapvi", "DPVAPVI", "DP-VAPVI (offline RL in linear MDPs): the noisy Gram matrices and "
                       "vectors", plan_dp_vapvi, required=("n", "horizon", "features"), optional=("feature_norm",),
                       knobs=("n", "budget"), budgets=("epsilon_delta", "rho")))
+register_plan(Planner("dp-one-step", "DPOneStep", "DP-OneStep (tabular offline RL): the noisy first-visit value sums",
+                      plan_dp_one_step, required=("n", "states", "actions", "horizon"),
+                      optional=("visits", "admissible"), knobs=("n", "budget"), budgets=("epsilon_delta", "rho")))
