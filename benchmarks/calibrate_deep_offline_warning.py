@@ -127,7 +127,8 @@ def main() -> None:
               f"{'**yes**' if far_below(c['mean'], c['behaviour']) else 'no'} |")
     for warns in (True, False):
         print(f"\n{'warns' if warns else 'does not warn'}: " + ", ".join(
-            f"{counts[(warns, what)]} {what} the behaviour policy" for what in ("far below", "within 10 % of", "above")))
+            f"{counts[(warns, what)]} {what} the behaviour policy" for what in ("far below", "within 10 % of",
+                                                                                "above")))
 
 
 if __name__ == "__main__":

@@ -140,7 +140,7 @@ class _Learner(Estimator):
         released through the privatizer ``release(size, privacy_rng)`` makes (None: the sums themselves)."""
         raise NotImplementedError
 
-    def _public_dims(self, p: dict[str, Any], dataset: Dataset) -> tuple[int, int]:
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
         """``(features, actions)``: the data's declared sizes, which fix the networks' parameter counts (read
         after :meth:`_train` has checked the data)."""
         raise NotImplementedError
@@ -182,7 +182,7 @@ class _BehaviourCloning(_Learner):
         if obs.ndim != 2:
             raise InvalidDataError(f"{owner}: the observations must be vectors (an (n, k) float array); got shape "
                                    f"{obs.shape}.")
-        n_actions = self._n_actions(p, dataset, owner)
+        n_actions = self._n_actions(p["n_actions"], dataset, owner)
         actions = np.asarray(dataset.actions)
         if actions.ndim != 1 or not np.issubdtype(actions.dtype, np.integer) or actions.min() < 0 \
                 or actions.max() >= n_actions:
@@ -191,18 +191,18 @@ class _BehaviourCloning(_Learner):
         return self._scaled(obs), actions.astype(np.int64), int(n_actions)
 
     @staticmethod
-    def _n_actions(p: dict[str, Any], dataset: TrajectoryDataset, owner: str) -> int:
-        """The public number of actions: ``n_actions``, else the dataset's declared one."""
-        n_actions = p["n_actions"] if p["n_actions"] is not None else dataset.n_actions
+    def _n_actions(declared: int | None, dataset: TrajectoryDataset, owner: str) -> int:
+        """The public number of actions: the ``n_actions`` parameter, else the dataset's declared one."""
+        n_actions = declared if declared is not None else dataset.n_actions
         if n_actions is None:
             raise param_error("n_actions", owner, "an int >= 1 (the dataset declares no n_actions)", None)
         return int(n_actions)
 
-    def _public_dims(self, p: dict[str, Any], dataset: Dataset) -> tuple[int, int]:
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
         owner = f"{type(self).__name__}.fit"
         if not isinstance(dataset, TrajectoryDataset):
             raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
-        return int(np.shape(dataset.observations)[1]), self._n_actions(p, dataset, owner)
+        return int(np.shape(dataset.observations)[1]), self._n_actions(self.n_actions, dataset, owner)
 
     def _train(self, p: dict[str, Any], dataset: Dataset, rng: RngLike, *, clip: float | None,
                release: Release | None) -> None:
@@ -279,19 +279,20 @@ class _Private(_Learner, PrivateEstimator):
             rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
             if not budget.is_private:
                 return None
-            self._warn_if_hopeless(p, dataset, z)
+            self._warn_if_hopeless(dataset, z, clip=p["clip_norm"], rate=p["sampling_rate"], hidden=p["hidden"])
             return self._privatizer(rel, p, z, size)
 
         self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
         return self
 
-    def _warn_if_hopeless(self, p: dict[str, Any], dataset: Dataset, z: float) -> None:
+    def _warn_if_hopeless(self, dataset: Dataset, z: float, *, clip: float, rate: float,
+                          hidden: tuple[int, ...]) -> None:
         """The noise-dominated steps' :class:`~privrl.errors.UtilityWarning` from the planner's model and
         verdict (:mod:`privrl.deep_offline._utility`): public quantities only (n, q, T through z, C, the
         network sizes). Called from :meth:`_train`'s release (fit -> _train -> release -> here)."""
-        n, rate = int(dataset.n_episodes), float(p["sampling_rate"])
-        rows = step_rows(z, self.sensitivity_factor, float(p["clip_norm"]), rate, n,
-                         self.step_networks(*self._public_dims(p, dataset), p["hidden"]), self.step_name)
+        n = int(dataset.n_episodes)
+        rows = step_rows(z, self.sensitivity_factor, clip, rate, n,
+                         self.step_networks(*self._public_dims(dataset), hidden), self.step_name)
         warn_if_hopeless(type(self).__name__, self.planner, rows, n, rate, stacklevel=5)
 
     def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:

@@ -195,7 +195,7 @@ class DPTD3BC(_TD3PlusBC, _Private):
         return (("critic", 2 * n_parameters(features + actions, hidden, 1)),
                 ("actor", n_parameters(features, hidden, actions)))
 
-    def _public_dims(self, p: dict[str, Any], dataset: Dataset) -> tuple[int, int]:
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
         return int(np.shape(dataset.observations)[1]), int(np.shape(dataset.actions)[1])
 
     def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:
