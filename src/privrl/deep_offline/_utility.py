@@ -16,7 +16,7 @@ between. The house threshold :data:`privrl.planning.HOPELESS` (0.5, for one rele
 a DP-SGD step is one of ``T`` and the released policy is their last iterate, and at 10⁴ trajectories
 DP-TD3+BC on Pendulum at ε = 3 (r = 0.53) returns TD3+BC's return. Calibrated on the measured returns of
 ``docs/deep_offline.md`` ("When the fit warns"): every measured fit far below the behaviour policy has
-r ≥ 3, every fit at 10⁴ trajectories r ≤ 0.81.
+r ≥ 2.8, every fit at 10⁴ trajectories r ≤ 0.81.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def warn_if_hopeless(owner: str, planner: str, rows: Sequence[Released], n: int,
     if step_verdict(worst.ratio) != "hopeless":
         return
     need = math.floor(n * worst.ratio / HOPELESS_STEP) + 1
-    what = worst.name.removesuffix(" gradient step").removesuffix("gradient step")
+    what = worst.name.removesuffix("gradient step").strip()     # the network ("" for DP-BC's one network)
     warnings.warn(
         f"{owner}: noise-dominated DP-SGD steps: the noise norm of one step{f' on the {what}' if what else ''} "
         f"({worst.noise_std:.3g}) is {worst.ratio:.3g}x the summed clipped signal of an expected batch of "
