@@ -73,13 +73,16 @@ def main() -> None:
     parser.add_argument("--eval", type=int, default=10)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first-seed .. first-seed + seeds - 1")
-    parser.add_argument("--epsilons", default="1,3,8,inf")
+    parser.add_argument("--epsilons", default="1,3,8,inf", help="comma-separated (empty: no fits)")
     parser.add_argument("--paper", action="store_true", help="2000 episodes, 500 steps")
     parser.add_argument("--clip", type=float, default=1.0, help="clip_norm C")
     parser.add_argument("--lr", type=float, default=None, help="Adam step size (default: the learner's setting)")
     parser.add_argument("--policy-delay", type=int, default=None, help="TD3+BC's d (default: the estimator's, 2)")
     parser.add_argument("--alpha", type=float, default=None, help="TD3+BC's α (default: the estimator's, 2.5)")
     parser.add_argument("--hidden", default=None, help="hidden widths, e.g. 32,32 (default: the learner's setting)")
+    parser.add_argument("--paired-behaviour", action="store_true",
+                        help="also the behaviour policy's return per seed, on the episodes that seed's fits are "
+                             "evaluated on (rows deep-offline-behaviour with a seed), for a two-sample comparison")
     args = parser.parse_args()
     args.steps = args.steps or LEARNERS[args.learner][1]
     if args.paper:
@@ -92,17 +95,23 @@ def main() -> None:
         emit("deep-offline-behaviour", env=env, episodes=args.episodes, transitions=len(data.rewards),
              data_return=round(float(np.sum(data.rewards)) / data.n_episodes, 2), **{"return": behaviour},
              seconds=0.0, cpu_seconds=0.0)
-        for epsilon in (float(e) for e in args.epsilons.split(",")):
+        if args.paired_behaviour:
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                emit("deep-offline-behaviour", env=env, episodes=args.episodes, seed=seed, eval_rng=100 + seed,
+                     **{"return": behaviour_return(expert(BEHAVIOUR_NOISE[env]), env, args.eval, max_steps,
+                                                   seed=seed)}, seconds=0.0, cpu_seconds=0.0)
+        for epsilon in (float(e) for e in args.epsilons.split(",") if e):
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 one_fit(env, data, held_out, epsilon, seed, args)
 
 
-def behaviour_return(act, env: str, n_episodes: int, max_steps: int) -> float:
-    """The behaviour policy's mean return over ``n_episodes`` fresh episodes."""
-    rng = np.random.default_rng(7)
+def behaviour_return(act, env: str, n_episodes: int, max_steps: int, seed: int | None = None) -> float:
+    """The behaviour policy's mean return over ``n_episodes`` fresh episodes (``seed``: the episodes on which
+    :func:`one_fit` evaluates that seed's fits, and its own exploration stream)."""
+    rng = np.random.default_rng(7 if seed is None else (7, seed))
     policy = (lambda obs: np.array([[act(obs[0], rng)]])) if env == "pendulum" else \
         (lambda obs: np.array([act(obs[0], 0, rng)]))
-    return mean_return(policy, ENVS[env][0], n_episodes, max_steps=max_steps, rng=99)
+    return mean_return(policy, ENVS[env][0], n_episodes, max_steps=max_steps, rng=99 if seed is None else 100 + seed)
 
 
 def fidelity(env: str, est, held_out: np.ndarray, expert) -> dict[str, float]:

@@ -25,7 +25,8 @@ Data-dependent quantities outside the noisy steps — none: the observation scal
 bounds ``obs_low``/``obs_high`` (or none: no normalisation statistics are computed from the data);
 there is no early stopping and no model selection (``T`` is fixed in advance); the step uses the
 noisy sum as is (Adam is scale-invariant; no division by the data's batch size); the number of
-trajectories is not released (it tells add/remove neighbours apart; it sets only the δ ≥ 1/n warning); the
+trajectories is not released (it tells add/remove neighbours apart; it sets only the δ ≥ 1/n warning and the
+noise-dominated steps' warning, :mod:`privrl.deep_offline._utility`); the
 number of actions is public (``n_actions``, or the dataset's declared ``n_actions``). The network's
 initialisation and the batch sampling come from the fit's ``rng`` (independent of the data).
 """
@@ -45,6 +46,7 @@ from privrl.base import BUDGET, CALIBRATION, Estimator, PrivateEstimator, param
 from privrl.data import TrajectoryDataset
 from privrl.deep.dpsgd import SubsampledGaussianSteps, calibrate_noise_multiplier
 from privrl.deep.networks import MLP
+from privrl.deep_offline._utility import n_parameters, step_rows, warn_if_hopeless
 from privrl.deep_offline.continuous_data import ContinuousTransitions
 from privrl.errors import InvalidDataError
 from privrl.privacy import Ledger, Neighboring, PrivacyBudget, PrivacyUnit
@@ -138,6 +140,11 @@ class _Learner(Estimator):
         released through the privatizer ``release(size, privacy_rng)`` makes (None: the sums themselves)."""
         raise NotImplementedError
 
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
+        """``(features, actions)``: the data's declared sizes, which fix the networks' parameter counts (read
+        after :meth:`_train` has checked the data)."""
+        raise NotImplementedError
+
     def _set_scale(self, p: dict[str, Any], k: int, owner: str) -> None:
         """The public observation scaling of ``k``-dimensional observations from the bounds ``obs_low`` /
         ``obs_high`` (none without them; :meth:`_scaled` applies it)."""
@@ -175,15 +182,27 @@ class _BehaviourCloning(_Learner):
         if obs.ndim != 2:
             raise InvalidDataError(f"{owner}: the observations must be vectors (an (n, k) float array); got shape "
                                    f"{obs.shape}.")
-        n_actions = p["n_actions"] if p["n_actions"] is not None else dataset.n_actions
-        if n_actions is None:
-            raise param_error("n_actions", owner, "an int >= 1 (the dataset declares no n_actions)", None)
+        n_actions = self._n_actions(p["n_actions"], dataset, owner)
         actions = np.asarray(dataset.actions)
         if actions.ndim != 1 or not np.issubdtype(actions.dtype, np.integer) or actions.min() < 0 \
                 or actions.max() >= n_actions:
             raise InvalidDataError(f"{owner}: the actions must be ints in [0, {n_actions}) (n_actions).")
         self._set_scale(p, obs.shape[1], owner)
         return self._scaled(obs), actions.astype(np.int64), int(n_actions)
+
+    @staticmethod
+    def _n_actions(declared: int | None, dataset: TrajectoryDataset, owner: str) -> int:
+        """The public number of actions: the ``n_actions`` parameter, else the dataset's declared one."""
+        n_actions = declared if declared is not None else dataset.n_actions
+        if n_actions is None:
+            raise param_error("n_actions", owner, "an int >= 1 (the dataset declares no n_actions)", None)
+        return int(n_actions)
+
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
+        owner = f"{type(self).__name__}.fit"
+        if not isinstance(dataset, TrajectoryDataset):
+            raise param_error("dataset", owner, "a TrajectoryDataset", type(dataset).__name__)
+        return int(np.shape(dataset.observations)[1]), self._n_actions(self.n_actions, dataset, owner)
 
     def _train(self, p: dict[str, Any], dataset: Dataset, rng: RngLike, *, clip: float | None,
                release: Release | None) -> None:
@@ -240,6 +259,14 @@ class _Private(_Learner, PrivateEstimator):
 
     #: a step's sensitivity in units of ``clip_norm`` (√(networks) when each network is clipped apart)
     sensitivity_factor: ClassVar[float] = 1.0
+    #: the planner of ``privrl plan`` and the step its rows describe (:mod:`privrl.deep_offline._utility`)
+    planner: ClassVar[str] = "dp-bc"
+    step_name: ClassVar[str] = "one step"
+
+    @classmethod
+    def step_networks(cls, features: int, actions: int, hidden: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+        """The networks of one released step, ``(name, P)``, from the public sizes (DP-BC: the policy)."""
+        return (("", n_parameters(features, hidden, actions)),)
 
     def fit(self, dataset: Dataset, *, rng: RngLike = None) -> Self:
         p = self._validated()
@@ -252,10 +279,21 @@ class _Private(_Learner, PrivateEstimator):
             rel = self._privacy(None if p["secure"] else privacy_rng, n_units=dataset.n_episodes)
             if not budget.is_private:
                 return None
+            self._warn_if_hopeless(dataset, z, clip=p["clip_norm"], rate=p["sampling_rate"], hidden=p["hidden"])
             return self._privatizer(rel, p, z, size)
 
         self._train(p, dataset, rng, clip=p["clip_norm"] if budget.is_private else None, release=release)
         return self
+
+    def _warn_if_hopeless(self, dataset: Dataset, z: float, *, clip: float, rate: float,
+                          hidden: tuple[int, ...]) -> None:
+        """The noise-dominated steps' :class:`~privrl.errors.UtilityWarning` from the planner's model and
+        verdict (:mod:`privrl.deep_offline._utility`): public quantities only (n, q, T through z, C, the
+        network sizes). Called from :meth:`_train`'s release (fit -> _train -> release -> here)."""
+        n = int(dataset.n_episodes)
+        rows = step_rows(z, self.sensitivity_factor, clip, rate, n,
+                         self.step_networks(*self._public_dims(dataset), hidden), self.step_name)
+        warn_if_hopeless(type(self).__name__, self.planner, rows, n, rate, stacklevel=5)
 
     def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:
         """The noisy release of each step (``size`` coordinates): the T steps' one

@@ -48,6 +48,7 @@ from numpy.typing import ArrayLike
 from privrl._rng import RngLike, child_rngs
 from privrl.base import BUDGET, CALIBRATION, param
 from privrl.deep.networks import MLP
+from privrl.deep_offline._utility import n_parameters
 from privrl.deep_offline.estimators import (
     N_STEPS,
     Dataset,
@@ -146,3 +147,10 @@ class DPIQL(_ImplicitQLearning, _Private):
                              "(the step's sensitivity is √3 C)", default=1.0, low=0.0, closed="neither")
 
     sensitivity_factor: ClassVar[float] = math.sqrt(N_NETWORKS)
+    planner: ClassVar[str] = "dp-iql"
+
+    @classmethod
+    def step_networks(cls, features: int, actions: int, hidden: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+        """Q, V and the policy, each released with noise ``z √3 C`` per coordinate."""
+        return (("Q", n_parameters(features, hidden, actions)), ("V", n_parameters(features, hidden, 1)),
+                ("policy", n_parameters(features, hidden, actions)))

@@ -1,63 +1,45 @@
 """The deep offline family's planning functions: DP-BC's, DP-IQL's and DP-TD3+BC's noisy gradient steps against
 the clipped sums they perturb, with the noise multiplier from the estimators' own calibration
-(:func:`privrl.deep_offline.estimators.noise_multiplier`) and their stated sensitivities (DP-IQL's ``√3 C``,
-DP-TD3+BC's ``√2 C`` on an actor step)."""
+(:func:`privrl.deep_offline.estimators.noise_multiplier`), their stated sensitivities (DP-IQL's ``√3 C``,
+DP-TD3+BC's ``√2 C`` on an actor step) and networks (``step_networks``). The rows and the verdict are those of
+:mod:`privrl.deep_offline._utility`, which the private fits' UtilityWarning reads too: the family decides the
+verdict (hopeless at a noise norm of at least the largest clipped sum, calibrated on measured returns)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-
+from privrl.deep_offline._utility import STEP_REASON, n_parameters, step_rows, step_verdict
 from privrl.deep_offline.estimators import DPBC, noise_multiplier
 from privrl.deep_offline.iql import DPIQL
 from privrl.deep_offline.td3bc import DPTD3BC
-from privrl.planning import Assessment, Planner, Public, Released, register_plan
+from privrl.planning import Assessment, Planner, Public, register_plan
 
-#: the networks of one step, ``(name, P)``, from the public inputs ``(features, actions)`` and the hidden widths
-Networks = Callable[[int, int, tuple[int, ...]], tuple[tuple[str, int], ...]]
-
-
-def n_parameters(in_dim: int, hidden: tuple[int, ...], out_dim: int) -> int:
-    """Weights and biases of a ReLU MLP of those layer widths (the dimension P of a released step)."""
-    sizes = (in_dim, *hidden, out_dim)
-    return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+__all__ = ["n_parameters", "plan_dp_bc", "plan_dp_iql", "plan_dp_td3bc"]
 
 
-def _step_plan(pub: Public, cls: type[DPBC] | type[DPIQL] | type[DPTD3BC], networks: Networks, step: str,
-               note: str) -> Assessment:
-    """One row per network of a noisy step: its clipped sum (at most ``q n C``: an expected batch of ``q n``
-    trajectories whose gradients all point one way at their bound) against the noise norm ``z f C √P`` (``f``
-    the estimator's ``sensitivity_factor``, ``P`` the network's parameters)."""
+def _step_plan(pub: Public, cls: type[DPBC] | type[DPIQL] | type[DPTD3BC], note: str) -> Assessment:
+    """One row per network of a noisy step (:func:`~privrl.deep_offline._utility.step_rows`): its clipped sum
+    (at most ``q n C``) against the noise norm ``z f C √P``; the verdict of
+    :func:`~privrl.deep_offline._utility.step_verdict`."""
     p = cls(budget=pub.budget, **pub.estimator_params)._validated()
     assert pub.n is not None and pub.features is not None and pub.actions is not None  # required inputs
     rate, steps, clip = float(p["sampling_rate"]), int(p["n_steps"]), float(p["clip_norm"])
     z = noise_multiplier(pub.budget, rate, steps)
-    factor = cls.sensitivity_factor
-    shown = "" if factor == 1.0 else f"sqrt({round(factor ** 2)}) "
-    batch = rate * pub.n
-    rows = tuple(
-        Released(f"{name} gradient step".strip(), f"{step}'s noisy sum of clipped per-trajectory gradients"
-                 f"{f' of {name}' if name else ''} (its l2 norm)", z * factor * clip * math.sqrt(size),
-                 batch * clip,
-                 f"an expected batch of q n = {batch:g} trajectories whose {name + ' ' if name else ''}gradients all "
-                 f"point one way at their bound C = {clip:g}; noise norm z {shown}C sqrt(P), P = {size} parameters")
-        for name, size in networks(pub.features, pub.actions, p["hidden"]))
+    rows = step_rows(z, cls.sensitivity_factor, clip, rate, pub.n,
+                     cls.step_networks(pub.features, pub.actions, p["hidden"]), cls.step_name)
     notes = (f"noise multiplier z = {z:.4g} for T = {steps} Poisson-subsampled steps at q = {rate:g} (PLD "
              f"accountant, add/remove one trajectory){note}",)
-    return Assessment(rows, notes)
+    return Assessment(rows, notes, verdict=step_verdict(max(r.ratio for r in rows)), reason=STEP_REASON)
 
 
 def plan_dp_bc(pub: Public) -> Assessment:
     """DP-BC's step: the policy's clipped sum against noise of std ``z C`` per coordinate."""
-    return _step_plan(pub, DPBC, lambda f, a, h: (("", n_parameters(f, h, a)),), "one step", "")
+    return _step_plan(pub, DPBC, "")
 
 
 def plan_dp_iql(pub: Public) -> Assessment:
     """DP-IQL's step, network by network: each network's clipped sum (at most ``q n C``) against the noise
     of std ``z √3 C`` on each of its coordinates."""
-    return _step_plan(pub, DPIQL, lambda f, a, h: (("Q", n_parameters(f, h, a)), ("V", n_parameters(f, h, 1)),
-                                                   ("policy", n_parameters(f, h, a))),
-                      "one step", "; the step's sensitivity is sqrt(3) C (Q, V and the policy each clipped to C)")
+    return _step_plan(pub, DPIQL, "; the step's sensitivity is sqrt(3) C (Q, V and the policy each clipped to C)")
 
 
 def plan_dp_td3bc(pub: Public) -> Assessment:
@@ -65,9 +47,7 @@ def plan_dp_td3bc(pub: Public) -> Assessment:
     against noise of std ``z √2 C`` per coordinate on an actor step (``z C`` on a critic-only step), and the
     actor's against ``z √2 C`` (``--actions`` is the action dimension)."""
     delay = DPTD3BC(budget=pub.budget, **pub.estimator_params)._validated()["policy_delay"]
-    return _step_plan(pub, DPTD3BC, lambda f, a, h: (("critic", 2 * n_parameters(f + a, h, 1)),
-                                                     ("actor", n_parameters(f, h, a))),
-                      "one actor step", f"; an actor step (one step in {delay}) has sensitivity sqrt(2) C (critic "
+    return _step_plan(pub, DPTD3BC, f"; an actor step (one step in {delay}) has sensitivity sqrt(2) C (critic "
                       "and actor each clipped to C), a critic-only step C with noise z C")
 
 

@@ -51,6 +51,7 @@ from privrl._validation import param_error
 from privrl.base import BUDGET, CALIBRATION, param
 from privrl.deep.dpsgd import SubsampledGaussianStepKinds
 from privrl.deep.networks import MLP
+from privrl.deep_offline._utility import n_parameters
 from privrl.deep_offline.continuous_data import ContinuousTransitions
 from privrl.deep_offline.estimators import (
     LEARNING_RATE,
@@ -184,6 +185,18 @@ class DPTD3BC(_TD3PlusBC, _Private):
 
     #: an actor step's sensitivity in units of ``clip_norm`` (a critic-only step's is 1)
     sensitivity_factor: ClassVar[float] = math.sqrt(N_NETWORKS)
+    planner: ClassVar[str] = "dp-td3bc"
+    step_name: ClassVar[str] = "one actor step"
+
+    @classmethod
+    def step_networks(cls, features: int, actions: int, hidden: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+        """An actor step's networks: the critic (both Q-networks on ``(s, a)``) and the actor (``actions``: the
+        action dimension), each with noise ``z √2 C`` per coordinate."""
+        return (("critic", 2 * n_parameters(features + actions, hidden, 1)),
+                ("actor", n_parameters(features, hidden, actions)))
+
+    def _public_dims(self, dataset: Dataset) -> tuple[int, int]:
+        return int(np.shape(dataset.observations)[1]), int(np.shape(dataset.actions)[1])
 
     def _privatizer(self, rel: Releaser, p: dict[str, Any], z: float, size: int | tuple[int, int]) -> Privatize:
         """Critic-only steps release the critic's ``P_Q`` coordinates with sensitivity ``C``, actor steps the
