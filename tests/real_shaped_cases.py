@@ -6,6 +6,8 @@ A test module takes its fixtures with ``model = model_fixture()`` and ``padded =
 the Ray streams."""
 
 import contextlib
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,7 +60,12 @@ def local_ray():
     ray = pytest.importorskip("ray")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+        # the workers unpickle the tests' map functions by reference: their modules import this one, so the
+        # tests root must be on the workers' path too (pytest puts it on this process's path only)
+        here = str(Path(__file__).resolve().parent)
+        path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+        ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": path}})
     try:
         yield ray
     finally:
