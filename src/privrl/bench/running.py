@@ -303,7 +303,7 @@ def batch_key(params: Mapping[str, Any], seed: int) -> tuple:
     return (params["task"], params["profile"], int(seed))
 
 
-def compile_key(params: Mapping[str, Any]) -> str:
+def compile_key(params: Mapping[str, object]) -> str:
     """The kernels a cell needs: its task's setting (the tasks of a setting run the same entries, so
     the same compiled kernels: online learning LinOpt's engine and the tabular online learners',
     offline learning DP-APVI's release, continuous control DP Q-learning's networks and paths)."""

@@ -230,7 +230,7 @@ class Experiment:
     batch_key: Callable[[Mapping[str, Any], int], object] | None = None
     #: the compiled kernels a run needs (runs with equal keys use the same ones; None: none): the
     #: local pool compiles each key in one worker first (:mod:`privrl.experiments.scheduling`)
-    compile_key: Callable[[Mapping[str, Any]], Hashable | None] | None = None
+    compile_key: Callable[[Mapping[str, object]], Hashable | None] | None = None
     #: a compile key's warm-ups (module-level functions each compiling part of its kernels), run first
     warm_ups: Callable[[Hashable], Sequence[Callable[[], object]]] | None = None
     setting_seeds: Callable[[Mapping[str, object], str], int] | None = None
