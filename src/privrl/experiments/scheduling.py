@@ -71,11 +71,6 @@ class GroupQueue:
         self._compiling: dict[Hashable, int] = {}   # key -> the group compiling it
         self._compiled: set[Hashable] = set()
 
-    @classmethod
-    def of(cls, groups: Sequence[Sequence[T]], key: Callable[[T], Hashable | None]) -> GroupQueue:
-        """The queue of ``groups`` (in start order), each group's keys those of its runs (``None`` dropped)."""
-        return cls([frozenset(k for k in map(key, group) if k is not None) for group in groups])
-
     def __len__(self) -> int:
         return len(self._waiting)
 
@@ -123,21 +118,14 @@ def schedule(groups: list[list[T]], key: Callable[[T], Hashable | None],
     groups = largest_first(groups)
     group_keys = [frozenset(k for k in map(key, group) if k is not None) for group in groups]
     warm: list[WarmUp] = []
+    unit_keys: list[frozenset[Hashable]] = []
     needs: dict[Hashable, frozenset[Hashable]] = {}
     for k in dict.fromkeys(k for keys in group_keys for k in keys):   # in order of first use
-        units = [WarmUp(k, f) for f in warm_ups(k)]
-        needs[k] = frozenset(("warm-up", k, j) for j in range(len(units)))
-        warm += units
-    unit_keys: list[frozenset[Hashable]] = [frozenset({("warm-up", u.key, j)}) for j, u in _numbered(warm)]
+        compiles = warm_ups(k)
+        tags = [("warm-up", k, j) for j in range(len(compiles))]
+        warm += [WarmUp(k, f) for f in compiles]
+        unit_keys += [frozenset({tag}) for tag in tags]
+        needs[k] = frozenset(tags)
     unit_keys += [keys.union(*(needs[k] for k in keys)) for keys in group_keys]
     return [*warm, *groups], GroupQueue(unit_keys)
 
-
-def _numbered(units: list[WarmUp]) -> list[tuple[int, WarmUp]]:
-    """Each warm-up with its index among its key's."""
-    seen: dict[Hashable, int] = {}
-    out = []
-    for u in units:
-        out.append((seen.get(u.key, 0), u))
-        seen[u.key] = seen.get(u.key, 0) + 1
-    return out
