@@ -414,6 +414,33 @@ def test_one_release_target_audit_serves_every_entry_and_task_at_its_delta():
     assert key("chain", "dp-lsw") != key("chain", "dp-monte-carlo")              # black-box audits run alone
 
 
+
+def test_cells_of_one_setting_share_a_compile_key_so_their_kernels_compile_in_one_worker():
+    from privrl.experiments.registry import get_experiment
+
+    key = get_experiment("bench").compile_key
+    assert key is not None
+    keys = {t.name: key({"task": t.name, "entry": "zero", "budget": "eps=1", "mode": "score", "profile": "quick"})
+            for t in all_tasks().values()}
+    assert keys["e1-hard"] == keys["riverswim"] == "online-learning"      # LinOpt's engine, the UCB learners
+    assert keys["centerwalk"] == "continuous-control"                      # DP Q-learning's networks
+    assert len(set(keys.values())) == len({t.setting for t in all_tasks().values()})
+
+
+def test_linopts_engine_compiles_in_parts_before_the_online_learning_cells():
+    import pickle
+
+    from privrl.experiments.registry import get_experiment
+    from privrl.linear_mixture.engine import compile_planning
+    from privrl.linear_mixture.statistics import compile_statistics
+
+    warm_ups = get_experiment("bench").warm_ups
+    assert warm_ups is not None
+    assert warm_ups("online-learning") == (compile_planning, compile_statistics)
+    assert [pickle.loads(pickle.dumps(f)) for f in warm_ups("online-learning")] == [compile_planning,
+                                                                                     compile_statistics]  # to workers
+    assert warm_ups("offline-learning") == ()
+
 def _cells(task: str, values: dict[tuple[str, str], list[float]],
            audits: dict[str, tuple[float, float]]) -> pd.DataFrame:
     """Cell rows as the runner writes them: ``values[(entry, budget)]`` one metric value per seed, and

@@ -389,3 +389,39 @@ def test_batched_statistics_takes_the_built_in_classes_only_never_their_subclass
         reg.start(n_episodes=K_REG, horizon=H_REG, d1=D1_REG, d2=D2_REG, rng=0)
     assert [BatchedStatistics.supports(reg) for reg in built_in] == [True] * 4
     assert [BatchedStatistics.supports(reg) for reg in variants] == [False] * 4
+
+
+_COMPILED_BY_A_FIT = """
+import sys
+from numba.core import event
+from privrl import PrivacyBudget
+from privrl.envs.linear_mixture import random_mixture
+from privrl.linear_mixture import LinOptVI
+
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, ev):
+        compiled.append(getattr(ev.data["dispatcher"].py_func, "__qualname__", "?"))
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Listener())
+LinOptVI(n_episodes=4, privatizer="central", budget=PrivacyBudget(epsilon=1.0, delta=1e-5),
+         beta_scale=0.05).fit(random_mixture(4, 3, 3, 2, 2, rng=11), rng=0)
+print(" ".join(sorted(set(compiled))))
+"""
+
+
+@pytest.mark.slow
+def test_the_warm_ups_compile_the_planning_and_the_statistics_a_fit_then_loads(tmp_path):
+    """``privrl bench``'s pool compiles LinOpt's engine in parts (:func:`compile_planning`,
+    :func:`compile_statistics`, each in a worker of its own); a fit in another process, sharing numba's
+    cache, then compiles only the engine around them. Compiles about a minute of kernels."""
+    import os
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PRIVRL_NO_JIT": "0"}
+    for warm in ("engine import compile_planning as f", "statistics import compile_statistics as f"):
+        subprocess.run([sys.executable, "-c", f"from privrl.linear_mixture.{warm}; f()"], env=env, check=True)
+    out = subprocess.run([sys.executable, "-c", _COMPILED_BY_A_FIT], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert "advance" in out                                   # the engine itself: compiled by the fit
+    assert not {"plan_all", "scratch", "insert", "release"} & set(out), out

@@ -69,6 +69,7 @@ from privrl.experiments.results import (
     sha256_bytes,
     to_jsonable,
 )
+from privrl.experiments.scheduling import WarmUp, compile_key, largest_first, schedule, warm_up, warm_ups
 from privrl.experiments.spec import BACKENDS, SCALES, RunContext, RunResult
 from privrl.privacy.budget import reporting_delta
 from privrl.privacy.calibration import CALIBRATIONS
@@ -353,11 +354,12 @@ def write_outcome(out_dir: str | os.PathLike, outcome: RunOutcome) -> Path:
 
 
 # --------------------------------------------------------------------------- backends
-def _largest_first(groups: list[list[RunSpec]]) -> list[list[RunSpec]]:
-    """Groups in the order workers take them: larger groups (lockstep batches, the long units of
-    work) first, so that single runs fill the workers' time around them instead of one long batch
-    starting last and running alone (ties keep the planned order)."""
-    return sorted(groups, key=len, reverse=True)
+def _run_unit(unit: WarmUp | list[RunSpec], commit: str | None) -> list[RunOutcome]:
+    """A unit of work of the local pool: a compile warm-up (no outcome) or a group of runs."""
+    if isinstance(unit, WarmUp):
+        warm_up(unit)
+        return []
+    return execute_runs(unit, commit)
 
 
 def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None) -> Iterator[RunOutcome]:
@@ -366,21 +368,30 @@ def _iter_local(specs: Sequence[RunSpec], jobs: int, commit: str | None) -> Iter
         for group in groups:
             yield from execute_runs(group, commit)
         return
-    groups = _largest_first(groups)
+    units, queue = schedule(groups, compile_key, warm_ups)
     ctx = multiprocessing.get_context("spawn")  # fork is unsafe with torch/Ray threads
+    workers = min(jobs, len(units))
     # one unit of work per core: the workers (spawned as the pool needs them) load a one-thread BLAS
     with one_blas_thread_in_workers():
-        pool = cf.ProcessPoolExecutor(max_workers=min(jobs, len(groups)), mp_context=ctx,
+        pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                       initializer=_worker_init, initargs=(os.getpid(),))
         try:
-            futures = {pool.submit(execute_runs, group, commit): group for group in groups}
-            for future in cf.as_completed(futures):
-                group = futures[future]
-                try:
-                    outcomes = future.result()
-                except Exception as exc:  # noqa: BLE001 - a worker died (e.g. out of memory)
-                    outcomes = [_crashed(spec, commit, exc) for spec in group]
-                yield from outcomes
+            running: dict[cf.Future[list[RunOutcome]], int] = {}
+            while len(queue) or running:
+                # a group starts when the queue lets it (scheduling: one compile per kernel); one waits
+                # beyond the busy workers, so that a worker finishing finds its next group at once
+                while len(running) <= workers and (i := queue.take()) is not None:
+                    running[pool.submit(_run_unit, units[i], commit)] = i
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    i = running.pop(future)
+                    queue.finished(i)
+                    try:
+                        outcomes = future.result()
+                    except Exception as exc:  # noqa: BLE001 - a worker died (e.g. out of memory)
+                        unit = units[i]
+                        outcomes = [] if isinstance(unit, WarmUp) else [_crashed(s, commit, exc) for s in unit]
+                    yield from outcomes
         finally:
             # on Ctrl-C (or any early exit) drop the queued runs instead of waiting for them
             pool.shutdown(wait=True, cancel_futures=True)
@@ -512,7 +523,7 @@ def _iter_ray(specs: Sequence[RunSpec], jobs: int, commit: str | None, address: 
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(execute_runs)
         pending = {remote.remote(group, commit): group  # type: ignore[call-arg]
-                   for group in _largest_first(group_runs(specs))}
+                   for group in largest_first(group_runs(specs))}
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:

@@ -14,12 +14,15 @@ Run functions must be module-level (picklable) and take ``(params, ctx)``:
 An experiment may also give ``run_batch(params_list, ctxs) -> results`` and ``batch_key(params,
 seed)``: the runner then hands the runs with equal keys to ``run_batch`` together (to share work,
 e.g. one vectorised computation over seeds and settings). ``run_batch`` must return, for each run,
-exactly what ``run`` returns for it; the experiment's tests check this.
+exactly what ``run`` returns for it; the experiment's tests check this. ``compile_key(params)``
+names the compiled (numba) kernels a run needs: the local pool starts the first group of runs of a
+key alone and the key's others once it finished, so that each kernel compiles in one worker
+(:mod:`privrl.experiments.scheduling`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,6 +228,11 @@ class Experiment:
     extra_params: Mapping[str, object] = field(default_factory=dict)
     run_batch: Callable[[Sequence[Mapping[str, object]], Sequence[RunContext]], Sequence[RunResult]] | None = None
     batch_key: Callable[[Mapping[str, Any], int], object] | None = None
+    #: the compiled kernels a run needs (runs with equal keys use the same ones; None: none): the
+    #: local pool compiles each key in one worker first (:mod:`privrl.experiments.scheduling`)
+    compile_key: Callable[[Mapping[str, object]], Hashable | None] | None = None
+    #: a compile key's warm-ups (module-level functions each compiling part of its kernels), run first
+    warm_ups: Callable[[Hashable], Sequence[Callable[[], object]]] | None = None
     setting_seeds: Callable[[Mapping[str, object], str], int] | None = None
     #: False for an experiment that is not a paper figure (the benchmark's runs): the runner finds
     #: it, ``privrl list``, ``reproduce`` and the report do not

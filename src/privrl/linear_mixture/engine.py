@@ -51,14 +51,14 @@ from numpy.typing import ArrayLike
 from privrl._progress import loop_progress
 from privrl._rng import RngLike
 from privrl._validation import param_error
-from privrl.envs.linear_mixture import LinearMixtureMDP
+from privrl.envs.linear_mixture import LinearMixtureMDP, random_mixture
 from privrl.errors import UtilityWarning
 from privrl.linear_mixture import calibration as cal
 from privrl.linear_mixture.regularizers import BatchedStatistics, Stats, check_contributions, empty_counters, kernels
 from privrl.online.episodes import GymRollout, run_streams
 from privrl.online.regret import optimal_values
 
-__all__ = ["fit_many", "plan_once", "softmax", "spd_inverse"]
+__all__ = ["compile_planning", "fit_many", "plan_once", "softmax", "spd_inverse"]
 
 #: episodes of pre-drawn env / policy randomness per block
 _BLOCK = 256
@@ -224,6 +224,18 @@ def plan_once(stats: Stats, psi: np.ndarray, phi: np.ndarray, beta_p: ArrayLike,
                               .reshape(d1, S, A), 0, -1) for h in range(H)])
     return state.Q[0].reshape(H, S, A), state.V[0].reshape(H + 1, S), f
 
+
+
+def compile_planning() -> None:
+    """Compile the planning kernel (``plan_all``, ``scratch``) by planning once on a small random
+    model: numba caches it, and the engine's ``advance``, which calls it, loads it instead of
+    compiling it (a warm-up of ``privrl bench``'s pool: :mod:`privrl.experiments.scheduling`)."""
+    if not kernels().JIT:
+        return
+    m = random_mixture(4, 3, 3, 2, 2, rng=0)
+    d1, d2, H = m.psi.shape[-1], m.phi.shape[-1], 3
+    stats = (np.tile(np.eye(d1), (H, 1, 1)), np.zeros((H, d1)), np.tile(np.eye(d2), (H, 1, 1)), np.zeros((H, d2)))
+    plan_once(stats, m.psi, m.phi, 1.0, 1.0)
 
 
 def resolve_model(env_or_model: Any, features: LinearMixtureMDP | None = None) -> tuple[LinearMixtureMDP, Any]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from privrl.errors import InvalidDataError
 
-__all__ = ["Stats", "check_contributions", "kernels", "empty_counters"]
+__all__ = ["Stats", "check_contributions", "compile_statistics", "kernels", "empty_counters"]
 
 Stats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -79,6 +79,23 @@ def empty_counters(horizon: int) -> Any:
         blt_total=z((horizon, 0, 0)), local_total=z((horizon, 0, 0)), shift_p=z((horizon, 0, 0)),
         shift_r=z((horizon, 0, 0)), screen_p=z((horizon, 0)), screen_r=z((horizon, 0)), x_bound=z((0, horizon)),
         y_bound=z((0, horizon)), runs=z((horizon, 0, 0)), per_run=z((6, 0)), pairs=z((2, 0), dtype=i))
+
+
+def compile_statistics() -> None:
+    """Compile the batched statistics' kernels (``insert``, ``release``) for the argument types the
+    engine gives them (float64 C arrays, :class:`Counters`), without running them: numba caches
+    them, and the engine's ``advance``, which calls them, loads them instead of compiling them (a
+    warm-up of ``privrl bench``'s pool: :mod:`privrl.experiments.scheduling`)."""
+    k = kernels()
+    if not k.JIT:
+        return
+    from numba import typeof  # here: numba loads with the kernels, never at `import privrl`
+
+    z = np.zeros
+    stats = (z((0, 1, 1, 1)), z((0, 1, 1)), z((0, 1, 1, 1)), z((0, 1, 1)))
+    counters = empty_counters(1)
+    k.insert.compile(tuple(map(typeof, (counters, z((0, 1, 1)), z((0, 1)), z((0, 1, 1)), z((0, 1)), *stats))))
+    k.release.compile(tuple(map(typeof, (counters, *stats))))
 
 
 def _item_pairs(d1: int, d2: int) -> np.ndarray:
