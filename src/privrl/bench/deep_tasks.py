@@ -144,6 +144,9 @@ def _build(name: str) -> Callable[[Mapping[str, int], np.random.Generator], Inst
 
 
 _TRAJ = (PrivacyUnit.TRAJECTORY, Neighboring.ADD_OR_REMOVE_ONE)
+#: the profiles' sizes, the same for the three tasks (``_SIZES_NOTE`` says why)
+_SIZES = {"quick": {"n": 40, "steps": 20, "batch": 10, "eval_episodes": 5, "seeds": 2},
+          "full": {"n": 200, "steps": 200, "batch": 20, "eval_episodes": 20, "seeds": 3}}
 _SIZES_NOTE = (
     "Sizes: the full profile has n = 200 trajectories, T = 200 DP-SGD steps of an expected 20 trajectories "
     "(q = 0.1), 20 evaluation episodes and 3 seeds; the quick profile (CI) n = 40, T = 20, q = 0.25, 5 "
@@ -167,8 +170,7 @@ DEEP_OFFLINE_TASKS = (
                  "privrl.deep_offline.datasets.cartpole_dataset",
           logging_policy="the scripted expert 1[θ + 0.5 θ̇ > 0], ε-greedy with ε = 0.5",
           reference="bc",
-          sizes={"quick": {"n": 40, "steps": 20, "batch": 10, "eval_episodes": 5, "seeds": 2},
-                 "full": {"n": 200, "steps": 200, "batch": 20, "eval_episodes": 20, "seeds": 3}},
+          sizes=_SIZES,
           optimum=200.0, optimum_label="the episode cut (200 steps balanced)",
           notes=(_SIZES_NOTE, "The reference (100) is non-private behaviour cloning; IQL is scored too.")),
     _task("acrobot-offline", dims={"k": 6, "A": 3}, title="Acrobot-v1, offline (6-D states)",
@@ -176,16 +178,14 @@ DEEP_OFFLINE_TASKS = (
                  "privrl.deep_offline.datasets.acrobot_dataset",
           logging_policy="energy pumping (torque in the direction of θ̇₂), ε-greedy with ε = 0.5",
           reference="bc",
-          sizes={"quick": {"n": 40, "steps": 20, "batch": 10, "eval_episodes": 5, "seeds": 2},
-                 "full": {"n": 200, "steps": 200, "batch": 20, "eval_episodes": 20, "seeds": 3}},
+          sizes=_SIZES,
           notes=(_SIZES_NOTE, "The reference (100) is non-private behaviour cloning; IQL is scored too.")),
     _task("pendulum-offline", dims={"k": 3, "action_dim": 1}, title="Pendulum-v1, offline (continuous torque)",
           source="Gymnasium Pendulum-v1, 200-step episodes; data of "
                  "privrl.deep_offline.continuous_data.pendulum_dataset",
           logging_policy="energy swing-up + PD stabiliser, Gaussian torque noise of std 2 (clipped to [−2, 2])",
           reference="td3bc",
-          sizes={"quick": {"n": 40, "steps": 20, "batch": 10, "eval_episodes": 5, "seeds": 2},
-                 "full": {"n": 200, "steps": 200, "batch": 20, "eval_episodes": 20, "seeds": 3}},
+          sizes=_SIZES,
           notes=(_SIZES_NOTE, "The reference (100) is non-private TD3+BC at the same T and q, with Adam 1e-2, an "
                  "actor step every step and α = 0.5 (privrl.bench.entries.deep_offline.TD3BC_SETTINGS: at the "
                  "estimator's defaults 200 steps leave it at random torques). It beats the behaviour policy on 2 of "

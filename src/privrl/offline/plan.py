@@ -48,7 +48,7 @@ __all__ = ["plan_dp_apvi", "plan_dp_vapvi", "plan_dp_one_step"]
 
 
 def _shape(pub: Public, owner: str) -> Shape:
-    """The public sizes and stated assumptions of a DP-APVI plan, checked against each other."""
+    """The public sizes and stated assumptions of a DP-APVI or DP-OneStep plan, checked against each other."""
     S, A, H, n = int(pub.states), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
     if pub.groups is not None and pub.groups > S:
         raise param_error("groups", owner, f"at most the number of states ({S})", pub.groups)
@@ -172,16 +172,12 @@ def plan_dp_one_step(pub: Public) -> Assessment:
     logging policy estimated from the counts is off by about ½·A·σ₂·√(2/π)/(n·L/S) in total
     variation (the fit warns above :data:`~privrl.offline.one_step.BASELINE_ERROR`). Checked on the
     real-shaped grid (docs/offline.md, "One private step of policy improvement")."""
-    owner = "plan dp-one-step"
-    S, A, H, n = int(pub.states), int(pub.actions), int(pub.horizon), int(pub.n)  # type: ignore[arg-type]
-    if pub.admissible is not None and pub.admissible > A:
-        raise param_error("admissible", owner, f"at most the number of actions ({A})", pub.admissible)
-    if pub.visits is not None and pub.visits > H:
-        raise param_error("visits", owner, f"at most the horizon ({H})", pub.visits)
+    shape = _shape(pub, "plan dp-one-step")
+    S, A, H, n = shape.states, shape.actions, shape.horizon, shape.n
     est = DPOneStep(budget=pub.budget, **pub.estimator_params)
     p = est.get_params()
-    L = float(H if pub.visits is None else pub.visits)
-    A_u = A if pub.admissible is None else int(pub.admissible)
+    L = float(H if shape.visits is None else shape.visits)
+    A_u = A if shape.admissible is None else int(shape.admissible)
     stds = stream_stds(pub.budget, H, p["value_share"], p["variance_share"])
     pair, state = n * L / (S * A_u), n * L / S
     level = support_level(p["support"], S * A) * math.sqrt(2.0) * stds[1]
