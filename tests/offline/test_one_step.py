@@ -124,6 +124,7 @@ def test_privrl_fit_dp_one_step_writes_the_policy_and_certifies_the_budget(tmp_p
         assert cli.main(args) == 0
     result = np.load(tmp_path / "out" / "result.npz")
     assert result["policy"].shape == (model.horizon, model.n_states)
+    assert result["policy_probs"].shape == (model.horizon, model.n_states, model.n_actions)   # the deployed policy
     assert "dp-one-step" in (tmp_path / "out" / "certificate.json").read_text()
     table = tmp_path / "r.npy"
     np.save(table, np.zeros((model.n_states, model.n_actions)))

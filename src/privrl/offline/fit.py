@@ -236,7 +236,11 @@ def _output(est: Any, model: Any, rmap: Any, public: dict[str, Any]) -> FitOutpu
         if "baseline_groups" in route:
             extra["route"]["baseline_candidate"] = candidate(route["baseline_groups"])
     mechanism = est.resolved_mechanism() if private and isinstance(est, DPAPVI) else None
-    return FitOutput(est, arrays={"policy": est.policy_, "values": est.values_, "q_values": est.q_values_},
+    arrays = {"policy": est.policy_, "values": est.values_, "q_values": est.q_values_}
+    probs = getattr(est, "policy_probs_", None)
+    if probs is not None:           # the policy to deploy where it is stochastic (the safe baseline's rows)
+        arrays["policy_probs"] = np.asarray(probs)
+    return FitOutput(est, arrays=arrays,
                      summary=summary, extra=extra, mechanism=mechanism)
 
 
